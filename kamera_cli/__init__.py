@@ -1,0 +1,25 @@
+"""kamera: model-check Kubernetes controllers written with the official Python client.
+
+The public names are loaded lazily so that ``import kamera_cli`` stays cheap and never imports the
+kubernetes client before the simulation's containment is in place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+__all__ = ["Request", "Result", "__version__", "check", "explore"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Request", "Result"):
+        from kamera_cli.adapters import reconcile
+
+        return getattr(reconcile, name)
+    if name in ("check", "explore"):
+        from kamera_cli import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module 'kamera_cli' has no attribute {name!r}")

@@ -1,0 +1,1 @@
+"""kamera_cli.invariants"""

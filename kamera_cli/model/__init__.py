@@ -1,0 +1,1 @@
+"""Plain frozen values shared by every layer (stdlib only)."""

@@ -1,0 +1,157 @@
+"""A validated scenario, as frozen values.
+
+Why a separate model: the YAML loader validates once (schema, files, kinds, expressions) and then
+hands the runner this plain description, so nothing downstream re-validates or touches YAML.
+Positions are kept so that reports can point at the line of the failing check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where a node sits in its file (1-based line and column; 0 when unknown)."""
+
+    file: str
+    line: int = 0
+    column: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WatchSpec:
+    kind: KindRef
+    #: owner | sameName | namespace | all | module:function (a mapper entry point)
+    map: str
+    position: Position = Position("")
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerSpec:
+    name: str
+    #: ``package.module:attr`` or ``relative/path.py:attr`` (relative to ``Scenario.base_dir``)
+    entrypoint: str
+    for_kind: KindRef
+    owns: tuple[KindRef, ...] = ()
+    watches: tuple[WatchSpec, ...] = ()
+    #: wall-clock budget for one reconcile, in seconds
+    timeout: float = 10.0
+    position: Position = Position("")
+
+
+@dataclass(frozen=True, slots=True)
+class ExploreBounds:
+    max_depth: int = 50
+    max_states: int = 100_000
+    timeout_seconds: float = 600.0
+    strategy: Literal["bfs", "dfs"] = "bfs"
+    #: memoize reconciles by what they read (turn off only to measure the baseline)
+    memoize: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Expectations:
+    converges: bool = True
+    deterministic: bool = True
+    #: True tolerates exceptions raised by controllers
+    controller_errors: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectSpec:
+    """Operators over the node list ``select`` returns; every key given must hold."""
+
+    count: int | None = None
+    min: int | None = None
+    max: int | None = None
+    exists: bool | None = None
+    has_equals: bool = False
+    equals: Any = None
+    unique: bool | None = None
+    matches: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InvariantSpec:
+    name: str
+    select: str
+    expect: ExpectSpec
+    when: Literal["converged", "always"] = "converged"
+    for_each: str | None = None
+    position: Position = Position("")
+
+
+@dataclass(frozen=True, slots=True)
+class ActionSpec:
+    """An external write (a user acting on the cluster)."""
+
+    name: str
+    verb: Literal["apply", "delete", "patch"]
+    #: converged | any | an int: after exactly that many steps
+    at: Literal["converged", "any"] | int = "converged"
+    #: apply: the objects to apply; patch: nothing
+    objects: tuple[Manifest, ...] = ()
+    #: delete / patch: the target
+    target: ObjectRef | None = None
+    patch_type: Literal["merge", "json", "strategic"] = "merge"
+    patch: Any = None
+    position: Position = Position("")
+
+
+@dataclass(frozen=True, slots=True)
+class StaleReadSpec:
+    controller: str  # a controller's name or "*"
+    kinds: tuple[KindRef, ...] = ()  # empty: every kind it reads
+    max_lag: int = 1
+    position: Position = Position("")
+
+
+@dataclass(frozen=True, slots=True)
+class CrashSpec:
+    controller: str
+    after_writes: tuple[int, ...] = ()  # empty: every N from 0 to the reconcile's writes minus one
+    max: int = 1
+    position: Position = Position("")
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictSpec:
+    controller: str
+    max: int = 1
+    position: Position = Position("")
+
+
+@dataclass(frozen=True, slots=True)
+class Perturbations:
+    stale_reads: tuple[StaleReadSpec, ...] = ()
+    crashes: tuple[CrashSpec, ...] = ()
+    conflicts: tuple[ConflictSpec, ...] = ()
+
+    @property
+    def any(self) -> bool:
+        return bool(self.stale_reads or self.crashes or self.conflicts)
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    #: the scenario file, as given (used in reports and JUnit ``file`` attributes)
+    file: str
+    #: folder that relative paths resolve against; also put on the import path
+    base_dir: str
+    controllers: tuple[ControllerSpec, ...]
+    seed: tuple[Manifest, ...]
+    crds: tuple[Manifest, ...] = ()
+    description: str = ""
+    explore: ExploreBounds = ExploreBounds()
+    expect: Expectations = Expectations()
+    invariants: tuple[InvariantSpec, ...] = ()
+    actions: tuple[ActionSpec, ...] = ()
+    perturbations: Perturbations = Perturbations()
+    #: positions of notable nodes by JSONPath (e.g. "$.spec.expect.converges") for annotations
+    positions: dict[str, Position] = field(default_factory=dict)
+    position: Position = Position("")
