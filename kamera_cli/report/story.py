@@ -43,8 +43,11 @@ def traceback_lines(error: str, *, verbose: bool = False) -> list[str]:
     lines = clean(error).rstrip("\n").splitlines()
     if verbose or len(lines) <= TRACEBACK_LIMIT:
         return lines
-    kept = lines[-(TRACEBACK_LIMIT - 1) :]
-    return [lines[0], f"  … {len(lines) - len(kept) - 1} lines omitted", *kept]
+    start = len(lines) - (TRACEBACK_LIMIT - 1)
+    # begin the kept tail at a frame's "File ..." line, not at the source line under it
+    while start < len(lines) - 1 and not lines[start].lstrip().startswith("File "):
+        start += 1
+    return [lines[0], f"  … {start - 1} lines omitted", *lines[start:]]
 
 
 def step_lines(step: Step, style: Style = PLAIN, *, verbose: bool = False) -> list[str]:

@@ -33,10 +33,17 @@ def render(result: CheckResult, *, color: bool = False, verbosity: int = NORMAL,
     """The whole report, ending with the summary line (and annotations when ``github``)."""
     style = Style(color)
     lines: list[str] = []
+    spaced = False
     for scenario in result.scenarios:
         if verbosity <= QUIET and scenario.verdict is Verdict.PASSED:
             continue
-        lines.extend(scenario_lines(scenario, style, verbosity=verbosity))
+        block = scenario_lines(scenario, style, verbosity=verbosity)
+        # a scenario with a story gets blank lines around it so the next header stands out
+        roomy = len(block) > 1 + len(scenario.checks)
+        if lines and (roomy or spaced):
+            lines.append("")
+        lines.extend(block)
+        spaced = roomy
     if lines:
         lines.append("")
     lines.append(summary_line(result, style))
