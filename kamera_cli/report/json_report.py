@@ -65,7 +65,7 @@ def to_json(result: CheckResult) -> JSONDict:
 
 def dumps(result: CheckResult) -> str:
     """The file's exact text: sorted keys, two-space indent, UTF-8, trailing newline."""
-    return json.dumps(to_json(result), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(to_json(result), sort_keys=True, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def write_json(result: CheckResult, path: str | os.PathLike[str]) -> None:

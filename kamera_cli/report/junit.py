@@ -99,7 +99,11 @@ _SUITE_ORDER = ("name", "file", "tests", "failures", "errors", "skipped", "time"
 
 
 def _check_case(scenario: ScenarioResult, check: Check, seconds: float) -> ET.Element:
-    case = _case(scenario, check.name, check.position.line or scenario.position.line, seconds)
+    # file and line travel together: a check declared in another file points there
+    if check.position.file and check.position.line:
+        case = _case(scenario, check.name, check.position.line, seconds, check.position.file)
+    else:
+        case = _case(scenario, check.name, check.position.line or scenario.position.line, seconds)
     if check.verdict is Verdict.FAILED:
         kind = check.counterexamples[0].kind if check.counterexamples else "failed"
         text = "\n\n".join(story(cx, verbose=True) for cx in check.counterexamples) or check.message
@@ -113,11 +117,11 @@ def _check_case(scenario: ScenarioResult, check: Check, seconds: float) -> ET.El
     return case
 
 
-def _case(scenario: ScenarioResult, name: str, line: int, seconds: float) -> ET.Element:
+def _case(scenario: ScenarioResult, name: str, line: int, seconds: float, file: str = "") -> ET.Element:
     case = ET.Element("testcase")
     _set(case, "classname", scenario.name)
     _set(case, "name", name)
-    _set(case, "file", scenario.file)
+    _set(case, "file", file or scenario.file)
     if line > 0:
         _set(case, "line", str(line))
     _set(case, "time", _seconds(seconds))

@@ -180,11 +180,15 @@ def github_annotations(result: CheckResult) -> list[str]:
                 if len(lines) > ANNOTATION_STORY_LINES:
                     lines = [*lines[:ANNOTATION_STORY_LINES], "…"]
                 message += "\n\n" + "\n".join(lines)
+            if check.position.file and check.position.line:
+                file, line = check.position.file, check.position.line
+            else:
+                file, line = scenario.file, check.position.line or scenario.position.line
             out.append(
                 _annotation(
                     "error" if check.verdict is Verdict.FAILED else "warning",
-                    check.position.file or scenario.file,
-                    check.position.line or scenario.position.line,
+                    file,
+                    line,
                     f"{scenario.name}: {check.name}",
                     message,
                 )

@@ -179,3 +179,15 @@ def test_output_is_byte_identical_and_written_to_disk(tmp_path: Path) -> None:
     write_junit(everything(), target)
     assert target.read_bytes() == to_junit_xml(everything())
     assert target.read_bytes().startswith(b"<?xml version='1.0' encoding='utf-8'?>\n<testsuites ")
+
+
+def test_a_check_declared_in_another_file_points_there() -> None:
+    from kamera_cli.model.scenario import Position
+
+    check = Check("invariant: shared", Verdict.FAILED, "x", position=Position("invariants/shared.yaml", 4, 3))
+    unplaced = Check("converges", Verdict.PASSED)
+    scenario = ScenarioResult("s", FILE, Verdict.FAILED, (check, unplaced), position=Position(FILE, 1, 1))
+    cases = parse(CheckResult((scenario,))).findall("testsuite/testcase")
+    assert [(c.get("file"), c.get("line")) for c in cases] == [("invariants/shared.yaml", "4"), (FILE, "1")]
+    failure = cases[0].find("failure")
+    assert failure is not None and failure.get("type") == "failed" and failure.text == "x"
