@@ -54,7 +54,7 @@ def traceback_lines(error: str, *, verbose: bool = False) -> list[str]:
 
 def step_lines(step: Step, style: Style = PLAIN, *, verbose: bool = False) -> list[str]:
     """The headline, then (indented under its text) each write's diff and the traceback."""
-    headline = clean(step.headline())
+    headline = label(step.headline())
     number, _, rest = headline.partition(" ")
     lines = [f"{style(number, 'bold')} {rest}"]
     pad = " " * (len(number) + 1)
