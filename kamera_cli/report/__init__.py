@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from kamera_cli.report.json_report import ResultFormatError, from_json, to_json, write_json
 from kamera_cli.report.junit import to_junit_xml, write_junit
+from kamera_cli.report.story import story
 from kamera_cli.report.terminal import github_annotations, progress_line, render, summary_line
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "github_annotations",
     "progress_line",
     "render",
+    "story",
     "summary_line",
     "to_json",
     "to_junit_xml",

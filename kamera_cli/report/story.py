@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from kamera_cli.model.result import Counterexample, DiffEntry, Step
 from kamera_cli.report.style import PLAIN, Style
-from kamera_cli.report.text import clean, format_value, one_line, plural
+from kamera_cli.report.text import clean, format_value, label, one_line, plural
 
 #: diff entries shown per write (or per object of a state diff) unless verbose
 DIFF_LIMIT = 12
@@ -22,11 +22,13 @@ TRACEBACK_LIMIT = 12
 
 def diff_line(entry: DiffEntry, style: Style = PLAIN, *, width: int = 60) -> str:
     """``+ /data/key: "v"``, ``~ /status/phase: "A" → "B"``, ``- /metadata/labels/x``."""
+    path = label(entry.path)
     if entry.op == "add":
-        return style(f"+ {entry.path}: {format_value(entry.new, width)}", "green")
+        return style(f"+ {path}: {label(format_value(entry.new, width))}", "green")
     if entry.op == "remove":
-        return style(f"- {entry.path}", "red")
-    return style(f"~ {entry.path}: {format_value(entry.old, width)} → {format_value(entry.new, width)}", "yellow")
+        return style(f"- {path}", "red")
+    old, new = label(format_value(entry.old, width)), label(format_value(entry.new, width))
+    return style(f"~ {path}: {old} → {new}", "yellow")
 
 
 def diff_lines(entries: Iterable[DiffEntry], style: Style = PLAIN, *, verbose: bool = False) -> list[str]:
@@ -52,7 +54,7 @@ def traceback_lines(error: str, *, verbose: bool = False) -> list[str]:
 
 def step_lines(step: Step, style: Style = PLAIN, *, verbose: bool = False) -> list[str]:
     """The headline, then (indented under its text) each write's diff and the traceback."""
-    headline = clean(step.headline())
+    headline = label(step.headline())
     number, _, rest = headline.partition(" ")
     lines = [f"{style(number, 'bold')} {rest}"]
     pad = " " * (len(number) + 1)
@@ -61,7 +63,7 @@ def step_lines(step: Step, style: Style = PLAIN, *, verbose: bool = False) -> li
         if len(step.writes) == 1:
             lines.extend(pad + line for line in diff_lines(write.diff, style, verbose=verbose))
         else:
-            lines.append(pad + style(f"{write.ref}:", "dim"))
+            lines.append(pad + style(f"{label(str(write.ref))}:", "dim"))
             lines.extend(pad + "  " + line for line in diff_lines(write.diff, style, verbose=verbose))
     if step.error:
         lines.extend(pad + style(line, "red") for line in traceback_lines(step.error, verbose=verbose))
@@ -78,7 +80,8 @@ def path_lines(steps: Iterable[Step], style: Style = PLAIN, *, verbose: bool = F
 def story_lines(cx: Counterexample, style: Style = PLAIN, *, verbose: bool = False) -> list[str]:
     """The whole counterexample, unindented: header, path(s), loop, state diff, details."""
     summary = clean(one_line(cx.summary))
-    lines = [style(f"{cx.kind}: ", "bold", "red") + summary if summary else style(cx.kind, "bold", "red")]
+    kind = label(cx.kind)
+    lines = [style(f"{kind}: ", "bold", "red") + summary if summary else style(kind, "bold", "red")]
     if cx.alternative:
         lines.append(style("path A:", "bold"))
         lines.extend("  " + line for line in path_lines(cx.steps, style, verbose=verbose))
@@ -93,7 +96,7 @@ def story_lines(cx: Counterexample, style: Style = PLAIN, *, verbose: bool = Fal
     if cx.state_diff:
         lines.append(style("the states differ:", "bold"))
         for ref, entries in cx.state_diff:
-            lines.append(f"  {ref}")
+            lines.append(f"  {label(str(ref))}")
             lines.extend("    " + line for line in diff_lines(entries, style, verbose=verbose))
     if cx.details:
         lines.append(style("details:", "bold"))

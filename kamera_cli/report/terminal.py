@@ -6,13 +6,13 @@ coloured (isatty, NO_COLOR) and whether GitHub annotations follow; tests pin the
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from kamera_cli.model.objects import ObjectRef
+from kamera_cli.model.objects import Manifest, ObjectRef
 from kamera_cli.model.result import Check, CheckResult, ConvergedState, ScenarioResult, Stats, Verdict
 from kamera_cli.report.story import story, story_lines
 from kamera_cli.report.style import Style
-from kamera_cli.report.text import clean, format_duration, format_rate, one_line, plural
+from kamera_cli.report.text import clean, format_duration, format_rate, label, one_line, plural
 
 QUIET = -1
 NORMAL = 0
@@ -38,8 +38,9 @@ def render(result: CheckResult, *, color: bool = False, verbosity: int = NORMAL,
         if verbosity <= QUIET and scenario.verdict is Verdict.PASSED:
             continue
         block = scenario_lines(scenario, style, verbosity=verbosity)
-        # a scenario with a story gets blank lines around it so the next header stands out
-        roomy = len(block) > 1 + len(scenario.checks)
+        # a scenario with more than check lines (a story, an error, a converged list) gets blank
+        # lines around it so the next header stands out; those extra lines are indented deeper
+        roomy = any(line.startswith("    ") for line in block)
         if lines and (roomy or spaced):
             lines.append("")
         lines.extend(block)
@@ -55,9 +56,9 @@ def render(result: CheckResult, *, color: bool = False, verbosity: int = NORMAL,
 def scenario_lines(scenario: ScenarioResult, style: Style, *, verbosity: int = NORMAL) -> list[str]:
     mark, colour = _MARK[scenario.verdict]
     verdict = style(scenario.verdict.value.upper(), colour, "bold")
-    head = f"{style(mark, colour)} {style(scenario.name, 'bold')} {verdict}"
+    head = f"{style(mark, colour)} {style(label(scenario.name), 'bold')} {verdict}"
     if scenario.verdict is Verdict.ERROR:
-        lines = [f"{head} {style(scenario.file, 'dim')}"]
+        lines = [f"{head} {style(label(scenario.file), 'dim')}"]
         lines.extend("    " + line for line in clean(scenario.error or "could not be loaded").rstrip("\n").splitlines())
         return lines
     lines = [f"{head} {style(stats_text(scenario.stats), 'dim')}"]
@@ -84,13 +85,13 @@ def stats_text(stats: Stats) -> str:
         f"{format_rate(stats.states_per_second)} states/s",
     ]
     if stats.bound_hit:
-        parts.append(f"bound hit: {stats.bound_hit}")
+        parts.append(f"bound hit: {label(stats.bound_hit)}")
     return ", ".join(parts)
 
 
 def check_lines(check: Check, style: Style, *, verbose: bool = False) -> list[str]:
     mark, colour = _MARK[check.verdict]
-    line = f"  {style(mark, colour)} {check.name}"
+    line = f"  {style(mark, colour)} {label(check.name)}"
     if check.message:
         line += f" — {clean(one_line(check.message))}"
     lines = [line]
@@ -106,12 +107,20 @@ def converged_lines(converged: Iterable[ConvergedState], style: Style) -> list[s
     lines = [f"  {style('converged states', 'bold')} ({len(states)}):"]
     for number, state in enumerate(states, 1):
         lines.append(
-            f"    {number}. {state.fingerprint[:12]} "
+            f"    {number}. {label(state.fingerprint[:12])} "
             + style(f"(reached in {plural(len(state.path), 'step')}, {plural(len(state.objects), 'object')})", "dim")
         )
-        refs = sorted(str(ObjectRef.of(obj)) for obj in state.objects)
+        refs = sorted(label(_describe(obj)) for obj in state.objects)
         lines.extend(f"       {ref}" for ref in refs)
     return lines
+
+
+def _describe(obj: Manifest) -> str:
+    """``apiVersion/Kind ns/name`` of a stored object, tolerating a malformed one."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping):
+        meta = {}
+    return str(ObjectRef.of({**obj, "metadata": meta}))
 
 
 def summary_line(result: CheckResult, style: Style | None = None) -> str:
@@ -199,8 +208,8 @@ def github_annotations(result: CheckResult) -> list[str]:
 def _annotation(level: str, file: str, line: int, title: str, message: str) -> str:
     props = []
     if file:
-        props.append(f"file={escape_property(file)}")
+        props.append(f"file={escape_property(clean(file))}")
     if line > 0:
         props.append(f"line={line}")
-    props.append(f"title={escape_property(title)}")
+    props.append(f"title={escape_property(clean(title))}")
     return f"::{level} {','.join(props)}::{escape_data(message)}"

@@ -54,7 +54,8 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+# C0 controls but TAB and LF, DEL, and C1 controls (\x9b is a one-byte CSI on some terminals)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def clean(text: str) -> str:
@@ -64,6 +65,11 @@ def clean(text: str) -> str:
     garble the report (or forge output); newlines and tabs survive.
     """
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", strip_ansi(text))
+
+
+def label(text: str) -> str:
+    """A name, path or reference for one line of a terminal: ``clean`` with newlines as spaces."""
+    return clean(text).replace("\n", " ")
 
 
 def xml_safe(text: str) -> str:

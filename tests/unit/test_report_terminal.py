@@ -159,7 +159,7 @@ def test_controller_error_shows_the_last_frames_of_the_traceback() -> None:
 def test_verbose_shows_the_whole_traceback() -> None:
     text = render(one(controller_error()), verbosity=1)
     assert "omitted" not in text
-    assert 'line 10, in frame1' in text
+    assert "line 10, in frame1" in text
 
 
 def test_nondeterminism_shows_both_paths_and_the_state_diff() -> None:
@@ -227,14 +227,17 @@ def test_colour_only_when_asked() -> None:
     coloured = render(everything(), color=True)
     assert "\x1b" not in plain
     assert "\x1b[31m✗\x1b[0m" in coloured
-    assert "\x1b[32m+ /data/key: \"v\"\x1b[0m" in coloured
+    assert '\x1b[32m+ /data/key: "v"\x1b[0m' in coloured
     assert ANSI.sub("", coloured) == plain
 
 
 def test_user_escape_sequences_never_reach_the_terminal() -> None:
-    hostile = Check("converges", Verdict.FAILED, "boom \x1b[2J\x1b[31mred\x1b[0m\rover", (
-        Counterexample("controller-error", "x", (Step(1, "reconcile", "c", "ns/n", error="E\x1b[1mrr\x07"),)),
-    ))
+    hostile = Check(
+        "converges",
+        Verdict.FAILED,
+        "boom \x1b[2J\x1b[31mred\x1b[0m\rover",
+        (Counterexample("controller-error", "x", (Step(1, "reconcile", "c", "ns/n", error="E\x1b[1mrr\x07"),)),),
+    )
     result = one(ScenarioResult("s", FILE, Verdict.FAILED, (hostile,)))
     for color in (False, True):
         text = ANSI.sub("", render(result, color=color))
