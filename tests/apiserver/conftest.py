@@ -100,6 +100,10 @@ class _ShimPoolManager:
 
 @pytest.fixture
 def api_client(server: ApiServer) -> Iterator[Any]:
+    yield from client_for(server)
+
+
+def client_for(server: ApiServer) -> Iterator[Any]:
     try:
         from kamera_cli.apiserver.transport import Containment  # type: ignore[attr-defined]
     except ImportError:
@@ -117,3 +121,75 @@ def api_client(server: ApiServer) -> Iterator[Any]:
     api = client.ApiClient(config)
     api.rest_client.pool_manager = _ShimPoolManager(server)
     yield api
+
+
+@pytest.fixture
+def crd_server(clock: Clock) -> ApiServer:
+    from .crds import GADGET, WIDGET
+
+    return make_server(Registry.builtin().with_crds([WIDGET, GADGET]), clock)
+
+
+@pytest.fixture
+def crd_client(crd_server: ApiServer) -> Iterator[Any]:
+    yield from client_for(crd_server)
+
+
+@pytest.fixture
+def fake_patching(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The real patching module when it exists; otherwise a minimal JSON/merge-patch stand-in.
+
+    The stand-in only exists so the server's patch plumbing (preconditions, status split, errors)
+    is testable before the patching module is merged; it is not a patch implementation under test.
+    """
+    import sys
+    import types
+
+    from kamera_cli.apiserver import server as server_module
+
+    try:
+        from kamera_cli.apiserver import patching  # type: ignore[attr-defined]
+    except ImportError:
+        import jsonpatch
+
+        patching = types.ModuleType("kamera_cli.apiserver.patching")
+
+        class PatchError(Exception):
+            def __init__(self, status: int, reason: str, message: str, causes: Any = None) -> None:
+                super().__init__(message)
+                self.status, self.reason, self.message, self.causes = status, reason, message, causes
+
+        def merge(obj: Any, patch: Any) -> Any:
+            if not isinstance(patch, dict):
+                return patch
+            out = dict(obj) if isinstance(obj, dict) else {}
+            for k, v in patch.items():
+                if v is None:
+                    out.pop(k, None)
+                else:
+                    out[k] = merge(out.get(k), v)
+            return out
+
+        def json_patch(obj: Any, ops: Any) -> Any:
+            try:
+                return jsonpatch.apply_patch(obj, ops)
+            except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
+                raise PatchError(422, "Invalid", str(exc)) from None
+
+        patching.PatchError = PatchError  # type: ignore[attr-defined]
+        patching.json_patch = json_patch  # type: ignore[attr-defined]
+        patching.merge_patch = merge  # type: ignore[attr-defined]
+        patching.strategic_merge_patch = lambda obj, p, fields: merge(obj, p)  # type: ignore[attr-defined]
+        patching.builtin_field_lookup = lambda d, r: (lambda path: None)  # type: ignore[attr-defined]
+        patching.openapi_field_lookup = lambda s: (lambda path: None)  # type: ignore[attr-defined]
+
+        def ssa(live: Any, applied: Any, **kw: Any) -> Any:
+            return merge(live or {}, applied)
+
+        patching.server_side_apply = ssa  # type: ignore[attr-defined]
+        patching.update_managed_fields = lambda before, after, **kw: [  # type: ignore[attr-defined]
+            {"manager": kw["manager"], "operation": kw["operation"], "apiVersion": kw["api_version"],
+             "time": kw["now"], "fieldsType": "FieldsV1", "fieldsV1": {}}]
+        monkeypatch.setitem(sys.modules, "kamera_cli.apiserver.patching", patching)
+    monkeypatch.setattr(server_module, "_PATCHING", [patching])
+    return patching
