@@ -130,6 +130,7 @@ class _Req:
     headers: Mapping[str, str]
     body: bytes | None
     parsed: Any = None
+    verb: str = ""
     writes: list[Access] = field(default_factory=list)
 
     def flag(self, key: str) -> bool:
@@ -291,7 +292,7 @@ class ApiServer:
         if sub and sub not in _SIMULATED_SUBRESOURCES:
             raise E.error(404, "NotFound", f"the server could not find the requested resource (kamera does not "
                                            f"simulate the {plural}/{sub} subresource)")
-        verb = self._verb(req)
+        verb = req.verb = self._verb(req)
         access.verb, access.resource, access.namespace, access.name, access.subresource = (
             verb, info, namespace, name, sub)
         if verb not in info.verbs and verb != "watch":
@@ -304,13 +305,20 @@ class ApiServer:
         try:
             status, out, stream = getattr(self, "_do_" + verb)(req)
         except ApiError as exc:
-            self.journal.extend(req.writes)
+            self._journal_writes(req, access)
             return self._respond(access, exc.status, exc.body)
-        self.journal.extend(req.writes)
-        last = req.writes[-1] if req.writes and verb != "deletecollection" else None
-        if last is not None:
-            access.before, access.after = last.before, last.after
+        self._journal_writes(req, access)
         return self._respond(access, status, out, stream)
+
+    def _journal_writes(self, req: _Req, access: _Pending) -> None:
+        """One entry per request; a deletecollection also lists each object it removed, before itself."""
+        if not req.writes:
+            return
+        if access.verb == "deletecollection":
+            self.journal.extend(req.writes)
+            return
+        last = req.writes[-1]
+        access.before, access.after, access.name = last.before, last.after, last.name
 
     @staticmethod
     def _verb(req: _Req) -> str:
@@ -511,14 +519,15 @@ class ApiServer:
         while len(self._history) > _HISTORY:
             self._history.popitem(last=False)
 
-    def _commit(self, req: _Req, verb: str, ref: ObjectRef, before: Manifest | None, after: dict[str, Any] | None,
+    def _commit(self, req: _Req, ref: ObjectRef, before: Manifest | None, after: dict[str, Any] | None,
                 counters: Mapping[str, int] | None = None) -> Manifest | None:
         """Stamp the RV, run the hook, store. Nothing is committed when the hook raises."""
         rv = self.snapshot.resource_version + 1
         if after is not None:
             after["metadata"]["resourceVersion"] = str(rv)
-        access = Access(req.method, verb, req.info, req.namespace, ref.name, req.sub, req.raw_query, req.parsed,
-                        before=before, after=after)
+        verb = "delete" if req.verb == "deletecollection" else req.verb
+        access = Access(req.method, verb, req.info, req.namespace,
+                        ref.name, req.sub, req.raw_query, req.parsed, before=before, after=after)
         if self.before_write is not None:
             try:
                 self.before_write(access)
@@ -661,7 +670,7 @@ class ApiServer:
             obj["apiVersion"] = ref.api_version
         if req.dry_run:
             return 201, self._present(info, obj), None
-        stored = self._commit(req, "create", ref, None, obj, counters)
+        stored = self._commit(req, ref, None, obj, counters)
         assert stored is not None
         return 201, self._present(info, stored), None
 
@@ -739,11 +748,11 @@ class ApiServer:
             merged["metadata"]["resourceVersion"] = live_meta.get("resourceVersion", "")
             return 200, self._present(info, merged), None
         if deleting and not merged["metadata"].get("finalizers") and not _namespace_holds(info, merged):
-            self._commit(req, "update", ref, live, None)
+            self._commit(req, ref, live, None)
             final = dict(merged)
             final["metadata"] = {**merged["metadata"], "resourceVersion": str(self.snapshot.resource_version)}
             return 200, self._present(info, final), None
-        stored = self._commit(req, "update", ref, live, merged)
+        stored = self._commit(req, ref, live, merged)
         assert stored is not None
         return 200, self._present(info, stored), None
 
@@ -885,7 +894,7 @@ class ApiServer:
         if not finalizers and not holds:
             if req.dry_run:
                 return 200, self._present(info, live), None
-            self._commit(req, "delete", ref, live, None)
+            self._commit(req, ref, live, None)
             final = dict(live)
             final["metadata"] = {**meta, "resourceVersion": str(self.snapshot.resource_version)}
             return 200, self._present(info, final), None
@@ -904,7 +913,7 @@ class ApiServer:
         self._managed(live, new, self._manager(req), "")
         if req.dry_run:
             return 200, self._present(info, new), None
-        stored = self._commit(req, "delete", ref, live, new)
+        stored = self._commit(req, ref, live, new)
         assert stored is not None
         return 200, self._present(info, stored), None
 
