@@ -10,6 +10,8 @@ behaves and where it differs from the real apiserver.
 from __future__ import annotations
 
 from kamera_cli.apiserver.fieldmeta import FieldLookup, FieldMeta, builtin_field_lookup, openapi_field_lookup
+from kamera_cli.apiserver.fieldpaths import decode_fields_v1, encode_fields_v1, path_string
+from kamera_cli.apiserver.managed_fields import server_side_apply, update_managed_fields
 from kamera_cli.apiserver.patch_errors import PatchError
 from kamera_cli.apiserver.patch_json import create_merge_patch, json_equal, json_patch, merge_patch, merge_patch_value
 from kamera_cli.apiserver.patch_strategic import strategic_merge_patch
@@ -20,10 +22,15 @@ __all__ = [
     "PatchError",
     "builtin_field_lookup",
     "create_merge_patch",
+    "decode_fields_v1",
+    "encode_fields_v1",
     "json_equal",
     "json_patch",
     "merge_patch",
     "merge_patch_value",
     "openapi_field_lookup",
+    "path_string",
+    "server_side_apply",
     "strategic_merge_patch",
+    "update_managed_fields",
 ]
