@@ -23,15 +23,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from transport_fakes import FakeServer  # noqa: E402
+from transport_fakes import FakeServer
 
-from kamera_cli.apiserver.transport import Containment, NetworkBlocked, PoolManagerStandIn  # noqa: E402
+from kamera_cli.apiserver.transport import Containment, NetworkBlocked, PoolManagerStandIn
 
 pytest.importorskip("kubernetes")
-import urllib3  # noqa: E402
-from kubernetes import client, config, watch  # noqa: E402
-from kubernetes.client import rest  # noqa: E402
-from kubernetes.dynamic import DynamicClient  # noqa: E402
+import urllib3
+from kubernetes import client, config, watch
+from kubernetes.client import rest
+from kubernetes.dynamic import DynamicClient
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -56,7 +56,7 @@ class Listener:
         while not self._stop.is_set():
             try:
                 conn, _ = self.sock.accept()
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 continue
             except OSError:
                 return

@@ -8,9 +8,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from transport_fakes import WIDGET, FakeRegistry  # noqa: E402
+from transport_fakes import WIDGET, FakeRegistry
 
-from kamera_cli.apiserver.discovery import respond  # noqa: E402
+from kamera_cli.apiserver.discovery import respond
 
 REG = FakeRegistry((WIDGET,))
 

@@ -12,14 +12,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from transport_fakes import WIDGET, FakeRegistry, FakeServer  # noqa: E402
+from transport_fakes import WIDGET, FakeRegistry, FakeServer
 
-from kamera_cli.apiserver.transport import Containment  # noqa: E402
+from kamera_cli.apiserver.transport import Containment
 
 pytest.importorskip("kubernetes")
-from kubernetes import client  # noqa: E402
-from kubernetes.dynamic import DynamicClient  # noqa: E402
-from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError  # noqa: E402
+from kubernetes import client
+from kubernetes.dynamic import DynamicClient
+from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 
 
 @pytest.fixture
