@@ -15,6 +15,7 @@ whatever the kubeconfig or the in-cluster environment say.  See ``docs/transport
 from __future__ import annotations
 
 import contextlib
+import functools
 import http
 import json
 import os
@@ -243,16 +244,26 @@ def _status_body(code: int, reason: str, message: str) -> bytes:
     ).encode()
 
 
-def _split_url(method: str, url: str, fields: Any) -> tuple[str, list[tuple[str, str]]]:
+@functools.lru_cache(maxsize=4096)
+def _parse_url(url: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """Path and normalised query of a URL; cached, as a controller asks for the same URLs over and over."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True) if parts.query else []
+    return parts.path or "/", tuple((k, _norm_bool(v)) for k, v in query)
+
+
+def _norm_bool(value: str) -> str:
+    # Legacy clients spell booleans ``True``/``False``; the apiserver parses ``true``/``false``.
+    return "true" if value == "True" else "false" if value == "False" else value
+
+
+def _split_url(method: str, url: str, fields: Any) -> tuple[str, list[tuple[str, str]]]:
+    path, parsed = _parse_url(url)
+    query = list(parsed)
     if fields and method in _URL_FIELD_METHODS:
         items = fields.items() if isinstance(fields, Mapping) else fields
-        query.extend((str(k), _field_value(v)) for k, v in items)
-    if query:
-        # Legacy clients spell booleans ``True``/``False``; the apiserver parses ``true``/``false``.
-        query = [(k, "true" if v == "True" else "false" if v == "False" else v) for k, v in query]
-    return parts.path or "/", query
+        query.extend((str(k), _norm_bool(_field_value(v))) for k, v in items)
+    return path, query
 
 
 def _field_value(value: Any) -> str:
