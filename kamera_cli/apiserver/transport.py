@@ -20,6 +20,7 @@ import http
 import json
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import uuid
@@ -585,6 +586,16 @@ def _blocked_connection(*args: Any, **kwargs: Any) -> Any:
     raise NetworkBlocked("kamera blocked a real network connection while a simulation is running")
 
 
+def _blocked_websocket(*args: Any, **kwargs: Any) -> Any:
+    raise NetworkBlocked(
+        "kubernetes.stream (exec, attach, port-forward over websockets) is not simulated by kamera"
+    )
+
+
+def _blocked_aio_session(*args: Any, **kwargs: Any) -> Any:
+    raise NetworkBlocked("kubernetes.aio (the asyncio client) is not simulated by kamera; use the sync client")
+
+
 class _Patches:
     """Everything replaced process-wide, with the originals to put back."""
 
@@ -650,6 +661,15 @@ class _Patches:
 
         self._set(urllib3.connectionpool.HTTPConnectionPool, "__init__", no_pool)
         self._set(urllib3.util.connection, "create_connection", _blocked_connection)
+        # Not simulated, so refused rather than let through: exec/attach/port-forward (websockets) and,
+        # when the application has loaded it, the asyncio client's aiohttp session.
+        with contextlib.suppress(ImportError):
+            from kubernetes.stream import ws_client
+
+            self._set(ws_client, "create_websocket", _blocked_websocket)
+        aio_rest = sys.modules.get("kubernetes.aio.client.rest")
+        if aio_rest is not None and hasattr(aio_rest, "RESTClientObject"):
+            self._set(aio_rest.RESTClientObject, "_create_pool_manager", _blocked_aio_session)
 
         self._cfg_cls = client.Configuration
         self._api_cls = client.ApiClient

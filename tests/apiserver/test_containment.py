@@ -251,3 +251,15 @@ def test_a_module_level_client_follows_the_running_simulation() -> None:
         api.read_namespace("default")
     assert len(first.seen) == 1
     assert len(second.seen) == 1
+
+
+def test_exec_over_websockets_is_refused_not_sent(listener: Listener) -> None:
+    from kubernetes.stream import stream
+
+    with Containment(_seeded()):
+        api = client.CoreV1Api()
+        # ws_client turns every failure into ApiException(status=0), as for an unreachable cluster.
+        with pytest.raises(client.ApiException, match="not simulated"):
+            stream(api.connect_get_namespaced_pod_exec, "pod", "default", command=["true"],
+                   stderr=True, stdin=False, stdout=True, tty=False)
+    assert listener.connections == 0
