@@ -363,6 +363,3 @@ def search(
         initial_index=initial_index,
         stats=stats,
     )
-
-
-
