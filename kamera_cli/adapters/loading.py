@@ -32,7 +32,14 @@ from typing import Any, Literal
 from kamera_cli.adapters.entrypoints import EntrypointSyntaxError, ParsedEntrypoint, parse_entrypoint
 from kamera_cli.adapters.modules import ModuleSet, is_user_file
 from kamera_cli.adapters.reconcile import Request
-from kamera_cli.adapters.sandbox import EMPTY_PLAN, PatchPlan, VirtualClock, plan_for_modules, sandboxed
+from kamera_cli.adapters.sandbox import (
+    EMPTY_PLAN,
+    PatchPlan,
+    VirtualClock,
+    plan_for_modules,
+    sandboxed,
+    unbind_stand_ins,
+)
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["Mapper", "ReconcilerFactory", "load_mapper", "load_reconciler"]
@@ -198,6 +205,7 @@ class _Loader:
                     "the module's top-level code must run without errors; kamera imports it once per scenario "
                     "and again after each simulated crash",
                 ) from None
+        unbind_stand_ins(self.module_set.modules.values())
         if run.network:
             raise self._error(
                 f"{self._tried()}: importing {where} tried to open a network connection to {run.network[0].address}",

@@ -23,28 +23,35 @@ from types import ModuleType
 __all__ = ["ModuleSet", "is_user_file"]
 
 
+def _forms(path: str) -> set[str]:
+    """A directory as given and with symlinks resolved, each ending in a separator (for prefix tests)."""
+    return {os.path.abspath(path).rstrip(os.sep) + os.sep, os.path.realpath(path).rstrip(os.sep) + os.sep}
+
+
 def _library_dirs() -> tuple[str, ...]:
-    dirs = {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}  # kamera_cli itself
+    dirs = _forms(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # kamera_cli itself
     paths = sysconfig.get_paths()
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         if key in paths:
-            dirs.add(os.path.realpath(paths[key]))
-    return tuple(sorted(d.rstrip(os.sep) + os.sep for d in dirs))
+            dirs |= _forms(paths[key])
+    return tuple(sorted(dirs))
 
 
 _LIBRARY_DIRS = _library_dirs()
-_LIBRARY_PARTS = ("site-packages", "dist-packages")
+_LIBRARY_PARTS = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
 
 
 def is_user_file(file: str, roots: tuple[str, ...]) -> bool:
-    """True for a source file under one of ``roots`` that is not part of an installed library."""
-    real = os.path.realpath(file)
-    if not any(real.startswith(root) for root in roots):
+    """True for a source file under one of ``roots`` that is not part of an installed library.
+
+    Prefix tests only (no filesystem access): ``roots`` holds each folder both as given and with
+    symlinks resolved, and module files are named from the sys.path entries kamera inserted.
+    """
+    if not file.startswith(roots):
         return False
-    if any(real.startswith(lib) for lib in _LIBRARY_DIRS):
+    if file.startswith(_LIBRARY_DIRS):
         return False
-    parts = real.split(os.sep)
-    return not any(p in _LIBRARY_PARTS for p in parts)
+    return not any(part in file for part in _LIBRARY_PARTS)
 
 
 def _module_file(module: object) -> str | None:
@@ -68,7 +75,7 @@ class ModuleSet:
     """The user's modules as one controller (or mapper) sees them, plus the sys.path it needs."""
 
     def __init__(self, roots: tuple[Path, ...], path_entries: tuple[Path, ...]) -> None:
-        self.roots = tuple(sorted({os.path.realpath(r).rstrip(os.sep) + os.sep for r in roots}))
+        self.roots = tuple(sorted(set().union(*(_forms(str(r)) for r in roots))))
         self.path_entries = tuple(dict.fromkeys(str(p) for p in path_entries))
         self.modules: dict[str, ModuleType] = {}
         #: modules under our roots that someone else had imported before we loaded (restored by unload)

@@ -11,12 +11,12 @@ being one.  While a sandbox is active:
 * ``datetime.datetime`` and ``datetime.date`` are replaced (the freezegun way) by subclasses whose
   ``now``/``utcnow``/``today``/``fromtimestamp`` read the clock; they construct and return *real*
   ``datetime`` objects, and ``isinstance``/``issubclass`` treat real and stand-in classes as one.
-* the ``random`` module's shared generator is seeded from the step's seed (so ``random.random()``
-  and ``from random import choice`` alike are deterministic) and its previous state is restored
-  afterwards; ``uuid.uuid4``/``uuid.uuid1`` draw from that generator.  ``os.urandom``, ``secrets``
-  and ``random.SystemRandom`` are deliberately left alone: code that asks for OS entropy is asking
-  for unpredictability, and faking it silently could hide a real bug.  ``random.Random()`` instances
-  a controller creates itself are seeded from the OS too.
+* the ``random`` module's functions (``random.random()``, and ``from random import choice`` bindings
+  in user modules) draw from a ``random.Random`` seeded from the step's seed, created on first use;
+  the process's own generator is never touched.  ``uuid.uuid4``/``uuid.uuid1`` draw from it too.
+  ``os.urandom``, ``secrets`` and ``random.SystemRandom`` are deliberately left alone: code that asks
+  for OS entropy is asking for unpredictability, and faking it silently could hide a real bug.
+  ``random.Random()`` instances a controller creates itself are seeded from the OS too.
 * opening a network connection (``socket.connect``/``connect_ex``, ``socket.create_connection``,
   resolving a non-local name with ``getaddrinfo``) raises :class:`NetworkBlocked` inside the user code
   and is recorded on the side, so kamera reports it even when the controller catches the error.
@@ -85,11 +85,20 @@ class NetworkAttempt:
 class SandboxRun:
     """What one sandboxed call observed (filled in while it runs)."""
 
-    __slots__ = ("clock", "network")
+    __slots__ = ("_rng", "clock", "network", "seed")
 
-    def __init__(self, clock: VirtualClock) -> None:
+    def __init__(self, clock: VirtualClock, seed: bytes) -> None:
         self.clock = clock
+        self.seed = seed
         self.network: list[NetworkAttempt] = []
+        self._rng: random.Random | None = None
+
+    def rng(self) -> random.Random:
+        """The run's generator, seeded on first use (most reconciles never draw a random number)."""
+        rng = self._rng
+        if rng is None:
+            rng = self._rng = random.Random(self.seed)
+        return rng
 
 
 _ACTIVE: SandboxRun | None = None
@@ -273,11 +282,41 @@ for _cls, _name in ((_VirtualDate, "date"), (_VirtualDatetime, "datetime")):
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# random: the module-level functions (and ``from random import choice`` bindings of them) draw from
+# the run's own generator; the process generator is never touched, so nothing needs restoring.
+_RANDOM_NAMES = tuple(
+    sorted(
+        name
+        for name in random.__all__
+        if callable(getattr(random, name, None)) and not isinstance(getattr(random, name), type)
+    )
+)
+
+
+def _random_stand_in(name: str) -> Any:
+    real = getattr(random, name)
+
+    def stand_in(*args: Any, **kwargs: Any) -> Any:
+        run = _ACTIVE
+        if run is None:
+            return real(*args, **kwargs)
+        return getattr(run.rng(), name)(*args, **kwargs)
+
+    stand_in.__name__ = stand_in.__qualname__ = name
+    stand_in.__doc__ = real.__doc__
+    return stand_in
+
+
+_RANDOM_PATCHES = tuple((random, name, getattr(random, name), _random_stand_in(name)) for name in _RANDOM_NAMES)
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # uuid
 def _uuid4() -> uuid.UUID:
-    if _ACTIVE is None:
+    run = _ACTIVE
+    if run is None:
         return _real_uuid4()
-    return uuid.UUID(int=random.getrandbits(128), version=4)
+    return uuid.UUID(int=run.rng().getrandbits(128), version=4)
 
 
 def _uuid1(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
@@ -288,9 +327,9 @@ def _uuid1(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
     # uuid1 does when the MAC address is unknown (multicast bit set).
     timestamp = _ns(run.clock.now) // 100 + 0x01B21DD213814000
     if clock_seq is None:
-        clock_seq = random.getrandbits(14)
+        clock_seq = run.rng().getrandbits(14)
     if node is None:
-        node = random.getrandbits(48) | (1 << 40)
+        node = run.rng().getrandbits(48) | (1 << 40)
     return uuid.UUID(
         fields=(
             timestamp & 0xFFFFFFFF,
@@ -391,6 +430,7 @@ _GLOBAL_PATCHES: tuple[tuple[Any, str, Any, Any], ...] = (
     (socket, "create_connection", _real_create_connection, _create_connection),
     (_RealSocket, "connect", None, _connect),  # None: inherited from _socket.socket, delete to restore
     (_RealSocket, "connect_ex", None, _connect_ex),
+    *_RANDOM_PATCHES,
 )
 
 #: id(real) -> stand-in, for finding direct imports (``from time import time``) in user modules
@@ -398,6 +438,9 @@ _STAND_IN_FOR: dict[int, Any] = {
     id(real): stand_in for _owner, _attr, real, stand_in in _GLOBAL_PATCHES if real is not None
 }
 _KEEP_ALIVE = tuple(real for _owner, _attr, real, _stand_in in _GLOBAL_PATCHES)
+_REAL_FOR: dict[int, Any] = {
+    id(stand_in): real for _owner, _attr, real, stand_in in _GLOBAL_PATCHES if real is not None
+}
 
 #: the patches that are safe while user modules are being imported (no class swaps: a library
 #: imported for the first time would otherwise keep the stand-in classes for good)
@@ -426,6 +469,19 @@ def plan_for_modules(modules: Iterable[ModuleType]) -> PatchPlan:
     return PatchPlan(tuple(entries))
 
 
+def unbind_stand_ins(modules: Iterable[ModuleType]) -> None:
+    """Give user modules imported inside a sandbox the real functions back (``from time import time``).
+
+    The plan then swaps them for stand-ins only while a reconcile runs, like any other direct import.
+    """
+    for module in modules:
+        namespace = vars(module)
+        for name, value in list(namespace.items()):
+            real = _REAL_FOR.get(id(value))
+            if real is not None and _STAND_IN_FOR.get(id(real)) is value:
+                namespace[name] = real
+
+
 @contextmanager
 def sandboxed(
     clock: VirtualClock, seed: bytes, plan: PatchPlan = EMPTY_PLAN, *, importing: bool = False
@@ -434,13 +490,11 @@ def sandboxed(
     global _ACTIVE
     if _ACTIVE is not None:
         raise RuntimeError("kamera runs one sandboxed call at a time; a sandbox is already active")
-    run = SandboxRun(clock)
+    run = SandboxRun(clock, seed)
     patches = _IMPORT_PATCHES if importing else _GLOBAL_PATCHES
-    random_state = random.getstate()
     applied_global = 0
     applied_user = 0
     try:
-        random.seed(seed)
         for owner, attr, _real, stand_in in patches:
             setattr(owner, attr, stand_in)
             applied_global += 1
@@ -460,4 +514,3 @@ def sandboxed(
                 delattr(owner, attr)
             else:
                 setattr(owner, attr, real)
-        random.setstate(random_state)
