@@ -233,6 +233,10 @@ class _VirtualDate(_RealDate, metaclass=_StandInMeta):
         return _RealDatetime.fromtimestamp(run.clock.now, _UTC).date()  # type: ignore[return-value]
 
     @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        return _pydantic_schema("date_schema")
+
+    @classmethod
     def fromtimestamp(cls, t: float) -> _VirtualDate:
         if _ACTIVE is None:
             return _RealDate.fromtimestamp(t)  # type: ignore[return-value]
@@ -263,10 +267,22 @@ class _VirtualDatetime(_RealDatetime, metaclass=_StandInMeta):
         return cls.now()
 
     @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        return _pydantic_schema("datetime_schema")
+
+    @classmethod
     def fromtimestamp(cls, t: float, tz: _dt.tzinfo | None = None) -> _VirtualDatetime:
         if _ACTIVE is None:
             return _RealDatetime.fromtimestamp(t, tz)  # type: ignore[return-value]
         return _from_seconds(t, tz)  # type: ignore[return-value]
+
+
+def _pydantic_schema(name: str) -> Any:
+    """The plain date/datetime schema, for pydantic models (the kubernetes client's, v37+) whose module
+    is first imported during a reconcile and therefore sees the stand-in class in its annotations."""
+    from pydantic_core import core_schema
+
+    return getattr(core_schema, name)()
 
 
 def _from_seconds(seconds: float, tz: _dt.tzinfo | None) -> _dt.datetime:

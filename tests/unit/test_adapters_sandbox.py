@@ -77,7 +77,9 @@ def recorder(tmp_path: Path) -> Iterator[ReconcilerFactory]:
 
 def record(factory: ReconcilerFactory, *, seed: bytes, at: float = EPOCH) -> dict[str, object]:
     clock = VirtualClock(at)
-    outcome = run_reconcile(factory, Request("default", "web"), None, budget_seconds=5, clock=clock, seed=seed)
+    outcome = run_reconcile(
+        factory, Request("default", "web"), None, budget_seconds=5, clock=clock, seed=seed
+    )
     assert outcome.kind == "ok", outcome
     assert clock.now == at + 90
     assert factory.module is not None
@@ -199,3 +201,44 @@ def test_stand_ins_fall_back_to_real_behaviour_when_inactive() -> None:
     assert issubclass(RealDatetime, sandbox._VirtualDate)
     called: Callable[[], uuid.UUID] = sandbox._uuid4
     assert called() != called()
+
+
+def test_kubernetes_models_first_imported_inside_a_reconcile_still_work(tmp_path: Path) -> None:
+    import sys
+
+    write(
+        tmp_path,
+        "ctrl.py",
+        """
+        from datetime import datetime, timezone
+        from kubernetes import client
+
+        def reconcile(request):
+            # lazily imported by the client on first use: its module sees the stand-in datetime class
+            spec = client.V1alpha2LeaseCandidateSpec(
+                lease_name="x", binary_version="1", strategy="s", renew_time=datetime.now(timezone.utc)
+            )
+            parsed = client.V1alpha2LeaseCandidateSpec.from_dict(
+                {"leaseName": "y", "binaryVersion": "1", "strategy": "s", "pingTime": "2020-01-02T03:04:05Z"}
+            )
+            text = client.ApiClient().sanitize_for_serialization(spec)["renewTime"]
+            return {"requeue_after": parsed.ping_time.year + (1 if text == "2026-01-01T00:00:00+00:00" else 0)}
+        """,
+    )
+    import kubernetes.client
+    import kubernetes.client.models
+
+    # force the lazy path: the model module is (re-)imported inside the reconcile, under the sandbox
+    for module in (kubernetes.client, kubernetes.client.models):
+        vars(module).pop("V1alpha2LeaseCandidateSpec", None)
+    sys.modules.pop("kubernetes.client.models.v1alpha2_lease_candidate_spec", None)
+    factory = load_reconciler("ctrl.py:reconcile", tmp_path, scenario="demo", controller="k8s")
+    try:
+        outcome = run_reconcile(
+            factory, Request(None, "x"), None, budget_seconds=5, clock=VirtualClock(EPOCH), seed=b""
+        )
+        assert outcome.kind == "ok", outcome.error
+        assert outcome.result is not None and outcome.result.requeue_after == 2021.0
+    finally:
+        factory.unload()
+    assert "kubernetes.client.models.v1alpha2_lease_candidate_spec" in sys.modules
