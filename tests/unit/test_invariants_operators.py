@@ -65,14 +65,14 @@ NAMES = "$.items[?@.kind == 'ConfigMap'].metadata.name"
         ("$.items[?@.kind == 'Pod']", {"exists": False}, None),
         (CMS, {"exists": False}, "expected no node, got 2 (first at $['items'][1])"),
         ("$.items[?@.kind == 'ConfigMap'].data.replicas", {"equals": "2"}, None),
-        ("$.items[?@.kind == 'ConfigMap'].data.mode", {"equals": "on"}, 'expected every node to equal "on", got "off" at $[\'items\'][1][\'data\'][\'mode\']'),
+        ("$.items[?@.kind == 'ConfigMap'].data.mode", {"equals": "on"}, 'expected every node to equal "on", got "off" at $[\'items\'][1][\'data\'][\'mode\']'),  # noqa: E501
         ("$.items[?@.kind == 'Pod']", {"equals": None}, "expected nodes equal to null, got none"),
         (NAMES, {"unique": True}, None),
-        ("$.items[?@.kind == 'ConfigMap'].data.replicas", {"unique": True}, "expected unique values, got \"2\" at $['items'][1]['data']['replicas'] and $['items'][2]['data']['replicas']"),
+        ("$.items[?@.kind == 'ConfigMap'].data.replicas", {"unique": True}, "expected unique values, got \"2\" at $['items'][1]['data']['replicas'] and $['items'][2]['data']['replicas']"),  # noqa: E501
         (NAMES, {"unique": False}, None),
         (NAMES, {"matches": "[a-z]"}, None),
         (NAMES, {"matches": "a"}, "expected every node to match 'a', got \"b\" at $['items'][2]['metadata']['name']"),
-        ("$.items[*].metadata", {"matches": ".*"}, "expected every node to match '.*', got non-string {\"name\":\"w\",\"namespace\":\"default\"} at $['items'][0]['metadata']"),
+        ("$.items[*].metadata", {"matches": ".*"}, "expected every node to match '.*', got non-string {\"name\":\"w\",\"namespace\":\"default\"} at $['items'][0]['metadata']"),  # noqa: E501
         ("$.items[?@.kind == 'Pod']", {"matches": ".*"}, "expected nodes matching '.*', got none"),
     ],
 )  # fmt: skip
@@ -107,9 +107,9 @@ def test_violation_value() -> None:
     ("spec", "message"),
     [
         (InvariantSpec("i", "$.items[", ExpectSpec(count=1)), "invalid JSONPath '$.items[': unexpected end of query"),
-        (InvariantSpec("i", "$.items", ExpectSpec()), "expect needs at least one of count, min, max, exists, equals, unique, matches"),
-        (InvariantSpec("i", "$.items", ExpectSpec(matches="(")), "invalid regular expression '(': missing ), unterminated subpattern at position 0"),
-        (InvariantSpec("i", "$.items", ExpectSpec(count=1), for_each="$..["), "forEach: invalid JSONPath '$..[': unexpected end of query"),
+        (InvariantSpec("i", "$.items", ExpectSpec()), "expect needs at least one of count, min, max, exists, equals, unique, matches"),  # noqa: E501
+        (InvariantSpec("i", "$.items", ExpectSpec(matches="(")), "invalid regular expression '(': missing ), unterminated subpattern at position 0"),  # noqa: E501
+        (InvariantSpec("i", "$.items", ExpectSpec(count=1), for_each="$..["), "forEach: invalid JSONPath '$..[': unexpected end of query"),  # noqa: E501
     ],
 )  # fmt: skip
 def test_compile_errors(spec: InvariantSpec, message: str) -> None:

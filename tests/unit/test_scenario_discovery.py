@@ -49,7 +49,7 @@ def test_discover_files_and_folders_sorted(tmp_path: Path) -> None:
 
 
 def test_discover_errors(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="no such file or folder: '.*nope'"):
+    with pytest.raises(UsageError, match=r"no such file or folder: '.*nope'"):
         discover([tmp_path / "nope"])
     put(tmp_path / "empty" / "notes.yaml", "x")
     with pytest.raises(UsageError, match=r"no scenario found under .*empty.*scenario\.yaml"):
@@ -100,9 +100,9 @@ def test_every_schema_property_has_a_description_or_title() -> None:
     def walk(node: object, where: str) -> None:
         if isinstance(node, dict):
             for name, sub in node.get("properties", {}).items():
-                if isinstance(sub, dict) and not (sub.get("description") or sub.get("title") or "$ref" in sub):
-                    if sub.get("type") not in ("object", "array"):
-                        missing.append(f"{where}.{name}")
+                undocumented = not (sub.get("description") or sub.get("title") or "$ref" in sub)
+                if undocumented and sub.get("type") not in ("object", "array"):
+                    missing.append(f"{where}.{name}")
                 walk(sub, f"{where}.{name}")
             for key in ("items", "$defs"):
                 sub = node.get(key)
