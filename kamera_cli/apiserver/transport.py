@@ -15,10 +15,12 @@ whatever the kubeconfig or the in-cluster environment say.  See ``docs/transport
 from __future__ import annotations
 
 import contextlib
+import functools
 import http
 import json
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import uuid
@@ -243,16 +245,26 @@ def _status_body(code: int, reason: str, message: str) -> bytes:
     ).encode()
 
 
-def _split_url(method: str, url: str, fields: Any) -> tuple[str, list[tuple[str, str]]]:
+@functools.lru_cache(maxsize=4096)
+def _parse_url(url: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """Path and normalised query of a URL; cached, as a controller asks for the same URLs over and over."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True) if parts.query else []
+    return parts.path or "/", tuple((k, _norm_bool(v)) for k, v in query)
+
+
+def _norm_bool(value: str) -> str:
+    # Legacy clients spell booleans ``True``/``False``; the apiserver parses ``true``/``false``.
+    return "true" if value == "True" else "false" if value == "False" else value
+
+
+def _split_url(method: str, url: str, fields: Any) -> tuple[str, list[tuple[str, str]]]:
+    path, parsed = _parse_url(url)
+    query = list(parsed)
     if fields and method in _URL_FIELD_METHODS:
         items = fields.items() if isinstance(fields, Mapping) else fields
-        query.extend((str(k), _field_value(v)) for k, v in items)
-    if query:
-        # Legacy clients spell booleans ``True``/``False``; the apiserver parses ``true``/``false``.
-        query = [(k, "true" if v == "True" else "false" if v == "False" else v) for k, v in query]
-    return parts.path or "/", query
+        query.extend((str(k), _norm_bool(_field_value(v))) for k, v in items)
+    return path, query
 
 
 def _field_value(value: Any) -> str:
@@ -574,6 +586,16 @@ def _blocked_connection(*args: Any, **kwargs: Any) -> Any:
     raise NetworkBlocked("kamera blocked a real network connection while a simulation is running")
 
 
+def _blocked_websocket(*args: Any, **kwargs: Any) -> Any:
+    raise NetworkBlocked(
+        "kubernetes.stream (exec, attach, port-forward over websockets) is not simulated by kamera"
+    )
+
+
+def _blocked_aio_session(*args: Any, **kwargs: Any) -> Any:
+    raise NetworkBlocked("kubernetes.aio (the asyncio client) is not simulated by kamera; use the sync client")
+
+
 class _Patches:
     """Everything replaced process-wide, with the originals to put back."""
 
@@ -639,6 +661,15 @@ class _Patches:
 
         self._set(urllib3.connectionpool.HTTPConnectionPool, "__init__", no_pool)
         self._set(urllib3.util.connection, "create_connection", _blocked_connection)
+        # Not simulated, so refused rather than let through: exec/attach/port-forward (websockets) and,
+        # when the application has loaded it, the asyncio client's aiohttp session.
+        with contextlib.suppress(ImportError):
+            from kubernetes.stream import ws_client
+
+            self._set(ws_client, "create_websocket", _blocked_websocket)
+        aio_rest = sys.modules.get("kubernetes.aio.client.rest")
+        if aio_rest is not None and hasattr(aio_rest, "RESTClientObject"):
+            self._set(aio_rest.RESTClientObject, "_create_pool_manager", _blocked_aio_session)
 
         self._cfg_cls = client.Configuration
         self._api_cls = client.ApiClient

@@ -245,6 +245,13 @@ def compile_invariant(spec: InvariantSpec) -> CompiledInvariant:
             f"select uses the template {template.refs[0].source} but there is no forEach to take values from"
         )
     checks = _build_checks(spec.expect)
-    if not checks:
+    given = spec.expect
+    if (
+        not checks
+        and not given.has_equals
+        and all(
+            value is None for value in (given.count, given.min, given.max, given.exists, given.unique, given.matches)
+        )
+    ):
         raise InvariantSyntaxError("expect needs at least one of count, min, max, exists, equals, unique, matches")
     return CompiledInvariant(spec, template, checks)

@@ -121,9 +121,8 @@ class _Loader:
             return None
         try:
             ref = KindRef.parse(value)
-        except ValueError as exc:
-            self.add(path, str(exc))
-            return None
+        except ValueError:
+            return None  # the schema's pattern has reported it
         self.check_known(ref, lambda message, hint: self.add(path, message, hint))
         return ref
 
@@ -434,7 +433,7 @@ class _Loader:
                             f"{template.refs[0].source} needs a forEach to take values from",
                             "add forEach, or write the value into the expression",
                         )
-            expect = self._expect(_dict(raw.get("expect")))
+            expect = self._expect(_dict(raw.get("expect"))) if _dict(raw.get("expect")) else None
             when = raw.get("when", "converged")
             if len(self.problems) > before or not name or not isinstance(select, str) or expect is None:
                 continue
@@ -553,9 +552,9 @@ class _Loader:
         if not isinstance(value, str):
             return None
         if value != "*" and value not in self.controller_names:
-            hint = did_you_mean(value, self.controller_names) or (
-                f'controllers: {", ".join(self.controller_names)}, or "*" for all'
-            )
+            names = ", ".join(self.controller_names)
+            listed = f'controllers: {names}, or "*" for all' if names else ""
+            hint = did_you_mean(value, self.controller_names) or listed
             self.add(path, f"no controller named {value!r}", hint)
             return None
         return value

@@ -21,7 +21,11 @@ from kamera_cli.scenario.paths import Path_, render_path
 _MERGE = "tag:yaml.org,2002:merge"
 
 
-class _Loader(yaml.SafeLoader):
+#: libyaml's parser when PyYAML was built with it (several times faster), else the pure-Python one
+_Base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_Base):  # type: ignore[valid-type, misc]
     """SafeLoader without the timestamp resolver (timestamps stay strings, as in Kubernetes)."""
 
 
@@ -73,11 +77,15 @@ class _Builder:
         self.doc.values.setdefault(path, _mark(node))
         if isinstance(node, yaml.ScalarNode):
             try:
-                return self.loader.construct_object(node, deep=True)
+                value = self.loader.construct_object(node, deep=True)
             except yaml.YAMLError as exc:
                 problem = getattr(exc, "problem", None) or str(exc)
                 self.problems.append(self.doc.problem(path, f"cannot read this value: {problem}"))
                 return None
+            if isinstance(value, bytes):
+                self.problems.append(self.doc.problem(path, "binary values are not JSON: write a base64 string"))
+                return None
+            return value
         if id(node) in self.stack:
             self.problems.append(self.doc.problem(path, "recursive alias: a node cannot contain itself"))
             return None

@@ -1,0 +1,196 @@
+"""How much the simulated API server adds to a request of the real kubernetes client.
+
+For each operation the same typed-client call runs twice: once answered by the simulator (through
+the transport) and once by a canned pool manager that returns a fixed, valid body with no server
+work at all -- the client's own floor.  The target is a ratio of at most 1.5 (the simulator adds at
+most 50% over the floor).  A second table times forking a snapshot and writing one object, for a
+1,000-object and a 10-object snapshot: the write must not copy the whole state.
+
+Usage: python bench/bench_apiserver.py [--iterations N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from kubernetes import client
+
+from kamera_cli.apiserver.transport import Containment, canned_pool_manager
+
+NS = "default"
+
+
+def _load_apiserver() -> tuple[Any, Any, Any]:
+    try:
+        from kamera_cli.apiserver import ApiServer, Registry, Snapshot
+    except ImportError:
+        try:
+            from kamera_cli.apiserver.registry import Registry
+            from kamera_cli.apiserver.server import ApiServer
+            from kamera_cli.apiserver.snapshot import Snapshot
+        except ImportError as err:
+            sys.exit(f"the simulated API server is not available in this checkout ({err}); nothing to measure")
+    return ApiServer, Registry, Snapshot
+
+
+def _configmap(name: str, value: str = "v") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": NS},
+            "data": {"key": value}}
+
+
+def _deployment(name: str, replicas: int = 1) -> dict[str, Any]:
+    labels = {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [{"name": "app", "image": "nginx:1.27",
+                                                           "ports": [{"containerPort": 80}]}]}}}}
+
+
+def _time(fn: Callable[[int], Any], iterations: int) -> float:
+    """Best-of-3 mean microseconds per call (the minimum filters scheduler noise on shared CPUs)."""
+    rounds = []
+    for r in range(3):
+        start = time.perf_counter()
+        for i in range(iterations):
+            fn(r * iterations + i)
+        rounds.append((time.perf_counter() - start) / iterations * 1e6)
+    return min(rounds)
+
+
+def _ops(kind: str) -> dict[str, tuple[Callable[[Any, int], Any], str]]:
+    """op name -> (call(api_client, i), which kind of canned answer it needs)."""
+    if kind == "ConfigMap":
+        def api(c: Any) -> Any:
+            return client.CoreV1Api(c)
+
+        return {
+            "get": (lambda c, i: api(c).read_namespaced_config_map("obj", NS), "object"),
+            "list": (lambda c, i: api(c).list_namespaced_config_map(NS), "list"),
+            "create": (lambda c, i: api(c).create_namespaced_config_map(NS, _configmap(f"new-{i}")), "created"),
+            "update": (lambda c, i: api(c).replace_namespaced_config_map("obj", NS, _configmap("obj", str(i))),
+                       "object"),
+            "patch (strategic)": (lambda c, i: api(c).patch_namespaced_config_map(
+                "obj", NS, {"data": {"key": str(i)}}), "object"),
+            "patch (merge)": (lambda c, i: api(c).patch_namespaced_config_map(
+                "obj", NS, {"data": {"key": str(i)}}, _content_type="application/merge-patch+json"), "object"),
+            "apply": (lambda c, i: api(c).patch_namespaced_config_map(
+                "obj", NS, _configmap("obj", str(i)), field_manager="bench", force=True,
+                _content_type="application/apply-patch+yaml"), "object"),
+        }
+
+    def apps(c: Any) -> Any:
+        return client.AppsV1Api(c)
+
+    return {
+        "get": (lambda c, i: apps(c).read_namespaced_deployment("obj", NS), "object"),
+        "list": (lambda c, i: apps(c).list_namespaced_deployment(NS), "list"),
+        "create": (lambda c, i: apps(c).create_namespaced_deployment(NS, _deployment(f"new-{i}")), "created"),
+        "update": (lambda c, i: apps(c).replace_namespaced_deployment("obj", NS, _deployment("obj", 1 + i % 5)),
+                   "object"),
+        "patch (strategic)": (lambda c, i: apps(c).patch_namespaced_deployment(
+            "obj", NS, {"spec": {"replicas": 1 + i % 5}}), "object"),
+        "patch (merge)": (lambda c, i: apps(c).patch_namespaced_deployment(
+            "obj", NS, {"spec": {"replicas": 1 + i % 5}}, _content_type="application/merge-patch+json"), "object"),
+        "apply": (lambda c, i: apps(c).patch_namespaced_deployment(
+            "obj", NS, _deployment("obj", 1 + i % 5), field_manager="bench", force=True,
+            _content_type="application/apply-patch+yaml"), "object"),
+    }
+
+
+def bench_requests(iterations: int) -> list[tuple[str, str, float, float]]:
+    api_server_cls, registry_cls, snapshot_cls = _load_apiserver()
+    registry = registry_cls.builtin()
+    rows = []
+    for kind, make in (("ConfigMap", _configmap), ("Deployment", _deployment)):
+        for op, (call, answer) in _ops(kind).items():
+            server = api_server_cls(registry, snapshot_cls.empty(), now=lambda: 0)
+            server.create(make("obj"))
+            for n in range(9):
+                server.create(make(f"other-{n}"))
+            with Containment(server) as containment:
+                api = containment.api_client()
+                # The canned body is exactly what the simulator answers, captured once.
+                raw = _capture(api, kind, answer)
+                sim = _time(lambda i, call=call, api=api: call(api, i), iterations)
+                journal = getattr(server, "journal", None)
+                if isinstance(journal, list):
+                    journal.clear()
+            floor_client = client.ApiClient(client.Configuration(host="http://canned.invalid"))
+            floor_client.rest_client.pool_manager = canned_pool_manager(raw[0], raw[1])
+            floor = _time(lambda i, call=call, fc=floor_client: call(fc, i), iterations)
+            rows.append((kind, op, sim, floor))
+    return rows
+
+
+def _capture(api: Any, kind: str, answer: str) -> tuple[int, bytes]:
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    if kind == "ConfigMap":
+        if answer == "list":
+            resp = core.list_namespaced_config_map(NS, _preload_content=False)
+        elif answer == "created":
+            resp = core.create_namespaced_config_map(NS, _configmap("captured"), _preload_content=False)
+        else:
+            resp = core.read_namespaced_config_map("obj", NS, _preload_content=False)
+    elif answer == "list":
+        resp = apps.list_namespaced_deployment(NS, _preload_content=False)
+    elif answer == "created":
+        resp = apps.create_namespaced_deployment(NS, _deployment("captured"), _preload_content=False)
+    else:
+        resp = apps.read_namespaced_deployment("obj", NS, _preload_content=False)
+    return int(resp.status), bytes(resp.data)
+
+
+def bench_fork(iterations: int) -> list[tuple[int, float]]:
+    api_server_cls, registry_cls, snapshot_cls = _load_apiserver()
+    registry = registry_cls.builtin()
+    rows = []
+    for size in (10, 1000):
+        server = api_server_cls(registry, snapshot_cls.empty(), now=lambda: 0)
+        for n in range(size):
+            server.create(_configmap(f"cm-{n:04d}"))
+        base = server.snapshot
+        timings = []
+        for r in range(3):
+            start = time.perf_counter()
+            for i in range(iterations):
+                fork = api_server_cls(registry, base, now=lambda: 0)
+                fork.create(_configmap(f"extra-{r}-{i}"))
+            timings.append((time.perf_counter() - start) / iterations * 1e6)
+        assert len(base.objects()) == size  # the base snapshot is untouched by its forks
+        rows.append((size, min(timings)))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=300)
+    args = parser.parse_args()
+    import kubernetes
+
+    print(f"kubernetes client {kubernetes.__version__}, Python {sys.version.split()[0]}, "
+          f"{args.iterations} iterations x best of 3")
+    rows = bench_requests(args.iterations)
+    print()
+    print(f"{'kind':<11} {'operation':<18} {'simulator µs':>13} {'floor µs':>10} {'ratio':>7}")
+    for kind, op, sim, floor in rows:
+        flag = "" if sim <= 1.5 * floor else "  over target"
+        print(f"{kind:<11} {op:<18} {sim:>13.1f} {floor:>10.1f} {sim / floor:>7.2f}{flag}")
+    ratios = [sim / floor for _, _, sim, floor in rows]
+    print(f"{'':<11} {'geometric mean':<18} {'':>13} {'':>10} {statistics.geometric_mean(ratios):>7.2f}")
+    print()
+    print(f"{'snapshot objects':>16} {'fork + write one object µs':>28}")
+    for size, micro in bench_fork(max(50, args.iterations // 3)):
+        print(f"{size:>16} {micro:>28.1f}")
+
+
+if __name__ == "__main__":
+    main()
