@@ -55,6 +55,12 @@ def controller(tmp_path: Path) -> Iterator[Callable[[str], ReconcilerFactory]]:
         factory.unload()
 
 
+def controller_in(factory: ReconcilerFactory) -> Path:
+    """The factory's scenario folder, with a trivial ok.py controller next to ctrl.py."""
+    write(factory.base_dir, "ok.py", "def reconcile(request):\n    return None\n")
+    return factory.base_dir
+
+
 def run(factory: ReconcilerFactory, client: object = None, budget: float = 5.0) -> ReconcileOutcome:
     return run_reconcile(
         factory, Request("default", "web"), client, budget_seconds=budget, clock=VirtualClock(EPOCH), seed=b"seed"
@@ -202,19 +208,27 @@ def test_busy_loop_is_reported_as_a_timeout_within_the_budget(
             spin()
         """
     )
-    threads_before = threading.active_count()
-    started = time.perf_counter()
-    outcome = run(factory, budget=0.3)
-    elapsed = time.perf_counter() - started
-    assert outcome.kind == "timeout"
-    assert 0.3 <= elapsed < 1.5
-    assert outcome.error is not None and "did not return within 0.3 s of wall-clock time" in outcome.error.message
-    assert "in spin" in outcome.error.traceback and "kamera_cli" not in outcome.error.traceback
-    # the overrunning thread was asked to unwind, and did
-    deadline = time.perf_counter() + 2
-    while threading.active_count() > threads_before and time.perf_counter() < deadline:
-        time.sleep(0.01)
-    assert threading.active_count() == threads_before
+    stuck = controller_in(factory)
+    warm = load_reconciler("ok.py:reconcile", stuck, scenario="demo", controller="ok")
+    try:
+        assert run(warm).kind == "ok"  # a worker thread exists now
+        threads_before = set(threading.enumerate())
+        started = time.perf_counter()
+        outcome = run(factory, budget=0.3)
+        elapsed = time.perf_counter() - started
+        assert outcome.kind == "timeout"
+        assert 0.3 <= elapsed < 1.5
+        assert outcome.error is not None and "did not return within 0.3 s of wall-clock time" in outcome.error.message
+        assert "in spin" in outcome.error.traceback and "kamera_cli" not in outcome.error.traceback
+        # the overrunning worker thread was asked to unwind, and did
+        deadline = time.perf_counter() + 2
+        while len(threading.enumerate()) >= len(threads_before) and time.perf_counter() < deadline:
+            time.sleep(0.01)
+        assert set(threading.enumerate()) < threads_before
+        # the next reconcile gets a fresh worker
+        assert run(warm).kind == "ok"
+    finally:
+        warm.unload()
     # and kamera's globals are back to the real ones
     assert time.time() > EPOCH + 1e6
 
