@@ -377,6 +377,7 @@ class ReconcilerFactory(_Loader):
         if inspect.isclass(value):
             self._shape = self._class_shape(value, name, where)
         elif callable(value):
+            self._refuse_async(value, f"function {name!r} in {where}")
             arity = _arity(value)
             self._shape = _Shape("function", self._reconcile_args(arity, f"function {name!r} in {where}"), False)
         else:
@@ -385,6 +386,14 @@ class ReconcilerFactory(_Loader):
                 _SIGNATURE_HINT,
             )
         return value
+
+    def _refuse_async(self, func: Any, what: str) -> None:
+        if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
+            raise self._error(
+                f"{self._tried()}: {what} is async; kamera calls reconciles synchronously, as the official "
+                "kubernetes client is synchronous",
+                "make it a plain `def` (kamera virtualises time.sleep, so waiting costs nothing)",
+            )
 
     def _reconcile_args(self, arity: _Arity | None, what: str) -> int:
         if arity is None:  # a builtin or C callable: nothing to inspect, call it the simple way
@@ -431,6 +440,7 @@ class ReconcilerFactory(_Loader):
                 f"{self._tried()}: class {name!r} in {where} has no reconcile method",
                 _SIGNATURE_HINT,
             ) from None
+        self._refuse_async(getattr(raw, "__func__", raw), f"method {name}.reconcile in {where}")
         if isinstance(raw, staticmethod):
             arity = _arity(raw.__func__)
         elif isinstance(raw, classmethod):

@@ -29,6 +29,7 @@ from kamera_cli.adapters.loading import InvalidMapping, Mapper, ReconcilerFactor
 from kamera_cli.adapters.modules import is_user_file
 from kamera_cli.adapters.reconcile import InvalidResult, Request, Result, normalise_result
 from kamera_cli.adapters.sandbox import NetworkAttempt, VirtualClock, sandboxed
+from kamera_cli.errors import InternalError
 
 __all__ = [
     "ErrorInfo",
@@ -43,6 +44,7 @@ __all__ = [
 OutcomeKind = Literal["ok", "api-error", "exception", "exit", "timeout", "network"]
 
 _KAMERA_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_ADAPTERS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _REQUEUE = Result(requeue=True)
 
 
@@ -205,7 +207,24 @@ def _call_sandboxed(
         ms.adopt_late_imports()
         if isinstance(call.error, ReconcileAbort):
             raise call.error
+        if call.error is not None and not network and _raised_inside_kamera(call.error):
+            raise InternalError(
+                f"{loader.scenario}: controller {loader.controller!r}: kamera failed while serving a call from the "
+                f"controller (a bug in kamera, not in the controller):\n"
+                + "".join(traceback.format_exception(call.error))
+            ) from call.error
     return _Raw(call.value, call.error, timed_out, stuck_at, network)
+
+
+def _raised_inside_kamera(exc: BaseException) -> bool:
+    """True when the innermost frame is kamera's own (say, the simulated API server), outside the adapters."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    file = tb.tb_frame.f_code.co_filename
+    return file.startswith(_KAMERA_DIR) and not file.startswith(_ADAPTERS_DIR)
 
 
 def _stack_of(thread: threading.Thread) -> tuple[traceback.FrameSummary, ...]:

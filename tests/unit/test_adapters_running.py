@@ -331,3 +331,17 @@ def test_reconcile_abort_propagates_untouched_and_globals_are_restored(
     assert datetime.datetime.__module__ == "datetime" and type(datetime.datetime.now()) is datetime.datetime
     assert datetime.datetime.now.__self__ is datetime.datetime  # the real class, not the stand-in
     assert random.getstate() == state
+
+
+def test_a_failure_inside_kamera_itself_is_an_internal_error_not_a_finding(
+    controller: Callable[[str], ReconcilerFactory],
+) -> None:
+    from kamera_cli.errors import InternalError, Problem
+
+    factory = controller("def reconcile(request, client):\n    client()\n")
+
+    def broken_server() -> None:  # stands in for a bug in the simulated API server
+        Problem.render(None)  # type: ignore[arg-type]
+
+    with pytest.raises(InternalError, match="a bug in kamera, not in the controller"):
+        run(factory, client=broken_server)
