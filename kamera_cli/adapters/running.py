@@ -14,6 +14,7 @@ It passes out of :func:`run_reconcile` untouched, after the sandbox has been und
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import ctypes
 import json
@@ -107,7 +108,7 @@ class MapOutcome:
 class _Call:
     """One call into user code, handed to the worker thread; ``finished`` is released when it ends."""
 
-    __slots__ = ("context", "done", "error", "finished", "fn", "value")
+    __slots__ = ("cancelled", "context", "done", "error", "finished", "fn", "value")
 
     def __init__(self, fn: Callable[[], Any], context: contextvars.Context) -> None:
         self.fn = fn
@@ -115,11 +116,15 @@ class _Call:
         self.value: Any = None
         self.error: BaseException | None = None
         self.done = False
+        #: set when the caller gave up before the worker even started (the sandbox is gone by then)
+        self.cancelled = False
         self.finished = threading.Lock()
         self.finished.acquire()
 
     def run(self) -> None:
         try:
+            if self.cancelled:
+                return
             self.value = self.context.run(self.fn)
         except BaseException as exc:  # classified by the caller, in the caller's thread
             self.error = exc
@@ -169,12 +174,16 @@ def _get_worker() -> _Worker:
     return worker
 
 
-def _abandon(worker: _Worker) -> None:
+def _abandon(worker: _Worker, call: _Call) -> None:
     global _worker
+    call.cancelled = True
     worker.abandoned = True
     if _worker is worker:
         _worker = None
     _stop(worker.thread)
+    # wake the thread if it is idle, so that it sees ``abandoned`` and ends instead of waiting forever
+    with contextlib.suppress(RuntimeError):  # already released: it had not picked the job up yet
+        worker._go.release()
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +210,7 @@ def _call_sandboxed(
         timed_out = not finished
         if timed_out:
             stuck_at = _stack_of(worker.thread)
-            _abandon(worker)
+            _abandon(worker, call)
         network = tuple(run.network)
     if not timed_out:
         ms.adopt_late_imports()

@@ -345,3 +345,31 @@ def test_a_failure_inside_kamera_itself_is_an_internal_error_not_a_finding(
 
     with pytest.raises(InternalError, match="a bug in kamera, not in the controller"):
         run(factory, client=broken_server)
+
+
+def test_datagrams_are_network_attempts_too(controller: Callable[[str], ReconcilerFactory]) -> None:
+    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    receiver.bind(("127.0.0.1", 0))
+    receiver.settimeout(0.2)
+    port = receiver.getsockname()[1]
+    try:
+        factory = controller(
+            f"""
+            import socket
+
+            def reconcile(request):
+                metrics = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                try:
+                    metrics.sendto(b"reconciles:1|c", ("127.0.0.1", {port}))
+                except OSError:
+                    pass
+                finally:
+                    metrics.close()
+            """
+        )
+        outcome = run(factory)
+        assert outcome.kind == "network" and outcome.network == (f"127.0.0.1:{port}",)
+        with pytest.raises(socket.timeout):
+            receiver.recvfrom(100)
+    finally:
+        receiver.close()
