@@ -94,6 +94,18 @@ class ReconcileOutcome:
     def ok(self) -> bool:
         return self.kind == "ok"
 
+    def describe(self) -> str:
+        """One line for a story step: ``done``, ``requeue after 30s``, ``exception: KeyError: 'web'``."""
+        if self.kind == "ok" and self.result is not None:
+            return describe_result(self.result)
+        return f"{self.kind}: {self.error.summary()}" if self.error is not None else self.kind
+
+
+def describe_result(result: Result) -> str:
+    if result.requeue_after is not None:
+        return f"requeue after {result.requeue_after:g}s"
+    return "requeue" if result.requeue else "done"
+
 
 @dataclass(frozen=True, slots=True)
 class MapOutcome:

@@ -103,6 +103,11 @@ def test_accepted_results(controller: Callable[[str], ReconcilerFactory], body: 
     )
     outcome = run(factory)
     assert outcome == ReconcileOutcome("ok", result=expected)
+    assert outcome.describe() == (
+        f"requeue after {expected.requeue_after:g}s"
+        if expected.requeue_after
+        else ("requeue" if expected.requeue else "done")
+    )
 
 
 @pytest.mark.parametrize(
@@ -154,6 +159,7 @@ def test_exception_is_reported_with_the_users_frames_only(controller: Callable[[
     assert 'File "ctrl.py", line 6, in reconcile' in error.traceback
     assert 'File "ctrl.py", line 3, in lookup' in error.traceback
     assert error.traceback.endswith("KeyError: 'web'\n")
+    assert outcome.describe() == "exception: KeyError: 'web'"
     assert "kamera_cli" not in error.traceback and "threading" not in error.traceback
 
 
