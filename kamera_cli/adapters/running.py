@@ -1,12 +1,15 @@
 """Calling one reconcile (or one watch mapper) and classifying what happened.
 
 Why a worker thread: a reconcile that loops forever or blocks on something real must be reported
-as a finding, not hang kamera.  Each call runs in a fresh daemon thread that the caller joins with
-the wall-clock budget.  On overrun, kamera records where the thread was, asks it to stop (an
-asynchronous exception, delivered at the next Python bytecode, so pure-Python busy loops do stop;
-code blocked inside C keeps its thread until it returns), restores every virtualised global and
-moves on; a thread that ignores the request is left running as a daemon.  ``time.sleep`` is
-virtual inside a reconcile, so the budget only ever catches busy loops and real blocking.
+as a finding, not hang kamera.  Each call is handed to a long-lived daemon worker thread and the
+caller waits for it with the wall-clock budget (the handoff costs ~10 µs; a new thread per call
+costs ~100 µs).  On overrun, kamera records where the worker was, asks it to stop (an asynchronous
+exception, delivered at the next Python bytecode, so pure-Python busy loops do stop; code blocked
+inside C keeps its thread until it returns), restores every virtualised global and moves on with a
+fresh worker; the old one is never given work again and is left to end on its own as a daemon.
+``time.sleep`` is virtual inside a reconcile, so the budget only ever catches busy loops and real
+blocking.  SIGALRM was not used: it only works on the main thread, and it cannot get kamera out of
+a loop that swallows ``BaseException``.
 
 What is *not* caught: :class:`ReconcileAbort`, the simulator's own control flow (crash injection).
 It passes out of :func:`run_reconcile` untouched, after the sandbox has been undone.
@@ -218,7 +221,11 @@ def _call_sandboxed(
     worker = _get_worker()
     with ms.on_path(), sandboxed(clock, seed, plan) as run:
         worker.submit(call)
-        finished = call.finished.acquire(timeout=max(budget_seconds, 0.0))
+        try:
+            finished = call.finished.acquire(timeout=max(budget_seconds, 0.0))
+        except BaseException:  # Ctrl-C while waiting: the worker is mid-call, so it cannot be reused
+            _abandon(worker, call)
+            raise
         timed_out = not finished
         if timed_out:
             stuck_at = _stack_of(worker.thread)
