@@ -130,8 +130,6 @@ def _short(exc: BaseException) -> str:
 class _Loader:
     """Shared by controllers and mappers: import the entry point's module in its own module set."""
 
-    what: str = "controller"
-
     def __init__(self, entrypoint: str, base_dir: str | os.PathLike[str], *, scenario: str, controller: str) -> None:
         self.entrypoint = entrypoint
         self.base_dir = Path(os.path.abspath(base_dir))
@@ -268,9 +266,7 @@ class _Loader:
         )
 
     def _user_location(self, exc: BaseException) -> str:
-        frames = [
-            f for f in traceback.extract_tb(exc.__traceback__) if is_user_file(f.filename, self.module_set.roots)
-        ]
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if is_user_file(f.filename, self.module_set.roots)]
         if not frames:
             return ""
         last = frames[-1]
@@ -294,11 +290,15 @@ class _Loader:
 
     def _missing(self, owner: Any, part: str, where: str, walked: list[str]) -> EntrypointError:
         inside = f"{where}" if not walked else f"{'.'.join(walked)} in {where}"
-        names = sorted(
-            name
-            for name, value in vars(owner).items()
-            if callable(value) and (not name.startswith("_") or part.startswith("_"))
-        ) if hasattr(owner, "__dict__") else []
+        names = (
+            sorted(
+                name
+                for name, value in vars(owner).items()
+                if callable(value) and (not name.startswith("_") or part.startswith("_"))
+            )
+            if hasattr(owner, "__dict__")
+            else []
+        )
         close = difflib.get_close_matches(part, names, n=3, cutoff=0.6)
         if close:
             hint = "did you mean " + " or ".join(repr(c) for c in close) + "?"
@@ -344,7 +344,6 @@ class _Shape:
 class ReconcilerFactory(_Loader):
     """A loaded controller: builds a fresh reconcile callable per step, can reload and unload its modules."""
 
-    what = "controller"
     _shape: _Shape
 
     @property
@@ -464,8 +463,6 @@ class InvalidMapping(ValueError):
 
 class Mapper(_Loader):
     """A loaded watch mapper: ``mapper(obj) -> tuple[Request, ...]`` (sorted, without duplicates)."""
-
-    what = "mapper"
 
     def call(self, obj: dict[str, Any]) -> Any:
         """Run the user's function (no validation: see :func:`requests_from_mapping`)."""

@@ -78,9 +78,7 @@ def recorder(tmp_path: Path) -> Iterator[ReconcilerFactory]:
 
 def record(factory: ReconcilerFactory, *, seed: bytes, at: float = EPOCH) -> dict[str, object]:
     clock = VirtualClock(at)
-    outcome = run_reconcile(
-        factory, Request("default", "web"), None, budget_seconds=5, clock=clock, seed=seed
-    )
+    outcome = run_reconcile(factory, Request("default", "web"), None, budget_seconds=5, clock=clock, seed=seed)
     assert outcome.kind == "ok", outcome
     assert clock.now == at + 90
     assert factory.module is not None
