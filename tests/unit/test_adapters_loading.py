@@ -415,3 +415,12 @@ def test_mapper_signature_is_checked(tmp_path: Path) -> None:
     with pytest.raises(EntrypointError) as info:
         load_mapper("maps.py:two", tmp_path, scenario="demo", controller="widget")
     assert "mapper 'two' in maps.py takes (a, b); kamera calls it as two(obj)" in str(info.value)
+
+
+def test_the_whole_message_for_a_missing_attribute(tmp_path: Path) -> None:
+    write(tmp_path, "controllers/widget.py", "def reconcile(request): pass\n")
+    assert error_of("controllers/widget.py:reconcil", tmp_path) == (
+        "demo: controller 'widget': entry point 'controllers/widget.py:reconcil': "
+        "controllers/widget.py has no attribute 'reconcil'\n"
+        "  hint: did you mean 'reconcile'?"
+    )
