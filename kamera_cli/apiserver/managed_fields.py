@@ -19,13 +19,13 @@ to the patch merge key as the apiserver's schema converter does.  Objects are ne
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from kamera_cli.apiserver.fieldmeta import FieldLookup, FieldMeta
 from kamera_cli.apiserver.fieldpaths import (
     Path,
-    decode_fields_v1,
+    decode_fields_v1_cached,
     encode_fields_v1,
     field_element,
     key_element,
@@ -88,13 +88,15 @@ def _atomic_map(meta: FieldMeta | None) -> bool:
 
 
 class _Ctx:
-    """One operation's schema access: ``FieldLookup`` answers memoised by schema path."""
+    """One operation's memo: ``FieldLookup`` answers by schema path, list item elements by list."""
 
-    __slots__ = ("_fields", "_metas")
+    __slots__ = ("_fields", "_metas", "elements")
 
     def __init__(self, fields: FieldLookup) -> None:
         self._fields = fields
         self._metas: dict[tuple[str, ...], FieldMeta | None] = {}
+        # (id(list), kind) -> (the list, kept alive so the id stays unique; elements; observed; problem)
+        self.elements: dict[tuple[int, _ListKind], tuple[list[Any], list[str], dict[str, Any], PatchError | None]] = {}
 
     def meta(self, spath: tuple[str, ...]) -> FieldMeta | None:
         try:
@@ -105,35 +107,47 @@ class _Ctx:
             return found
 
 
-def _item_element(item: Any, kind: _ListKind, where: Path, index: int, strict: bool) -> str:
+def _item_element(item: Any, kind: _ListKind, index: int) -> str | None:
     if kind.kind == "set":
         return value_element(item)
     if isinstance(item, dict):
         keys = {name: item[name] for name in kind.keys if name in item and item[name] is not None}
         if keys:
             return key_element(keys)
-    if strict:
-        raise invalid(f".{path_string(where)[1:]}: associative list with keys has an element that omits key "
-                      f"field {kind.keys[0]!r} (and doesn't have default value)",
-                      [{"type": "FieldValueRequired", "message": "key field missing",
-                        "field": path_string(where)}])
-    return f"i:{index}"
+    return None
 
 
-def _index_items(items: list[Any], kind: _ListKind, where: Path, strict: bool) -> tuple[list[str], dict[str, Any]]:
-    elements: list[str] = []
-    observed: dict[str, Any] = {}
-    for index, item in enumerate(items):
-        element = _item_element(item, kind, where, index, strict)
-        if element in observed:
-            if strict:
-                raise invalid(f".{path_string(where)[1:]}: duplicate entries for key {element[2:]}",
-                              [{"type": "FieldValueDuplicate", "message": f"duplicate entries for {element}",
-                                "field": path_string(where)}])
-        else:
-            observed[element] = item
-        elements.append(element)
-    return elements, observed
+def _index_items(items: list[Any], kind: _ListKind, where: Path, strict: bool,
+                 ctx: _Ctx) -> tuple[list[str], dict[str, Any]]:
+    """Each item's path element, and the first item per element; ``strict`` rejects what an apply
+    configuration may not contain (items without key fields, duplicates)."""
+    cached = ctx.elements.get((id(items), kind))
+    if cached is None:
+        elements: list[str] = []
+        observed: dict[str, Any] = {}
+        problem: PatchError | None = None
+        for index, item in enumerate(items):
+            element = _item_element(item, kind, index)
+            if element is None:
+                element = f"i:{index}"
+                problem = problem or invalid(
+                    f"{path_string(where)}: associative list with keys has an element that omits key field "
+                    f"{kind.keys[0]!r} (and doesn't have default value)",
+                    [{"type": "FieldValueRequired", "message": f"key field {kind.keys[0]!r} is missing",
+                      "field": path_string(where)}])
+            if element in observed:
+                problem = problem or invalid(
+                    f"{path_string(where)}: duplicate entries for key {element[2:]}",
+                    [{"type": "FieldValueDuplicate", "message": f"duplicate entries for key {element[2:]}",
+                      "field": path_string(where)}])
+            else:
+                observed[element] = item
+            elements.append(element)
+        cached = (items, elements, observed, problem)
+        ctx.elements[(id(items), kind)] = cached
+    if strict and cached[3] is not None:
+        raise cached[3]
+    return cached[1], cached[2]
 
 
 # -- field sets -----------------------------------------------------------------------------------
@@ -152,7 +166,7 @@ def _config_fields(value: Any, meta: FieldMeta | None, spath: tuple[str, ...], p
         if kind.kind == "atomic":
             out.add(prefix)
             return
-        elements, _ = _index_items(value, kind, prefix, strict=True)
+        elements, _ = _index_items(value, kind, prefix, True, ctx)
         for element, item in zip(elements, value):
             item_path = (*prefix, element)
             out.add(item_path)
@@ -196,7 +210,7 @@ def _all_nodes(value: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefi
         kind = _list_kind(meta)
         if kind.kind == "atomic":
             return
-        elements, _ = _index_items(value, kind, prefix, strict=False)
+        elements, _ = _index_items(value, kind, prefix, False, ctx)
         for element, item in zip(elements, value):
             _all_nodes(item, meta if kind.kind == "map" else None, spath, (*prefix, element), ctx, out,
                        item_atomic=kind.kind == "set" or kind.atomic_items)
@@ -227,12 +241,21 @@ def _compare(old: Any, new: Any, meta: FieldMeta | None, spath: tuple[str, ...],
         return
     if shape == "map":
         for name, child in new.items():
-            sub = (*spath, name)
-            path = (*prefix, field_element(name))
-            if name in old:
-                _compare(old[name], child, ctx.meta(sub), sub, path, ctx, diff)
-            else:
+            before = old.get(name, _ABSENT)
+            if before is child:
+                continue
+            path = (*prefix, "f:" + name)
+            if before is _ABSENT:
+                sub = (*spath, name)
                 _all_nodes(child, ctx.meta(sub), sub, path, ctx, diff.added)
+            elif not isinstance(child, (dict, list)) and not isinstance(before, (dict, list)):
+                # Scalar to scalar, the common case: no schema needed.
+                if not (type(before) is type(child) and before == child) and not json_equal(before, child) \
+                        and path not in _STRIPPED:
+                    diff.modified.add(path)
+            else:
+                sub = (*spath, name)
+                _compare(before, child, ctx.meta(sub), sub, path, ctx, diff)
         for name in old:
             if name not in new:
                 path = (*prefix, field_element(name))
@@ -240,8 +263,8 @@ def _compare(old: Any, new: Any, meta: FieldMeta | None, spath: tuple[str, ...],
                     diff.removed.add(path)
         return
     kind = _list_kind(meta)
-    old_elements, old_items = _index_items(old, kind, prefix, strict=False)
-    new_elements, new_items = _index_items(new, kind, prefix, strict=False)
+    old_elements, old_items = _index_items(old, kind, prefix, False, ctx)
+    new_elements, new_items = _index_items(new, kind, prefix, False, ctx)
     item_meta = meta if kind.kind == "map" else None
     atomic_items = kind.kind == "set" or kind.atomic_items
     for element in new_elements:
@@ -273,24 +296,40 @@ def _without_removed(paths: frozenset[Path], removed: set[Path]) -> frozenset[Pa
 
 def _merge(live: Any, config: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefix: Path, ctx: _Ctx,
            item_atomic: bool = False) -> Any:
+    """``config`` merged into ``live``; returns ``live`` itself where nothing changes, so the
+    comparison that follows can skip unchanged subtrees by identity."""
     if isinstance(config, dict):
         if not isinstance(live, dict) or item_atomic or (prefix and _atomic_map(meta)):
-            return _without_nulls(config)
-        result = dict(live)
+            return live if json_equal(live, config) else _without_nulls(config)
+        result: dict[str, Any] | None = None
         for name, child in config.items():
             if child is None:
-                result.pop(name, None)
+                if name in live:
+                    if result is None:
+                        result = dict(live)
+                    del result[name]
                 continue
-            sub = (*spath, name)
             if name in live:
-                result[name] = _merge(live[name], child, ctx.meta(sub), sub, (*prefix, field_element(name)), ctx)
+                sub = (*spath, name)
+                before = live[name]
+                value = _merge(before, child, ctx.meta(sub), sub, (*prefix, field_element(name)), ctx)
+                if value is before:
+                    continue
             else:
-                result[name] = _without_nulls(child)
-        return result
+                value = _without_nulls(child)
+            if result is None:
+                result = dict(live)
+            result[name] = value
+        return live if result is None else result
     if isinstance(config, list) and isinstance(live, list):
         kind = _list_kind(meta)
         if kind.kind != "atomic":
-            return _merge_list(live, config, kind, meta, spath, prefix, ctx)
+            merged = _merge_list(live, config, kind, meta, spath, prefix, ctx)
+            if len(merged) == len(live) and all(a is b for a, b in zip(merged, live)):
+                return live
+            return merged
+    if json_equal(live, config):
+        return live
     return _without_nulls(config)
 
 
@@ -305,8 +344,8 @@ def _without_nulls(value: Any) -> Any:
 def _merge_list(live: list[Any], config: list[Any], kind: _ListKind, meta: FieldMeta | None,
                 spath: tuple[str, ...], prefix: Path, ctx: _Ctx) -> list[Any]:
     """SMD's list merge: live-only items keep their place, shared and new items follow the config."""
-    rhs, observed_rhs = _index_items(config, kind, prefix, strict=True)
-    lhs, observed_lhs = _index_items(live, kind, prefix, strict=False)
+    rhs, observed_rhs = _index_items(config, kind, prefix, True, ctx)
+    lhs, observed_lhs = _index_items(live, kind, prefix, False, ctx)
     item_meta = meta if kind.kind == "map" else None
     atomic_items = kind.kind == "set" or kind.atomic_items
 
@@ -356,6 +395,13 @@ def _merge_list(live: list[Any], config: list[Any], kind: _ListKind, meta: Field
     return out
 
 
+class _Absent:
+    pass
+
+
+_ABSENT = _Absent()
+
+
 class _Gone:
     pass
 
@@ -394,7 +440,7 @@ def _remove(value: Any, doomed: set[Path], reach: set[Path], meta: FieldMeta | N
         kind = _list_kind(meta)
         if kind.kind == "atomic":
             return value
-        elements, _ = _index_items(value, kind, prefix, strict=False)
+        elements, _ = _index_items(value, kind, prefix, False, ctx)
         item_meta = meta if kind.kind == "map" else None
         out: list[Any] = []
         changed = False
@@ -432,6 +478,9 @@ class _Entry:
     time: str | None
     subresource: str
     fields: frozenset[Path]
+
+    def with_fields(self, fields: frozenset[Path]) -> _Entry:
+        return _Entry(self.manager, self.operation, self.api_version, self.time, self.subresource, fields)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -474,7 +523,7 @@ def _decode_entries(raw: Any) -> _Managers | None:
         if not isinstance(item, Mapping):
             return None
         try:
-            fields = frozenset(decode_fields_v1(item.get("fieldsV1", {})))
+            fields = decode_fields_v1_cached(item.get("fieldsV1", {}))
         except ValueError:
             return None
         manager, operation = item.get("manager", ""), item.get("operation", "")
@@ -484,7 +533,7 @@ def _decode_entries(raw: Any) -> _Managers | None:
         entry = _Entry(manager, operation, version, time if isinstance(time, str) else None, sub, fields)
         previous = managers.get(entry.key)
         if previous is not None:
-            entry = replace(entry, fields=entry.fields | previous.fields)
+            entry = entry.with_fields(entry.fields | previous.fields)
         managers[entry.key] = entry
     return managers
 
@@ -549,15 +598,15 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
         if key == self_entry.key:
             continue
         if kept:
-            result[key] = replace(entry, fields=kept)
+            result[key] = entry.with_fields(kept)
     previous = managers.get(self_entry.key)
     if changed:
         own = (_without_removed(previous.fields, diff.removed) if previous else frozenset()) | changed
-        result[self_entry.key] = replace(self_entry, fields=frozenset(own))
+        result[self_entry.key] = self_entry.with_fields(frozenset(own))
     elif previous is not None:
         kept = _without_removed(previous.fields, diff.removed)
         if kept:
-            result[self_entry.key] = replace(previous, fields=kept)
+            result[self_entry.key] = previous.with_fields(kept)
     return _render(result)
 
 
@@ -610,11 +659,15 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
         if key == me.key:
             # The apiserver stamps the applier's time only when the object changed.
             touched = bool(changed or diff.removed) or previous is None
-            result[key] = me if touched or previous is None else replace(me, time=previous.time)
+            if touched or previous is None:
+                result[key] = me
+            else:
+                result[key] = _Entry(me.manager, me.operation, me.api_version, previous.time, me.subresource,
+                                     me.fields)
             continue
         kept = _without_removed(entry.fields - changed, diff.removed)
         if kept:
-            result[key] = replace(entry, fields=kept)
+            result[key] = entry.with_fields(kept)
     return _with_managed_fields(merged, _render(result))
 
 
