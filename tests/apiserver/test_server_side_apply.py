@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kamera_cli.apiserver as apiserver_pkg
 from kamera_cli.apiserver.patching import (
@@ -325,3 +327,83 @@ def test_custom_resource_list_and_map_types_from_the_crd_schema() -> None:
         apply(both, {**base, "spec": {"args": ["2"]}}, manager="other", fields=fields, api_version="ex.com/v1")
     dropped = apply(both, {**base, "spec": {"tags": ["x"]}}, fields=fields, api_version="ex.com/v1", now=T2)
     assert dropped["spec"] == {"items": [{"id": "b", "v": 2}], "tags": ["x", "y"], "extra": {"k": "v"}}
+
+
+# -- properties ---------------------------------------------------------------------------------
+
+
+WIDGET_FIELDS = openapi_field_lookup({**CRD_SCHEMA, "properties": {"spec": {
+    **CRD_SCHEMA["properties"]["spec"],
+    "properties": {**CRD_SCHEMA["properties"]["spec"]["properties"],
+                   "nested": {"type": "object", "properties": {"x": {"type": "integer"},
+                                                               "y": {"type": "object"}}}}}}})
+
+
+@st.composite
+def widget_specs(draw: st.DrawFn, ids: str = "abcd", tags: str = "pqrs", extra: str = "klmn") -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if draw(st.booleans()):
+        chosen = draw(st.lists(st.sampled_from(ids), unique=True, max_size=3))
+        spec["items"] = [{"id": i, "v": draw(st.integers(0, 3))} for i in chosen]
+    if draw(st.booleans()):
+        spec["tags"] = draw(st.lists(st.sampled_from(tags), unique=True, max_size=3))
+    if draw(st.booleans()):
+        spec["args"] = draw(st.lists(st.sampled_from("123"), max_size=3))
+    if draw(st.booleans()):
+        spec["extra"] = draw(st.dictionaries(st.sampled_from(extra), st.sampled_from(["u", "w"]), max_size=3))
+    if draw(st.booleans()):
+        spec["nested"] = {"x": draw(st.integers(0, 2)), "y": {"z": draw(st.sampled_from(["a", "b"]))}}
+    return spec
+
+
+def widget(spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "ex.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec}
+
+
+def wapply(live: dict[str, Any] | None, spec: dict[str, Any], manager: str, force: bool = False,
+           now: str = T1) -> dict[str, Any]:
+    return server_side_apply(live, widget(spec), manager=manager, force=force, fields=WIDGET_FIELDS, now=now,
+                             api_version="ex.com/v1")
+
+
+def body(obj: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    out["metadata"].pop("managedFields", None)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(widget_specs())
+def test_apply_creates_exactly_the_config_and_reapply_is_a_noop(spec: dict[str, Any]) -> None:
+    created = wapply(None, spec, "m", now=T0)
+    assert body(created) == widget(spec)
+    assert wapply(created, spec, "m", now=T2) == created
+
+
+@settings(max_examples=60, deadline=None)
+@given(widget_specs(ids="ab", tags="pq", extra="kl"), widget_specs(ids="cd", tags="rs", extra="mn"),
+       widget_specs(ids="ab", tags="pq", extra="kl"))
+def test_disjoint_managers_keep_each_others_fields(a1: dict[str, Any], b: dict[str, Any],
+                                                  a2: dict[str, Any]) -> None:
+    """A applies, B applies disjoint fields, A re-applies something else: B's values all survive and
+    whatever A dropped (and B never applied) is gone."""
+    for spec in (a1, a2, b):
+        spec.pop("args", None)  # one atomic value: not disjoint by construction
+    a1.pop("nested", None)
+    a2.pop("nested", None)
+    live = wapply(wapply(None, a1, "a", now=T0), b, "b", now=T1)
+    final = wapply(live, a2, "a", now=T2)
+    spec = final["spec"]
+    for item in b.get("items", []):
+        assert item in spec["items"]
+    for tag in b.get("tags", []):
+        assert tag in spec["tags"]
+    for key, value in b.get("extra", {}).items():
+        assert spec["extra"][key] == value
+    if "nested" in b:
+        assert spec["nested"] == b["nested"]
+    for item in a2.get("items", []):
+        assert item in spec["items"]
+    kept_ids = {i["id"] for i in a2.get("items", [])} | {i["id"] for i in b.get("items", [])}
+    assert {i["id"] for i in spec.get("items", [])} == kept_ids
+    assert set(spec.get("tags", [])) == set(a2.get("tags", [])) | set(b.get("tags", []))
