@@ -588,6 +588,10 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
     managers = _decode_entries(sent)
     if managers is None:
         managers = _decode_entries(_managed(before)) or {}
+        if not managers and before is not None and _has_uid(before):
+            # The apiserver does not start tracking an existing object on a non-apply write (its
+            # skipNonAppliedManager); only a create or an apply gives it managedFields.
+            return []
     ctx = _Ctx(fields if fields is not None else _no_fields)
     diff = _diff(_strip_managed(before or {}), _strip_managed(after), ctx)
     changed = diff.added | diff.modified
@@ -608,6 +612,11 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
         if kept:
             result[self_entry.key] = previous.with_fields(kept)
     return _render(result)
+
+
+def _has_uid(obj: Mapping[str, Any]) -> bool:
+    meta = obj.get("metadata")
+    return isinstance(meta, Mapping) and bool(meta.get("uid"))
 
 
 def _no_fields(_path: tuple[str, ...]) -> FieldMeta | None:
@@ -636,6 +645,13 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
     _config_fields(applied, None, (), (), ctx, config_fields)
     base = _strip_managed(live) if live is not None else {}
     managers = (_decode_entries(_managed(live)) or {}) if live is not None else {}
+    if live is not None and not managers:
+        # An object nobody manages yet: as the apiserver does, everything in it is first credited to
+        # a "before-first-apply" updater, so the apply conflicts with values it would change.
+        adopted = _diff({}, base, ctx).added
+        if adopted:
+            first = _Entry("before-first-apply", "Update", api_version, now, "", frozenset(adopted))
+            managers[first.key] = first
     me = _Entry(manager, "Apply", api_version, now, subresource, frozenset(config_fields))
     previous = managers.get(me.key)
     merged = _merge(base, applied, None, (), (), ctx)
