@@ -179,7 +179,11 @@ def _config_fields(value: Any, meta: FieldMeta | None, spath: tuple[str, ...], p
 def _config_map_fields(value: dict[str, Any], spath: tuple[str, ...], prefix: Path, ctx: _Ctx,
                        out: set[Path]) -> None:
     for name, child in value.items():
-        path = (*prefix, field_element(name))
+        path = (*prefix, "f:" + name)
+        if not isinstance(child, (dict, list)):
+            if path not in _STRIPPED:
+                out.add(path)
+            continue
         if path in _STRIPPED:
             continue
         sub = (*spath, name)
@@ -310,11 +314,16 @@ def _merge(live: Any, config: Any, meta: FieldMeta | None, spath: tuple[str, ...
                     del result[name]
                 continue
             if name in live:
-                sub = (*spath, name)
                 before = live[name]
-                value = _merge(before, child, ctx.meta(sub), sub, (*prefix, field_element(name)), ctx)
-                if value is before:
-                    continue
+                if not isinstance(child, (dict, list)) and not isinstance(before, (dict, list)):
+                    if (type(before) is type(child) and before == child) or json_equal(before, child):
+                        continue
+                    value = child
+                else:
+                    sub = (*spath, name)
+                    value = _merge(before, child, ctx.meta(sub), sub, (*prefix, "f:" + name), ctx)
+                    if value is before:
+                        continue
             else:
                 value = _without_nulls(child)
             if result is None:
@@ -658,9 +667,10 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
     assert isinstance(merged, dict)
     merged = _keep_server_metadata(merged, base)
     managers[me.key] = me
-    if previous is not None:
+    dropped = previous.fields - me.fields if previous is not None else frozenset()
+    if dropped:
         owned = prefixes(p for e in managers.values() for p in e.fields)
-        doomed = {p for p in previous.fields - me.fields if p not in owned}
+        doomed = {p for p in dropped if p not in owned}
         merged = _prune(merged, doomed, ctx, owned)
     diff = _diff(base, merged, ctx)
     changed = diff.added | diff.modified
