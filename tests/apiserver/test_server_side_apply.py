@@ -434,3 +434,17 @@ def test_disjoint_managers_keep_each_others_fields(a1: dict[str, Any], b: dict[s
     kept_ids = {i["id"] for i in a2.get("items", [])} | {i["id"] for i in b.get("items", [])}
     assert {i["id"] for i in spec.get("items", [])} == kept_ids
     assert set(spec.get("tags", [])) == set(a2.get("tags", [])) | set(b.get("tags", []))
+
+
+def test_status_appliers_are_separate_managers_named_with_their_subresource() -> None:
+    live = apply(None, deployment())
+    status_cfg = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+                  "status": {"replicas": 2}}
+    with_status = server_side_apply(live, status_cfg, manager="ctl", force=False, fields=DEPLOY, now=T1,
+                                    api_version="apps/v1", subresource="status")
+    assert entry(with_status, "ctl")["subresource"] == "status"
+    with pytest.raises(PatchError) as err:
+        server_side_apply(with_status, {**status_cfg, "status": {"replicas": 3}}, manager="other", force=False,
+                          fields=DEPLOY, now=T2, api_version="apps/v1", subresource="status")
+    assert err.value.message == ('Apply failed with 1 conflict: conflict with "ctl" with subresource "status": '
+                                 ".status.replicas")
