@@ -130,9 +130,7 @@ def _merge_map(original: dict[str, Any] | None, patch: dict[str, Any], path: tup
     if any(key[:1] == "$" for key in patch):
         _apply_map_directives(result, patch, path, fields, ordered)
     for key, value in patch.items():
-        if key[:1] == "$" and (key in ordered or _is_directive(key)):
-            continue
-        if ordered and key in ordered:
+        if (key[:1] == "$" and _is_directive(key)) or (ordered and key in ordered):
             continue
         sub = (*path, key)
         if value is None:
