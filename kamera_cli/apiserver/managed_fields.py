@@ -419,16 +419,18 @@ _GONE = _Gone()
 
 
 def _remove(value: Any, doomed: set[Path], reach: set[Path], meta: FieldMeta | None, spath: tuple[str, ...],
-            prefix: Path, ctx: _Ctx, keep: set[Path], item_atomic: bool = False) -> Any:
+            prefix: Path, ctx: _Ctx, keep: set[Path], item_atomic: bool = False,
+            item_keys: tuple[str, ...] = ()) -> Any:
     """``value`` without the subtrees at ``doomed`` (``reach``: their prefixes, to skip the rest);
-    granular maps emptied by the removal go too unless someone owns them."""
+    granular maps emptied by the removal go too unless someone owns them.  The key fields of a
+    list item that stays are never removed: they are its identity."""
     if prefix in doomed:
         return _GONE
     if isinstance(value, dict) and not item_atomic:
         result: dict[str, Any] | None = None
         for name, child in value.items():
             path = (*prefix, field_element(name))
-            if path not in reach:
+            if path not in reach or name in item_keys:
                 continue
             sub = (*spath, name)
             pruned = _remove(child, doomed, reach, ctx.meta(sub), sub, path, ctx, keep)
@@ -459,7 +461,7 @@ def _remove(value: Any, doomed: set[Path], reach: set[Path], meta: FieldMeta | N
                 out.append(item)
                 continue
             pruned = _remove(item, doomed, reach, item_meta, spath, path, ctx, keep,
-                             kind.kind == "set" or kind.atomic_items)
+                             kind.kind == "set" or kind.atomic_items, kind.keys)
             if pruned is not item:
                 changed = True
             if pruned is not _GONE:

@@ -162,6 +162,18 @@ def test_dropped_list_item_is_removed_but_others_items_stay() -> None:
     assert [c["name"] for c in out["spec"]["template"]["spec"]["containers"]] == ["app", "mesh"]
 
 
+def test_dropped_item_kept_alive_by_another_manager_keeps_its_key() -> None:
+    two = deployment()
+    two["spec"]["template"]["spec"]["containers"].append({"name": "side", "image": "s:1", "args": ["x"]})
+    live = apply(None, two)
+    bumped = copy.deepcopy(live)
+    bumped["spec"]["template"]["spec"]["containers"][1]["image"] = "s:2"
+    bumped = update(live, bumped, "bumper")
+    out = apply(bumped, deployment(), now=T2)
+    assert out["spec"]["template"]["spec"]["containers"] == [{"name": "app", "image": "app:1"},
+                                                             {"name": "side", "image": "s:2"}]
+
+
 def test_fields_never_applied_by_the_manager_survive_a_reapply() -> None:
     live = apply(None, deployment())
     edited = copy.deepcopy(live)
