@@ -191,7 +191,26 @@ def _openapi_meta(node: Mapping[str, Any]) -> FieldMeta:
     return _PLAIN if meta == _PLAIN else meta
 
 
+# A custom resource's metadata is always the standard ObjectMeta, whatever its CRD schema says (the
+# apiserver prunes and merges it with the built-in schema); these are the fields whose merge
+# semantics are not plain.
+_OBJECT_META_LISTS = {
+    "finalizers": FieldMeta(strategies=frozenset({"merge"}), list_type="set"),
+    "ownerReferences": FieldMeta(merge_key="uid", strategies=frozenset({"merge"}), list_type="map",
+                                 map_keys=("uid",), map_type="atomic"),
+    "managedFields": FieldMeta(list_type="atomic"),
+}
+
+
+def _object_meta(rest: tuple[str, ...]) -> FieldMeta:
+    if len(rest) == 1:
+        return _OBJECT_META_LISTS.get(rest[0], _PLAIN)
+    return _PLAIN
+
+
 def _resolve_openapi(schema: Mapping[str, Any], path: tuple[str, ...]) -> FieldMeta | None:
+    if path and path[0] == "metadata":
+        return _object_meta(path[1:])
     node: Mapping[str, Any] | None = schema
     meta: FieldMeta | None = _openapi_meta(schema)
     for segment in path:

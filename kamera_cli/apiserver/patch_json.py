@@ -66,7 +66,7 @@ def _pointer(raw: Any, what: str) -> list[str]:
 def _index(token: str, length: int, *, allow_end: bool, pointer: str) -> int:
     if token == "-" and allow_end:
         return length
-    if not token.isdigit() or (len(token) > 1 and token[0] == "0"):
+    if not (token.isascii() and token.isdigit()) or (len(token) > 1 and token[0] == "0"):
         raise _OpFailed(f"invalid array index {token!r} in {pointer!r}")
     idx = int(token)
     if idx > length or (idx == length and not allow_end):

@@ -90,6 +90,8 @@ def _new_value(value: Any) -> Any:
 
 def _hkey(value: Any) -> Any:
     """A hashable identity with JSON equality (a boolean never equals a number)."""
+    if type(value) is str:
+        return value  # the common case; every other kind is a tuple, so no collision
     if isinstance(value, bool):
         return ("b", value)
     if isinstance(value, (int, float)):
@@ -124,27 +126,11 @@ def _merge_map(original: dict[str, Any] | None, patch: dict[str, Any], path: tup
             return {}
         raise invalid(f"unknown patch type: {_go(directive)} in map: {_go(patch)}")
     result: dict[str, Any] = dict(original) if original else {}
-    if _RETAIN in patch:
-        _apply_retain_keys(result, patch)
     ordered: set[str] = set()
-    for key, order in patch.items():
-        if key.startswith(_ORDER):
-            name = key[len(_ORDER):]
-            if _set_element_order(result, patch, name, order, (*path, name), fields):
-                ordered.add(name)
+    if any(key[:1] == "$" for key in patch):
+        _apply_map_directives(result, patch, path, fields, ordered)
     for key, value in patch.items():
-        if not key.startswith(_DELETE_PRIMITIVE):
-            continue
-        name = key[len(_DELETE_PRIMITIVE):]
-        if not isinstance(value, list):
-            raise bad_request("invalid patch format of primitive list")
-        current = result.get(name)
-        if isinstance(current, list):
-            sub = (*path, name)
-            meta = fields(sub)
-            result[name] = _merge_slice(current, value, sub, meta.merge_key if meta else None, True, fields)
-    for key, value in patch.items():
-        if key in ordered or _is_directive(key):
+        if (key[:1] == "$" and _is_directive(key)) or (ordered and key in ordered):
             continue
         sub = (*path, key)
         if value is None:
@@ -166,6 +152,29 @@ def _merge_map(original: dict[str, Any] | None, patch: dict[str, Any], path: tup
             else:
                 result[key] = cleaned
     return result
+
+
+def _apply_map_directives(result: dict[str, Any], patch: dict[str, Any], path: tuple[str, ...],
+                          fields: FieldLookup, ordered: set[str]) -> None:
+    """``$retainKeys``, then ``$setElementOrder/*`` (merging those lists), then deletion lists."""
+    if _RETAIN in patch:
+        _apply_retain_keys(result, patch)
+    for key, order in patch.items():
+        if key.startswith(_ORDER):
+            name = key[len(_ORDER):]
+            if _set_element_order(result, patch, name, order, (*path, name), fields):
+                ordered.add(name)
+    for key, value in patch.items():
+        if not key.startswith(_DELETE_PRIMITIVE):
+            continue
+        name = key[len(_DELETE_PRIMITIVE):]
+        if not isinstance(value, list):
+            raise bad_request("invalid patch format of primitive list")
+        current = result.get(name)
+        if isinstance(current, list):
+            sub = (*path, name)
+            meta = fields(sub)
+            result[name] = _merge_slice(current, value, sub, meta.merge_key if meta else None, True, fields)
 
 
 def _apply_retain_keys(result: dict[str, Any], patch: dict[str, Any]) -> None:

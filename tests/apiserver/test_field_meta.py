@@ -73,6 +73,17 @@ def test_openapi_lookup_reads_crd_extensions() -> None:
     assert lookup(("nope",)) is None
 
 
+def test_custom_resource_metadata_is_standard_object_meta() -> None:
+    lookup = openapi_field_lookup({"type": "object", "properties": {"metadata": {"type": "object"}}})
+    assert lookup(("metadata", "finalizers")) == FieldMeta(strategies=frozenset({"merge"}), list_type="set")
+    refs = lookup(("metadata", "ownerReferences"))
+    assert refs is not None and refs.map_keys == ("uid",) and refs.map_type == "atomic"
+    assert lookup(("metadata", "labels", "app")) == FieldMeta()
+    builtin = builtin_field_lookup(DEFS, "io.k8s.api.core.v1.ConfigMap")
+    for name in ("finalizers", "ownerReferences", "managedFields", "labels"):
+        assert lookup(("metadata", name)) == builtin(("metadata", name)), name
+
+
 def _raw_walk(doc: dict[str, Any], root: str, depth: int) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
     """Every property path under ``root`` in the raw OpenAPI document (list items transparent)."""
     definitions = doc["definitions"]

@@ -129,7 +129,8 @@ def test_later_op_modifying_an_inserted_value_does_not_touch_the_patch() -> None
     assert out["spec"] == {"inner": {"a": 1, "b": 2}}
 
 
-json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=3))
+# No booleans: the reference library compares with ==, so it would call True equal to 1.
+json_scalars = st.one_of(st.none(), st.integers(-5, 5), st.text(max_size=3))
 json_docs = st.recursive(json_scalars, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3)), max_leaves=12)
 
@@ -166,6 +167,6 @@ def test_atomic_all_or_nothing_and_agrees_with_jsonpatch(doc: dict[str, Any], op
         theirs: Any = jsonpatch.apply_patch(copy.deepcopy(doc), copy.deepcopy(ops))
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError, IndexError):
         theirs = PatchError
-    if ours is PatchError or not isinstance(theirs, dict):
-        return  # the libraries differ on edge errors (e.g. type-strict test); atomicity is the point
-    assert ours == theirs
+    assert (ours is PatchError) == (theirs is PatchError), (ours, theirs)
+    if ours is not PatchError:
+        assert ours == theirs

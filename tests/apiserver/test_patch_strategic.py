@@ -235,3 +235,29 @@ patches = st.recursive(st.one_of(scalars, st.none()), lambda inner: st.one_of(
 @given(st.dictionaries(keys, values, max_size=4), st.dictionaries(keys, patches, max_size=4))
 def test_without_directives_or_merge_lists_smp_equals_merge_patch(obj: dict[str, Any], patch: dict[str, Any]) -> None:
     assert strategic_merge_patch(obj, patch, _no_meta) == merge_patch(obj, patch)
+
+
+names = st.lists(st.sampled_from(["a", "b", "c", "d", "e"]), unique=True, max_size=5)
+
+
+def _containers(chosen: list[str], image: str) -> list[dict[str, Any]]:
+    return [{"name": n, "image": f"{n}:{image}"} for n in chosen]
+
+
+@settings(max_examples=80, deadline=None)
+@given(names, names, st.randoms(use_true_random=False))
+def test_merge_list_union_with_patch_order_kept(live: list[str], patch: list[str], rnd: Any) -> None:
+    obj = {"spec": {"template": {"spec": {"containers": _containers(live, "1")}}}}
+    out = pod_spec(smp(obj, tpl({"containers": _containers(patch, "2")})))["containers"]
+    got = [c["name"] for c in out]
+    assert sorted(got) == sorted(set(live) | set(patch))
+    assert [n for n in got if n in patch] == patch  # patch items keep the patch's order
+    assert [n for n in got if n not in patch] == [n for n in live if n not in patch]  # live-only keep theirs
+    assert all(c["image"] == (f"{c['name']}:2" if c["name"] in patch else f"{c['name']}:1") for c in out)
+    # With a full $setElementOrder the final order is exactly the one asked for.
+    order = sorted(set(live) | set(patch))
+    rnd.shuffle(order)
+    patch_in_order = [n for n in order if n in patch]
+    ordered = smp(obj, tpl({"$setElementOrder/containers": [{"name": n} for n in order],
+                            "containers": _containers(patch_in_order, "2")}))
+    assert [c["name"] for c in pod_spec(ordered)["containers"]] == order

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kamera_cli.apiserver as apiserver_pkg
 from kamera_cli.apiserver.patching import (
@@ -124,6 +126,18 @@ def test_conflict_between_appliers_lists_every_field_and_force_moves_ownership()
     assert ".metadata.labels.app" in owned(forced, "a")  # shared, unchanged fields stay shared
 
 
+def test_first_apply_to_an_unmanaged_object_meets_before_first_apply() -> None:
+    unmanaged = deployment(replicas=1)
+    with pytest.raises(PatchError) as err:
+        apply(unmanaged, deployment(replicas=3))
+    assert err.value.message == ('Apply failed with 1 conflict: conflict with "before-first-apply" using apps/v1: '
+                                 ".spec.replicas")
+    same = apply(unmanaged, deployment(replicas=1))
+    assert {e["manager"] for e in same["metadata"]["managedFields"]} == {"kubectl", "before-first-apply"}
+    forced = apply(unmanaged, deployment(replicas=3), force=True)
+    assert forced["spec"]["replicas"] == 3 and ".spec.replicas" not in owned(forced, "before-first-apply")
+
+
 def test_dropped_field_is_removed_only_when_nobody_else_owns_it() -> None:
     cfg = deployment()
     cfg["metadata"]["labels"]["tier"] = "fe"
@@ -148,6 +162,18 @@ def test_dropped_list_item_is_removed_but_others_items_stay() -> None:
     assert [c["name"] for c in out["spec"]["template"]["spec"]["containers"]] == ["app", "mesh"]
 
 
+def test_dropped_item_kept_alive_by_another_manager_keeps_its_key() -> None:
+    two = deployment()
+    two["spec"]["template"]["spec"]["containers"].append({"name": "side", "image": "s:1", "args": ["x"]})
+    live = apply(None, two)
+    bumped = copy.deepcopy(live)
+    bumped["spec"]["template"]["spec"]["containers"][1]["image"] = "s:2"
+    bumped = update(live, bumped, "bumper")
+    out = apply(bumped, deployment(), now=T2)
+    assert out["spec"]["template"]["spec"]["containers"] == [{"name": "app", "image": "app:1"},
+                                                             {"name": "side", "image": "s:2"}]
+
+
 def test_fields_never_applied_by_the_manager_survive_a_reapply() -> None:
     live = apply(None, deployment())
     edited = copy.deepcopy(live)
@@ -164,7 +190,7 @@ def test_list_map_merge_keeps_live_only_items_in_place_and_follows_config_order(
     cfg = deployment()
     cfg["spec"]["template"]["spec"]["containers"] = [{"name": "b", "image": "2"}, {"name": "a", "image": "2"},
                                                      {"name": "c", "image": "2"}]
-    out = apply(live, cfg)
+    out = apply(live, cfg, force=True)
     assert [(c["name"], c["image"]) for c in out["spec"]["template"]["spec"]["containers"]] == [
         ("x", "x"), ("b", "2"), ("a", "2"), ("c", "2")]
 
@@ -265,6 +291,18 @@ def test_update_with_no_change_keeps_entries_untouched() -> None:
     assert again["metadata"]["managedFields"] == live["metadata"]["managedFields"]
 
 
+def test_update_of_an_existing_unmanaged_object_stays_untracked_but_a_create_is_tracked() -> None:
+    existing = deployment()
+    existing["metadata"]["uid"] = "u-1"
+    after = copy.deepcopy(existing)
+    after["spec"]["replicas"] = 7
+    assert update_managed_fields(existing, after, manager="x", operation="Update", now=T1, api_version="apps/v1",
+                                 fields=DEPLOY) == []
+    created = update_managed_fields(None, deployment(), manager="x", operation="Update", now=T1,
+                                    api_version="apps/v1", fields=DEPLOY)
+    assert [e["manager"] for e in created] == ["x"]
+
+
 def test_update_honours_managed_fields_sent_by_the_client_and_reset() -> None:
     live = apply(None, deployment())
     after = copy.deepcopy(live)
@@ -325,3 +363,100 @@ def test_custom_resource_list_and_map_types_from_the_crd_schema() -> None:
         apply(both, {**base, "spec": {"args": ["2"]}}, manager="other", fields=fields, api_version="ex.com/v1")
     dropped = apply(both, {**base, "spec": {"tags": ["x"]}}, fields=fields, api_version="ex.com/v1", now=T2)
     assert dropped["spec"] == {"items": [{"id": "b", "v": 2}], "tags": ["x", "y"], "extra": {"k": "v"}}
+
+
+# -- properties ---------------------------------------------------------------------------------
+
+
+WIDGET_FIELDS = openapi_field_lookup({**CRD_SCHEMA, "properties": {"spec": {
+    **CRD_SCHEMA["properties"]["spec"],
+    "properties": {**CRD_SCHEMA["properties"]["spec"]["properties"],
+                   "nested": {"type": "object", "properties": {"x": {"type": "integer"},
+                                                               "y": {"type": "object"}}}}}}})
+
+
+@st.composite
+def widget_specs(draw: st.DrawFn, ids: str = "abcd", tags: str = "pqrs", extra: str = "klmn") -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if draw(st.booleans()):
+        chosen = draw(st.lists(st.sampled_from(ids), unique=True, max_size=3))
+        spec["items"] = [{"id": i, "v": draw(st.integers(0, 3))} for i in chosen]
+    if draw(st.booleans()):
+        spec["tags"] = draw(st.lists(st.sampled_from(tags), unique=True, max_size=3))
+    if draw(st.booleans()):
+        spec["args"] = draw(st.lists(st.sampled_from("123"), max_size=3))
+    if draw(st.booleans()):
+        spec["extra"] = draw(st.dictionaries(st.sampled_from(extra), st.sampled_from(["u", "w"]), max_size=3))
+    if draw(st.booleans()):
+        spec["nested"] = {"x": draw(st.integers(0, 2)), "y": {"z": draw(st.sampled_from(["a", "b"]))}}
+    return spec
+
+
+def widget(spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "ex.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec}
+
+
+def wapply(live: dict[str, Any] | None, spec: dict[str, Any], manager: str, force: bool = False,
+           now: str = T1) -> dict[str, Any]:
+    return server_side_apply(live, widget(spec), manager=manager, force=force, fields=WIDGET_FIELDS, now=now,
+                             api_version="ex.com/v1")
+
+
+def body(obj: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    out["metadata"].pop("managedFields", None)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(widget_specs())
+def test_apply_creates_exactly_the_config_and_reapply_is_a_noop(spec: dict[str, Any]) -> None:
+    created = wapply(None, spec, "m", now=T0)
+    assert body(created) == widget(spec)
+    again = wapply(created, spec, "m", now=T2)
+    assert body(again) == body(created)
+    if "managedFields" in created["metadata"]:  # else the re-apply meets "before-first-apply" (as real)
+        assert again == created
+
+
+@settings(max_examples=60, deadline=None)
+@given(widget_specs(ids="ab", tags="pq", extra="kl"), widget_specs(ids="cd", tags="rs", extra="mn"),
+       widget_specs(ids="ab", tags="pq", extra="kl"))
+def test_disjoint_managers_keep_each_others_fields(a1: dict[str, Any], b: dict[str, Any],
+                                                  a2: dict[str, Any]) -> None:
+    """A applies, B applies disjoint fields, A re-applies something else: B's values all survive and
+    whatever A dropped (and B never applied) is gone."""
+    for spec in (a1, a2, b):
+        spec.pop("args", None)  # one atomic value: not disjoint by construction
+    a1.pop("nested", None)
+    a2.pop("nested", None)
+    live = wapply(wapply(None, a1, "a", now=T0), b, "b", now=T1)
+    final = wapply(live, a2, "a", now=T2)
+    spec = final["spec"]
+    for item in b.get("items", []):
+        assert item in spec["items"]
+    for tag in b.get("tags", []):
+        assert tag in spec["tags"]
+    for key, value in b.get("extra", {}).items():
+        assert spec["extra"][key] == value
+    if "nested" in b:
+        assert spec["nested"] == b["nested"]
+    for item in a2.get("items", []):
+        assert item in spec["items"]
+    kept_ids = {i["id"] for i in a2.get("items", [])} | {i["id"] for i in b.get("items", [])}
+    assert {i["id"] for i in spec.get("items", [])} == kept_ids
+    assert set(spec.get("tags", [])) == set(a2.get("tags", [])) | set(b.get("tags", []))
+
+
+def test_status_appliers_are_separate_managers_named_with_their_subresource() -> None:
+    live = apply(None, deployment())
+    status_cfg = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+                  "status": {"replicas": 2}}
+    with_status = server_side_apply(live, status_cfg, manager="ctl", force=False, fields=DEPLOY, now=T1,
+                                    api_version="apps/v1", subresource="status")
+    assert entry(with_status, "ctl")["subresource"] == "status"
+    with pytest.raises(PatchError) as err:
+        server_side_apply(with_status, {**status_cfg, "status": {"replicas": 3}}, manager="other", force=False,
+                          fields=DEPLOY, now=T2, api_version="apps/v1", subresource="status")
+    assert err.value.message == ('Apply failed with 1 conflict: conflict with "ctl" with subresource "status": '
+                                 ".status.replicas")

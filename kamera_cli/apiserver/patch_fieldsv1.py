@@ -13,8 +13,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["Path", "decode_fields_v1", "encode_fields_v1", "field_element", "key_element", "path_string",
-           "prefixes", "value_element"]
+__all__ = ["Path", "decode_fields_v1", "decode_fields_v1_cached", "encode_fields_v1", "field_element", "key_element",
+           "path_string", "prefixes", "value_element"]
 
 Path = tuple[str, ...]
 
@@ -27,13 +27,24 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
+def _scalar_json(value: Any) -> str:
+    """Compact JSON for a key value; the common plain strings and integers skip ``json.dumps``."""
+    if isinstance(value, str):
+        if value.isprintable() and '"' not in value and "\\" not in value:
+            return '"' + value + '"'
+    elif isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return _json(value)
+
+
 def key_element(keys: Mapping[str, Any]) -> str:
     """``k:{"containerPort":80,"protocol":"TCP"}``: the item's key fields, sorted by name."""
-    return "k:" + _json(dict(sorted(keys.items())))
+    names = sorted(keys)
+    return "k:{" + ",".join(_scalar_json(name) + ":" + _scalar_json(keys[name]) for name in names) + "}"
 
 
 def value_element(value: Any) -> str:
-    return "v:" + _json(value)
+    return "v:" + _scalar_json(value)
 
 
 def index_element(index: int) -> str:
@@ -44,8 +55,40 @@ def _element_rank(element: str) -> tuple[int, str]:
     return ({"f": 0, "k": 1, "v": 2, "i": 3}.get(element[:1], 4), element)
 
 
+_CACHE_LIMIT = 4096
+_ENCODED: dict[frozenset[Path], dict[str, Any]] = {}
+_DECODED: dict[int, tuple[Any, frozenset[Path]]] = {}
+
+
 def encode_fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
-    """The FieldsV1 object for a set of owned paths (children sorted: fields, keys, values, indexes)."""
+    """The FieldsV1 object for a set of owned paths (children sorted: fields, keys, values, indexes).
+
+    Results for a frozenset are memoised and shared: treat them as immutable.
+    """
+    if isinstance(paths, frozenset):
+        found = _ENCODED.get(paths)
+        if found is None:
+            if len(_ENCODED) >= _CACHE_LIMIT:
+                _ENCODED.clear()
+            found = _ENCODED[paths] = _encode(paths)
+        return found
+    return _encode(paths)
+
+
+def decode_fields_v1_cached(fields: Any) -> frozenset[Path]:
+    """``decode_fields_v1`` memoised by object identity: stored objects are immutable and share
+    their managedFields from write to write, so the same FieldsV1 object comes back again and again."""
+    found = _DECODED.get(id(fields))
+    if found is not None and found[0] is fields:
+        return found[1]
+    decoded = frozenset(decode_fields_v1(fields))
+    if len(_DECODED) >= _CACHE_LIMIT:
+        _DECODED.clear()
+    _DECODED[id(fields)] = (fields, decoded)  # holding `fields` keeps its id from being reused
+    return decoded
+
+
+def _encode(paths: Iterable[Path]) -> dict[str, Any]:
     root: dict[str, Any] = {}
     members: set[int] = set()
     for path in paths:

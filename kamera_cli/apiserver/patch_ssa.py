@@ -1,0 +1,465 @@
+"""The schema-aware walks behind server-side apply and managedFields: which paths an apply
+configuration owns, how it merges into a live object, what changed between two objects, and how
+fields are pruned.
+
+Why its own module: these walks are structured-merge-diff's value algorithms (ToFieldSet, Merge,
+Compare, RemoveItems) and know nothing of managers; ``managed_fields`` builds the bookkeeping on
+top.  Every walk resolves list and map semantics through a ``FieldLookup`` (list type, map keys,
+map type, falling back to the patch merge key as the apiserver's schema converter does), returns
+the input subtree itself wherever nothing changes, and never mutates its inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kamera_cli.apiserver.fieldmeta import FieldLookup, FieldMeta
+from kamera_cli.apiserver.patch_errors import PatchError, invalid
+from kamera_cli.apiserver.patch_fieldsv1 import (
+    Path,
+    field_element,
+    key_element,
+    path_string,
+    prefixes,
+    value_element,
+)
+from kamera_cli.apiserver.patch_json import json_equal
+
+__all__ = ["Diff", "WalkContext", "config_fields", "diff_objects", "merge_config", "prune", "without_removed"]
+
+# Fields nobody owns: the apiserver strips them from every field set (its stripMetaManager).
+_STRIPPED: frozenset[Path] = frozenset(
+    [("f:apiVersion",), ("f:kind",)]
+    + [("f:metadata", "f:" + name) for name in ("name", "namespace", "creationTimestamp", "selfLink", "uid",
+                                                  "clusterName", "generation", "managedFields", "resourceVersion")]
+)
+# Top-level maps present in a built-in kind's zero value: adding them records no "." ownership.
+_NO_SELF: frozenset[Path] = frozenset([("f:metadata",), ("f:spec",), ("f:status",)])
+
+
+# -- list semantics -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _ListKind:
+    kind: str  # "atomic" | "set" | "map"
+    keys: tuple[str, ...] = ()
+    atomic_items: bool = False
+
+
+_ATOMIC_LIST = _ListKind("atomic")
+
+
+def _list_kind(meta: FieldMeta | None) -> _ListKind:
+    if meta is None:
+        return _ATOMIC_LIST
+    atomic_items = meta.map_type == "atomic"
+    list_type = meta.list_type
+    if list_type == "map":
+        keys = meta.map_keys or ((meta.merge_key,) if meta.merge_key else ())
+        return _ListKind("map", keys, atomic_items) if keys else _ATOMIC_LIST
+    if list_type == "set":
+        return _ListKind("set")
+    if list_type == "atomic":
+        return _ATOMIC_LIST
+    if "merge" in meta.strategies:
+        if meta.merge_key:
+            return _ListKind("map", (meta.merge_key,), atomic_items)
+        return _ListKind("set")
+    return _ATOMIC_LIST
+
+
+def _atomic_map(meta: FieldMeta | None) -> bool:
+    return meta is not None and meta.map_type == "atomic" and meta.list_type is None
+
+
+class WalkContext:
+    """One operation's memo: ``FieldLookup`` answers by schema path, list item elements by list."""
+
+    __slots__ = ("_fields", "_metas", "elements")
+
+    def __init__(self, fields: FieldLookup) -> None:
+        self._fields = fields
+        self._metas: dict[tuple[str, ...], FieldMeta | None] = {}
+        # (id(list), kind) -> (the list, kept alive so the id stays unique; elements; observed; problem)
+        self.elements: dict[tuple[int, _ListKind], tuple[list[Any], list[str], dict[str, Any], PatchError | None]] = {}
+
+    def meta(self, spath: tuple[str, ...]) -> FieldMeta | None:
+        try:
+            return self._metas[spath]
+        except KeyError:
+            found = self._fields(spath)
+            self._metas[spath] = found
+            return found
+
+
+def _item_element(item: Any, kind: _ListKind, index: int) -> str | None:
+    if kind.kind == "set":
+        return value_element(item)
+    if isinstance(item, dict):
+        keys = {name: item[name] for name in kind.keys if name in item and item[name] is not None}
+        if keys:
+            return key_element(keys)
+    return None
+
+
+def _index_items(items: list[Any], kind: _ListKind, where: Path, strict: bool,
+                 ctx: WalkContext) -> tuple[list[str], dict[str, Any]]:
+    """Each item's path element, and the first item per element; ``strict`` rejects what an apply
+    configuration may not contain (items without key fields, duplicates)."""
+    cached = ctx.elements.get((id(items), kind))
+    if cached is None:
+        elements: list[str] = []
+        observed: dict[str, Any] = {}
+        problem: PatchError | None = None
+        for index, item in enumerate(items):
+            element = _item_element(item, kind, index)
+            if element is None:
+                element = f"i:{index}"
+                problem = problem or invalid(
+                    f"{path_string(where)}: associative list with keys has an element that omits key field "
+                    f"{kind.keys[0]!r} (and doesn't have default value)",
+                    [{"type": "FieldValueRequired", "message": f"key field {kind.keys[0]!r} is missing",
+                      "field": path_string(where)}])
+            if element in observed:
+                problem = problem or invalid(
+                    f"{path_string(where)}: duplicate entries for key {element[2:]}",
+                    [{"type": "FieldValueDuplicate", "message": f"duplicate entries for key {element[2:]}",
+                      "field": path_string(where)}])
+            else:
+                observed[element] = item
+            elements.append(element)
+        cached = (items, elements, observed, problem)
+        ctx.elements[(id(items), kind)] = cached
+    if strict and cached[3] is not None:
+        raise cached[3]
+    return cached[1], cached[2]
+
+
+# -- field sets -----------------------------------------------------------------------------------
+
+
+def config_fields(value: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefix: Path, ctx: WalkContext,
+                   out: set[Path]) -> None:
+    """SMD's ToFieldSet: leaves, atomic values and list items (not granular maps themselves)."""
+    if isinstance(value, dict):
+        if prefix and _atomic_map(meta):
+            out.add(prefix)
+            return
+        _config_map_fields(value, spath, prefix, ctx, out)
+    elif isinstance(value, list):
+        kind = _list_kind(meta)
+        if kind.kind == "atomic":
+            out.add(prefix)
+            return
+        elements, _ = _index_items(value, kind, prefix, True, ctx)
+        for element, item in zip(elements, value):
+            item_path = (*prefix, element)
+            out.add(item_path)
+            if kind.kind == "map" and isinstance(item, dict) and not kind.atomic_items:
+                _config_map_fields(item, spath, item_path, ctx, out)
+    else:
+        out.add(prefix)
+
+
+def _config_map_fields(value: dict[str, Any], spath: tuple[str, ...], prefix: Path, ctx: WalkContext,
+                       out: set[Path]) -> None:
+    for name, child in value.items():
+        path = (*prefix, "f:" + name)
+        if not isinstance(child, (dict, list)):
+            if path not in _STRIPPED:
+                out.add(path)
+            continue
+        if path in _STRIPPED:
+            continue
+        sub = (*spath, name)
+        config_fields(child, ctx.meta(sub), sub, path, ctx, out)
+
+
+@dataclass(slots=True)
+class Diff:
+    added: set[Path]
+    modified: set[Path]
+    removed: set[Path]  # roots of removed subtrees
+
+
+def _all_nodes(value: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefix: Path, ctx: WalkContext,
+               out: set[Path], item_atomic: bool = False) -> None:
+    """Every node of a subtree that appeared (SMD's comparison marks each one added)."""
+    if prefix in _STRIPPED:
+        return
+    if prefix and prefix not in _NO_SELF:
+        out.add(prefix)
+    if isinstance(value, dict):
+        if (prefix and _atomic_map(meta)) or item_atomic:
+            return
+        for name, child in value.items():
+            sub = (*spath, name)
+            _all_nodes(child, ctx.meta(sub), sub, (*prefix, field_element(name)), ctx, out)
+    elif isinstance(value, list):
+        kind = _list_kind(meta)
+        if kind.kind == "atomic":
+            return
+        elements, _ = _index_items(value, kind, prefix, False, ctx)
+        for element, item in zip(elements, value):
+            _all_nodes(item, meta if kind.kind == "map" else None, spath, (*prefix, element), ctx, out,
+                       item_atomic=kind.kind == "set" or kind.atomic_items)
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, dict):
+        return "map"
+    if isinstance(value, list):
+        return "list"
+    return "leaf"
+
+
+def _compare(old: Any, new: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefix: Path, ctx: WalkContext,
+             diff: Diff, item_atomic: bool = False) -> None:
+    if old is new or prefix in _STRIPPED:
+        return
+    shape = _shape(old)
+    atomic = (shape == "leaf" or item_atomic or (shape == "map" and prefix != () and _atomic_map(meta))
+              or (shape == "list" and _list_kind(meta).kind == "atomic"))
+    if shape != _shape(new):
+        diff.removed.add(prefix)
+        _all_nodes(new, meta, spath, prefix, ctx, diff.added, item_atomic)
+        return
+    if atomic:
+        if not json_equal(old, new):
+            diff.modified.add(prefix)
+        return
+    if shape == "map":
+        for name, child in new.items():
+            before = old.get(name, _ABSENT)
+            if before is child:
+                continue
+            path = (*prefix, "f:" + name)
+            if before is _ABSENT:
+                sub = (*spath, name)
+                _all_nodes(child, ctx.meta(sub), sub, path, ctx, diff.added)
+            elif not isinstance(child, (dict, list)) and not isinstance(before, (dict, list)):
+                # Scalar to scalar, the common case: no schema needed.
+                if not (type(before) is type(child) and before == child) and not json_equal(before, child) \
+                        and path not in _STRIPPED:
+                    diff.modified.add(path)
+            else:
+                sub = (*spath, name)
+                _compare(before, child, ctx.meta(sub), sub, path, ctx, diff)
+        for name in old:
+            if name not in new:
+                path = (*prefix, field_element(name))
+                if path not in _STRIPPED:
+                    diff.removed.add(path)
+        return
+    kind = _list_kind(meta)
+    old_elements, old_items = _index_items(old, kind, prefix, False, ctx)
+    new_elements, new_items = _index_items(new, kind, prefix, False, ctx)
+    item_meta = meta if kind.kind == "map" else None
+    atomic_items = kind.kind == "set" or kind.atomic_items
+    for element in new_elements:
+        path = (*prefix, element)
+        if element in old_items:
+            _compare(old_items[element], new_items[element], item_meta, spath, path, ctx, diff, atomic_items)
+        else:
+            _all_nodes(new_items[element], item_meta, spath, path, ctx, diff.added, atomic_items)
+    for element in old_elements:
+        if element not in new_items:
+            diff.removed.add((*prefix, element))
+
+
+def diff_objects(old: dict[str, Any], new: dict[str, Any], ctx: WalkContext) -> Diff:
+    diff = Diff(set(), set(), set())
+    _compare(old, new, None, (), (), ctx, diff)
+    return diff
+
+
+def without_removed(paths: frozenset[Path], removed: set[Path]) -> frozenset[Path]:
+    if not removed:
+        return paths
+    depth = max(len(p) for p in removed)
+    return frozenset(p for p in paths if not any(p[:n] in removed for n in range(1, min(len(p), depth) + 1)))
+
+
+# -- merging and pruning ------------------------------------------------------------------------
+
+
+def merge_config(live: Any, config: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefix: Path, ctx: WalkContext,
+           item_atomic: bool = False) -> Any:
+    """``config`` merged into ``live``; returns ``live`` itself where nothing changes, so the
+    comparison that follows can skip unchanged subtrees by identity."""
+    if isinstance(config, dict):
+        if not isinstance(live, dict) or item_atomic or (prefix and _atomic_map(meta)):
+            return live if json_equal(live, config) else _without_nulls(config)
+        result: dict[str, Any] | None = None
+        for name, child in config.items():
+            if child is None:
+                if name in live:
+                    if result is None:
+                        result = dict(live)
+                    del result[name]
+                continue
+            if name in live:
+                before = live[name]
+                if not isinstance(child, (dict, list)) and not isinstance(before, (dict, list)):
+                    if (type(before) is type(child) and before == child) or json_equal(before, child):
+                        continue
+                    value = child
+                else:
+                    sub = (*spath, name)
+                    value = merge_config(before, child, ctx.meta(sub), sub, (*prefix, "f:" + name), ctx)
+                    if value is before:
+                        continue
+            else:
+                value = _without_nulls(child)
+            if result is None:
+                result = dict(live)
+            result[name] = value
+        return live if result is None else result
+    if isinstance(config, list) and isinstance(live, list):
+        kind = _list_kind(meta)
+        if kind.kind != "atomic":
+            merged = _merge_list(live, config, kind, meta, spath, prefix, ctx)
+            if len(merged) == len(live) and all(a is b for a, b in zip(merged, live)):
+                return live
+            return merged
+    if json_equal(live, config):
+        return live
+    return _without_nulls(config)
+
+
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+def _merge_list(live: list[Any], config: list[Any], kind: _ListKind, meta: FieldMeta | None,
+                spath: tuple[str, ...], prefix: Path, ctx: WalkContext) -> list[Any]:
+    """SMD's list merge: live-only items keep their place, shared and new items follow the config."""
+    rhs, observed_rhs = _index_items(config, kind, prefix, True, ctx)
+    lhs, observed_lhs = _index_items(live, kind, prefix, False, ctx)
+    item_meta = meta if kind.kind == "map" else None
+    atomic_items = kind.kind == "set" or kind.atomic_items
+
+    def merged(element: str) -> Any:
+        if element in observed_lhs:
+            return merge_config(observed_lhs[element], observed_rhs[element], item_meta, spath, (*prefix, element), ctx,
+                          atomic_items)
+        return _without_nulls(observed_rhs[element])
+
+    shared = [e for e in rhs if e in observed_lhs]
+    shared_at = 0
+    next_shared = shared[0] if shared else None
+    out: list[Any] = []
+    done: set[str] = set()
+    li = ri = 0
+    while li < len(lhs) or ri < len(rhs):
+        if li < len(lhs) and ri < len(rhs):
+            element = lhs[li]
+            if element == rhs[ri]:
+                done.add(element)
+                out.append(merged(element))
+                li += 1
+                ri += 1
+                shared_at += 1
+                next_shared = shared[shared_at] if shared_at < len(shared) else None
+                continue
+            if element in observed_rhs and next_shared is not None and next_shared != element:
+                li += 1
+                continue
+        if li < len(lhs):
+            element = lhs[li]
+            if element not in observed_rhs:
+                out.append(live[li])
+                li += 1
+                continue
+            if element in done:
+                li += 1
+                continue
+        if ri < len(rhs):
+            element = rhs[ri]
+            done.add(element)
+            out.append(merged(element))
+            ri += 1
+            if next_shared is not None and next_shared == element:
+                shared_at += 1
+                next_shared = shared[shared_at] if shared_at < len(shared) else None
+    return out
+
+
+class _Absent:
+    pass
+
+
+_ABSENT = _Absent()
+
+
+class _Gone:
+    pass
+
+
+_GONE = _Gone()
+
+
+def _remove(value: Any, doomed: set[Path], reach: set[Path], meta: FieldMeta | None, spath: tuple[str, ...],
+            prefix: Path, ctx: WalkContext, keep: set[Path], item_atomic: bool = False,
+            item_keys: tuple[str, ...] = ()) -> Any:
+    """``value`` without the subtrees at ``doomed`` (``reach``: their prefixes, to skip the rest);
+    granular maps emptied by the removal go too unless someone owns them.  The key fields of a
+    list item that stays are never removed: they are its identity."""
+    if prefix in doomed:
+        return _GONE
+    if isinstance(value, dict) and not item_atomic:
+        result: dict[str, Any] | None = None
+        for name, child in value.items():
+            path = (*prefix, field_element(name))
+            if path not in reach or name in item_keys:
+                continue
+            sub = (*spath, name)
+            pruned = _remove(child, doomed, reach, ctx.meta(sub), sub, path, ctx, keep)
+            if pruned is child:
+                continue
+            if result is None:
+                result = dict(value)
+            if pruned is _GONE:
+                del result[name]
+            else:
+                result[name] = pruned
+        if result is None:
+            return value
+        if not result and len(prefix) > 1 and prefix not in keep:
+            return _GONE
+        return result
+    if isinstance(value, list):
+        kind = _list_kind(meta)
+        if kind.kind == "atomic":
+            return value
+        elements, _ = _index_items(value, kind, prefix, False, ctx)
+        item_meta = meta if kind.kind == "map" else None
+        out: list[Any] = []
+        changed = False
+        for element, item in zip(elements, value):
+            path = (*prefix, element)
+            if path not in reach:
+                out.append(item)
+                continue
+            pruned = _remove(item, doomed, reach, item_meta, spath, path, ctx, keep,
+                             kind.kind == "set" or kind.atomic_items, kind.keys)
+            if pruned is not item:
+                changed = True
+            if pruned is not _GONE:
+                out.append(pruned)
+        return out if changed else value
+    return value
+
+
+def prune(obj: dict[str, Any], doomed: set[Path], ctx: WalkContext, keep: set[Path]) -> dict[str, Any]:
+    if not doomed:
+        return obj
+    pruned = _remove(obj, doomed, prefixes(doomed), None, (), (), ctx, keep)
+    assert isinstance(pruned, dict)
+    return pruned
