@@ -1,0 +1,217 @@
+"""Perturbations: stale views, crashes with restarts, injected conflicts, and coalesced events.
+
+What users rely on: a stale view never goes backwards (except across a restart), a restart re-lists
+the controller's objects, the explored space grows with the bounds and only with them, and executions
+that never show a controller an intermediate state are explored without any special syntax.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kamera_cli.model.objects import KindRef
+from kamera_cli.model.scenario import ConflictSpec, CrashSpec, Perturbations, StaleReadSpec
+from kamera_cli.runner import explore
+from kamera_cli.sim.bootstrap import Simulation
+from kamera_cli.sim.state import RESTART
+
+from tests.sim.conftest import CONFIGMAP, MakeScenario
+
+COUNTER = """
+from kubernetes import client
+core = client.CoreV1Api()
+
+def writer(request):
+    if request.name != "counter":
+        return None
+    cm = core.read_namespaced_config_map("counter", request.namespace)
+    n = int((cm.data or {}).get("n", "0"))
+    if n < 3:
+        core.patch_namespaced_config_map("counter", request.namespace, {"data": {"n": str(n + 1)}})
+
+def reader(request):
+    if request.name != "counter":
+        return None
+    n = core.read_namespaced_config_map("counter", request.namespace).data["n"]
+    sa = core.read_namespaced_service_account("log", request.namespace)
+    seen = (sa.metadata.annotations or {}).get("seen", "")
+    if not seen.endswith(n):
+        seen = f"{seen},{n}" if seen else n
+        core.patch_namespaced_service_account("log", request.namespace,
+                                              {"metadata": {"annotations": {"seen": seen}}})
+"""
+SEED = [
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"},
+     "data": {"n": "0"}},
+    {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "log", "namespace": "default"}},
+]
+
+
+def _log_of(snapshot) -> list[int]:
+    sa = next(o for o in snapshot.objects() if o["kind"] == "ServiceAccount")
+    seen = (sa["metadata"].get("annotations") or {}).get("seen", "")
+    return [int(v) for v in seen.split(",") if v]
+
+
+def _counter_of(snapshot) -> int:
+    cm = next(o for o in snapshot.objects() if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "counter")
+    return int(cm["data"]["n"])
+
+
+def _reader_lags(exploration) -> list[int]:
+    """For every reader step that logged a value: how far behind the cluster that value was."""
+    graph = exploration.search.graph
+    lags = []
+    for edge_id in range(graph.num_edges):
+        edge = graph.edge(edge_id)
+        if edge.action.controller != "reader":
+            continue
+        before, after = _log_of(graph.state(edge.src).snapshot), _log_of(graph.state(edge.dst).snapshot)
+        if after != before:
+            lags.append(_counter_of(graph.state(edge.dst).snapshot) - after[-1])
+    return lags
+
+
+def test_stale_views_never_go_backwards(make_scenario: MakeScenario) -> None:
+    base = make_scenario(COUNTER, [("writer", "writer", CONFIGMAP), ("reader", "reader", CONFIGMAP)], SEED)
+    assert set(_reader_lags(explore(base))) == {0}  # a fresh reader logs the current value
+    stale = explore(replace(base, perturbations=Perturbations(
+        stale_reads=(StaleReadSpec("reader", (CONFIGMAP,), max_lag=2),))))
+    assert set(_reader_lags(stale)) == {0, 1, 2}  # stale: up to maxLag writes behind, never more
+    graph = stale.search.graph
+    for node in range(graph.num_states):
+        values = _log_of(graph.state(node).snapshot)
+        assert values == sorted(values), f"the reader's view went backwards: {values}"
+
+
+def test_a_stale_view_can_lag_at_most_max_lag_writes(make_scenario: MakeScenario) -> None:
+    base = make_scenario(COUNTER, [("writer", "writer", CONFIGMAP), ("reader", "reader", CONFIGMAP)], SEED)
+    one = explore(replace(base, perturbations=Perturbations(
+        stale_reads=(StaleReadSpec("reader", (CONFIGMAP,), max_lag=1),))))
+    graph = one.search.graph
+    for edge_id in range(graph.num_edges):
+        act = graph.edge(edge_id).action
+        if act.fault is not None and act.fault.kind == "stale":
+            assert all(1 <= n <= 1 for _, n in act.fault.lags)
+
+
+RESTARTED = """
+from kubernetes import client
+core = client.CoreV1Api()
+RUNS = []
+
+def reconcile(request):
+    RUNS.append(request.name)
+    cm = core.read_namespaced_config_map(request.name, request.namespace)
+    if not (cm.data or {}).get("done"):
+        core.patch_namespaced_config_map(request.name, request.namespace, {"data": {"step": "1"}})
+        core.patch_namespaced_config_map(request.name, request.namespace, {"data": {"done": "yes"}})
+"""
+
+
+def test_a_crash_applies_the_first_writes_and_restart_relists_every_for_object(make_scenario: MakeScenario) -> None:
+    seed = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": n, "namespace": "default"}}
+            for n in ("a", "b")]
+    scenario = make_scenario(RESTARTED, [("app", "reconcile", CONFIGMAP)], seed,
+                             perturbations=Perturbations(crashes=(CrashSpec("app", (0, 1), max=2),)))
+    with Simulation(scenario) as sim:
+        model = sim.model
+        (state,) = model.initial_states()
+
+        def take(state, name, crash_at):
+            for act in model.actions(state):
+                crash = act.fault.at if act.fault is not None and act.fault.kind == "crash" else None
+                if act.name == name and crash == crash_at:
+                    return model.successor(state, act)
+            raise AssertionError(f"no action {name} crash={crash_at}")
+
+        state = take(state, "b", None).state  # b writes, which re-triggers it
+        state = take(state, "b", None).state  # b sees itself done: nothing pending for it any more
+        assert ("app", "default", "b") not in {p.key for p in state.pending if p.ready_at <= state.clock}
+        _module_of().RUNS.append("marker")
+        t = take(state, "a", 0)  # crash before any write
+        restarted = {(p.namespace, p.name) for p in t.state.pending if p.source == RESTART}
+        assert restarted == {("default", "a"), ("default", "b")}  # the informer re-list
+        assert "marker" not in _module_of().RUNS  # module state re-initialised by the restart
+        assert t.label.note.startswith("crashed after write 0")
+        t = take(t.state, "a", 1)  # crash after the first of two writes
+        cm = next(o for o in t.state.snapshot.objects() if o["metadata"]["name"] == "a")
+        assert cm["data"] == {"step": "1"}  # write 1 applied, write 2 never happened
+        assert t.state.faults.crashes == 2
+        # the crash budget is spent: no more crash branches
+        assert not [a for a in model.actions(t.state) if a.fault is not None and a.fault.kind == "crash"]
+
+
+def _module_of():
+    import sys
+
+    return next(m for m in list(sys.modules.values()) if m is not None and hasattr(m, "RUNS")
+                and "ctrl.py" in (getattr(m, "__file__", "") or ""))
+
+
+def test_state_count_grows_with_the_crash_bound(make_scenario: MakeScenario) -> None:
+    base = make_scenario(RESTARTED, [("app", "reconcile", CONFIGMAP)],
+                         [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}}])
+    counts = [explore(replace(base, perturbations=Perturbations(crashes=(CrashSpec("app", (), max=m),)) if m
+                              else Perturbations())).result.stats.states for m in (0, 1, 2)]
+    assert counts[0] < counts[1] < counts[2], counts
+
+
+def test_state_count_grows_with_max_lag_and_conflicts(make_scenario: MakeScenario) -> None:
+    base = make_scenario(COUNTER, [("writer", "writer", CONFIGMAP), ("reader", "reader", CONFIGMAP)], SEED)
+    def stale(n: int) -> Perturbations:
+        return Perturbations(stale_reads=(StaleReadSpec("reader", (CONFIGMAP,), max_lag=n),)) if n else Perturbations()
+
+    lags = [explore(replace(base, perturbations=stale(n))).result.stats.states for n in (0, 1, 2)]
+    assert lags[0] < lags[1] < lags[2], lags
+    conflicts = [explore(replace(base, perturbations=Perturbations(
+        conflicts=(ConflictSpec("*", max=n),)) if n else Perturbations())).result.stats.states for n in (0, 1, 2)]
+    assert conflicts[0] < conflicts[1] <= conflicts[2], conflicts
+
+
+INTERMEDIATE = """
+from kubernetes import client
+core = client.CoreV1Api()
+
+def writer(request):
+    if request.name != "job":
+        return None
+    phase = (core.read_namespaced_config_map("job", request.namespace).data or {}).get("phase", "")
+    nxt = {"": "Running", "Running": "Done"}.get(phase)
+    if nxt:
+        core.patch_namespaced_config_map("job", request.namespace, {"data": {"phase": nxt}})
+
+def watcher(request):
+    if request.name != "job":
+        return None
+    phase = (core.read_namespaced_config_map("job", request.namespace).data or {}).get("phase", "")
+    if phase == "Running":
+        sa = core.read_namespaced_service_account("log", request.namespace)
+        if not (sa.metadata.annotations or {}).get("saw-running"):
+            core.patch_namespaced_service_account("log", request.namespace,
+                                                  {"metadata": {"annotations": {"saw-running": "yes"}}})
+"""
+
+
+def test_executions_that_miss_an_intermediate_state_are_explored(make_scenario: MakeScenario) -> None:
+    """No syntax needed: the queue coalesces, so the watcher may run only after both writes."""
+    seed = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "job", "namespace": "default"}},
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "log", "namespace": "default"}}]
+    s = make_scenario(INTERMEDIATE, [("writer", "writer", CONFIGMAP), ("watcher", "watcher", CONFIGMAP)], seed)
+    result = explore(s).result
+    saw = set()
+    for state in result.converged:
+        sa = next(o for o in state.objects if o["kind"] == "ServiceAccount")
+        saw.add((sa["metadata"].get("annotations") or {}).get("saw-running", "no"))
+    assert saw == {"yes", "no"}  # one outcome saw "Running", another never did
+    assert result.stats.converged_states == 2
+
+
+def test_kind_refs_for_stale_reads_default_to_watched_kinds(make_scenario: MakeScenario) -> None:
+    base = make_scenario(COUNTER, [("writer", "writer", CONFIGMAP), ("reader", "reader", CONFIGMAP)], SEED)
+    explicit = explore(replace(base, perturbations=Perturbations(
+        stale_reads=(StaleReadSpec("reader", (CONFIGMAP,), max_lag=1),)))).result.stats.states
+    default = explore(replace(base, perturbations=Perturbations(
+        stale_reads=(StaleReadSpec("reader", (), max_lag=1),)))).result.stats.states
+    assert explicit == default  # the reader watches ConfigMaps only
+    assert KindRef.parse("v1/ConfigMap") == CONFIGMAP
