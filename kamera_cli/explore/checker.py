@@ -132,6 +132,7 @@ def search(
     on_progress: Callable[[Progress], None] | None = None,
     stop_on_first: bool = False,
     expand_converged: bool = True,
+    should_stop: Callable[[], bool] | None = None,
 ) -> SearchResult[S, A]:
     """Explore every state reachable from ``model.initial_states()`` within the bounds.
 
@@ -223,6 +224,7 @@ def search(
     max_depth_seen = 0
     stopped = run.is_stopped()
     depths_final = not dfs
+    terminal_converged = not expand_converged
 
     while bound_hit is None and not stopped:
         if dfs:
@@ -250,12 +252,15 @@ def search(
         if deadline is not None and now >= deadline:
             bound_hit = f"timeout {timeout:g}s reached"
             break
+        if should_stop is not None and should_stop():
+            bound_hit = "stopped by the caller"
+            break
         if on_progress is not None and now >= next_report:
             next_report = now + _PROGRESS_INTERVAL
             on_progress(Progress(len(states), len(e_src), max_depth_seen, now - start))
 
         state = states[node]
-        if not expand_converged and conv[node]:
+        if terminal_converged and conv[node]:
             status[node] = CONVERGED_LEAF
             continue
         acts = actions_of(state)
@@ -270,8 +275,7 @@ def search(
         eid = len(e_src)
         first_edge[node] = eid
         first_new = len(states)
-        complete_node = True
-        for i, a in enumerate(acts):
+        for a in acts:
             t = successor(state, a)
             s2 = t.state
             fp = fingerprint(s2)
@@ -280,7 +284,6 @@ def search(
                 dst = len(states)
                 if dst >= max_states:
                     bound_hit = f"maxStates {max_states} reached"
-                    complete_node = False
                     break
                 index[fp] = dst
                 add_state(s2)
@@ -304,10 +307,9 @@ def search(
             eid += 1
             if stop_on_first and run.is_stopped():
                 stopped = True
-                complete_node = i + 1 == len(acts)
                 break
         last_edge[node] = eid
-        status[node] = EXPANDED if complete_node else PARTIAL
+        status[node] = EXPANDED if eid - first_edge[node] == len(acts) else PARTIAL
         if dfs and len(states) > first_new:
             stack.extend(range(len(states) - 1, first_new - 1, -1))
 
