@@ -331,3 +331,8 @@ def test_timeout_and_state_bounds_under_dfs_never_fake_a_livelock(strategy: str)
     for max_depth in range(4):
         r = search(m, max_depth=max_depth, strategy=strategy)  # type: ignore[arg-type]
         assert r.livelocks == ()
+
+
+def test_graph_repr_is_short_and_stable() -> None:
+    r = search(Counter(3))
+    assert repr(r.graph) == "Graph(states=4, edges=3)"
