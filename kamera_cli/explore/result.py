@@ -141,6 +141,9 @@ class Graph(Generic[S, A]):
         self.e_label: list[object] = []
         self.e_dst: list[int] = []
 
+    def __repr__(self) -> str:
+        return f"Graph(states={len(self.states)}, edges={len(self.e_src)})"
+
     @property
     def num_states(self) -> int:
         return len(self.states)

@@ -306,3 +306,33 @@ def test_large_ring_livelock_needs_no_recursion() -> None:
     r = search(m, max_depth=n + 1, max_states=n + 1)
     (ll,) = r.livelocks
     assert len(ll.nodes) == n and len(ll.cycle) == n and ll.entry == r.initial[0]
+
+
+@pytest.mark.parametrize("strategy", ["bfs", "dfs"])
+def test_should_stop_ends_the_search_with_a_partial_result(strategy: str) -> None:
+    polls = []
+
+    def stop() -> bool:
+        polls.append(1)
+        return len(polls) > 5
+
+    r = search(Counter(100), should_stop=stop, strategy=strategy)  # type: ignore[arg-type]
+    assert not r.complete and r.bound_hit == "stopped by the caller"
+    assert r.stats.states == 6  # five expansions, each discovering one state
+
+
+@pytest.mark.parametrize("strategy", ["bfs", "dfs"])
+def test_timeout_and_state_bounds_under_dfs_never_fake_a_livelock(strategy: str) -> None:
+    # 0 -> 1 <-> 2 -> 3 (converged): the loop has an exit; cut the search at every possible point
+    m = GraphModel([(0, 1), (1, 2), (2, 1), (2, 3)], converged=[3])
+    for max_states in range(1, 5):
+        r = search(m, max_states=max_states, strategy=strategy)  # type: ignore[arg-type]
+        assert r.livelocks == ()
+    for max_depth in range(4):
+        r = search(m, max_depth=max_depth, strategy=strategy)  # type: ignore[arg-type]
+        assert r.livelocks == ()
+
+
+def test_graph_repr_is_short_and_stable() -> None:
+    r = search(Counter(3))
+    assert repr(r.graph) == "Graph(states=4, edges=3)"

@@ -12,7 +12,7 @@ from explore_toys import GraphModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kamera_cli.explore import SearchResult, search
+from kamera_cli.explore import SearchResult, search, strongly_connected_components
 
 
 @st.composite
@@ -199,3 +199,54 @@ def test_output_does_not_depend_on_the_hash_seed() -> None:
         done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
         outputs.add(done.stdout)
     assert len(outputs) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(graphs())
+def test_components_are_exactly_the_mutual_reachability_classes(m: GraphModel) -> None:
+    r = search(m)
+    comp = strongly_connected_components(r.graph)
+    succ = _succ(m)
+    reach = {v: _reach(succ, v) | {v} for v in _distances(m)}
+    for a in range(r.stats.states):
+        for b in range(r.stats.states):
+            sa, sb = r.state(a), r.state(b)
+            assert (comp[a] == comp[b]) == (sb in reach[sa] and sa in reach[sb])
+
+
+@settings(max_examples=200, deadline=None)
+@given(graphs(), st.integers(0, 6), st.integers(1, 10), st.sampled_from(["bfs", "dfs"]))
+def test_livelocks_found_under_bounds_are_real(m: GraphModel, max_depth: int, max_states: int, strategy: str) -> None:
+    real = _brute_livelocks(m)
+    r = search(m, max_depth=max_depth, max_states=max_states, strategy=strategy)  # type: ignore[arg-type]
+    for ll in r.livelocks:
+        assert frozenset(_states(r, ll.nodes)) in real
+
+
+@st.composite
+def graphs_with_findings(draw: st.DrawFn) -> GraphModel:
+    m = draw(graphs())
+    keys = st.sampled_from(["a", "b", "c"])
+    positions = st.integers(0, max(0, len(m.edges) - 1))
+    findings = draw(st.dictionaries(positions, st.lists(keys, min_size=1, max_size=2).map(tuple)))
+    return GraphModel(m.edges, initial=m.initial, converged=m.converged, findings=findings if m.edges else {})
+
+
+@settings(max_examples=200, deadline=None)
+@given(graphs_with_findings())
+def test_first_finding_is_at_a_shortest_transition_and_counts_are_exact(m: GraphModel) -> None:
+    r = search(m)
+    dist = _distances(m)
+    expected_count: dict[str, int] = {}
+    best: dict[str, int] = {}
+    for pos, (s, _d) in enumerate(m.edges):
+        if s not in dist:
+            continue
+        for k in m.findings.get(pos, ()):
+            key = repr(k)
+            expected_count[key] = expected_count.get(key, 0) + 1
+            best[key] = min(best.get(key, 10**9), dist[s])
+    assert {f.key: f.count for f in r.findings} == expected_count
+    for f in r.findings:
+        assert len(r.path_to(f.node)) == best[f.key]
+        assert f.edge.src == f.node and f.key in {repr(k) for k in m.findings[f.edge.action]}
