@@ -258,8 +258,8 @@ class KubeModel:
                 )
             elif act.fault.kind == "stale":
                 seen.update(dict(act.fault.lags))
-        for kind, lag in seen.items():
-            faults = faults.with_lag(act.controller, kind, lag)  # a fresh read (or a restart) catches up
+        for kind_text, lag in seen.items():
+            faults = faults.with_lag(act.controller, kind_text, lag)  # a fresh read (or a restart) catches up
         faults = self._age_views(faults, run.writes)
         changed = bool(run.writes)
         if run.requeue_now:

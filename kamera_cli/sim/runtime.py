@@ -166,8 +166,8 @@ class ControllerRuntime:
         requeue_now = False
         requeue_after: float | None = None
         if outcome is not None:
-            kind = outcome.kind
-            if kind == "ok":
+            outcome_kind = outcome.kind
+            if outcome_kind == "ok":
                 res = outcome.result
                 if res is not None and res.requeue_after:
                     requeue_after = float(res.requeue_after)
@@ -175,15 +175,15 @@ class ControllerRuntime:
                 elif res is not None and res.requeue:
                     requeue_now = True
                     note = "requeue"
-            elif kind == "api-error":
+            elif outcome_kind == "api-error":
                 requeue_now = True
                 status = outcome.error.api_status if outcome.error else None
                 note = f"raised ApiException ({status}); requeue"
             else:
                 err = outcome.error
-                summary = f"{err.type_name}: {err.message}" if err else kind
+                summary = f"{err.type_name}: {err.message}" if err else outcome_kind
                 error_text = err.traceback if err else ""
-                if kind == "exception":
+                if outcome_kind == "exception":
                     requeue_now = True
                     note = f"raised {err.type_name if err else 'an exception'}; requeue"
                     findings.append(Finding("controller-error", self.name,
@@ -191,7 +191,7 @@ class ControllerRuntime:
                 else:
                     what = {"timeout": "did not return within its time budget",
                             "exit": "tried to exit the process",
-                            "network": "opened a network connection of its own"}.get(kind, kind)
+                            "network": "opened a network connection of its own"}.get(outcome_kind, outcome_kind)
                     note = what
                     findings.append(Finding("controller-error", self.name,
                                             f"controller {self.name!r} {what}: {summary}", error_text))

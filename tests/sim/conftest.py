@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kamera_cli.model.objects import KindRef
-from kamera_cli.model.scenario import ControllerSpec, ExploreBounds, Expectations, Scenario
+from kamera_cli.model.scenario import ControllerSpec, Expectations, ExploreBounds, Scenario
 
 TASK_CRD: dict[str, Any] = {
     "apiVersion": "apiextensions.k8s.io/v1",

@@ -7,11 +7,10 @@ timestamp loop; an exception on one ordering only; garbage collection of an owne
 
 from __future__ import annotations
 
-from kamera_cli.model.result import CheckName, Verdict
-from kamera_cli.model.scenario import ActionSpec, ExploreBounds, InvariantSpec, ExpectSpec
 from kamera_cli.model.objects import ObjectRef
+from kamera_cli.model.result import CheckName, Verdict
+from kamera_cli.model.scenario import ActionSpec, ExpectSpec, ExploreBounds, InvariantSpec
 from kamera_cli.runner import explore
-
 from tests.sim.conftest import CONFIGMAP, TASK, TASK_CRD, MakeScenario
 
 TWO_STEP = """

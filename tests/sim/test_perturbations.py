@@ -14,7 +14,6 @@ from kamera_cli.model.scenario import ConflictSpec, CrashSpec, Perturbations, St
 from kamera_cli.runner import explore
 from kamera_cli.sim.bootstrap import Simulation
 from kamera_cli.sim.state import RESTART
-
 from tests.sim.conftest import CONFIGMAP, MakeScenario
 
 COUNTER = """
