@@ -73,7 +73,7 @@ def build(doc: dict[str, Any]) -> dict[str, Any]:
         version = m.group("cv") or m.group("v")
         plural = m.group("plural")
         sub = m.group("sub")
-        for method, op in item.items():
+        for _method, op in item.items():
             if not isinstance(op, dict) or "x-kubernetes-action" not in op:
                 continue
             gvk = op.get("x-kubernetes-group-version-kind")

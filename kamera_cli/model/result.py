@@ -73,12 +73,13 @@ class Step:
     """One step of a path: one reconcile, one built-in actor step, one external action or a time jump."""
 
     index: int  # 1-based position in the path
-    #: reconcile | garbage-collector | namespace-controller | action | time
+    #: reconcile | garbage-collector | namespace-controller | action
     kind: str
     actor: str  # controller name, "garbage-collector", action name, ...
     request: str = ""  # "default/demo" for reconciles
     writes: tuple[Write, ...] = ()
-    #: a short note: "requeue", "requeue after 30s", "raised KeyError", "crashed after write 1", "stale view of v1/Pod (1 behind)"
+    #: a short note: "requeue", "requeue after 30s", "raised KeyError", "crashed after write 1",
+    #: "stale view of v1/Pod (1 behind)"
     note: str = ""
     #: the controller's traceback when it raised
     error: str = ""

@@ -8,12 +8,13 @@ the scenario is done, whatever happened.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from kamera_cli.adapters import load_mapper, load_reconciler
+from kamera_cli.adapters import VirtualClock, load_mapper, load_reconciler, run_mapper
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
 from kamera_cli.apiserver.transport import Containment
 from kamera_cli.errors import Problem, ScenarioError
@@ -21,7 +22,7 @@ from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import Scenario
 from kamera_cli.sim.model import KubeModel
 from kamera_cli.sim.runtime import ControllerRuntime
-from kamera_cli.sim.triggers import Triggers, Wiring
+from kamera_cli.sim.triggers import MapperError, Triggers, Wiring
 
 #: The namespaces every simulated cluster starts with.
 BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
@@ -97,7 +98,8 @@ class Simulation:
             for w in spec.watches:
                 mapping: Any = w.map
                 if w.map not in ("owner", "sameName", "namespace", "all"):
-                    mapping = load_mapper(w.map, base, scenario=scenario.name, controller=spec.name)
+                    mapping = _sandboxed(load_mapper(w.map, base, scenario=scenario.name, controller=spec.name),
+                                         spec.timeout)
                 watches.append((w.kind, mapping))
             wirings.append(Wiring(spec.name, spec.for_kind, info.namespaced, frozenset(spec.owns), tuple(watches)))
             self.runtimes.append(ControllerRuntime(
@@ -121,14 +123,26 @@ class Simulation:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         for factory in self._factories:
-            try:
+            with contextlib.suppress(Exception):  # unloading is best effort; never mask the real outcome
                 factory.unload()
-            except Exception:  # unloading is best effort; never mask the real outcome
-                pass
         self._factories.clear()
         if self._containment is not None:
             self._containment.__exit__(exc_type, exc, tb)
             self._containment = None
+
+
+def _sandboxed(mapper: Any, budget: float) -> Any:
+    """Run a user's watch mapper under the same sandbox and budget as a reconcile."""
+
+    def call(obj: Any) -> list[tuple[str | None, str]]:
+        out = run_mapper(mapper, dict(obj), budget_seconds=budget, clock=VirtualClock(float(EPOCH)),
+                         seed=b"kamera-watch-mapper")
+        if out.kind != "ok":
+            err = out.error
+            raise MapperError(f"{err.type_name}: {err.message}" if err else out.kind)
+        return [(r.namespace, r.name) for r in out.requests]
+
+    return call
 
 
 def _names(snapshot: Snapshot, kind: KindRef, namespace: str | None) -> list[tuple[str, str]]:

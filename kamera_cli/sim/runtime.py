@@ -89,13 +89,13 @@ class ControllerRuntime:
                 if self._digests(snapshot, entry.regions, views) == entry.digests:
                     self.stats.memo_hits += 1
                     return self._replay(entry, snapshot)
-        run, regions, effects, signature = self._execute(snapshot, item, clock, fault, views)
+        run, regions, signature = self._execute(snapshot, item, clock, fault, views)
         findings = list(run.findings)
         check_key = (item.namespace, item.name)
         if check_key not in self._checked and fault is None and not views and not self.replaying:
             self._checked.add(check_key)
             self.stats.determinism_checks += 1
-            again, _r, _e, signature2 = self._execute(snapshot, item, clock, fault, views)
+            _again, _regions2, signature2 = self._execute(snapshot, item, clock, fault, views)
             difference = _first_difference(signature, signature2)
             if difference:
                 findings.append(Finding(
@@ -120,8 +120,7 @@ class ControllerRuntime:
     # ------------------------------------------------------------------ execution
     def _execute(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
                  views: Mapping[KindRef, Snapshot] | None) -> tuple[
-                     ReconcileRun, tuple[tuple[Any, ...], ...] | None,
-                     tuple[tuple[ObjectRef, Mapping[str, Any] | None], ...], list[str]]:
+                     ReconcileRun, tuple[tuple[Any, ...], ...] | None, list[str]]:
         server = ApiServer(self.registry, snapshot, now=lambda: clock)
         for kind, view in (views or {}).items():
             server.set_stale_view(kind, view)
@@ -211,8 +210,7 @@ class ControllerRuntime:
             kinds_read=tuple(kinds_read),
         )
         regions = None if (crashed or outcome is None or outcome.kind in ("timeout",)) else _regions(server)
-        effects = tuple((w.ref, w.after) for w in writes)
-        return run, regions, effects, signature
+        return run, regions, signature
 
     # ------------------------------------------------------------------ memo
     def _digests(self, snapshot: Snapshot, regions: Sequence[tuple[Any, ...]],

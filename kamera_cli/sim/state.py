@@ -105,7 +105,9 @@ class SimState:
         return fp
 
 
-def merge_pending(pending: tuple[PendingItem, ...], new: list[PendingItem], consumed: PendingItem | None) -> tuple[PendingItem, ...]:
+def merge_pending(
+    pending: tuple[PendingItem, ...], new: list[PendingItem], consumed: PendingItem | None
+) -> tuple[PendingItem, ...]:
     """Coalesce new requests into the queue: one entry per key; work that is ready now wins over timers."""
     table: dict[tuple[str, str, str], PendingItem] = {p.key: p for p in pending}
     if consumed is not None:

@@ -28,6 +28,10 @@ class Wiring:
     watches: tuple[tuple[KindRef, str | Mapper], ...]
 
 
+class MapperError(Exception):
+    """Raised by a sandboxed mapper call whose outcome was not a clean return (message says why)."""
+
+
 class MapperFailed(Exception):
     """A user mapper raised or returned something that is not (namespace, name) pairs."""
 
@@ -117,10 +121,12 @@ class Triggers:
             try:
                 pairs = list(mapping(version))
             except Exception as exc:  # a user mapper's bug is a finding, not a kamera crash
-                raise MapperFailed(w.controller, f"watch mapper raised {type(exc).__name__}: {exc}") from exc
+                why = str(exc) if isinstance(exc, MapperError) else f"{type(exc).__name__}: {exc}"
+                raise MapperFailed(w.controller, f"watch mapper of controller {w.controller!r} failed: {why}") from exc
             for pair in pairs:
-                if (not isinstance(pair, (tuple, list)) or len(pair) != 2
-                        or not isinstance(pair[1], str) or not (pair[0] is None or isinstance(pair[0], str))):
-                    raise MapperFailed(w.controller, f"watch mapper returned {pair!r}; expected (namespace, name) pairs")
+                if (not isinstance(pair, (tuple, list)) or len(pair) != 2 or not isinstance(pair[1], str)
+                        or not (pair[0] is None or isinstance(pair[0], str))):
+                    raise MapperFailed(w.controller,
+                                       f"watch mapper returned {pair!r}; expected (namespace, name) pairs")
                 out.append((w.controller, pair[0] or "", pair[1]))
         return out

@@ -54,7 +54,7 @@ def test_one_controller_two_status_steps_converges_to_one_state(make_scenario: M
     (final,) = r.converged
     task = next(o for o in final.objects if o["kind"] == "Task")
     assert task["status"]["phase"] == "Done"
-    assert [s.headline() for s in final.path][0].startswith("1. task reconcile default/t")
+    assert final.path[0].headline().startswith("1. task reconcile default/t")
 
 
 def test_same_logic_as_two_controllers_one_outcome_several_paths(make_scenario: MakeScenario) -> None:
