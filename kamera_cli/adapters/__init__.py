@@ -1,1 +1,56 @@
-"""kamera_cli.adapters"""
+"""Loading users' controllers and calling one reconcile at a time, deterministically.
+
+Public surface (see ``docs/controllers.md`` for the user's side of the contract):
+
+* :func:`check_entrypoint` — static check of an entry point (``kamera validate``), imports nothing;
+* :func:`load_reconciler` / :class:`ReconcilerFactory` and :func:`load_mapper` / :class:`Mapper`;
+* :func:`run_reconcile` / :class:`ReconcileOutcome` and :func:`run_mapper` / :class:`MapOutcome`;
+* :class:`Request`, :class:`Result` (also ``kamera_cli.Request``/``kamera_cli.Result``);
+* :class:`VirtualClock` and :class:`ReconcileAbort` (the base of the simulator's crash aborts).
+"""
+
+from __future__ import annotations
+
+from kamera_cli.adapters.entrypoints import check_entrypoint
+from kamera_cli.adapters.loading import (
+    InvalidMapping,
+    Mapper,
+    ReconcilerFactory,
+    load_mapper,
+    load_reconciler,
+    requests_from_mapping,
+)
+from kamera_cli.adapters.reconcile import InvalidResult, Request, Result, normalise_result
+from kamera_cli.adapters.running import (
+    ErrorInfo,
+    MapOutcome,
+    OutcomeKind,
+    ReconcileAbort,
+    ReconcileOutcome,
+    run_mapper,
+    run_reconcile,
+)
+from kamera_cli.adapters.sandbox import NetworkBlocked, VirtualClock
+
+__all__ = [
+    "ErrorInfo",
+    "InvalidMapping",
+    "InvalidResult",
+    "MapOutcome",
+    "Mapper",
+    "NetworkBlocked",
+    "OutcomeKind",
+    "ReconcileAbort",
+    "ReconcileOutcome",
+    "ReconcilerFactory",
+    "Request",
+    "Result",
+    "VirtualClock",
+    "check_entrypoint",
+    "load_mapper",
+    "load_reconciler",
+    "normalise_result",
+    "requests_from_mapping",
+    "run_mapper",
+    "run_reconcile",
+]

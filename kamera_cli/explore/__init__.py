@@ -1,1 +1,50 @@
-"""kamera_cli.explore"""
+"""A generic explicit-state model checker; it knows nothing of Kubernetes.
+
+``search(model, ...)`` explores every state a ``Model`` can reach (breadth-first by default),
+deduplicated by fingerprint, and reports converged states, depth cuts, deadlocks, livelocks
+(closed bottom SCCs without a converged state), transition findings and property violations.
+See docs/explorer.md.
+"""
+
+from __future__ import annotations
+
+from kamera_cli.explore.checker import finding_key, search
+from kamera_cli.explore.model import ALWAYS, CONVERGED, ExploreError, Model, Property, PropertyKind, Transition
+from kamera_cli.explore.result import (
+    Edge,
+    FindingRecord,
+    Graph,
+    Livelock,
+    Progress,
+    SearchResult,
+    Stats,
+    Strategy,
+    Violation,
+)
+from kamera_cli.explore.scc import find_livelocks, strongly_connected_components
+from kamera_cli.explore.trace import first_divergence, replay
+
+__all__ = [
+    "ALWAYS",
+    "CONVERGED",
+    "Edge",
+    "ExploreError",
+    "FindingRecord",
+    "Graph",
+    "Livelock",
+    "Model",
+    "Progress",
+    "Property",
+    "PropertyKind",
+    "SearchResult",
+    "Stats",
+    "Strategy",
+    "Transition",
+    "Violation",
+    "find_livelocks",
+    "finding_key",
+    "first_divergence",
+    "replay",
+    "search",
+    "strongly_connected_components",
+]

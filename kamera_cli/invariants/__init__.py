@@ -1,1 +1,20 @@
-"""kamera_cli.invariants"""
+"""RFC 9535 JSONPath invariants over a state document (layer 2b)."""
+
+from __future__ import annotations
+
+from kamera_cli.invariants.document import state_document
+from kamera_cli.invariants.evaluation import CompiledInvariant, Violation, compile_invariant
+from kamera_cli.invariants.queries import InvariantSyntaxError, compile_query, find, find_located
+from kamera_cli.invariants.templates import parse_template
+
+__all__ = [
+    "CompiledInvariant",
+    "InvariantSyntaxError",
+    "Violation",
+    "compile_invariant",
+    "compile_query",
+    "find",
+    "find_located",
+    "parse_template",
+    "state_document",
+]

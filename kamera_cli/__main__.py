@@ -1,0 +1,3 @@
+from kamera_cli.cli import main
+
+main()

@@ -1,0 +1,135 @@
+"""The two values a controller exchanges with kamera: what to reconcile and whether to come back.
+
+Why kamera has its own ``Request``/``Result`` rather than borrowing a framework's: users write
+controllers against the plain ``kubernetes`` client, so there is no framework type to borrow.  The
+shapes mirror controller-runtime's (``Request{Namespace, Name}``, ``Result{Requeue, RequeueAfter}``)
+because that is what people porting Go controllers expect.  A reconcile may also answer with a dict
+or with its own Result-like object; :func:`normalise_result` turns every accepted answer into a
+:class:`Result` and explains every rejected one.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["InvalidResult", "Request", "Result", "normalise_result"]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One unit of work: reconcile the object ``namespace/name`` (``namespace`` is None when cluster-scoped)."""
+
+    namespace: str | None
+    name: str
+
+    @property
+    def key(self) -> str:
+        """``"namespace/name"``, or just ``"name"`` for a cluster-scoped object (the client-go cache key)."""
+        return self.name if self.namespace is None else f"{self.namespace}/{self.name}"
+
+    def __str__(self) -> str:
+        return self.key
+
+
+def _seconds(value: object, what: str) -> float | None:
+    """Accept int, float or timedelta; reject bools, NaN, infinities and negative delays."""
+    if value is None:
+        return None
+    if isinstance(value, _dt.timedelta):
+        seconds = value.total_seconds()
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        raise InvalidResult(f"{what} must be a number of seconds or a datetime.timedelta, not {type(value).__name__}")
+    if math.isnan(seconds) or math.isinf(seconds):
+        raise InvalidResult(f"{what} must be a finite number of seconds, not {seconds!r}")
+    if seconds < 0:
+        raise InvalidResult(f"{what} must not be negative (got {seconds:g} s)")
+    # controller-runtime treats RequeueAfter == 0 as "no timed requeue"; keep one spelling for it.
+    return seconds or None
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What a reconcile asks for next.
+
+    ``requeue_after`` (seconds; an int, float or ``timedelta`` is accepted and stored as float) asks
+    for the same request again after that much virtual time, which implies a requeue; ``requeue``
+    alone asks for it again right away (controller-runtime's ``Requeue: true``, without backoff).
+    """
+
+    requeue: bool = False
+    requeue_after: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.requeue, bool):
+            raise InvalidResult(f"Result.requeue must be True or False, not {self.requeue!r}")
+        object.__setattr__(self, "requeue_after", _seconds(self.requeue_after, "Result.requeue_after"))
+
+    @property
+    def wants_requeue(self) -> bool:
+        return self.requeue or self.requeue_after is not None
+
+
+class InvalidResult(ValueError):
+    """A reconcile returned something kamera cannot read as a Result (a controller error finding)."""
+
+
+_DONE = Result()
+_RESULT_KEYS = ("requeue", "requeue_after")
+
+
+def normalise_result(value: Any) -> Result:
+    """Read whatever a reconcile returned as a :class:`Result`; raise :class:`InvalidResult` otherwise.
+
+    Accepted: ``None`` or any falsy value (done); a :class:`Result`; a mapping whose keys are among
+    ``requeue`` and ``requeue_after``; any object with a ``requeue`` and/or ``requeue_after``
+    attribute (a user's own Result-like class, or one from another framework).
+    """
+    if isinstance(value, Result):
+        return value
+    if isinstance(value, Mapping):
+        unknown = sorted(str(k) for k in value if k not in _RESULT_KEYS)
+        if unknown:
+            raise InvalidResult(
+                f"reconcile returned a dict with unknown key(s) {', '.join(repr(k) for k in unknown)}; "
+                "a result dict may only have 'requeue' (bool) and 'requeue_after' (seconds)"
+            )
+        return _build(value.get("requeue", False), value.get("requeue_after"), "the returned dict's")
+    if value is None or value is False:
+        return _DONE
+    if hasattr(value, "requeue") or hasattr(value, "requeue_after"):
+        return _build(getattr(value, "requeue", False), getattr(value, "requeue_after", None), "the returned object's")
+    try:
+        falsy = not value
+    except Exception:  # a user object whose __bool__ raises is simply not a result
+        falsy = False
+    if falsy:
+        return _DONE
+    raise InvalidResult(
+        f"reconcile returned {_short_repr(value)} ({type(value).__name__}); return None, a kamera Result, "
+        "a dict with 'requeue'/'requeue_after', or an object with those attributes"
+    )
+
+
+def _build(requeue: object, requeue_after: object, whose: str) -> Result:
+    if requeue is None:
+        requeue = False
+    if not isinstance(requeue, bool):
+        raise InvalidResult(f"{whose} 'requeue' must be True or False, not {_short_repr(requeue)}")
+    after = _seconds(requeue_after, f"{whose} 'requeue_after'")
+    if not requeue and after is None:
+        return _DONE
+    return Result(requeue=requeue, requeue_after=after)
+
+
+def _short_repr(value: object) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__} object>"
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,324 @@
+"""Calling one reconcile (or one watch mapper) and classifying what happened.
+
+Why a worker thread: a reconcile that loops forever or blocks on something real must be reported
+as a finding, not hang kamera.  Each call runs in a fresh daemon thread that the caller joins with
+the wall-clock budget.  On overrun, kamera records where the thread was, asks it to stop (an
+asynchronous exception, delivered at the next Python bytecode, so pure-Python busy loops do stop;
+code blocked inside C keeps its thread until it returns), restores every virtualised global and
+moves on; a thread that ignores the request is left running as a daemon.  ``time.sleep`` is
+virtual inside a reconcile, so the budget only ever catches busy loops and real blocking.
+
+What is *not* caught: :class:`ReconcileAbort`, the simulator's own control flow (crash injection).
+It passes out of :func:`run_reconcile` untouched, after the sandbox has been undone.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import ctypes
+import json
+import os
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from kamera_cli.adapters.loading import InvalidMapping, Mapper, ReconcilerFactory, _Loader, requests_from_mapping
+from kamera_cli.adapters.modules import is_user_file
+from kamera_cli.adapters.reconcile import InvalidResult, Request, Result, normalise_result
+from kamera_cli.adapters.sandbox import NetworkAttempt, VirtualClock, sandboxed
+
+__all__ = [
+    "ErrorInfo",
+    "MapOutcome",
+    "OutcomeKind",
+    "ReconcileAbort",
+    "ReconcileOutcome",
+    "run_mapper",
+    "run_reconcile",
+]
+
+OutcomeKind = Literal["ok", "api-error", "exception", "exit", "timeout", "network"]
+
+_KAMERA_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_REQUEUE = Result(requeue=True)
+
+
+class ReconcileAbort(BaseException):
+    """Base of the simulator's own aborts (crash injection); never caught or reported by the adapters."""
+
+
+class _BudgetExceeded(BaseException):
+    """Injected into a reconcile thread that overran its budget, to make it unwind."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """What went wrong in user code, ready for a report: no kamera frames, paths relative to the scenario."""
+
+    type_name: str
+    message: str
+    #: ``Traceback (most recent call last): ...`` over the user's frames only ("" when there are none)
+    traceback: str
+    #: HTTP status of a kubernetes ``ApiException``; None otherwise
+    api_status: int | None = None
+
+    def summary(self) -> str:
+        return f"{self.type_name}: {self.message}" if self.message else self.type_name
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileOutcome:
+    """How one reconcile ended.
+
+    ``kind``: ``ok`` (``result`` says what it asked for), ``api-error`` (an ApiException escaped; as in
+    controller-runtime this means "requeue", and ``result`` is ``Result(requeue=True)``), ``exception``
+    (any other exception, or an unreadable return value: a controller error finding), ``exit``
+    (``sys.exit``/``SystemExit``/``KeyboardInterrupt`` raised by user code), ``timeout`` (did not return
+    within the wall-clock budget) or ``network`` (tried to open a network connection; takes precedence
+    over everything else, because the controller may have caught the error kamera raised).
+    """
+
+    kind: OutcomeKind
+    result: Result | None = None
+    error: ErrorInfo | None = None
+    #: every address the call tried to connect to, in order
+    network: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.kind == "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class MapOutcome:
+    """How one watch-mapper call ended: ``requests`` when ``kind == "ok"``, else ``error``."""
+
+    kind: OutcomeKind
+    requests: tuple[Request, ...] = ()
+    error: ErrorInfo | None = None
+    network: tuple[str, ...] = ()
+
+
+class _Call:
+    __slots__ = ("done", "error", "fn", "value")
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self.fn = fn
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.done = False
+
+    def __call__(self) -> None:
+        try:
+            self.value = self.fn()
+        except BaseException as exc:  # classified by the caller, in the caller's thread
+            self.error = exc
+        finally:
+            self.done = True
+
+
+@dataclass(frozen=True, slots=True)
+class _Raw:
+    value: Any
+    error: BaseException | None
+    timed_out: bool
+    stuck_at: tuple[traceback.FrameSummary, ...]
+    network: tuple[NetworkAttempt, ...]
+
+
+def _call_sandboxed(
+    loader: _Loader, fn: Callable[[], Any], *, budget_seconds: float, clock: VirtualClock, seed: bytes
+) -> _Raw:
+    ms = loader.module_set
+    ms.activate()
+    plan = loader.patch_plan()
+    call = _Call(fn)
+    context = contextvars.copy_context()
+    stuck_at: tuple[traceback.FrameSummary, ...] = ()
+    with ms.on_path(), sandboxed(clock, seed, plan) as run:
+        worker = threading.Thread(target=context.run, args=(call,), name="kamera-reconcile", daemon=True)
+        worker.start()
+        worker.join(budget_seconds)
+        timed_out = not call.done
+        if timed_out:
+            stuck_at = _stack_of(worker)
+            _stop(worker)
+        network = tuple(run.network)
+    if not timed_out:
+        ms.adopt_late_imports()
+        if isinstance(call.error, ReconcileAbort):
+            raise call.error
+    return _Raw(call.value, call.error, timed_out, stuck_at, network)
+
+
+def _stack_of(thread: threading.Thread) -> tuple[traceback.FrameSummary, ...]:
+    frame = sys._current_frames().get(thread.ident or -1)
+    return tuple(traceback.extract_stack(frame)) if frame is not None else ()
+
+
+def _stop(thread: threading.Thread) -> None:
+    """Ask an overrunning reconcile thread to unwind, and give it a moment to do so."""
+    ident = thread.ident
+    if ident is None:
+        return
+    set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
+    set_async_exc(ctypes.c_ulong(ident), ctypes.py_object(_BudgetExceeded))
+    thread.join(0.05)
+
+
+def run_reconcile(
+    factory: ReconcilerFactory,
+    request: Request,
+    client: object,
+    *,
+    budget_seconds: float,
+    clock: VirtualClock,
+    seed: bytes,
+) -> ReconcileOutcome:
+    """Run one reconcile of ``request`` under the sandbox and classify how it ended.
+
+    Not re-entrant and not thread-safe: kamera runs one reconcile at a time per process.
+    """
+    raw = _call_sandboxed(
+        factory, lambda: factory.invoke(request, client), budget_seconds=budget_seconds, clock=clock, seed=seed
+    )
+    roots = factory.module_set.roots
+    base = str(factory.base_dir)
+    network = tuple(a.address for a in raw.network)
+    if raw.network:
+        return ReconcileOutcome("network", error=_network_error(raw.network, roots, base), network=network)
+    if raw.timed_out:
+        return ReconcileOutcome("timeout", error=_timeout_error(raw, budget_seconds, roots, base))
+    if raw.error is not None:
+        kind, error = _classify(raw.error, roots, base)
+        return ReconcileOutcome(kind, result=_REQUEUE if kind == "api-error" else None, error=error)
+    try:
+        result = normalise_result(raw.value)
+    except InvalidResult as exc:
+        return ReconcileOutcome("exception", error=ErrorInfo("InvalidResult", str(exc), ""))
+    return ReconcileOutcome("ok", result=result)
+
+
+def run_mapper(
+    mapper: Mapper, obj: dict[str, Any], *, budget_seconds: float, clock: VirtualClock, seed: bytes
+) -> MapOutcome:
+    """Run one watch-mapper call under the same sandbox; a bad return value is an ``exception`` outcome."""
+    raw = _call_sandboxed(mapper, lambda: mapper.call(obj), budget_seconds=budget_seconds, clock=clock, seed=seed)
+    roots = mapper.module_set.roots
+    base = str(mapper.base_dir)
+    network = tuple(a.address for a in raw.network)
+    if raw.network:
+        return MapOutcome("network", error=_network_error(raw.network, roots, base), network=network)
+    if raw.timed_out:
+        return MapOutcome("timeout", error=_timeout_error(raw, budget_seconds, roots, base))
+    if raw.error is not None:
+        kind, error = _classify(raw.error, roots, base)
+        return MapOutcome(kind, error=error)
+    try:
+        requests = requests_from_mapping(raw.value)
+    except InvalidMapping as exc:
+        return MapOutcome("exception", error=ErrorInfo("InvalidMapping", str(exc), ""))
+    return MapOutcome("ok", requests=requests)
+
+
+# -------------------------------------------------------------------------------------------------------------------
+# classification and tracebacks
+def _api_exception_type() -> type[BaseException] | None:
+    """The client's ApiException, without importing the client when the user never did."""
+    module = sys.modules.get("kubernetes.client.exceptions")
+    found = getattr(module, "ApiException", None) if module is not None else None
+    return found if isinstance(found, type) and issubclass(found, BaseException) else None
+
+
+def _classify(exc: BaseException, roots: tuple[str, ...], base: str) -> tuple[OutcomeKind, ErrorInfo]:
+    text = _format_tb(exc, roots, base)
+    name = type(exc).__qualname__
+    if isinstance(exc, SystemExit):
+        return "exit", ErrorInfo(name, f"sys.exit({exc.code!r}) called inside a reconcile", text)
+    if isinstance(exc, KeyboardInterrupt):
+        return "exit", ErrorInfo(name, "KeyboardInterrupt raised inside a reconcile", text)
+    api = _api_exception_type()
+    if api is not None and isinstance(exc, api):
+        status = getattr(exc, "status", None)
+        status = status if isinstance(status, int) else None
+        return "api-error", ErrorInfo(name, _api_message(exc, status), text, status)
+    return "exception", ErrorInfo(name, _safe_str(exc), text)
+
+
+def _api_message(exc: BaseException, status: int | None) -> str:
+    reason = getattr(exc, "reason", None)
+    parts = [str(status) if status is not None else "", str(reason) if reason else ""]
+    head = " ".join(p for p in parts if p)
+    body = getattr(exc, "body", None)
+    detail = ""
+    if isinstance(body, (bytes, bytearray)):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str) and body:
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, Mapping) and isinstance(parsed.get("message"), str):
+            detail = parsed["message"]
+    if head and detail:
+        return f"{head}: {detail}"
+    return head or detail or _safe_str(exc)
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return f"<{type(exc).__name__} with an unprintable message>"
+
+
+def _relative(filename: str, base: str) -> str:
+    prefix = base.rstrip(os.sep) + os.sep
+    return filename[len(prefix) :] if filename.startswith(prefix) else filename
+
+
+def _user_frames(
+    frames: list[traceback.FrameSummary] | tuple[traceback.FrameSummary, ...], roots: tuple[str, ...], base: str
+) -> list[traceback.FrameSummary]:
+    """Drop kamera's frames, and library frames outside the span of the user's own frames."""
+    kept = [f for f in frames if not f.filename.startswith(_KAMERA_DIR)]
+    user = [i for i, f in enumerate(kept) if is_user_file(f.filename, roots)]
+    if user:
+        kept = kept[user[0] : user[-1] + 1]
+    return [traceback.FrameSummary(_relative(f.filename, base), f.lineno, f.name, line=f.line) for f in kept]
+
+
+def _render(frames: list[traceback.FrameSummary], header: str = "Traceback (most recent call last):\n") -> str:
+    if not frames:
+        return ""
+    return header + "".join(traceback.StackSummary.from_list(frames).format())
+
+
+def _format_tb(exc: BaseException, roots: tuple[str, ...], base: str) -> str:
+    frames = _user_frames(traceback.extract_tb(exc.__traceback__), roots, base)
+    tail = "".join(traceback.format_exception_only(type(exc), exc))
+    return _render(frames) + tail if frames else tail
+
+
+def _network_error(attempts: tuple[NetworkAttempt, ...], roots: tuple[str, ...], base: str) -> ErrorInfo:
+    addresses = list(dict.fromkeys(a.address for a in attempts))
+    first = attempts[0]
+    frames = _user_frames(first.stack, roots, base)
+    message = (
+        f"tried to open a network connection to {', '.join(addresses)}; a controller under kamera must reach the "
+        "cluster only through the kubernetes client (kamera refused the connection)"
+    )
+    return ErrorInfo("NetworkAccess", message, _render(frames))
+
+
+def _timeout_error(raw: _Raw, budget: float, roots: tuple[str, ...], base: str) -> ErrorInfo:
+    frames = _user_frames(raw.stuck_at, roots, base)
+    message = (
+        f"did not return within {budget:g} s of wall-clock time "
+        "(time.sleep is virtual; look for a busy loop or real blocking)"
+    )
+    header = "Where it was when the budget ran out (most recent call last):\n"
+    return ErrorInfo("Timeout", message, _render(frames, header))

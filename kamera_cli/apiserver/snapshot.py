@@ -1,0 +1,188 @@
+"""Immutable cluster state with structural sharing, a cached fingerprint and a bounded write log.
+
+Why a HAMT (``immutables.Map``): the explorer forks a state at every step; a write must cost the
+same for 10 objects as for 1,000.  Why an additive fingerprint: each object's digest is computed
+once when it is written, and the snapshot's fingerprint is a sum of per-object hashes kept up to
+date on every write, so fingerprinting never re-serialises the cluster and does not depend on the
+order objects were inserted in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import immutables
+
+from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
+
+#: How many writes the log keeps (watch resumption, stale views).
+LOG_SIZE = 64
+_MOD = 1 << 256
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$")
+_SCRUBBED_META = ("resourceVersion", "managedFields", "uid")
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRecord:
+    """One committed write: ``type`` is ADDED, MODIFIED or DELETED; ``after`` is None for DELETED."""
+
+    rv: int
+    type: str
+    ref: ObjectRef
+    before: Manifest | None
+    after: Manifest | None
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return "<time>" if len(value) >= 20 and _TIMESTAMP.match(value) else value
+    if isinstance(value, dict):
+        return {k: _scrub(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def object_digest(obj: Manifest) -> str:
+    """SHA-256 of the canonical JSON of an object without RV, managedFields, uid and timestamps."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        obj = {**obj, "metadata": {k: v for k, v in meta.items() if k not in _SCRUBBED_META}}
+    text = json.dumps(_scrub(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _member(ref: ObjectRef, digest: str) -> int:
+    key = f"{ref.api_version}\0{ref.kind}\0{ref.namespace}\0{ref.name}\0{digest}"
+    return int.from_bytes(hashlib.sha256(key.encode()).digest(), "big")
+
+
+_KindKey = tuple[str, str]  # (apiVersion, kind)
+_NameKey = tuple[str, str]  # (namespace, name)
+_Entry = tuple[Manifest, int]  # (object, fingerprint member)
+
+
+class Snapshot:
+    """One immutable cluster state. Build new states with ``with_object``/``without_object``."""
+
+    __slots__ = ("_acc", "_count", "_counters", "_fp", "_kinds", "_log", "_rv")
+
+    def __init__(self, kinds: immutables.Map[Any, Any], acc: int, count: int, rv: int,
+                 log: tuple[WriteRecord, ...], counters: immutables.Map[Any, Any]) -> None:
+        self._kinds = kinds
+        self._acc = acc
+        self._count = count
+        self._rv = rv
+        self._log = log
+        self._counters = counters
+        self._fp: str | None = None
+
+    @classmethod
+    def empty(cls) -> Snapshot:
+        return cls(immutables.Map(), 0, 0, 0, (), immutables.Map())
+
+    # -- reads ---------------------------------------------------------------------------------
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    def __len__(self) -> int:
+        return self._count
+
+    def get(self, ref: ObjectRef) -> Manifest | None:
+        names = self._kinds.get((ref.api_version, ref.kind))
+        if names is None:
+            return None
+        entry: _Entry | None = names.get((ref.namespace, ref.name))
+        return entry[0] if entry is not None else None
+
+    def objects(self) -> list[Manifest]:
+        """Every object, sorted by (apiVersion, kind, namespace, name)."""
+        out: list[Manifest] = []
+        for kind_key in sorted(self._kinds.keys()):
+            names = self._kinds[kind_key]
+            out.extend(names[k][0] for k in sorted(names.keys()))
+        return out
+
+    def objects_of(self, kind_ref: KindRef, namespace: str | None = None) -> list[Manifest]:
+        """Objects of one kind (in one namespace when given), sorted by (namespace, name)."""
+        names = self._kinds.get((kind_ref.api_version, kind_ref.kind))
+        if names is None:
+            return []
+        keys = sorted(names.keys())
+        if namespace is not None:
+            keys = [k for k in keys if k[0] == namespace]
+        return [names[k][0] for k in keys]
+
+    def kinds(self) -> list[KindRef]:
+        return [KindRef.of(av, kind) for av, kind in sorted(self._kinds.keys()) if len(self._kinds[(av, kind)])]
+
+    def fingerprint(self) -> str:
+        if self._fp is None:
+            self._fp = hashlib.sha256(f"{self._count}:{self._acc:064x}".encode()).hexdigest()
+        return self._fp
+
+    def log(self) -> tuple[WriteRecord, ...]:
+        return self._log
+
+    def recent_writes(self, kind_ref: KindRef, n: int) -> list[WriteRecord]:
+        """The last ``n`` logged writes to that kind, oldest first."""
+        hits = [w for w in self._log if w.ref.api_version == kind_ref.api_version and w.ref.kind == kind_ref.kind]
+        return hits[-n:] if n > 0 else []
+
+    def writes_since(self, rv: int) -> list[WriteRecord] | None:
+        """Logged writes with an RV strictly after ``rv``; None when the log no longer reaches back."""
+        if rv >= self._rv:
+            return []
+        if not self._log or self._log[0].rv > rv + 1:
+            return None
+        return [w for w in self._log if w.rv > rv]
+
+    def oldest_logged_rv(self) -> int:
+        return self._log[0].rv if self._log else self._rv
+
+    def counter(self, key: str) -> int:
+        value: int = self._counters.get(key, 0)
+        return value
+
+    def with_counter(self, key: str, value: int) -> Snapshot:
+        """Bookkeeping (name incarnations, generateName attempts): not part of the fingerprint or RV."""
+        return Snapshot(self._kinds, self._acc, self._count, self._rv, self._log, self._counters.set(key, value))
+
+    def iter_entries(self) -> Iterator[tuple[ObjectRef, Manifest]]:
+        for (av, kind), names in self._kinds.items():
+            for (ns, name), entry in names.items():
+                yield ObjectRef(av, kind, ns, name), entry[0]
+
+    # -- writes --------------------------------------------------------------------------------
+    def with_object(self, ref: ObjectRef, obj: Manifest | None, *, rv: int | None = None) -> Snapshot:
+        """The state after storing ``obj`` (``None`` removes it); logs the write at ``rv`` (default next)."""
+        rv = self._rv + 1 if rv is None else rv
+        kind_key = (ref.api_version, ref.kind)
+        name_key = (ref.namespace, ref.name)
+        names = self._kinds.get(kind_key) or immutables.Map()
+        old: _Entry | None = names.get(name_key)
+        acc, count = self._acc, self._count
+        if old is not None:
+            acc = (acc - old[1]) % _MOD
+            count -= 1
+        if obj is None:
+            if old is None:
+                return self
+            names = names.delete(name_key)
+            kind = "DELETED"
+        else:
+            member = _member(ref, object_digest(obj))
+            names = names.set(name_key, (obj, member))
+            acc = (acc + member) % _MOD
+            count += 1
+            kind = "MODIFIED" if old is not None else "ADDED"
+        kinds = self._kinds.set(kind_key, names) if len(names) else self._kinds.delete(kind_key)
+        record = WriteRecord(rv, kind, ref, old[0] if old else None, obj)
+        log = (*self._log[-(LOG_SIZE - 1):], record)
+        return Snapshot(kinds, acc, count, rv, log, self._counters)

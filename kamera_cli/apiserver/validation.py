@@ -1,0 +1,162 @@
+"""Built-in kinds: required fields, basic types and object names, from the shipped schema table.
+
+Why required fields matter beyond fidelity: the v37 client's pydantic models refuse to deserialise
+an object missing a required field, so accepting one would crash the controller later in a way the
+real system never does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kamera_cli.apiserver.errors import cause
+
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                  "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+                  "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+              "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+              "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+_DNS1035_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+                "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
+                "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')")
+#: Kinds whose names must be an RFC 1123 label / a DNS-1035 label (everything else: a subdomain).
+_LABEL_KINDS = frozenset({("", "Namespace")})
+_DNS1035_KINDS = frozenset({("", "Service")})
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_QUALIFIED = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                        r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "object": (dict,),
+    "array": (list,),
+}
+
+
+def _quote(value: Any) -> str:
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def validate_name(group: str, kind: str, name: str, field: str = "metadata.name") -> list[dict[str, str]]:
+    if (group, kind) in _DNS1035_KINDS:
+        regex, msg, limit = _DNS1035, _DNS1035_MSG, 63
+    elif (group, kind) in _LABEL_KINDS:
+        regex, msg, limit = _LABEL, _LABEL_MSG, 63
+    else:
+        regex, msg, limit = _SUBDOMAIN, _SUBDOMAIN_MSG, 253
+    out = []
+    if len(name) > limit:
+        out.append(cause("FieldValueInvalid", field, f'Invalid value: "{name}": must be no more than {limit} '
+                                                     "characters"))
+    if not regex.match(name):
+        out.append(cause("FieldValueInvalid", field, f'Invalid value: "{name}": {msg}'))
+    return out
+
+
+def validate_metadata(meta: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Label keys/values and annotation keys, as ``ValidateObjectMeta`` checks them."""
+    out: list[dict[str, str]] = []
+    labels = meta.get("labels") or {}
+    if isinstance(labels, Mapping):
+        for key, value in labels.items():
+            if not _QUALIFIED.match(str(key)) or len(str(key).rsplit("/", 1)[-1]) > 63:
+                out.append(cause("FieldValueInvalid", "metadata.labels", f'Invalid value: "{key}": name part must '
+                                 "consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+                                 "an alphanumeric character"))
+            if not isinstance(value, str) or len(value) > 63 or not _LABEL_VALUE.match(value):
+                out.append(cause("FieldValueInvalid", "metadata.labels", f"Invalid value: {_quote(value)}: a valid "
+                                 "label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+                                 "'.', and must start and end with an alphanumeric character"))
+    finalizers = meta.get("finalizers") or []
+    if isinstance(finalizers, list):
+        for i, fin in enumerate(finalizers):
+            if not isinstance(fin, str) or not _QUALIFIED.match(fin):
+                out.append(cause("FieldValueInvalid", f"metadata.finalizers[{i}]",
+                                 f"Invalid value: {_quote(fin)}: name part must consist of alphanumeric characters"))
+    return out
+
+
+def validate_builtin(definitions: Mapping[str, Any], root: str, obj: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Required fields and JSON types, recursively through the definition table."""
+    out: list[dict[str, str]] = []
+    _walk(definitions, root, obj, "", out)
+    return out
+
+
+def _walk(definitions: Mapping[str, Any], name: str, value: Any, path: str, out: list[dict[str, str]]) -> None:
+    definition = definitions.get(name)
+    if definition is None:
+        return
+    dtype = definition.get("type")
+    if "properties" not in definition:
+        if name.endswith(".Quantity"):
+            if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+                out.append(cause("FieldValueTypeInvalid", path, f"Invalid value: {_quote(value)}: must be a quantity"))
+        elif dtype != "object":  # property-less objects (RawExtension, JSON, ...) hold any value
+            _check_type(dtype, definition.get("format"), value, path, out)
+        return
+    if not isinstance(value, dict):
+        out.append(cause("FieldValueTypeInvalid", path, f"Invalid value: {_quote(value)}: must be an object"))
+        return
+    for req in definition.get("required", ()):
+        if req not in value or value[req] is None:
+            if path == "" and req == "metadata":
+                continue
+            out.append(cause("FieldValueRequired", f"{path}.{req}" if path else req, "Required value"))
+    props = definition["properties"]
+    for key, sub in value.items():
+        spec = props.get(key)
+        if spec is None or sub is None:
+            continue
+        _prop(definitions, spec, sub, f"{path}.{key}" if path else key, out)
+
+
+def _prop(definitions: Mapping[str, Any], spec: Mapping[str, Any], value: Any, path: str,
+          out: list[dict[str, str]]) -> None:
+    ref = spec.get("ref")
+    if ref:
+        _walk(definitions, ref, value, path, out)
+        return
+    ptype = spec.get("type")
+    if not _check_type(ptype, spec.get("format"), value, path, out):
+        return
+    if ptype == "array":
+        item = spec.get("items")
+        for i, v in enumerate(value):
+            if v is None:
+                continue
+            _element(definitions, item, v, f"{path}[{i}]", out)
+    elif ptype == "object" and "values" in spec:
+        for k, v in value.items():
+            if v is None:
+                continue
+            _element(definitions, spec["values"], v, f"{path}[{k}]", out)
+
+
+def _element(definitions: Mapping[str, Any], item: Any, value: Any, path: str, out: list[dict[str, str]]) -> None:
+    if not isinstance(item, str):
+        return
+    if item in _PY_TYPES:
+        _check_type(item, None, value, path, out)
+    else:
+        _walk(definitions, item, value, path, out)
+
+
+def _check_type(ptype: Any, fmt: Any, value: Any, path: str, out: list[dict[str, str]]) -> bool:
+    if fmt == "int-or-string":
+        ok = isinstance(value, (int, str)) and not isinstance(value, bool)
+        want = "int-or-string"
+    else:
+        if not isinstance(ptype, str) or ptype not in _PY_TYPES:
+            return True
+        types = _PY_TYPES[ptype]
+        ok = isinstance(value, types) and (ptype == "boolean" or not isinstance(value, bool))
+        want = ptype
+    if not ok:
+        out.append(cause("FieldValueTypeInvalid", path, f"Invalid value: {_quote(value)}: must be of type {want}"))
+    return ok

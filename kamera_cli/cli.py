@@ -1,0 +1,224 @@
+"""The ``kamera`` command line.
+
+Why this module is the only one importing typer and the only one choosing exit codes: every other
+layer raises ``KameraError`` subclasses or returns a result model, so there is exactly one table
+from outcomes to process exit codes, and it is here.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import traceback
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from kamera_cli import __version__
+from kamera_cli.errors import ExitCode, KameraError, ScenarioError, UsageError
+from kamera_cli.model.result import CheckResult, Verdict
+
+app = typer.Typer(
+    name="kamera",
+    help="Model-check Kubernetes controllers: every interleaving, against a simulated API server.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kamera {__version__}")
+        raise typer.Exit(int(ExitCode.OK))
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """kamera explores every interleaving of your controllers' reconciles and reports every outcome."""
+
+
+def _use_color(stream: Any) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _parse_duration(text: str | None) -> float | None:
+    if text is None:
+        return None
+    from kamera_cli.scenario import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--timeout") from exc
+
+
+@app.command()
+def check(
+    paths: Annotated[list[Path], typer.Argument(help="Scenario files, or folders searched for scenario.yaml.")],
+    junit: Annotated[Path | None, typer.Option("--junit", help="Write a JUnit XML report to FILE.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the full JSON result to FILE.")] = None,
+    max_depth: Annotated[int | None, typer.Option("--max-depth", min=1, help="Override spec.explore.maxDepth.")] = None,
+    max_states: Annotated[
+        int | None, typer.Option("--max-states", min=1, help="Override spec.explore.maxStates.")
+    ] = None,
+    timeout: Annotated[
+        str | None, typer.Option("--timeout", help="Override spec.explore.timeout (e.g. 30s, 10m).")
+    ] = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Check scenarios in N parallel processes.")] = 1,
+    fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop after the first failing scenario.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only failures and the summary.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print converged states.")] = False,
+) -> None:
+    """Explore every scenario and report pass/fail for each check."""
+    from kamera_cli import runner
+    from kamera_cli.report import terminal
+
+    def body() -> int:
+        overrides = runner.Overrides(max_depth=max_depth, max_states=max_states, timeout=_parse_duration(timeout))
+        progress = _progress_printer() if _use_color(sys.stderr) or sys.stderr.isatty() else None
+        result = runner.check_paths(paths, overrides=overrides, workers=workers, fail_fast=fail_fast,
+                                    on_progress=progress)
+        if progress is not None:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()
+        verbosity = -1 if quiet else (1 if verbose else 0)
+        text = terminal.render(result, color=_use_color(sys.stdout), verbosity=verbosity,
+                               github=os.environ.get("GITHUB_ACTIONS") == "true")
+        typer.echo(text)
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            for line in terminal.github_annotations(result):
+                typer.echo(line)
+        if junit is not None:
+            from kamera_cli.report import junit as junit_report
+
+            junit_report.write_junit(result, junit)
+        if json_out is not None:
+            from kamera_cli.report import json_report
+
+            json_report.write_json(result, json_out)
+        return int(_exit_code(result))
+
+    _run(body)
+
+
+@app.command()
+def validate(
+    paths: Annotated[list[Path], typer.Argument(help="Scenario files, or folders searched for scenario.yaml.")],
+) -> None:
+    """Check scenarios without running them: schema, files, manifests, kinds, entry points, JSONPath."""
+    from kamera_cli import scenario
+
+    def body() -> int:
+        loaded = scenario.validate_paths(paths)
+        for s in loaded:
+            typer.echo(f"ok {s.file}: {s.name}")
+        return int(ExitCode.OK)
+
+    _run(body)
+
+
+@app.command("schema")
+def schema_command(
+    which: Annotated[str, typer.Argument(help="scenario or result")] = "scenario",
+) -> None:
+    """Print the JSON Schema of the scenario format or of the JSON result."""
+    from kamera_cli.scenario import schema_text
+
+    def body() -> int:
+        if which not in ("scenario", "result"):
+            raise UsageError(f"unknown schema {which!r}: choose 'scenario' or 'result'")
+        typer.echo(schema_text(which))
+        return int(ExitCode.OK)
+
+    _run(body)
+
+
+def _exit_code(result: CheckResult) -> ExitCode:
+    verdict = result.verdict
+    if verdict is Verdict.ERROR:
+        return ExitCode.USAGE
+    if verdict is Verdict.FAILED:
+        return ExitCode.CHECK_FAILED
+    if verdict is Verdict.INCONCLUSIVE:
+        return ExitCode.INCONCLUSIVE
+    return ExitCode.OK
+
+
+def _progress_printer() -> Callable[[str, int, int, float, float], None]:
+    from kamera_cli.report import terminal
+
+    def show(scenario: str, states: int, depth: int, rate: float, elapsed: float) -> None:
+        sys.stderr.write("\r\x1b[2K" + scenario + ": " + terminal.progress_line(states, depth, rate, elapsed))
+        sys.stderr.flush()
+
+    return show
+
+
+def _run(body: Callable[[], int]) -> NoReturn:
+    """The one place exceptions become exit codes."""
+    try:
+        code = body()
+    except ScenarioError as exc:
+        for problem in exc.problems:
+            typer.echo(problem.render(), err=True)
+        typer.echo(f"{len(exc.problems)} problem(s) found", err=True)
+        code = int(exc.exit_code)
+    except KameraError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        code = int(exc.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        code = int(ExitCode.INTERRUPTED)
+    except (typer.Exit, typer.Abort):
+        raise
+    except Exception as exc:  # a bug in kamera: say so, keep the evidence
+        code = int(ExitCode.INTERNAL)
+        report = _write_internal_error(exc)
+        typer.echo(
+            f"internal error: this is a bug in kamera, not in your scenario ({type(exc).__name__}: {exc}).\n"
+            f"The traceback and versions are in {report}; please attach it to a bug report.",
+            err=True,
+        )
+    raise typer.Exit(code)
+
+
+def _write_internal_error(exc: BaseException) -> str:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    path = Path(f"kamera-internal-error-{stamp}.txt")
+    try:
+        import kubernetes
+
+        client_version = getattr(kubernetes, "__version__", "?")
+    except Exception:
+        client_version = "not importable"
+    text = (
+        f"kamera {__version__}\npython {platform.python_version()} ({platform.platform()})\n"
+        f"kubernetes client {client_version}\nargv: {sys.argv}\n\n"
+        + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    )
+    try:
+        path.write_text(text, encoding="utf-8")
+        return str(path)
+    except OSError:
+        sys.stderr.write(text)
+        return "the text above"
+
+
+def main() -> None:
+    app(prog_name="kamera")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,365 @@
+"""The explicit-state search: breadth-first by default, depth-first on request.
+
+Why BFS by default: node ids are handed out in discovery order and BFS expands them in that same
+order, so the "queue" is just a cursor over the node list, and every parent pointer lies on a
+shortest path — the first counterexample found is a shortest one.
+
+DFS keeps an explicit stack (no recursion limit). Because a node may first be reached by a long
+path and later by a shorter one, DFS *relaxes*: when a known node is reached at a smaller depth its
+depth and parent are updated and the improvement is pushed on through the recorded edges (a
+depth-cut node that is now shallower than ``max_depth`` gets expanded). So a complete DFS explores
+exactly the node set BFS does under the same ``max_depth``, and its final parent pointers are
+shortest too; only what DFS found *first* (with ``stop_on_first`` or under a bound) may be deep.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from kamera_cli.explore.model import ALWAYS, ExploreError, Model, Property
+from kamera_cli.explore.result import (
+    CONVERGED_LEAF,
+    DEPTH_CUT,
+    EXPANDED,
+    NO_PARENT,
+    PARTIAL,
+    UNEXPANDED,
+    FindingRecord,
+    Graph,
+    Progress,
+    SearchResult,
+    Stats,
+    Strategy,
+    Violation,
+)
+from kamera_cli.explore.scc import find_livelocks
+
+# Captured at import: a simulator may virtualise ``time.*`` while a step runs; bounds use real time.
+_monotonic = time.monotonic
+
+S = TypeVar("S")
+A = TypeVar("A")
+
+_PROGRESS_INTERVAL = 0.25
+
+
+def finding_key(finding: object) -> str:
+    """Which findings count as the same problem: a ``key`` attribute (or method), else ``repr``."""
+    key = getattr(finding, "key", None)
+    if callable(key):
+        key = key()
+    if key is None:
+        return repr(finding)
+    return key if isinstance(key, str) else repr(key)
+
+
+class _Problems:
+    """First occurrence and count of each distinct finding and of each violated property."""
+
+    def __init__(self, stop_on_first: bool) -> None:
+        self.stop_on_first = stop_on_first
+        self.stopped = False
+        self.first_finding: dict[str, tuple[object, int, int]] = {}  # key -> (finding, src node, edge id)
+        self.finding_count: dict[str, int] = {}
+        self.first_violation: dict[str, tuple[str, int, object]] = {}  # name -> (kind, node, detail)
+        self.violation_count: dict[str, int] = {}
+
+    def finding(self, src: int, edge_id: int, findings: tuple[object, ...]) -> None:
+        for f in findings:
+            k = finding_key(f)
+            n = self.finding_count.get(k, 0)
+            if n == 0:
+                self.first_finding[k] = (f, src, edge_id)
+                if self.stop_on_first:
+                    self.stopped = True
+            self.finding_count[k] = n + 1
+
+    def violation(self, name: str, kind: str, node: int, detail: object) -> None:
+        n = self.violation_count.get(name, 0)
+        if n == 0:
+            self.first_violation[name] = (kind, node, detail)
+            if self.stop_on_first:
+                self.stopped = True
+        self.violation_count[name] = n + 1
+
+    def is_stopped(self) -> bool:
+        return self.stopped
+
+
+def _shortest_depths(graph: Graph[S, A], initial: Sequence[int], max_depth: int) -> list[int]:
+    """Reset every node's depth and parent to a shortest path over the recorded edges (BFS).
+
+    Returns the depth-cut nodes now shallower than ``max_depth``, marked unexpanded again.
+    """
+    n = graph.num_states
+    depths, parents = graph.depths, graph.parents
+    first, last, dst = graph.first_edge, graph.last_edge, graph.e_dst
+    seen = bytearray(n)
+    order = list(initial)
+    for v in order:
+        seen[v] = 1
+        depths[v] = 0
+        parents[v] = NO_PARENT
+    head = 0
+    while head < len(order):
+        v = order[head]
+        head += 1
+        nd = depths[v] + 1
+        for e in range(first[v], last[v]):
+            w = dst[e]
+            if not seen[w]:
+                seen[w] = 1
+                depths[w] = nd
+                parents[w] = e
+                order.append(w)
+    status = graph.status
+    retry = [v for v in range(n) if status[v] == DEPTH_CUT and depths[v] < max_depth]
+    for v in retry:
+        status[v] = UNEXPANDED
+    return retry
+
+
+def search(
+    model: Model[S, A],
+    *,
+    properties: Sequence[Property[S]] = (),
+    strategy: Strategy = "bfs",
+    max_depth: int = 50,
+    max_states: int = 100_000,
+    timeout: float | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    stop_on_first: bool = False,
+    expand_converged: bool = True,
+) -> SearchResult[S, A]:
+    """Explore every state reachable from ``model.initial_states()`` within the bounds.
+
+    ``max_depth``: states that many steps from an initial state are not expanded (a non-converged
+    one with actions left is a depth cut). ``max_states``: discovering one more distinct state than
+    this stops the search. ``timeout``: seconds of wall-clock time. A bound or ``stop_on_first``
+    ending the search makes the result incomplete. ``expand_converged=False`` treats converged
+    states as terminal (their actions are not taken).
+    """
+    if strategy not in ("bfs", "dfs"):
+        raise ExploreError(f"unknown search strategy {strategy!r} (expected 'bfs' or 'dfs')")
+    if max_depth < 0:
+        raise ExploreError(f"max depth must be at least 0, got {max_depth}")
+    if max_states < 1:
+        raise ExploreError(f"max states must be at least 1, got {max_states}")
+    if timeout is not None and not timeout > 0:
+        raise ExploreError(f"timeout must be a positive number of seconds, got {timeout}")
+
+    start = _monotonic()
+    deadline = None if timeout is None else start + timeout
+    graph: Graph[S, A] = Graph()
+    run = _Problems(stop_on_first)
+    always = [p for p in properties if p.kind == ALWAYS]
+    at_converged = [p for p in properties if p.kind != ALWAYS]
+
+    states = graph.states
+    depths = graph.depths
+    parents = graph.parents
+    first_edge = graph.first_edge
+    last_edge = graph.last_edge
+    status = graph.status
+    conv = graph.converged_flags
+    e_src = graph.e_src
+    add_state, add_depth, add_parent = states.append, depths.append, parents.append
+    add_first, add_last, add_status, add_conv = first_edge.append, last_edge.append, status.append, conv.append
+    add_src, add_dst = e_src.append, graph.e_dst.append
+    add_action, add_label = graph.e_action.append, graph.e_label.append
+    index: dict[str, int] = {}
+    converged_nodes: list[int] = []
+    fingerprint = model.fingerprint
+    is_converged = model.is_converged
+    actions_of = model.actions
+    successor = model.successor
+
+    has_properties = bool(properties)
+
+    def check(node: int, state: S, converged: bool) -> None:
+        if converged:
+            for p in at_converged:
+                detail = p.predicate(state)
+                if detail is not None:
+                    run.violation(p.name, p.kind, node, detail)
+        for p in always:
+            detail = p.predicate(state)
+            if detail is not None:
+                run.violation(p.name, p.kind, node, detail)
+
+    bound_hit: str | None = None
+    initial: list[int] = []
+    initial_index: dict[int, int] = {}
+    for i, s0 in enumerate(model.initial_states()):
+        fp = fingerprint(s0)
+        if fp in index:
+            continue
+        if len(states) >= max_states:
+            bound_hit = f"maxStates {max_states} reached"
+            break
+        node = len(states)
+        index[fp] = node
+        states.append(s0)
+        depths.append(0)
+        parents.append(NO_PARENT)
+        first_edge.append(0)
+        last_edge.append(0)
+        status.append(UNEXPANDED)
+        c = is_converged(s0)
+        conv.append(c)
+        if c:
+            converged_nodes.append(node)
+        if has_properties:
+            check(node, s0, c)
+        initial.append(node)
+        initial_index[node] = i
+
+    dfs = strategy == "dfs"
+    stack: list[int] = list(reversed(initial)) if dfs else []
+    cursor = 0  # BFS: the next node id to expand
+    next_report = start + _PROGRESS_INTERVAL
+    max_depth_seen = 0
+    stopped = run.is_stopped()
+    depths_final = not dfs
+
+    while bound_hit is None and not stopped:
+        if dfs:
+            if not stack:
+                # Nodes DFS reached first by a long path may be cut although a shorter path exists:
+                # recompute shortest depths over the recorded graph and expand those cut too early.
+                retry = _shortest_depths(graph, initial, max_depth)
+                if not retry:
+                    depths_final = True
+                    break
+                stack.extend(reversed(retry))
+                continue
+            node = stack.pop()
+            if status[node] != UNEXPANDED:
+                continue
+        else:
+            if cursor >= len(states):
+                break
+            node = cursor
+            cursor += 1
+        d = depths[node]
+        if d > max_depth_seen:
+            max_depth_seen = d
+        now = _monotonic()
+        if deadline is not None and now >= deadline:
+            bound_hit = f"timeout {timeout:g}s reached"
+            break
+        if on_progress is not None and now >= next_report:
+            next_report = now + _PROGRESS_INTERVAL
+            on_progress(Progress(len(states), len(e_src), max_depth_seen, now - start))
+
+        state = states[node]
+        if not expand_converged and conv[node]:
+            status[node] = CONVERGED_LEAF
+            continue
+        acts = actions_of(state)
+        if not acts:
+            status[node] = EXPANDED  # a deadlock unless converged; both are read off the graph later
+            first_edge[node] = last_edge[node] = len(e_src)
+            continue
+        if d >= max_depth:
+            status[node] = DEPTH_CUT
+            continue
+        nd = d + 1
+        eid = len(e_src)
+        first_edge[node] = eid
+        first_new = len(states)
+        complete_node = True
+        for i, a in enumerate(acts):
+            t = successor(state, a)
+            s2 = t.state
+            fp = fingerprint(s2)
+            dst = index.get(fp)
+            if dst is None:
+                dst = len(states)
+                if dst >= max_states:
+                    bound_hit = f"maxStates {max_states} reached"
+                    complete_node = False
+                    break
+                index[fp] = dst
+                add_state(s2)
+                add_depth(nd)
+                add_parent(eid)
+                add_first(0)
+                add_last(0)
+                add_status(UNEXPANDED)
+                c = is_converged(s2)
+                add_conv(c)
+                if c:
+                    converged_nodes.append(dst)
+                if has_properties:
+                    check(dst, s2, c)
+            add_src(node)
+            add_action(a)
+            add_label(t.label)
+            add_dst(dst)
+            if t.findings:
+                run.finding(node, eid, t.findings)
+            eid += 1
+            if stop_on_first and run.is_stopped():
+                stopped = True
+                complete_node = i + 1 == len(acts)
+                break
+        last_edge[node] = eid
+        status[node] = EXPANDED if complete_node else PARTIAL
+        if dfs and len(states) > first_new:
+            stack.extend(range(len(states) - 1, first_new - 1, -1))
+
+    graph.fingerprints = list(index)  # insertion order is node order
+    if run.is_stopped() and bound_hit is None:
+        bound_hit = "stopped at the first problem (stop on first)"
+    complete = bound_hit is None
+    if not depths_final:
+        _shortest_depths(graph, initial, max_depth)  # shortest parents for the stories
+    if depths:
+        max_depth_seen = max(max_depth_seen, max(depths))
+    # Depth cuts: non-converged nodes at the depth bound whose actions were not taken.
+    depth_cuts = tuple(v for v in range(len(states)) if status[v] == DEPTH_CUT and not conv[v])
+    deadlocks = tuple(
+        v for v in range(len(states)) if status[v] == EXPANDED and first_edge[v] == last_edge[v] and not conv[v]
+    )
+    livelocks = tuple(find_livelocks(graph))
+    elapsed = _monotonic() - start
+    if on_progress is not None:
+        on_progress(Progress(len(states), len(e_src), max_depth_seen, elapsed))
+
+    findings = tuple(
+        FindingRecord(key, f, src, graph.edge(eid), run.finding_count[key])
+        for key, (f, src, eid) in run.first_finding.items()
+    )
+    violations = tuple(
+        Violation(name, kind, node, detail, run.violation_count[name])
+        for name, (kind, node, detail) in run.first_violation.items()
+    )
+    stats = Stats(
+        states=len(states),
+        transitions=len(e_src),
+        max_depth_reached=max_depth_seen,
+        converged=len(converged_nodes),
+        depth_cuts=len(depth_cuts),
+        deadlocks=len(deadlocks),
+        livelocks=len(livelocks),
+        elapsed=elapsed,
+        states_per_second=len(states) / elapsed if elapsed > 0 else 0.0,
+    )
+    return SearchResult(
+        graph=graph,
+        strategy=strategy,
+        complete=complete,
+        bound_hit=bound_hit,
+        initial=tuple(initial),
+        converged=tuple(converged_nodes),
+        depth_cuts=depth_cuts,
+        deadlocks=deadlocks,
+        livelocks=livelocks,
+        findings=findings,
+        violations=violations,
+        initial_index=initial_index,
+        stats=stats,
+    )

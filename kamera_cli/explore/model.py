@@ -1,0 +1,90 @@
+"""What a checked system must provide, and what may be checked about it.
+
+Why a Protocol: the explorer is generic. The Kubernetes simulation (``sim/``) implements ``Model``;
+the tests implement it with counters and hand-written graphs. Nothing here knows what a state is
+beyond its fingerprint, so the same search, bounds and cycle analysis serve every model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, Literal, Protocol, TypeVar
+
+from kamera_cli.errors import UsageError
+
+S = TypeVar("S")
+A = TypeVar("A")
+
+PropertyKind = Literal["always", "converged"]
+ALWAYS: PropertyKind = "always"
+CONVERGED: PropertyKind = "converged"
+
+
+class ExploreError(UsageError):
+    """The explorer was asked for something it cannot do (an unknown strategy, a negative bound).
+
+    A ``UsageError`` because bounds usually come from the command line; the message names the value.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class Transition(Generic[S]):
+    """The outcome of taking one action.
+
+    ``label`` says what the step did (the model's business; kept on the edge for the story).
+    ``findings`` are problems observed during the step, e.g. a controller exception. A finding may
+    carry a ``key`` attribute (a string, or a method returning one) that says which findings are the
+    same problem; otherwise ``repr(finding)`` is the key.
+    """
+
+    state: S
+    label: object = None
+    findings: tuple[object, ...] = ()
+
+
+class Model(Protocol[S, A]):
+    """A transition system the explorer can search.
+
+    Contract: ``actions`` returns the enabled actions in a deterministic order; ``successor`` is a
+    function of (state, action); ``fingerprint`` is a stable digest (equal states, equal digests, in
+    any process), never based on ``hash()``. ``is_converged`` marks the states where the system is
+    done; a converged state may still have actions (they are explored too).
+    """
+
+    def initial_states(self) -> Sequence[S]: ...
+
+    def actions(self, state: S) -> Sequence[A]: ...
+
+    def successor(self, state: S, action: A) -> Transition[S]: ...
+
+    def fingerprint(self, state: S) -> str: ...
+
+    def is_converged(self, state: S) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Property(Generic[S]):
+    """A named check over states.
+
+    The predicate returns ``None`` when the property holds and a detail (a message, a list of
+    offending nodes, anything the caller wants back) when it is violated. ``always`` properties are
+    checked at every reachable state, initial states included; ``converged`` ones at every distinct
+    converged state.
+    """
+
+    name: str
+    kind: PropertyKind
+    predicate: Callable[[S], object]
+
+    def __post_init__(self) -> None:
+        if self.kind not in (ALWAYS, CONVERGED):
+            raise ExploreError(f"property {self.name!r}: kind must be 'always' or 'converged', not {self.kind!r}")
+
+    @staticmethod
+    def always(name: str, predicate: Callable[[S], object]) -> Property[S]:
+        return Property(name, ALWAYS, predicate)
+
+    @staticmethod
+    def converged(name: str, predicate: Callable[[S], object]) -> Property[S]:
+        return Property(name, CONVERGED, predicate)

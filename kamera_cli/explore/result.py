@@ -1,0 +1,243 @@
+"""What a search returns: the explored graph plus everything found in it.
+
+Why the graph is kept whole: the caller builds stories from it (shortest path to any node, the
+loop of a livelock, a path to each converged state), and the livelock analysis runs over it after
+the search. It is stored as parallel lists indexed by node id and edge id rather than as objects
+per node, which keeps the explorer's inner loop to list appends; ``Edge`` values are built only
+when someone asks for one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic, Literal, TypeVar
+
+S = TypeVar("S")
+A = TypeVar("A")
+
+Strategy = Literal["bfs", "dfs"]
+
+# Node status codes (a bytearray entry per node).
+#: discovered, successors not computed (the search stopped first)
+UNEXPANDED = 0
+#: every action was taken and every successor recorded
+EXPANDED = 1
+#: at ``max_depth`` with actions left: successors deliberately not computed
+DEPTH_CUT = 2
+#: expansion began but a bound stopped it: only some successors are recorded
+PARTIAL = 3
+#: converged and, because ``expand_converged=False``, not expanded
+CONVERGED_LEAF = 4
+
+NO_PARENT = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Edge(Generic[A]):
+    """One recorded transition: ``src --actions(src)[action_index]--> dst``."""
+
+    id: int
+    src: int
+    action_index: int
+    action: A
+    label: object
+    dst: int
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A progress report, given to ``on_progress`` at most about four times a second."""
+
+    states: int
+    transitions: int
+    depth: int
+    elapsed: float
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    states: int
+    transitions: int
+    max_depth_reached: int
+    converged: int
+    depth_cuts: int
+    deadlocks: int
+    livelocks: int
+    elapsed: float
+    states_per_second: float
+
+
+@dataclass(frozen=True, slots=True)
+class Livelock(Generic[A]):
+    """A closed bottom strongly connected component without a converged state.
+
+    Once the system enters ``nodes`` it can never leave them and never converges. ``entry`` is the
+    member closest to an initial state, ``path`` a shortest path to it, ``cycle`` a shortest cycle
+    from ``entry`` back to itself (a single edge for a hot self-loop).
+    """
+
+    nodes: tuple[int, ...]
+    entry: int
+    path: tuple[Edge[A], ...]
+    cycle: tuple[Edge[A], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRecord(Generic[A]):
+    """The first transition that produced a finding with this key, and how many more did."""
+
+    key: str
+    finding: object
+    node: int  # the source node of the transition
+    edge: Edge[A]
+    count: int  # every occurrence, the first included
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """The first state that violated a property, and how many states did."""
+
+    property: str
+    kind: str
+    node: int
+    detail: object
+    count: int  # every violating state, the first included
+
+
+class Graph(Generic[S, A]):
+    """The explored state graph. Node ids count from 0 in discovery order; edge ids likewise.
+
+    Read-only once the search returns. Edges leaving node ``n`` are the contiguous id range
+    ``out_range(n)``, in the order of ``actions(state)`` (so an edge's action index is its offset
+    in that range and need not be stored).
+    """
+
+    __slots__ = (
+        "converged_flags",
+        "depths",
+        "e_action",
+        "e_dst",
+        "e_label",
+        "e_src",
+        "fingerprints",
+        "first_edge",
+        "last_edge",
+        "parents",
+        "states",
+        "status",
+    )
+
+    def __init__(self) -> None:
+        self.states: list[S] = []
+        self.fingerprints: list[str] = []
+        self.depths: list[int] = []
+        self.parents: list[int] = []  # edge id, or NO_PARENT for initial states
+        self.first_edge: list[int] = []
+        self.last_edge: list[int] = []  # exclusive
+        self.status = bytearray()
+        self.converged_flags = bytearray()
+        self.e_src: list[int] = []
+        self.e_action: list[A] = []
+        self.e_label: list[object] = []
+        self.e_dst: list[int] = []
+
+    @property
+    def num_states(self) -> int:
+        return len(self.states)
+
+    @property
+    def num_edges(self) -> int:
+        return len(self.e_src)
+
+    def state(self, node: int) -> S:
+        return self.states[node]
+
+    def fingerprint(self, node: int) -> str:
+        return self.fingerprints[node]
+
+    def depth(self, node: int) -> int:
+        """Length of the recorded parent path (the shortest path after a complete search)."""
+        return self.depths[node]
+
+    def is_converged(self, node: int) -> bool:
+        return bool(self.converged_flags[node])
+
+    def is_expanded(self, node: int) -> bool:
+        """True when every successor of the node is recorded (so its out-edges are the whole truth)."""
+        return self.status[node] == EXPANDED
+
+    def node_status(self, node: int) -> int:
+        return self.status[node]
+
+    def edge(self, edge_id: int) -> Edge[A]:
+        return Edge(
+            edge_id,
+            self.e_src[edge_id],
+            edge_id - self.first_edge[self.e_src[edge_id]],
+            self.e_action[edge_id],
+            self.e_label[edge_id],
+            self.e_dst[edge_id],
+        )
+
+    def out_range(self, node: int) -> range:
+        return range(self.first_edge[node], self.last_edge[node])
+
+    def out_edges(self, node: int) -> list[Edge[A]]:
+        return [self.edge(e) for e in self.out_range(node)]
+
+    def parent_edge(self, node: int) -> Edge[A] | None:
+        e = self.parents[node]
+        return None if e == NO_PARENT else self.edge(e)
+
+    def path_to(self, node: int) -> list[Edge[A]]:
+        """The parent path from an initial state to ``node`` (empty for an initial state)."""
+        ids: list[int] = []
+        parents, e_src = self.parents, self.e_src
+        e = parents[node]
+        while e != NO_PARENT:
+            ids.append(e)
+            e = parents[e_src[e]]
+        ids.reverse()
+        return [self.edge(i) for i in ids]
+
+    def initial_of(self, node: int) -> int:
+        """The initial node the parent path of ``node`` starts from."""
+        parents, e_src = self.parents, self.e_src
+        while parents[node] != NO_PARENT:
+            node = e_src[parents[node]]
+        return node
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult(Generic[S, A]):
+    """Everything a search found. ``complete`` is False when a bound or ``stop_on_first`` ended the
+    search early; ``bound_hit`` then says which, and everything found so far is still reported."""
+
+    graph: Graph[S, A]
+    strategy: Strategy
+    complete: bool
+    bound_hit: str | None
+    #: node ids of the initial states, in ``initial_states()`` order, duplicates removed
+    initial: tuple[int, ...]
+    #: distinct converged states, in discovery order
+    converged: tuple[int, ...]
+    #: not converged at ``max_depth`` with actions left
+    depth_cuts: tuple[int, ...]
+    #: not converged and no action enabled
+    deadlocks: tuple[int, ...]
+    livelocks: tuple[Livelock[A], ...]
+    findings: tuple[FindingRecord[A], ...]
+    violations: tuple[Violation, ...]
+    #: index of each initial node in ``initial_states()`` (for ``replay``)
+    initial_index: dict[int, int]
+    stats: Stats
+
+    def path_to(self, node: int) -> list[Edge[A]]:
+        return self.graph.path_to(node)
+
+    def state(self, node: int) -> S:
+        return self.graph.state(node)
+
+    def initial_index_of(self, node: int) -> int:
+        """The position in ``initial_states()`` of the state the parent path of ``node`` starts from."""
+        return self.initial_index[self.graph.initial_of(node)]

@@ -1,0 +1,34 @@
+"""The state document invariants are evaluated against.
+
+Why a ``kind: List``: it is the shape ``kubectl get ... -o json`` prints, so expressions a user tries
+against a real cluster (``$.items[?@.kind == 'ConfigMap']``) work unchanged here. Items are sorted so
+that node order, and with it every message, is the same in every run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kamera_cli.model.objects import Manifest
+
+
+def _sort_key(obj: Manifest) -> tuple[str, str, str, str]:
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping):
+        meta = {}
+    return (
+        str(obj.get("apiVersion", "")),
+        str(obj.get("kind", "")),
+        str(meta.get("namespace") or ""),
+        str(meta.get("name") or ""),
+    )
+
+
+def state_document(objects: Iterable[Manifest]) -> dict[str, Any]:
+    """``{"apiVersion": "v1", "kind": "List", "items": [...]}`` sorted by apiVersion, kind, namespace, name.
+
+    The objects are shared, not copied (they are never mutated once stored); each must already carry
+    ``apiVersion`` and ``kind``, as objects read from the API server do.
+    """
+    return {"apiVersion": "v1", "kind": "List", "items": sorted(objects, key=_sort_key)}

@@ -1,0 +1,257 @@
+"""Invariants compiled once, evaluated on every converged (or every) state.
+
+Why the shape: the explorer calls ``evaluate`` in its inner loop, so everything that depends only on
+the scenario (queries, templates, regexes, the operator list) is prepared in ``compile_invariant``.
+Normalized paths of failing nodes are only computed when something fails.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from kamera_cli.invariants.queries import InvariantSyntaxError, compile_query, find_located
+from kamera_cli.invariants.templates import MissingValue, Template, instantiate, parse_template
+from kamera_cli.model.objects import ObjectRef
+from kamera_cli.model.scenario import ExpectSpec, InvariantSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One way an invariant fails in one state; ``message`` is one line."""
+
+    invariant: str
+    message: str
+    #: the forEach node the failure is about, when it is a Kubernetes object
+    subject: ObjectRef | None = None
+    #: the forEach node's normalized path ("" without forEach)
+    node_path: str = ""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+#: ``(values, located) -> message | None``; ``located()`` gives (path, value) pairs, computed lazily
+_Check = Callable[[Sequence[Any], Callable[[], list[tuple[str, Any]]]], "str | None"]
+
+
+def _normalize(value: Any) -> Any:
+    """A plain-JSON copy: Mappings become dicts, integral floats ints (JSON has one number type)."""
+    if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, Mapping):
+        return {str(k): _normalize(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_normalize(v) for v in value]
+    return value
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(_normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    text = _canonical(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _plural(n: int, word: str = "node") -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _first_where(located: list[tuple[str, Any]], pred: Callable[[Any], bool]) -> tuple[str, Any] | None:
+    for path, value in located:
+        if pred(value):
+            return path, value
+    return None
+
+
+def _build_checks(expect: ExpectSpec) -> tuple[_Check, ...]:
+    checks: list[_Check] = []
+    if expect.count is not None:
+        n = expect.count
+
+        def count(values: Sequence[Any], _: Callable[[], list[tuple[str, Any]]]) -> str | None:
+            return None if len(values) == n else f"expected count {n}, got {len(values)}"
+
+        checks.append(count)
+    if expect.min is not None:
+        lo = expect.min
+
+        def minimum(values: Sequence[Any], _: Callable[[], list[tuple[str, Any]]]) -> str | None:
+            return None if len(values) >= lo else f"expected at least {_plural(lo)}, got {len(values)}"
+
+        checks.append(minimum)
+    if expect.max is not None:
+        hi = expect.max
+
+        def maximum(values: Sequence[Any], _: Callable[[], list[tuple[str, Any]]]) -> str | None:
+            return None if len(values) <= hi else f"expected at most {_plural(hi)}, got {len(values)}"
+
+        checks.append(maximum)
+    if expect.exists is True:
+
+        def exists(values: Sequence[Any], _: Callable[[], list[tuple[str, Any]]]) -> str | None:
+            return None if values else "expected at least one node, got none"
+
+        checks.append(exists)
+    elif expect.exists is False:
+
+        def absent(values: Sequence[Any], located: Callable[[], list[tuple[str, Any]]]) -> str | None:
+            if not values:
+                return None
+            first = located()
+            where = f" (first at {first[0][0]})" if first else ""
+            return f"expected no node, got {len(values)}{where}"
+
+        checks.append(absent)
+    if expect.has_equals:
+        wanted = _canonical(expect.equals)
+        shown = _show(expect.equals)
+
+        def equals(values: Sequence[Any], located: Callable[[], list[tuple[str, Any]]]) -> str | None:
+            if not values:
+                return f"expected nodes equal to {shown}, got none"
+            if all(_canonical(v) == wanted for v in values):
+                return None
+            bad = _first_where(located(), lambda v: _canonical(v) != wanted)
+            got = f"{_show(bad[1])} at {bad[0]}" if bad else "a different value"
+            return f"expected every node to equal {shown}, got {got}"
+
+        checks.append(equals)
+    if expect.unique:
+
+        def unique(values: Sequence[Any], located: Callable[[], list[tuple[str, Any]]]) -> str | None:
+            keys = [_canonical(v) for v in values]
+            if len(set(keys)) == len(keys):
+                return None
+            seen: dict[str, str] = {}
+            for path, value in located():
+                key = _canonical(value)
+                if key in seen:
+                    return f"expected unique values, got {_show(value)} at {seen[key]} and {path}"
+                seen[key] = path
+            return "expected unique values, got duplicates"
+
+        checks.append(unique)
+    if expect.matches is not None:
+        pattern_text = expect.matches
+        try:
+            pattern = re.compile(pattern_text)
+        except re.error as exc:
+            raise InvariantSyntaxError(f"invalid regular expression {pattern_text!r}: {exc}") from None
+
+        def ok(value: Any) -> bool:
+            return isinstance(value, str) and pattern.fullmatch(value) is not None
+
+        def matches(values: Sequence[Any], located: Callable[[], list[tuple[str, Any]]]) -> str | None:
+            if not values:
+                return f"expected nodes matching {pattern_text!r}, got none"
+            if all(ok(v) for v in values):
+                return None
+            bad = _first_where(located(), lambda v: not ok(v))
+            if bad is None:
+                return f"expected every node to match {pattern_text!r}"
+            kind = "" if isinstance(bad[1], str) else "non-string "
+            return f"expected every node to match {pattern_text!r}, got {kind}{_show(bad[1])} at {bad[0]}"
+
+        checks.append(matches)
+    return tuple(checks)
+
+
+def describe_node(node: Any, path: str) -> tuple[str, ObjectRef | None]:
+    """``Widget default/demo`` for an object, else ``node $['items'][0]['spec']``."""
+    if isinstance(node, Mapping):
+        meta = node.get("metadata")
+        kind = node.get("kind")
+        if isinstance(kind, str) and isinstance(meta, Mapping) and isinstance(meta.get("name"), str):
+            ref = ObjectRef.of(node)
+            return f"{ref.kind} {ref.key}", ref
+    return f"node {path}", None
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledInvariant:
+    spec: InvariantSpec
+    template: Template
+    checks: tuple[_Check, ...]
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def when(self) -> Literal["converged", "always"]:
+        return self.spec.when
+
+    def evaluate(self, document: Any) -> tuple[Violation, ...]:
+        """Every violation in this state (empty: the invariant holds)."""
+        if self.spec.for_each is None:
+            message = self._check(self.template.text, document)
+            return () if message is None else (Violation(self.spec.name, message),)
+        violations: list[Violation] = []
+        plain_result: str | None = None
+        plain_done = False
+        for path, node in find_located(self.spec.for_each, document):
+            if self.template.is_plain:
+                if not plain_done:
+                    plain_result, plain_done = self._check(self.template.text, document), True
+                message = plain_result
+            else:
+                try:
+                    message = self._check(instantiate(self.template, node), document)
+                except MissingValue as missing:
+                    message = missing.reason
+                except InvariantSyntaxError as exc:
+                    message = f"the expression built for this node does not compile: {exc.message}"
+            if message is not None:
+                label, ref = describe_node(node, path)
+                violations.append(Violation(self.spec.name, f"{message} for {label}", ref, path))
+        return tuple(violations)
+
+    def _check(self, text: str, document: Any) -> str | None:
+        values: list[Any] = compile_query(text).findall(document)
+        cache: list[list[tuple[str, Any]]] = []
+
+        def located() -> list[tuple[str, Any]]:
+            if not cache:
+                cache.append(find_located(text, document))
+            return cache[0]
+
+        for check in self.checks:
+            message = check(values, located)
+            if message is not None:
+                return message
+        return None
+
+
+def compile_invariant(spec: InvariantSpec) -> CompiledInvariant:
+    """Prepare an invariant; raises ``InvariantSyntaxError`` for a bad expression, template or regex."""
+    if spec.for_each is not None:
+        try:
+            compile_query(spec.for_each)
+        except InvariantSyntaxError as exc:
+            raise InvariantSyntaxError(f"forEach: {exc.message}") from None
+        if "{{" in spec.for_each or "}}" in spec.for_each:
+            raise InvariantSyntaxError("forEach cannot use {{ }} templates; they belong in select")
+    template = parse_template(spec.select)
+    if template.refs and spec.for_each is None:
+        raise InvariantSyntaxError(
+            f"select uses the template {template.refs[0].source} but there is no forEach to take values from"
+        )
+    checks = _build_checks(spec.expect)
+    given = spec.expect
+    if (
+        not checks
+        and not given.has_equals
+        and all(
+            value is None for value in (given.count, given.min, given.max, given.exists, given.unique, given.matches)
+        )
+    ):
+        raise InvariantSyntaxError("expect needs at least one of count, min, max, exists, equals, unique, matches")
+    return CompiledInvariant(spec, template, checks)

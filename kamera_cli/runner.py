@@ -1,0 +1,429 @@
+"""Scenario in, result model out: load, explore, judge — and never print.
+
+Why the runner owns the verdicts: the explorer only knows graphs and the simulator only knows
+Kubernetes steps.  Turning "a bottom SCC without a converged state" into "converges: ✗ livelock,
+here is the loop" — replayed once to make sure it is real — is the product's judgement, made here
+once for the CLI, the pytest plugin and the library API alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from kamera_cli import explore as ex
+from kamera_cli.errors import EntrypointError, KameraError, ScenarioError
+from kamera_cli.invariants import compile_invariant, state_document
+from kamera_cli.model.result import (
+    Check,
+    CheckName,
+    CheckResult,
+    ConvergedState,
+    Counterexample,
+    ScenarioResult,
+    Stats,
+    Step,
+    Verdict,
+)
+from kamera_cli.model.scenario import Position, Scenario
+from kamera_cli.sim.bootstrap import Simulation
+from kamera_cli.sim.diffs import diff
+from kamera_cli.sim.labels import Finding
+from kamera_cli.sim.model import KubeModel
+from kamera_cli.sim.state import SimState
+from kamera_cli.sim.story import replay_diverges, steps_of
+
+#: (scenario name, states, depth, states per second, elapsed seconds)
+ProgressCallback = Callable[[str, int, int, float, float], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Overrides:
+    """Command-line overrides of a scenario's exploration bounds."""
+
+    max_depth: int | None = None
+    max_states: int | None = None
+    timeout: float | None = None
+    memoize: bool | None = None
+
+
+# ---------------------------------------------------------------------------- public API
+def check(path: str | Path, *, overrides: Overrides | None = None) -> CheckResult:
+    """Check one scenario file, or every scenario under a folder (the library form of ``kamera check``)."""
+    return check_paths([Path(path)], overrides=overrides)
+
+
+def check_paths(
+    paths: Sequence[Path],
+    *,
+    overrides: Overrides | None = None,
+    workers: int = 1,
+    fail_fast: bool = False,
+    on_progress: ProgressCallback | None = None,
+) -> CheckResult:
+    from kamera_cli.scenario import discover
+
+    files = discover(list(paths))
+    overrides = overrides or Overrides()
+    results: list[ScenarioResult] = []
+    if workers > 1 and len(files) > 1:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            futures = [pool.submit(check_file, f, overrides) for f in files]
+            for fut in futures:
+                res = fut.result()
+                results.append(res)
+                if fail_fast and res.verdict in (Verdict.FAILED, Verdict.ERROR):
+                    for other in futures:
+                        other.cancel()
+                    break
+    else:
+        for f in files:
+            res = check_file(f, overrides, on_progress)
+            results.append(res)
+            if fail_fast and res.verdict in (Verdict.FAILED, Verdict.ERROR):
+                break
+    return CheckResult(tuple(_dedupe_names(results)))
+
+
+def check_file(path: Path, overrides: Overrides | None = None,
+               on_progress: ProgressCallback | None = None) -> ScenarioResult:
+    """Load and check one scenario file; a scenario that cannot load becomes an ERROR result."""
+    from kamera_cli.scenario import load_scenario
+
+    started = _now_iso()
+    try:
+        scenario = load_scenario(path)
+    except ScenarioError as exc:
+        return ScenarioResult(name=path.parent.name if path.name.startswith("scenario.") else path.stem,
+                              file=str(path), verdict=Verdict.ERROR, started_at=started, error=str(exc),
+                              checks=(Check(CheckName.LOAD, Verdict.ERROR, _first_line(str(exc))),))
+    return run_scenario(scenario, overrides=overrides, on_progress=on_progress)
+
+
+def run_scenario(scenario: Scenario, *, overrides: Overrides | None = None,
+                 on_progress: ProgressCallback | None = None) -> ScenarioResult:
+    started = _now_iso()
+    try:
+        exploration = explore(scenario, overrides=overrides, on_progress=on_progress)
+    except (ScenarioError, EntrypointError) as exc:
+        return ScenarioResult(name=scenario.name, file=scenario.file, verdict=Verdict.ERROR, started_at=started,
+                              error=str(exc), description=scenario.description, position=scenario.position,
+                              checks=(Check(CheckName.LOAD, Verdict.ERROR, _first_line(str(exc))),))
+    return replace(exploration.result, started_at=started)
+
+
+@dataclass(frozen=True)
+class Exploration:
+    """The lower-level outcome: the judged result plus the raw search (for tools and tests)."""
+
+    result: ScenarioResult
+    search: ex.SearchResult[SimState, Any]
+
+
+def explore(scenario: Scenario, *, overrides: Overrides | None = None,
+            on_progress: ProgressCallback | None = None) -> Exploration:
+    """Explore one loaded scenario and judge every check; raises only for scenarios that cannot run."""
+    o = overrides or Overrides()
+    bounds = scenario.explore
+    bounds = replace(
+        bounds,
+        max_depth=o.max_depth if o.max_depth is not None else bounds.max_depth,
+        max_states=o.max_states if o.max_states is not None else bounds.max_states,
+        timeout_seconds=o.timeout if o.timeout is not None else bounds.timeout_seconds,
+        memoize=o.memoize if o.memoize is not None else bounds.memoize,
+    )
+    scenario = replace(scenario, explore=bounds)
+    with Simulation(scenario, memoize=bounds.memoize) as sim:
+        model = sim.model
+        properties = _properties(scenario)
+        progress = None
+        if on_progress is not None:
+            def progress(p: ex.Progress) -> None:
+                rate = p.states / p.elapsed if p.elapsed > 0 else 0.0
+                on_progress(scenario.name, p.states, p.depth, rate, p.elapsed)
+        started = time.monotonic()
+        search = ex.search(model, properties=properties, strategy=bounds.strategy, max_depth=bounds.max_depth,
+                           max_states=bounds.max_states, timeout=bounds.timeout_seconds, on_progress=progress)
+        judge = _Judge(scenario, model, search, sim)
+        checks = judge.checks()
+        elapsed = time.monotonic() - started
+        stats = Stats(
+            states=search.stats.states,
+            transitions=search.stats.transitions,
+            reconciles=sum(r.stats.executions for r in sim.runtimes),
+            memo_hits=sum(r.stats.memo_hits for r in sim.runtimes),
+            max_depth=search.stats.max_depth_reached,
+            converged_states=len(judge.converged_nodes),
+            elapsed_seconds=elapsed,
+            bound_hit=search.bound_hit or "",
+        )
+        converged = tuple(
+            ConvergedState(
+                fingerprint=search.graph.fingerprint(n),
+                objects=tuple(search.state(n).snapshot.objects()),
+                path=steps_of([e.label for e in search.path_to(n)]),
+            )
+            for n in judge.converged_nodes
+        )
+    verdict = _scenario_verdict(checks)
+    result = ScenarioResult(name=scenario.name, file=scenario.file, verdict=verdict, checks=tuple(checks),
+                            stats=stats, converged=converged, description=scenario.description,
+                            position=scenario.position)
+    return Exploration(result, search)
+
+
+# ---------------------------------------------------------------------------- judging
+class _Judge:
+    def __init__(self, scenario: Scenario, model: KubeModel, search: ex.SearchResult[SimState, Any],
+                 sim: Simulation) -> None:
+        self.scenario = scenario
+        self.model = model
+        self.search = search
+        self.sim = sim
+        self.converged_nodes = [n for n in search.converged if not search.state(n).halted]
+        self.incomplete = not search.complete
+        self._replay_failures: list[Counterexample] = []
+
+    def checks(self) -> list[Check]:
+        s = self.scenario
+        out: list[Check] = []
+        if s.expect.converges:
+            out.append(self._converges())
+        if not s.expect.controller_errors:
+            out.append(self._controller_errors())
+        if s.actions:
+            out.append(self._actions())
+        for inv in s.invariants:
+            out.append(self._invariant(inv.name, inv.position))
+        if s.expect.deterministic:
+            # last, so that replay divergences seen while verifying the other checks are included
+            out.insert(1 if s.expect.converges else 0, self._deterministic())
+        return out
+
+    def _pos(self, path: str) -> Position:
+        return self.scenario.positions.get(path) or self.scenario.position
+
+    # -- converges
+    def _converges(self) -> Check:
+        search, bound = self.search, self.scenario.explore.max_depth
+        cexs: list[Counterexample] = []
+        for ll in search.livelocks:
+            path = [e.label for e in ll.path]
+            loop = [e.label for e in ll.cycle]
+            cexs.append(self._verified(Counterexample(
+                kind="livelock",
+                summary=f"livelock: {len(ll.nodes)} state(s) that execution can never leave and that never converge",
+                steps=steps_of(path), loop=steps_of(loop, start=len(path) + 1),
+            ), [*ll.path, *ll.cycle]))
+        for node in search.depth_cuts[:3]:
+            edges = search.path_to(node)
+            cexs.append(self._verified(Counterexample(
+                kind="not-converged", summary=f"not converged within {bound} steps",
+                steps=steps_of([e.label for e in edges]),
+                details=self._pending_text(search.state(node)),
+            ), edges))
+        for node in search.deadlocks[:3]:
+            edges = search.path_to(node)
+            cexs.append(self._verified(Counterexample(
+                kind="not-converged", summary="stuck: work is pending but nothing can run",
+                steps=steps_of([e.label for e in edges]), details=self._pending_text(search.state(node)),
+            ), edges))
+        pos = self._pos("$.spec.expect.converges")
+        if cexs:
+            kinds = sorted({c.kind for c in cexs})
+            msg = f"{len(search.livelocks)} livelock(s), {len(search.depth_cuts)} execution(s) cut at depth {bound}"
+            return Check(CheckName.CONVERGES, Verdict.FAILED, msg + f" ({', '.join(kinds)})", tuple(cexs), pos)
+        if self.incomplete:
+            return Check(CheckName.CONVERGES, Verdict.INCONCLUSIVE, f"search incomplete: {self.search.bound_hit}",
+                         position=pos)
+        return Check(CheckName.CONVERGES, Verdict.PASSED,
+                     f"every execution converges ({len(self.converged_nodes)} converged state(s))", position=pos)
+
+    def _pending_text(self, state: SimState) -> str:
+        items = [f"{p.controller} {p.request_text}" + (" (timer)" if p.ready_at > state.clock else "")
+                 for p in state.pending]
+        return "still pending: " + (", ".join(items) if items else "built-in actors' work")
+
+    # -- deterministic
+    def _deterministic(self) -> Check:
+        pos = self._pos("$.spec.expect.deterministic")
+        cexs: list[Counterexample] = []
+        nodes = self.converged_nodes
+        if len(nodes) > 1:
+            a, b = nodes[0], nodes[1]
+            pa, pb = self.search.path_to(a), self.search.path_to(b)
+            sa, sb = self.search.state(a).snapshot, self.search.state(b).snapshot
+            cexs.append(self._verified(Counterexample(
+                kind="nondeterministic",
+                summary=f"{len(nodes)} distinct converged states: the outcome depends on the order of steps",
+                steps=steps_of([e.label for e in pa]), alternative=steps_of([e.label for e in pb]),
+                state_diff=_state_diff(sa, sb),
+            ), pa, pb))
+        for rec in self.search.findings:
+            f = rec.finding
+            if isinstance(f, Finding) and f.kind == "nondeterministic-controller":
+                cexs.append(self._finding_cex(rec, "nondeterministic-controller"))
+        cexs.extend(self._replay_failures)
+        if cexs:
+            msg = cexs[0].summary if len(cexs) == 1 else f"{len(cexs)} problems: " + cexs[0].summary
+            return Check(CheckName.DETERMINISTIC, Verdict.FAILED, msg, tuple(cexs), pos)
+        if self.incomplete:
+            return Check(CheckName.DETERMINISTIC, Verdict.INCONCLUSIVE, f"search incomplete: {self.search.bound_hit}",
+                         position=pos)
+        return Check(CheckName.DETERMINISTIC, Verdict.PASSED,
+                     f"{len(nodes)} distinct converged state(s)", position=pos)
+
+    # -- controller errors
+    def _controller_errors(self) -> Check:
+        pos = self._pos("$.spec.expect.controllerErrors")
+        cexs = [self._finding_cex(rec, "controller-error") for rec in self.search.findings
+                if isinstance(rec.finding, Finding) and rec.finding.kind == "controller-error"]
+        if cexs:
+            return Check(CheckName.NO_CONTROLLER_ERRORS, Verdict.FAILED, cexs[0].summary, tuple(cexs), pos)
+        if self.incomplete:
+            return Check(CheckName.NO_CONTROLLER_ERRORS, Verdict.INCONCLUSIVE,
+                         f"search incomplete: {self.search.bound_hit}", position=pos)
+        return Check(CheckName.NO_CONTROLLER_ERRORS, Verdict.PASSED, "no reconcile raised", position=pos)
+
+    def _actions(self) -> Check:
+        pos = self._pos("$.spec.actions")
+        cexs = [self._finding_cex(rec, "action-failed") for rec in self.search.findings
+                if isinstance(rec.finding, Finding) and rec.finding.kind == "action-failed"]
+        if cexs:
+            return Check("actions apply", Verdict.FAILED, cexs[0].summary, tuple(cexs), pos)
+        return Check("actions apply", Verdict.PASSED, f"{len(self.scenario.actions)} action(s) applied", position=pos)
+
+    def _finding_cex(self, rec: ex.FindingRecord[Any], kind: str) -> Counterexample:
+        f = rec.finding
+        assert isinstance(f, Finding)
+        edges = [*self.search.path_to(rec.node), rec.edge]
+        more = f" (seen {rec.count} times)" if rec.count > 1 else ""
+        return Counterexample(kind=kind, summary=f.message.splitlines()[0] + more,
+                              steps=steps_of([e.label for e in edges]), details=f.detail)
+
+    # -- invariants
+    def _invariant(self, name: str, position: Position) -> Check:
+        check_name = CheckName.invariant(name)
+        for v in self.search.violations:
+            if v.property == name:
+                edges = self.search.path_to(v.node)
+                where = "at a converged state" if v.kind == ex.CONVERGED else "at a reachable state"
+                detail = v.detail if isinstance(v.detail, str) else "\n".join(str(d) for d in v.detail)  # type: ignore[attr-defined]
+                cex = self._verified(Counterexample(
+                    kind="invariant", summary=f"violated {where}: {detail.splitlines()[0] if detail else ''}",
+                    steps=steps_of([e.label for e in edges]), details=detail,
+                ), edges)
+                more = f" ({v.count} states violate it)" if v.count > 1 else ""
+                return Check(check_name, Verdict.FAILED, cex.summary + more, (cex,), position)
+        if self.incomplete:
+            return Check(check_name, Verdict.INCONCLUSIVE, f"search incomplete: {self.search.bound_hit}",
+                         position=position)
+        return Check(check_name, Verdict.PASSED, "holds", position=position)
+
+    # -- replay
+    def _verified(self, cex: Counterexample, *paths: Sequence[ex.Edge[Any]]) -> Counterexample:
+        """Replay each path once; a divergence is reported as a non-deterministic controller."""
+        for path in paths:
+            actions = [e.action for e in path]
+            fps = [self.search.graph.fingerprint(e.dst) for e in path]
+            for rt in self.sim.runtimes:
+                rt.replaying = True
+            try:
+                at = replay_diverges(self.model, actions, fps)
+            finally:
+                for rt in self.sim.runtimes:
+                    rt.replaying = False
+            if at is not None:
+                self._replay_failures.append(Counterexample(
+                    kind="nondeterministic-controller",
+                    summary=f"replaying a counterexample diverged at step {at}: a controller is not a function "
+                            "of what it reads (wall-clock time, randomness, module state?)",
+                    steps=steps_of([e.label for e in path[:at]]),
+                ))
+        return cex
+
+
+def _properties(scenario: Scenario) -> list[ex.Property[SimState]]:
+    props: list[ex.Property[SimState]] = []
+    cache: dict[str, dict[str, Any]] = {}
+
+    def document(state: SimState) -> dict[str, Any]:
+        fp = state.snapshot.fingerprint()
+        doc = cache.get(fp)
+        if doc is None:
+            if len(cache) > 10_000:
+                cache.clear()
+            doc = cache[fp] = state_document(state.snapshot.objects())
+        return doc
+
+    for inv in scenario.invariants:
+        compiled = compile_invariant(inv)
+
+        def predicate(state: SimState, compiled: Any = compiled) -> object:
+            if state.halted:
+                return None
+            violations = compiled.evaluate(document(state))
+            if not violations:
+                return None
+            return "\n".join(str(getattr(v, "message", v)) for v in violations)
+
+        kind = ex.ALWAYS if inv.when == "always" else ex.CONVERGED
+        props.append(ex.Property(inv.name, kind, predicate))
+    return props
+
+
+def _state_diff(a: Any, b: Any) -> tuple[Any, ...]:
+    from kamera_cli.model.objects import ObjectRef
+
+    objs_a = {ObjectRef.of(o): o for o in a.objects()}
+    objs_b = {ObjectRef.of(o): o for o in b.objects()}
+    out = []
+    for ref in sorted(set(objs_a) | set(objs_b)):
+        d = diff(objs_a.get(ref) or {}, objs_b.get(ref) or {})
+        if d:
+            out.append((ref, d))
+    return tuple(out)
+
+
+def _scenario_verdict(checks: Iterable[Check]) -> Verdict:
+    verdicts = {c.verdict for c in checks}
+    if Verdict.FAILED in verdicts:
+        return Verdict.FAILED
+    if Verdict.INCONCLUSIVE in verdicts:
+        return Verdict.INCONCLUSIVE
+    return Verdict.PASSED
+
+
+def _dedupe_names(results: list[ScenarioResult]) -> list[ScenarioResult]:
+    """metadata.name must be unique in a run: later duplicates become load errors."""
+    seen: dict[str, str] = {}
+    out = []
+    for r in results:
+        if r.verdict is not Verdict.ERROR and r.name in seen:
+            msg = f"{r.file}: $.metadata.name: scenario name {r.name!r} is already used by {seen[r.name]}"
+            out.append(ScenarioResult(name=r.name, file=r.file, verdict=Verdict.ERROR, error=msg,
+                                      checks=(Check(CheckName.LOAD, Verdict.ERROR, msg),), started_at=r.started_at))
+            continue
+        seen.setdefault(r.name, r.file)
+        out.append(r)
+    return out
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+__all__ = ["Exploration", "KameraError", "Overrides", "Step", "check", "check_file", "check_paths", "explore",
+           "run_scenario"]

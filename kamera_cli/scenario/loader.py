@@ -1,0 +1,593 @@
+"""``load_scenario``: one YAML file in, one validated ``Scenario`` (or every problem found) out.
+
+Why collect instead of failing fast: a user fixing a scenario wants the whole list in one run, each
+problem pointing at its line. So every step below records problems and carries on with whatever is
+still usable; the model is built only when nothing was found. No controller code is imported here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from kamera_cli.errors import KameraError, Problem, ScenarioError
+from kamera_cli.invariants import InvariantSyntaxError, compile_invariant, compile_query, parse_template
+from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
+from kamera_cli.model.scenario import (
+    ActionSpec,
+    ConflictSpec,
+    ControllerSpec,
+    CrashSpec,
+    Expectations,
+    ExpectSpec,
+    ExploreBounds,
+    InvariantSpec,
+    Perturbations,
+    Position,
+    Scenario,
+    StaleReadSpec,
+    WatchSpec,
+)
+from kamera_cli.scenario.durations import parse_duration
+from kamera_cli.scenario.kinds import KindOracle, KnownKind
+from kamera_cli.scenario.manifests import Located, Sources, check_manifest
+from kamera_cli.scenario.paths import Path_
+from kamera_cli.scenario.schema import did_you_mean, json_type, schema_problems
+from kamera_cli.scenario.yamldoc import Document, read_documents
+
+API_VERSION = "kamera.dev/v1alpha1"
+KIND = "Scenario"
+#: namespaces the simulated cluster always has; seeds must not create them, but may use them
+BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+_MAPPERS = frozenset({"owner", "sameName", "namespace", "all"})
+_JSON_PATCH_OPS = frozenset({"add", "remove", "replace", "move", "copy", "test"})
+
+CheckEntrypoint = Callable[[str, str], "str | None"]
+
+
+def load_scenario(
+    path: str | os.PathLike[str],
+    *,
+    known_kind: KnownKind | None = None,
+    check_entrypoint: CheckEntrypoint | None = None,
+) -> Scenario:
+    """Load and validate one scenario file; raises ``ScenarioError`` listing every problem found."""
+    problems: list[Problem] = []
+    scenario = _Loader(str(path), problems, known_kind, _entrypoint_checker(check_entrypoint)).load()
+    if problems or scenario is None:
+        raise ScenarioError(problems or [Problem(str(path), 0, 0, "$", "cannot load this scenario")])
+    return scenario
+
+
+def _entrypoint_checker(given: CheckEntrypoint | None) -> CheckEntrypoint | None:
+    if given is not None:
+        return given
+    try:
+        from kamera_cli.adapters import (  # type: ignore[attr-defined, unused-ignore]  # layer 2, optional
+            check_entrypoint,
+        )
+    except ImportError:
+        return None
+    return cast(CheckEntrypoint, check_entrypoint)
+
+
+def _str(value: Any, default: str = "") -> str:
+    return value if isinstance(value, str) else default
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+class _Loader:
+    def __init__(
+        self,
+        file: str,
+        problems: list[Problem],
+        known_kind: KnownKind | None,
+        check_entrypoint: CheckEntrypoint | None,
+    ) -> None:
+        self.file = file
+        self.problems = problems
+        self.known_kind = known_kind
+        self.check_entrypoint = check_entrypoint
+        self.base_dir = str(Path(file).resolve().parent)
+        self.display_dir = os.path.dirname(file)
+        self.doc: Document = Document(file, None, (0, 0))
+        self.oracle: KindOracle = KindOracle((), known_kind)
+        self.controller_names: list[str] = []
+
+    # -- helpers -------------------------------------------------------------------------------
+    def add(self, path: Path_, message: str, hint: str = "", *, key: bool = False) -> None:
+        self.problems.append(self.doc.problem(path, message, hint, key=key))
+
+    def position(self, path: Path_, *, key: bool = False) -> Position:
+        line, column = self.doc.key_at(path) if key else self.doc.at(path)
+        return Position(self.file, line, column)
+
+    def kind_ref(self, value: Any, path: Path_) -> KindRef | None:
+        if not isinstance(value, str):
+            return None
+        try:
+            ref = KindRef.parse(value)
+        except ValueError:
+            return None  # the schema's pattern has reported it
+        self.check_known(ref, lambda message, hint: self.add(path, message, hint))
+        return ref
+
+    def check_known(self, ref: KindRef, report: Callable[[str, str], None]) -> None:
+        if self.oracle.known(ref) is False:
+            report(*self.unknown_kind(ref))
+
+    @staticmethod
+    def unknown_kind(ref: KindRef) -> tuple[str, str]:
+        return (
+            f"unknown kind {str(ref)!r}: not built in and not defined by the scenario's CRDs",
+            "add its CustomResourceDefinition to spec.crds",
+        )
+
+    def entrypoint(self, value: Any, path: Path_) -> None:
+        if not isinstance(value, str) or self.check_entrypoint is None:
+            return
+        try:
+            message = self.check_entrypoint(value, self.base_dir)
+        except KameraError as exc:
+            message = " ".join(str(exc).split())
+        if message:
+            self.add(path, message)
+
+    # -- the document --------------------------------------------------------------------------
+    def load(self) -> Scenario | None:
+        documents = read_documents(self.file, self.file, self.problems)
+        if documents is None:
+            return None
+        if not documents:
+            self.problems.append(
+                Problem(
+                    self.file, 0, 0, "$", f"empty file: expected a document with apiVersion {API_VERSION}, kind {KIND}"
+                )
+            )
+            return None
+        for extra in documents[1:]:
+            line, column = extra.start
+            self.problems.append(
+                Problem(
+                    self.file, line, column, "$", "a scenario file holds exactly one document",
+                    "put each scenario in its own file",
+                )
+            )  # fmt: skip
+        self.doc = documents[0]
+        data = self.doc.data
+        if not isinstance(data, dict):
+            self.add((), f"expected a Scenario (a mapping), got {json_type(data)}")
+            return None
+        if not self._dispatch(data):
+            return None
+        self.problems.extend(schema_problems(self.doc))
+        return self._build(data)
+
+    def _dispatch(self, data: dict[str, Any]) -> bool:
+        api_version, kind = data.get("apiVersion"), data.get("kind")
+        ok = True
+        if api_version != API_VERSION:
+            ok = False
+            if api_version is None:
+                self.add((), f"missing apiVersion: a scenario starts with apiVersion: {API_VERSION}")
+            elif isinstance(api_version, str) and api_version.startswith("kamera.dev/"):
+                self.add(("apiVersion",), f"unsupported version {api_version!r}: this kamera reads {API_VERSION}")
+            else:
+                self.add(("apiVersion",), f"not a kamera scenario: apiVersion {api_version!r} (expected {API_VERSION})")
+        if kind != KIND:
+            ok = False
+            if kind is None:
+                self.add((), f"missing kind: a scenario has kind: {KIND}")
+            else:
+                self.add(("kind",), f"unsupported kind {kind!r}: kamera reads kind {KIND}")
+        return ok
+
+    def _build(self, data: dict[str, Any]) -> Scenario | None:
+        meta = _dict(data.get("metadata"))
+        spec = _dict(data.get("spec"))
+        sources = Sources(self.doc, self.base_dir, self.display_dir, self.problems)
+
+        crds = self._crds(sources, spec)
+        self.oracle = KindOracle([c.obj for c in crds], self.known_kind)
+        for index, message in sorted(self.oracle.crd_errors.items()):
+            if index < len(crds):
+                self.problems.append(crds[index].problem((), f"invalid CustomResourceDefinition: {message}"))
+        controllers = self._controllers(spec)
+        seed = self._seed(sources, spec)
+        explore = self._explore(_dict(spec.get("explore")))
+        expect = _dict(spec.get("expect"))
+        expectations = Expectations(
+            converges=expect.get("converges", True) is not False,
+            deterministic=expect.get("deterministic", True) is not False,
+            controller_errors=expect.get("controllerErrors", False) is True,
+        )
+        invariants = self._invariants(spec)
+        actions = self._actions(sources, spec)
+        perturbations = self._perturbations(_dict(spec.get("perturbations")))
+        if self.problems:
+            return None
+        return Scenario(
+            name=_str(meta.get("name")),
+            file=self.file,
+            base_dir=self.base_dir,
+            controllers=controllers,
+            seed=seed,
+            crds=tuple(c.obj for c in crds),
+            description=_str(meta.get("description")),
+            explore=explore,
+            expect=expectations,
+            invariants=invariants,
+            actions=actions,
+            perturbations=perturbations,
+            positions=self._positions(spec),
+            position=self.position(()),
+        )
+
+    def _positions(self, spec: dict[str, Any]) -> dict[str, Position]:
+        positions = {
+            "$": self.position(()),
+            "$.metadata.name": self.position(("metadata", "name"), key=True),
+            "$.spec.expect.converges": self.position(("spec", "expect", "converges"), key=True),
+            "$.spec.expect.deterministic": self.position(("spec", "expect", "deterministic"), key=True),
+            "$.spec.expect.controllerErrors": self.position(("spec", "expect", "controllerErrors"), key=True),
+        }
+        for section in ("controllers", "invariants", "actions"):
+            for i in range(len(_list(spec.get(section)))):
+                positions[f"$.spec.{section}[{i}]"] = self.position(("spec", section, i))
+        return positions
+
+    # -- manifests -----------------------------------------------------------------------------
+    def _crds(self, sources: Sources, spec: dict[str, Any]) -> list[Located]:
+        crds: list[Located] = []
+        for i, entry in enumerate(_list(spec.get("crds"))):
+            for item in sources.resolve(entry, ("spec", "crds", i)):
+                if check_manifest(item, self.problems) is None:
+                    continue
+                is_crd = _str(item.obj.get("apiVersion")).startswith("apiextensions.k8s.io/")
+                if item.obj.get("kind") != "CustomResourceDefinition" or not is_crd:
+                    item_kind = f"{item.obj.get('apiVersion')}/{item.obj.get('kind')}"
+                    self.problems.append(
+                        item.problem(
+                            ("kind",),
+                            f"spec.crds takes CustomResourceDefinitions, got {item_kind}",
+                            "put other objects in spec.seed",
+                        )
+                    )
+                    continue
+                crds.append(item)
+        return crds
+
+    def _objects(self, items: list[Located]) -> list[tuple[Located, dict[str, Any]]]:
+        """Checked objects with their namespace settled (default for namespaced kinds, none otherwise)."""
+        result: list[tuple[Located, dict[str, Any]]] = []
+        for item in items:
+            ref = check_manifest(item, self.problems)
+            if ref is None:
+                continue
+            if self.oracle.known(ref) is False:
+                self.problems.append(item.problem(("kind",), *self.unknown_kind(ref)))
+            obj = item.obj
+            meta = dict(_dict(obj.get("metadata")))
+            if self.oracle.namespaced(ref):
+                if not meta.get("namespace"):
+                    meta["namespace"] = "default"
+            else:
+                meta.pop("namespace", None)  # the API server ignores it for cluster-scoped kinds
+            result.append((item, {**obj, "metadata": meta}))
+        return result
+
+    def _seed(self, sources: Sources, spec: dict[str, Any]) -> tuple[Manifest, ...]:
+        items: list[Located] = []
+        for i, entry in enumerate(_list(spec.get("seed"))):
+            items.extend(sources.resolve(entry, ("spec", "seed", i)))
+        objects = self._objects(items)
+        namespaces = set(BUILTIN_NAMESPACES)
+        seen: dict[tuple[str, str, str, str], Located] = {}
+        for item, obj in objects:
+            ref = ObjectRef.of(obj)
+            if ref.api_version == "v1" and ref.kind == "Namespace" and ref.name:
+                if ref.name in BUILTIN_NAMESPACES:
+                    self.problems.append(
+                        item.problem(
+                            ("metadata", "name"),
+                            f"namespace {ref.name!r} always exists in the simulated cluster",
+                            "remove it from seed",
+                        )
+                    )
+                namespaces.add(ref.name)
+            if ref.name:
+                group = ref.api_version.rpartition("/")[0]
+                key = (group, ref.kind, ref.namespace, ref.name)
+                first = seen.get(key)
+                if first is not None:
+                    line = first.doc.at(first.path)[0]
+                    self.problems.append(
+                        item.problem(
+                            ("metadata", "name"),
+                            f"duplicate object {ref.kind} {ref.key}: already seeded at {first.doc.file}:{line}",
+                        )
+                    )
+                else:
+                    seen[key] = item
+        for item, obj in objects:
+            namespace = _str(_dict(obj.get("metadata")).get("namespace"))
+            if namespace and namespace not in namespaces:
+                self.problems.append(
+                    item.problem(
+                        ("metadata", "namespace"),
+                        f"namespace {namespace!r} does not exist",
+                        f"add {{apiVersion: v1, kind: Namespace, metadata: {{name: {namespace}}}}} to spec.seed",
+                    )
+                )
+        # Namespaces first (stable otherwise), so that objects in them can be created in seed order.
+        ordered = sorted(objects, key=lambda pair: pair[1].get("kind") != "Namespace")
+        return tuple(obj for _, obj in ordered)
+
+    # -- controllers ---------------------------------------------------------------------------
+    def _controllers(self, spec: dict[str, Any]) -> tuple[ControllerSpec, ...]:
+        controllers: list[ControllerSpec] = []
+        first_line: dict[str, int] = {}
+        for i, raw in enumerate(_list(spec.get("controllers"))):
+            path: Path_ = ("spec", "controllers", i)
+            if not isinstance(raw, dict):
+                continue
+            name = _str(raw.get("name"))
+            if name in first_line:
+                self.add((*path, "name"), f"duplicate controller name {name!r} (first at line {first_line[name]})")
+            elif name:
+                first_line[name] = self.doc.at((*path, "name"))[0]
+                self.controller_names.append(name)
+            self.entrypoint(raw.get("entrypoint"), (*path, "entrypoint"))
+            for_kind = self.kind_ref(raw.get("for"), (*path, "for"))
+            owns = [self.kind_ref(v, (*path, "owns", j)) for j, v in enumerate(_list(raw.get("owns")))]
+            watches: list[WatchSpec] = []
+            for j, watch in enumerate(_list(raw.get("watches"))):
+                wpath: Path_ = (*path, "watches", j)
+                watch = _dict(watch)
+                kind = self.kind_ref(watch.get("kind"), (*wpath, "kind"))
+                mapper = _str(watch.get("map"))
+                if mapper and mapper not in _MAPPERS:
+                    self.entrypoint(mapper, (*wpath, "map"))
+                if kind is not None and mapper:
+                    watches.append(WatchSpec(kind, mapper, self.position(wpath)))
+            timeout = self._duration(raw.get("timeout", 10.0), (*path, "timeout"), 10.0)
+            if for_kind is None or not name or not isinstance(raw.get("entrypoint"), str):
+                continue
+            controllers.append(
+                ControllerSpec(
+                    name=name,
+                    entrypoint=raw["entrypoint"],
+                    for_kind=for_kind,
+                    owns=tuple(k for k in owns if k is not None),
+                    watches=tuple(watches),
+                    timeout=timeout,
+                    position=self.position(path),
+                )
+            )
+        return tuple(controllers)
+
+    def _duration(self, value: Any, path: Path_, default: float) -> float:
+        try:
+            return parse_duration(value)
+        except ValueError as exc:
+            if isinstance(value, str) and value.strip() and re.fullmatch(r"[0-9.hms]+", value.strip()):
+                self.add(path, str(exc))  # well-formed but zero: the schema's pattern let it through
+            return default
+
+    def _explore(self, raw: dict[str, Any]) -> ExploreBounds:
+        strategy = raw.get("strategy", "bfs")
+        return ExploreBounds(
+            max_depth=_int(raw.get("maxDepth"), 50),
+            max_states=_int(raw.get("maxStates"), 100_000),
+            timeout_seconds=self._duration(raw.get("timeout", 600.0), ("spec", "explore", "timeout"), 600.0),
+            strategy="dfs" if strategy == "dfs" else "bfs",
+            memoize=raw.get("memoize", True) is not False,
+        )
+
+    # -- invariants ----------------------------------------------------------------------------
+    def _invariants(self, spec: dict[str, Any]) -> tuple[InvariantSpec, ...]:
+        invariants: list[InvariantSpec] = []
+        first_line: dict[str, int] = {}
+        for i, raw in enumerate(_list(spec.get("invariants"))):
+            path: Path_ = ("spec", "invariants", i)
+            if not isinstance(raw, dict):
+                continue
+            before = len(self.problems)
+            name = _str(raw.get("name"))
+            if name in first_line:
+                self.add((*path, "name"), f"duplicate invariant name {name!r} (first at line {first_line[name]})")
+            elif name:
+                first_line[name] = self.doc.at((*path, "name"))[0]
+            for_each = raw.get("forEach")
+            if isinstance(for_each, str):
+                try:
+                    compile_query(for_each)
+                except InvariantSyntaxError as exc:
+                    self.add((*path, "forEach"), exc.message)
+                if "{{" in for_each:
+                    self.add((*path, "forEach"), "forEach cannot use {{ }} templates; they belong in select")
+            select = raw.get("select")
+            if isinstance(select, str):
+                try:
+                    template = parse_template(select)
+                except InvariantSyntaxError as exc:
+                    self.add((*path, "select"), exc.message)
+                else:
+                    if template.refs and not isinstance(for_each, str):
+                        self.add(
+                            (*path, "select"),
+                            f"{template.refs[0].source} needs a forEach to take values from",
+                            "add forEach, or write the value into the expression",
+                        )
+            expect = self._expect(_dict(raw.get("expect"))) if _dict(raw.get("expect")) else None
+            when = raw.get("when", "converged")
+            if len(self.problems) > before or not name or not isinstance(select, str) or expect is None:
+                continue
+            invariant = InvariantSpec(
+                name=name,
+                select=select,
+                expect=expect,
+                when="always" if when == "always" else "converged",
+                for_each=for_each if isinstance(for_each, str) else None,
+                position=self.position(path),
+            )
+            try:
+                compile_invariant(invariant)
+            except InvariantSyntaxError as exc:
+                self.add(path, exc.message)
+                continue
+            invariants.append(invariant)
+        return tuple(invariants)
+
+    def _expect(self, raw: dict[str, Any]) -> ExpectSpec | None:
+        matches = raw.get("matches")
+        if isinstance(matches, str):
+            try:
+                re.compile(matches)
+            except re.error:
+                return None  # the schema's format check has reported it
+        unique = raw.get("unique")
+        exists = raw.get("exists")
+        return ExpectSpec(
+            count=_int(raw.get("count"), -1) if "count" in raw else None,
+            min=_int(raw.get("min"), -1) if "min" in raw else None,
+            max=_int(raw.get("max"), -1) if "max" in raw else None,
+            exists=exists if isinstance(exists, bool) else None,
+            has_equals="equals" in raw,
+            equals=raw.get("equals"),
+            unique=unique if isinstance(unique, bool) else None,
+            matches=matches if isinstance(matches, str) else None,
+        )
+
+    # -- actions -------------------------------------------------------------------------------
+    def _target(self, raw: Any, path: Path_) -> ObjectRef | None:
+        raw = _dict(raw)
+        api_version, kind, name = raw.get("apiVersion"), raw.get("kind"), raw.get("name")
+        if not (isinstance(api_version, str) and isinstance(kind, str) and isinstance(name, str)):
+            return None
+        ref = KindRef.of(api_version, kind)
+        self.check_known(ref, lambda message, hint: self.add((*path, "kind"), message, hint))
+        namespace = _str(raw.get("namespace"))
+        namespace = (namespace or "default") if self.oracle.namespaced(ref) else ""
+        return ObjectRef(api_version, kind, namespace, name)
+
+    def _actions(self, sources: Sources, spec: dict[str, Any]) -> tuple[ActionSpec, ...]:
+        actions: list[ActionSpec] = []
+        for i, raw in enumerate(_list(spec.get("actions"))):
+            path: Path_ = ("spec", "actions", i)
+            if not isinstance(raw, dict):
+                continue
+            verbs = [verb for verb in ("apply", "delete", "patch") if verb in raw]
+            if len(verbs) != 1:
+                got = "none" if not verbs else " and ".join(verbs)
+                hint = "split it into several actions" if verbs else ""
+                self.add(path, f"an action needs exactly one of apply, delete, patch; got {got}", hint)
+                continue
+            verb = cast(Literal["apply", "delete", "patch"], verbs[0])
+            at_raw = raw.get("at", "converged")
+            at: Literal["converged", "any"] | int = "converged"
+            if at_raw == "any":
+                at = "any"
+            elif isinstance(at_raw, dict):
+                at = _int(at_raw.get("afterSteps"), 0)
+            name = _str(raw.get("name")) or f"action {i + 1} ({verb})"
+            position = self.position(path)
+            if verb == "apply":
+                entry = raw["apply"]
+                before = len(self.problems)
+                located = sources.resolve(entry, (*path, "apply"))
+                if isinstance(entry, str) and entry and not located and len(self.problems) == before:
+                    self.add((*path, "apply"), f"{entry!r} holds no object to apply")
+                objects = tuple(obj for _, obj in self._objects(located))
+                actions.append(ActionSpec(name, "apply", at, objects=objects, position=position))
+            elif verb == "delete":
+                target = self._target(raw["delete"], (*path, "delete"))
+                if target is not None:
+                    actions.append(ActionSpec(name, "delete", at, target=target, position=position))
+            else:
+                patch = _dict(raw["patch"])
+                target = self._target(patch.get("target"), (*path, "patch", "target"))
+                patch_type = patch.get("type", "merge")
+                body = patch.get("patch")
+                self._check_patch_body(patch_type, body, (*path, "patch", "patch"))
+                if target is not None and patch_type in ("merge", "json", "strategic"):
+                    actions.append(
+                        ActionSpec(
+                            name, "patch", at, target=target, patch_type=patch_type, patch=body, position=position
+                        )
+                    )
+        return tuple(actions)
+
+    def _check_patch_body(self, patch_type: Any, body: Any, path: Path_) -> None:
+        if patch_type in ("merge", "strategic") and not isinstance(body, dict):
+            self.add(path, f"a {patch_type} patch is an object, got {json_type(body)}")
+        elif patch_type == "json":
+            if not isinstance(body, list):
+                self.add(path, f"a json patch is a list of RFC 6902 operations, got {json_type(body)}")
+                return
+            for j, op in enumerate(body):
+                valid = isinstance(op, dict) and op.get("op") in _JSON_PATCH_OPS and isinstance(op.get("path"), str)
+                if not valid:
+                    self.add(
+                        (*path, j),
+                        "a json patch operation is {op: add|remove|replace|move|copy|test, path: /json/pointer, ...}",
+                    )
+
+    # -- perturbations -------------------------------------------------------------------------
+    def _controller_ref(self, value: Any, path: Path_) -> str | None:
+        if not isinstance(value, str):
+            return None
+        if value != "*" and value not in self.controller_names:
+            names = ", ".join(self.controller_names)
+            listed = f'controllers: {names}, or "*" for all' if names else ""
+            hint = did_you_mean(value, self.controller_names) or listed
+            self.add(path, f"no controller named {value!r}", hint)
+            return None
+        return value
+
+    def _perturbations(self, raw: dict[str, Any]) -> Perturbations:
+        stale: list[StaleReadSpec] = []
+        for i, item in enumerate(_list(raw.get("staleReads"))):
+            path: Path_ = ("spec", "perturbations", "staleReads", i)
+            item = _dict(item)
+            controller = self._controller_ref(item.get("controller"), (*path, "controller"))
+            kinds = [self.kind_ref(v, (*path, "kinds", j)) for j, v in enumerate(_list(item.get("kinds")))]
+            if controller is not None:
+                stale.append(
+                    StaleReadSpec(
+                        controller,
+                        tuple(k for k in kinds if k is not None),
+                        max(1, _int(item.get("maxLag"), 1)),
+                        self.position(path),
+                    )
+                )
+        crashes: list[CrashSpec] = []
+        for i, item in enumerate(_list(raw.get("crashes"))):
+            path = ("spec", "perturbations", "crashes", i)
+            item = _dict(item)
+            controller = self._controller_ref(item.get("controller"), (*path, "controller"))
+            after = tuple(sorted({n for n in _list(item.get("afterWrites")) if _int(n, -1) >= 0}))
+            if controller is not None:
+                crashes.append(CrashSpec(controller, after, max(1, _int(item.get("max"), 1)), self.position(path)))
+        conflicts: list[ConflictSpec] = []
+        for i, item in enumerate(_list(raw.get("conflicts"))):
+            path = ("spec", "perturbations", "conflicts", i)
+            item = _dict(item)
+            controller = self._controller_ref(item.get("controller"), (*path, "controller"))
+            if controller is not None:
+                conflicts.append(ConflictSpec(controller, max(1, _int(item.get("max"), 1)), self.position(path)))
+        return Perturbations(tuple(stale), tuple(crashes), tuple(conflicts))

@@ -1,0 +1,138 @@
+"""Turning a validated scenario into a running simulation: registry, initial cluster, controllers.
+
+Why a context manager: the containment that routes every Kubernetes client in the process to the
+simulated API server must be in place before any controller module is imported (controllers often
+build clients at import time), and must be removed — and the controllers' modules unloaded — when
+the scenario is done, whatever happened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from kamera_cli.adapters import load_mapper, load_reconciler
+from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
+from kamera_cli.apiserver.transport import Containment
+from kamera_cli.errors import Problem, ScenarioError
+from kamera_cli.model.objects import KindRef, ObjectRef
+from kamera_cli.model.scenario import Scenario
+from kamera_cli.sim.model import KubeModel
+from kamera_cli.sim.runtime import ControllerRuntime
+from kamera_cli.sim.triggers import Triggers, Wiring
+
+#: The namespaces every simulated cluster starts with.
+BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+#: The virtual clock starts at 2026-01-01T00:00:00Z.
+EPOCH = 1_767_225_600
+
+
+def initial_snapshot(scenario: Scenario, registry: Registry) -> Snapshot:
+    """The cluster before any step: namespaces, CRDs and seed objects, created through the API."""
+    server = ApiServer(registry, Snapshot.empty(), now=lambda: EPOCH)
+    problems: list[Problem] = []
+    for ns in BUILTIN_NAMESPACES:
+        server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    for crd in scenario.crds:
+        _create(server, crd, scenario, "$.spec.crds", problems)
+    ordered = sorted(scenario.seed, key=lambda o: 0 if o.get("kind") == "Namespace" else 1)
+    for obj in ordered:
+        _create(server, obj, scenario, "$.spec.seed", problems)
+    if problems:
+        raise ScenarioError(problems)
+    return server.snapshot
+
+
+def _create(server: ApiServer, obj: Any, scenario: Scenario, path: str, problems: list[Problem]) -> None:
+    try:
+        server.create(dict(obj))
+    except ApiError as exc:
+        ref = ObjectRef.of(obj)
+        pos = scenario.positions.get(path) or scenario.position
+        problems.append(Problem(scenario.file, pos.line, pos.column, path,
+                                f"cannot create {ref}: {exc}",
+                                "seed objects must be valid for the API server, as kubectl create would require"))
+
+
+@dataclass
+class Simulation:
+    scenario: Scenario
+    memoize: bool = True
+    registry: Registry = field(init=False)
+    model: KubeModel = field(init=False)
+    runtimes: list[ControllerRuntime] = field(init=False, default_factory=list)
+    _containment: Containment | None = field(init=False, default=None)
+    _factories: list[Any] = field(init=False, default_factory=list)
+
+    def __enter__(self) -> Simulation:
+        scenario = self.scenario
+        self.registry = Registry.builtin().with_crds(scenario.crds)
+        snapshot = initial_snapshot(scenario, self.registry)
+        self._containment = Containment()
+        self._containment.__enter__()
+        try:
+            self._build(snapshot)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _build(self, snapshot: Snapshot) -> None:
+        scenario = self.scenario
+        containment = self._containment
+        assert containment is not None
+        client = containment.api_client()
+        base = Path(scenario.base_dir)
+        wirings = []
+        for spec in scenario.controllers:
+            factory = load_reconciler(spec.entrypoint, base, scenario=scenario.name, controller=spec.name)
+            self._factories.append(factory)
+            info = self.registry.lookup(spec.for_kind.api_version, spec.for_kind.kind)
+            if info is None:
+                raise ScenarioError([Problem(scenario.file, spec.position.line, spec.position.column,
+                                             "$.spec.controllers", f"unknown kind {spec.for_kind}")])
+            watches: list[tuple[KindRef, Any]] = []
+            for w in spec.watches:
+                mapping: Any = w.map
+                if w.map not in ("owner", "sameName", "namespace", "all"):
+                    mapping = load_mapper(w.map, base, scenario=scenario.name, controller=spec.name)
+                watches.append((w.kind, mapping))
+            wirings.append(Wiring(spec.name, spec.for_kind, info.namespaced, frozenset(spec.owns), tuple(watches)))
+            self.runtimes.append(ControllerRuntime(
+                name=spec.name, for_kind=spec.for_kind, namespaced=info.namespaced, factory=factory,
+                registry=self.registry, bind=containment.bind, client=client,
+                budget_seconds=spec.timeout, memoize=self.memoize and scenario.explore.memoize,
+            ))
+        triggers = Triggers(wirings)
+        seed_requests: list[tuple[str, str, str]] = []
+        for obj in snapshot.objects():
+            for req in triggers.requests(None, obj, lambda kind, ns: _names(snapshot, kind, ns)):
+                if req not in seed_requests:
+                    seed_requests.append(req)
+        self.model = KubeModel(
+            registry=self.registry, initial=snapshot, controllers=self.runtimes, triggers=triggers,
+            actions=scenario.actions, perturbations=scenario.perturbations, seed_requests=seed_requests,
+            start_clock=EPOCH,
+        )
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        for factory in self._factories:
+            try:
+                factory.unload()
+            except Exception:  # unloading is best effort; never mask the real outcome
+                pass
+        self._factories.clear()
+        if self._containment is not None:
+            self._containment.__exit__(exc_type, exc, tb)
+            self._containment = None
+
+
+def _names(snapshot: Snapshot, kind: KindRef, namespace: str | None) -> list[tuple[str, str]]:
+    out = []
+    for obj in snapshot.objects_of(kind, namespace):
+        meta = obj.get("metadata") or {}
+        out.append((str(meta.get("namespace") or ""), str(meta.get("name") or "")))
+    return sorted(out)

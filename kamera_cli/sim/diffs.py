@@ -1,0 +1,52 @@
+"""Compact diffs between two versions of an object, for counterexample stories.
+
+Why our own: stories need small, stable, readable diffs (JSON Pointer paths, old → new), without
+server bookkeeping (resourceVersion, managedFields) that changes on every write and says nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kamera_cli.model.result import DiffEntry
+
+_NOISE = {("metadata", "resourceVersion"), ("metadata", "managedFields")}
+
+
+def _escape(part: str) -> str:
+    return part.replace("~", "~0").replace("/", "~1")
+
+
+def diff(old: Any, new: Any, *, limit: int = 40) -> tuple[DiffEntry, ...]:
+    out: list[DiffEntry] = []
+    _walk(old, new, (), out)
+    return tuple(out[:limit])
+
+
+def _walk(old: Any, new: Any, path: tuple[str, ...], out: list[DiffEntry]) -> None:
+    if path in _NOISE:
+        return
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        for key in sorted(set(old) | set(new), key=str):
+            sub = (*path, str(key))
+            if sub in _NOISE:
+                continue
+            if key not in new:
+                out.append(DiffEntry("remove", _pointer(sub), old=old[key]))
+            elif key not in old:
+                out.append(DiffEntry("add", _pointer(sub), new=new[key]))
+            elif old[key] != new[key]:
+                _walk(old[key], new[key], sub, out)
+        return
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, (a, b) in enumerate(zip(old, new)):
+            if a != b:
+                _walk(a, b, (*path, str(i)), out)
+        return
+    if old != new:
+        out.append(DiffEntry("replace", _pointer(path), old=old, new=new))
+
+
+def _pointer(path: tuple[str, ...]) -> str:
+    return "/" + "/".join(_escape(p) for p in path) if path else ""

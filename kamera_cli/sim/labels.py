@@ -1,0 +1,81 @@
+"""What a transition did, recorded cheaply during the search and turned into a story only when reported.
+
+Why two forms: the explorer keeps a label on every edge of a graph that may hold 10^5 states, so the
+label holds references to objects the snapshots already share; diffs and text are computed only for
+the few paths that become counterexamples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kamera_cli.model.objects import ObjectRef
+from kamera_cli.model.result import Step, Write
+from kamera_cli.sim.diffs import diff
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRec:
+    verb: str  # create | update | patch | apply | delete
+    ref: ObjectRef
+    subresource: str
+    before: Mapping[str, Any] | None
+    after: Mapping[str, Any] | None
+    refused: int = 0
+
+    def story_verb(self) -> str:
+        if self.refused:
+            return {"create": "create", "delete": "delete"}.get(self.verb, self.verb)
+        if self.after is None:
+            return "deleted" if self.verb == "delete" else "removed"
+        if self.before is None:
+            return "created" if self.verb != "apply" else "applied"
+        if self.verb == "delete":
+            return "marked for deletion"
+        return {"update": "updated", "patch": "patched", "apply": "applied"}.get(self.verb, self.verb)
+
+    def to_write(self) -> Write:
+        return Write(
+            verb=self.story_verb(),
+            ref=self.ref,
+            subresource=self.subresource,
+            diff=() if self.refused else diff(self.before or {}, self.after or {}),
+            refused=self.refused,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StepLabel:
+    kind: str  # reconcile | garbage-collector | namespace-controller | action
+    actor: str
+    request: str = ""
+    writes: tuple[WriteRec, ...] = ()
+    note: str = ""
+    error: str = ""
+
+    def to_step(self, index: int) -> Step:
+        return Step(
+            index=index,
+            kind=self.kind,
+            actor=self.actor,
+            request=self.request,
+            writes=tuple(w.to_write() for w in self.writes),
+            note=self.note,
+            error=self.error,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A problem seen during one transition (opaque to the explorer; ``key`` deduplicates)."""
+
+    kind: str  # controller-error | nondeterministic-controller | action-failed
+    actor: str
+    message: str
+    detail: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.kind, self.actor, self.message)

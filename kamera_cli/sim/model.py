@@ -1,0 +1,484 @@
+"""The Kubernetes model the explorer checks: states, enabled steps and their successors.
+
+Why here: this is where the three independent layer-2 packages meet.  The explorer sees only
+``initial_states/actions/successor/fingerprint/is_converged``; the API server sees only requests;
+the adapters see only one reconcile at a time.  Everything Kubernetes-specific about *scheduling*
+— triggers, the coalescing queue, requeues and timers, the built-in actors, external actions and
+perturbations — lives in this package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
+from kamera_cli.apiserver import actors as api_actors
+from kamera_cli.explore import Transition
+from kamera_cli.model.objects import KindRef, ObjectRef
+from kamera_cli.model.scenario import ActionSpec, Perturbations
+from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
+from kamera_cli.sim.runtime import ControllerRuntime, ReconcileRun
+from kamera_cli.sim.state import (
+    REQUEUE,
+    RESTART,
+    TIMER,
+    WATCH,
+    FaultBook,
+    PendingItem,
+    SimState,
+    merge_pending,
+)
+from kamera_cli.sim.triggers import MapperFailed, Triggers
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Fault:
+    """A perturbation applied to one reconcile (one per step at most)."""
+
+    kind: str  # conflict | crash | stale
+    at: int = 0  # conflict: the k-th write (1-based) is refused; crash: stop after this many writes
+    lags: tuple[tuple[str, int], ...] = ()  # stale: (kind, how many writes behind)
+
+    def describe(self) -> str:
+        if self.kind == "conflict":
+            return f"injected 409 Conflict on write {self.at}"
+        if self.kind == "crash":
+            return f"crashed after write {self.at}"
+        return "stale view of " + ", ".join(f"{k} ({n} behind)" for k, n in self.lags)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Act:
+    """One enabled step."""
+
+    kind: str  # reconcile | actor | action
+    controller: str = ""
+    namespace: str = ""
+    name: str = ""
+    index: int = 0  # action index
+    fault: Fault | None = None
+
+    def describe(self) -> str:
+        if self.kind == "reconcile":
+            req = f"{self.namespace}/{self.name}" if self.namespace else self.name
+            return f"{self.controller} reconcile {req}" + (f" [{self.fault.describe()}]" if self.fault else "")
+        if self.kind == "actor":
+            return self.controller
+        return f"action #{self.index + 1}"
+
+
+GC = "garbage-collector"
+NS = "namespace-controller"
+
+
+class KubeModel:
+    """Implements ``kamera_cli.explore.Model`` over ``SimState``."""
+
+    def __init__(
+        self,
+        *,
+        registry: Registry,
+        initial: Snapshot,
+        controllers: Sequence[ControllerRuntime],
+        triggers: Triggers,
+        actions: Sequence[ActionSpec] = (),
+        perturbations: Perturbations = Perturbations(),
+        seed_requests: Sequence[tuple[str, str, str]] = (),
+        start_clock: int = 0,
+    ) -> None:
+        self.registry = registry
+        self.initial = initial
+        self.controllers = {c.name: c for c in controllers}
+        self.triggers = triggers
+        self.action_specs = tuple(actions)
+        self.perturbations = perturbations
+        self._seed_requests = tuple(seed_requests)
+        self._start_clock = start_clock
+        self._track_steps = any(isinstance(a.at, int) for a in self.action_specs)
+        self._actor_cache: dict[str, tuple[list[Any], list[Any]]] = {}
+
+    # ------------------------------------------------------------------ explorer protocol
+    def initial_states(self) -> Sequence[SimState]:
+        items = [PendingItem(c, ns, n, self._start_clock, WATCH) for c, ns, n in self._seed_requests]
+        return [SimState(self.initial, merge_pending((), items, None), self._start_clock)]
+
+    def fingerprint(self, state: SimState) -> str:
+        return state.fingerprint(self._track_steps)
+
+    def is_converged(self, state: SimState) -> bool:
+        if state.halted:
+            return True
+        return self.quiescent(state) and state.next_action >= len(self.action_specs)
+
+    def quiescent(self, state: SimState) -> bool:
+        if any(not p.stable for p in state.pending):
+            return False
+        gc, ns = self._actor_work(state.snapshot)
+        return not gc and not ns
+
+    def actions(self, state: SimState) -> Sequence[Act]:
+        if state.halted:
+            return []
+        ext = self._external(state)
+        if ext == "forced":
+            return [Act("action", index=state.next_action)]
+        acts: list[Act] = []
+        quiet = self.quiescent(state)
+        ready = state.ready()
+        if not ready and not quiet:
+            # Nothing is ready now: time jumps to the earliest timer(s).
+            timers = [p for p in state.pending if p.ready_at > state.clock]
+            if timers:
+                first = min(p.ready_at for p in timers)
+                ready = [p for p in timers if p.ready_at == first]
+        if not quiet:
+            for item in ready:
+                acts.append(Act("reconcile", item.controller, item.namespace, item.name))
+                acts.extend(self._fault_variants(state, item))
+            gc, ns = self._actor_work(state.snapshot)
+            if gc:
+                acts.append(Act("actor", GC))
+            if ns:
+                acts.append(Act("actor", NS))
+        if ext == "enabled":
+            acts.append(Act("action", index=state.next_action))
+        return acts
+
+    def successor(self, state: SimState, act: Act) -> Transition[SimState]:
+        if act.kind == "reconcile":
+            return self._reconcile(state, act)
+        if act.kind == "actor":
+            return self._actor(state, act)
+        return self._action(state, act)
+
+    # ------------------------------------------------------------------ helpers
+    def _external(self, state: SimState) -> str:
+        if state.next_action >= len(self.action_specs):
+            return ""
+        spec = self.action_specs[state.next_action]
+        if spec.at == "any":
+            return "enabled"
+        if spec.at == "converged":
+            return "enabled" if self.quiescent(state) else ""
+        assert isinstance(spec.at, int)
+        if state.steps_since_action >= spec.at:
+            return "forced"
+        return "enabled" if self.quiescent(state) else ""
+
+    def _actor_work(self, snapshot: Snapshot) -> tuple[list[Any], list[Any]]:
+        key = snapshot.fingerprint()
+        hit = self._actor_cache.get(key)
+        if hit is None:
+            hit = (
+                list(api_actors.gc_work(snapshot, self.registry)),
+                list(api_actors.namespace_work(snapshot, self.registry)),
+            )
+            if len(self._actor_cache) > 50_000:
+                self._actor_cache.clear()
+            self._actor_cache[key] = hit
+        return hit
+
+    def _fault_variants(self, state: SimState, item: PendingItem) -> list[Act]:
+        p = self.perturbations
+        if not p.any:
+            return []
+        ctrl = self.controllers[item.controller]
+        out: list[Act] = []
+        base = Act("reconcile", item.controller, item.namespace, item.name)
+        writes: int | None = None
+
+        def plain_writes() -> int:
+            nonlocal writes
+            if writes is None:
+                run = ctrl.run(state.snapshot, item, max(state.clock, item.ready_at), None)
+                writes = run.write_attempts
+            return writes
+
+        for spec in p.conflicts:
+            if spec.controller in ("*", item.controller) and state.faults.conflicts < spec.max:
+                for k in range(1, plain_writes() + 1):
+                    out.append(replace(base, fault=Fault("conflict", k)))
+                break
+        for cspec in p.crashes:
+            if cspec.controller in ("*", item.controller) and state.faults.crashes < cspec.max:
+                n_writes = plain_writes()
+                points = cspec.after_writes or tuple(range(n_writes))
+                for n in sorted(set(points)):
+                    if 0 <= n < max(n_writes, 1):
+                        out.append(replace(base, fault=Fault("crash", n)))
+                break
+        for sspec in p.stale_reads:
+            if sspec.controller not in ("*", item.controller):
+                continue
+            kinds = [str(k) for k in sspec.kinds] or ctrl.kinds_read(state.snapshot, item, state.clock)
+            options: list[list[tuple[str, int]]] = [[]]
+            for kind in sorted(set(kinds)):
+                current = state.faults.lag(item.controller, kind)
+                available = len(state.snapshot.recent_writes(KindRef.parse(kind), sspec.max_lag))
+                # The view never goes backwards: lag may shrink by any amount (catch up) or stay,
+                # and grows only through new writes; choose among views no older than the current one.
+                choices = range(0, min(sspec.max_lag, available) + 1)
+                allowed = [n for n in choices if n <= current + _new_writes_hint(n)]
+                options = [o + ([(kind, n)] if n else []) for o in options for n in allowed]
+            for combo in options:
+                if combo:
+                    out.append(replace(base, fault=Fault("stale", lags=tuple(combo))))
+            break
+        return out
+
+    def _reconcile(self, state: SimState, act: Act) -> Transition[SimState]:
+        key = (act.controller, act.namespace, act.name)
+        item = next(p for p in state.pending if p.key == key)
+        ctrl = self.controllers[act.controller]
+        clock = max(state.clock, item.ready_at)
+        run = ctrl.run(state.snapshot, item, clock, act.fault)
+        findings: list[Finding] = list(run.findings)
+        new_items: list[PendingItem] = []
+        try:
+            new_items.extend(self._triggered(run.snapshot, run.writes, clock + 1))
+        except MapperFailed as exc:
+            findings.append(Finding("controller-error", exc.controller, str(exc)))
+        faults = state.faults
+        note = run.note
+        if act.fault is not None:
+            if act.fault.kind == "conflict":
+                faults = replace(faults, conflicts=faults.conflicts + 1)
+            elif act.fault.kind == "crash":
+                faults = replace(faults, crashes=faults.crashes + 1)
+                for kind, _n in list(_lags_of(faults, act.controller)):
+                    faults = faults.with_lag(act.controller, kind, 0)  # a restart re-lists: views are fresh
+                new_items.extend(
+                    PendingItem(act.controller, ns, name, clock + 1, RESTART)
+                    for ns, name in _names(run.snapshot, ctrl.for_kind)
+                )
+            elif act.fault.kind == "stale":
+                for kind, lag in act.fault.lags:
+                    faults = faults.with_lag(act.controller, kind, lag)
+        if act.fault is not None and act.fault.kind == "stale":
+            # kinds read fresh this time catch up
+            stale_kinds = {k for k, _ in act.fault.lags}
+            for kind, _n in list(_lags_of(faults, act.controller)):
+                if kind not in stale_kinds:
+                    faults = faults.with_lag(act.controller, kind, 0)
+        elif act.fault is None or act.fault.kind != "crash":
+            for kind, _n in list(_lags_of(faults, act.controller)):
+                faults = faults.with_lag(act.controller, kind, 0)
+        changed = bool(run.writes)
+        if run.requeue_now:
+            new_items.append(PendingItem(act.controller, act.namespace, act.name, clock + 1, REQUEUE))
+        elif run.requeue_after is not None:
+            delay = max(1, math.ceil(run.requeue_after))
+            new_items.append(
+                PendingItem(act.controller, act.namespace, act.name, clock + delay, TIMER, stable=not changed)
+            )
+        pending = merge_pending(state.pending, new_items, item)
+        new_state = SimState(
+            snapshot=run.snapshot,
+            pending=pending,
+            clock=clock + 1,
+            next_action=state.next_action,
+            steps_since_action=state.steps_since_action + 1,
+            faults=faults,
+            extra=self._extra(run.snapshot, faults),
+        )
+        label = StepLabel(
+            kind="reconcile",
+            actor=act.controller,
+            request=item.request_text,
+            writes=tuple(run.story_writes),
+            note=note if act.fault is None else _join(act.fault.describe(), note),
+            error=run.error_text,
+        )
+        return Transition(new_state, label, tuple(findings))
+
+    def _actor(self, state: SimState, act: Act) -> Transition[SimState]:
+        gc, ns = self._actor_work(state.snapshot)
+        work = (gc if act.controller == GC else ns)[0]
+        server = ApiServer(self.registry, state.snapshot, now=lambda: state.clock)
+        step = api_actors.gc_step if act.controller == GC else api_actors.namespace_step
+        step(server, work)
+        writes = journal_writes(server)
+        findings: list[Finding] = []
+        new_items: list[PendingItem] = []
+        try:
+            new_items = self._triggered(server.snapshot, writes, state.clock + 1)
+        except MapperFailed as exc:
+            findings.append(Finding("controller-error", exc.controller, str(exc)))
+        new_state = SimState(
+            snapshot=server.snapshot,
+            pending=merge_pending(state.pending, new_items, None),
+            clock=state.clock + 1,
+            next_action=state.next_action,
+            steps_since_action=state.steps_since_action + 1,
+            faults=state.faults,
+            extra=self._extra(server.snapshot, state.faults),
+        )
+        label = StepLabel(kind=act.controller, actor=act.controller, request=work.describe(),
+                          writes=tuple(w for w in writes))
+        return Transition(new_state, label, tuple(findings))
+
+    def _action(self, state: SimState, act: Act) -> Transition[SimState]:
+        spec = self.action_specs[act.index]
+        server = ApiServer(self.registry, state.snapshot, now=lambda: state.clock)
+        error = ""
+        try:
+            perform_action(server, spec)
+        except ApiError as exc:
+            error = f"{exc}"
+        writes = journal_writes(server)
+        findings: list[Finding] = []
+        new_items: list[PendingItem] = []
+        if error:
+            findings.append(Finding("action-failed", spec.name, f"action {spec.name!r} failed: {error}"))
+        else:
+            try:
+                new_items = self._triggered(server.snapshot, writes, state.clock + 1)
+            except MapperFailed as exc:
+                findings.append(Finding("controller-error", exc.controller, str(exc)))
+        new_state = SimState(
+            snapshot=server.snapshot if not error else state.snapshot,
+            pending=merge_pending(state.pending, new_items, None),
+            clock=state.clock + 1,
+            next_action=state.next_action + 1,
+            steps_since_action=0,
+            faults=state.faults,
+            halted=error,
+            extra=self._extra(server.snapshot, state.faults),
+        )
+        label = StepLabel(kind="action", actor=f"action {spec.name!r}", writes=tuple(writes),
+                          note="failed: " + error if error else "")
+        return Transition(new_state, label, tuple(findings))
+
+    def _triggered(self, snapshot: Snapshot, writes: Sequence[WriteRec], ready_at: int) -> list[PendingItem]:
+        def lister(kind: KindRef, namespace: str | None) -> list[tuple[str, str]]:
+            return _names(snapshot, kind, namespace)
+
+        items: list[PendingItem] = []
+        for w in writes:
+            if w.refused:
+                continue
+            for ctrl, ns, name in self.triggers.requests(w.before, w.after, lister):
+                items.append(PendingItem(ctrl, ns, name, ready_at, WATCH))
+        return items
+
+    def _extra(self, snapshot: Snapshot, faults: FaultBook) -> str:
+        """Fingerprint material for stale views: the recent history of the kinds that may be read stale."""
+        if not self.perturbations.stale_reads:
+            return ""
+        parts = []
+        for spec in self.perturbations.stale_reads:
+            kinds = spec.kinds or tuple(sorted({c.for_kind for c in self.controllers.values()}))
+            for kind in kinds:
+                recent = snapshot.recent_writes(kind, spec.max_lag)
+                parts.append(str(kind) + ":" + ",".join(_digest_obj(w.before) for w in recent))
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def _new_writes_hint(n: int) -> int:
+    return n
+
+
+def _lags_of(faults: FaultBook, controller: str) -> list[tuple[str, int]]:
+    return [(k, n) for c, k, n in faults.lags if c == controller]
+
+
+def _join(a: str, b: str) -> str:
+    return f"{a}; {b}" if a and b else a or b
+
+
+def _digest_obj(obj: Mapping[str, Any] | None) -> str:
+    import json
+
+    if obj is None:
+        return "-"
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _names(snapshot: Snapshot, kind: KindRef, namespace: str | None = None) -> list[tuple[str, str]]:
+    out = []
+    for obj in snapshot.objects_of(kind, namespace):
+        meta = obj.get("metadata") or {}
+        out.append((str(meta.get("namespace") or ""), str(meta.get("name") or "")))
+    return sorted(out)
+
+
+def journal_writes(server: ApiServer) -> list[WriteRec]:
+    """The effective and refused writes of one session, in order, from the server's journal."""
+    out: list[WriteRec] = []
+    for acc in server.journal:
+        if acc.verb not in ("create", "update", "patch", "delete", "apply", "deletecollection"):
+            continue
+        if getattr(acc, "dry_run", False):
+            continue
+        ref = _ref_of(acc)
+        if acc.status >= 300:
+            if ref is not None:
+                out.append(WriteRec(acc.verb, ref, acc.subresource or "", None, None, refused=acc.status))
+            continue
+        for before, after in _changes(acc):
+            obj = after if after is not None else before
+            assert obj is not None
+            out.append(WriteRec(acc.verb, ObjectRef.of(obj), acc.subresource or "", before, after))
+    return out
+
+
+def _changes(acc: Any) -> list[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]:
+    changes = getattr(acc, "changes", None)
+    pairs = list(changes) if changes else [(acc.before, acc.after)]
+    return [(b, a) for b, a in pairs if (b is not None or a is not None) and not same_content(b, a)]
+
+
+def _ref_of(acc: Any) -> ObjectRef | None:
+    res = acc.resource
+    if res is None:
+        return None
+    api_version = f"{res.group}/{res.version}" if res.group else res.version
+    return ObjectRef(api_version, res.kind, acc.namespace or "", acc.name or "")
+
+
+_VOLATILE = ("resourceVersion", "managedFields")
+
+
+def same_content(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    """Equal but for server bookkeeping: a write that changes only these emits no meaningful event."""
+    if a is None or b is None:
+        return a is b
+    if a is b:
+        return True
+    ma, mb = a.get("metadata") or {}, b.get("metadata") or {}
+    if {k: v for k, v in a.items() if k != "metadata"} != {k: v for k, v in b.items() if k != "metadata"}:
+        return False
+    return {k: v for k, v in ma.items() if k not in _VOLATILE} == {k: v for k, v in mb.items() if k not in _VOLATILE}
+
+
+def perform_action(server: ApiServer, spec: ActionSpec) -> None:
+    """Apply one external action through the API server, as a user with kubectl would."""
+    if spec.verb == "delete":
+        assert spec.target is not None
+        server.delete(spec.target)
+        return
+    if spec.verb == "patch":
+        assert spec.target is not None
+        ptype = {"merge": "merge", "json": "json", "strategic": "strategic"}[spec.patch_type]
+        server.patch(spec.target, ptype, spec.patch)
+        return
+    for obj in spec.objects:
+        ref = ObjectRef.of(obj)
+        try:
+            server.get(ref)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+            server.create(dict(obj))
+            continue
+        info = server.registry.lookup(ref.api_version, ref.kind) if hasattr(server, "registry") else None
+        ptype = "merge" if info is None or info.custom else "strategic"
+        server.patch(ref, ptype, dict(obj))
+
+
+Callback = Callable[[], None]
+__all__ = ["Act", "Fault", "KubeModel", "ReconcileRun", "journal_writes", "perform_action", "same_content"]

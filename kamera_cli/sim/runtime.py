@@ -1,0 +1,344 @@
+"""Running one reconcile of one controller against one snapshot — with memoization.
+
+Why memoization lives here: a reconcile is (by the determinism check's guarantee) a function of
+what it reads.  We record the *regions* of the cluster it touched — objects fetched or written,
+list queries — as digests taken on the snapshot it started from.  A later reconcile of the same
+controller and request whose regions digest the same would make the same requests and get the same
+answers, so its recorded effects are replayed without running the code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kamera_cli.adapters import ReconcileAbort, Request, VirtualClock, run_reconcile
+from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
+from kamera_cli.model.objects import KindRef, ObjectRef
+from kamera_cli.sim.labels import Finding, WriteRec
+
+if TYPE_CHECKING:
+    from kamera_cli.sim.model import Fault
+    from kamera_cli.sim.state import PendingItem
+
+#: Verbs that change the cluster.
+WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "apply", "deletecollection"})
+
+
+class InjectedCrash(ReconcileAbort):
+    """Raised inside a reconcile at the chosen write to model a controller crash."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileRun:
+    snapshot: Snapshot
+    writes: tuple[WriteRec, ...]  # effective changes (trigger watch events)
+    story_writes: tuple[WriteRec, ...]  # for the story: effective and refused writes
+    write_attempts: int
+    requeue_now: bool
+    requeue_after: float | None
+    findings: tuple[Finding, ...] = ()
+    note: str = ""
+    error_text: str = ""
+    kinds_read: tuple[str, ...] = ()
+
+
+@dataclass
+class Stats:
+    executions: int = 0
+    memo_hits: int = 0
+    determinism_checks: int = 0
+
+
+@dataclass
+class _MemoEntry:
+    regions: tuple[tuple[Any, ...], ...]
+    digests: tuple[str, ...]
+    run: ReconcileRun
+    effects: tuple[tuple[ObjectRef, Mapping[str, Any] | None], ...]
+
+
+@dataclass
+class ControllerRuntime:
+    name: str
+    for_kind: KindRef
+    namespaced: bool
+    factory: Any  # adapters ReconcilerFactory
+    registry: Registry
+    bind: Callable[[ApiServer | None], None]
+    client: Any
+    budget_seconds: float = 10.0
+    memoize: bool = True
+    replaying: bool = False
+    stats: Stats = field(default_factory=Stats)
+    _memo: dict[tuple[Any, ...], list[_MemoEntry]] = field(default_factory=dict)
+    _checked: set[tuple[str, str]] = field(default_factory=set)
+
+    # ------------------------------------------------------------------ public
+    def run(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
+            views: Mapping[KindRef, Snapshot] | None = None) -> ReconcileRun:
+        key = (item.namespace, item.name, fault)
+        if self.memoize and not views and not self.replaying:
+            for entry in self._memo.get(key, ()):
+                if self._digests(snapshot, entry.regions) == entry.digests:
+                    self.stats.memo_hits += 1
+                    return self._replay(entry, snapshot)
+        run, regions, effects, signature = self._execute(snapshot, item, clock, fault, views)
+        findings = list(run.findings)
+        check_key = (item.namespace, item.name)
+        if check_key not in self._checked and fault is None and not views and not self.replaying:
+            self._checked.add(check_key)
+            self.stats.determinism_checks += 1
+            again, _r, _e, signature2 = self._execute(snapshot, item, clock, fault, views)
+            difference = _first_difference(signature, signature2)
+            if difference:
+                findings.append(Finding(
+                    "nondeterministic-controller", self.name,
+                    f"controller {self.name!r} is not deterministic: two runs of the same reconcile of "
+                    f"{item.request_text} from the same state differ at API call {difference}",
+                ))
+                run = _with_findings(run, findings)
+                return run
+        if findings != list(run.findings):
+            run = _with_findings(run, findings)
+        if self.memoize and not views and regions is not None and not self.replaying:
+            self._memo.setdefault(key, []).append(
+                _MemoEntry(regions, self._digests(snapshot, regions), run, effects)
+            )
+        return run
+
+    def kinds_read(self, snapshot: Snapshot, item: PendingItem, clock: int) -> list[str]:
+        return list(self.run(snapshot, item, clock, None).kinds_read)
+
+    # ------------------------------------------------------------------ execution
+    def _execute(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
+                 views: Mapping[KindRef, Snapshot] | None) -> tuple[
+                     ReconcileRun, tuple[tuple[Any, ...], ...] | None,
+                     tuple[tuple[ObjectRef, Mapping[str, Any] | None], ...], list[str]]:
+        server = ApiServer(self.registry, snapshot, now=lambda: clock)
+        for kind, view in (views or {}).items():
+            server.set_stale_view(kind, view)
+        attempts = 0
+        crashed = False
+
+        def before_write(access: Any) -> None:
+            nonlocal attempts
+            attempts += 1
+            if fault is None:
+                return
+            if fault.kind == "conflict" and attempts == fault.at:
+                raise ApiError(409, _conflict_status(access))
+            if fault.kind == "crash" and attempts == fault.at + 1:
+                raise InjectedCrash()
+
+        server.before_write = before_write
+        request = Request(item.namespace or None, item.name)
+        seed = hashlib.sha256(
+            f"{self.name}\0{item.namespace}\0{item.name}\0{snapshot.fingerprint()}".encode()
+        ).digest()
+        vclock = VirtualClock(float(clock))
+        self.stats.executions += 1
+        self.bind(server)
+        try:
+            outcome = run_reconcile(self.factory, request, self.client, budget_seconds=self.budget_seconds,
+                                    clock=vclock, seed=seed)
+        except InjectedCrash:
+            crashed = True
+            outcome = None
+        finally:
+            self.bind(None)
+        if crashed:
+            self.factory.reload()
+        from kamera_cli.sim.model import journal_writes
+
+        story = journal_writes(server)
+        writes = tuple(w for w in story if not w.refused)
+        findings: list[Finding] = []
+        note = ""
+        error_text = ""
+        requeue_now = False
+        requeue_after: float | None = None
+        if outcome is not None:
+            kind = outcome.kind
+            if kind == "ok":
+                res = outcome.result
+                if res is not None and res.requeue_after:
+                    requeue_after = float(res.requeue_after)
+                    note = f"requeue after {requeue_after:g}s"
+                elif res is not None and res.requeue:
+                    requeue_now = True
+                    note = "requeue"
+            elif kind == "api-error":
+                requeue_now = True
+                status = outcome.error.api_status if outcome.error else None
+                note = f"raised ApiException ({status}); requeue"
+            else:
+                err = outcome.error
+                summary = f"{err.type_name}: {err.message}" if err else kind
+                error_text = err.traceback if err else ""
+                if kind == "exception":
+                    requeue_now = True
+                    note = f"raised {err.type_name if err else 'an exception'}; requeue"
+                    findings.append(Finding("controller-error", self.name,
+                                            f"controller {self.name!r} raised {summary}", error_text))
+                else:
+                    what = {"timeout": "did not return within its time budget",
+                            "exit": "tried to exit the process",
+                            "network": "opened a network connection of its own"}.get(kind, kind)
+                    note = what
+                    findings.append(Finding("controller-error", self.name,
+                                            f"controller {self.name!r} {what}: {summary}", error_text))
+        signature = [_signature(acc) for acc in server.journal]
+        kinds_read = sorted({str(acc.resource.kind_ref) for acc in server.journal
+                             if acc.resource is not None and acc.verb in ("get", "list", "watch")})
+        run = ReconcileRun(
+            snapshot=server.snapshot,
+            writes=writes,
+            story_writes=tuple(story),
+            write_attempts=attempts,
+            requeue_now=requeue_now,
+            requeue_after=requeue_after,
+            findings=tuple(findings),
+            note=note,
+            error_text=error_text,
+            kinds_read=tuple(kinds_read),
+        )
+        regions = None if (crashed or outcome is None or outcome.kind in ("timeout",)) else _regions(server)
+        effects = tuple((w.ref, w.after) for w in writes)
+        return run, regions, effects, signature
+
+    # ------------------------------------------------------------------ memo
+    def _digests(self, snapshot: Snapshot, regions: Sequence[tuple[Any, ...]]) -> tuple[str, ...]:
+        out = []
+        for region in regions:
+            if region[0] == "obj":
+                out.append(_obj_digest(snapshot, region[1]))
+            else:
+                out.append(self._list_digest(snapshot, region))
+        return tuple(out)
+
+    def _list_digest(self, snapshot: Snapshot, region: tuple[Any, ...]) -> str:
+        _, path, query = region
+        server = ApiServer(self.registry, snapshot, now=lambda: 0)
+        resp = server.handle("GET", path, list(query), {"Accept": "application/json"}, None)
+        if resp.status != 200:
+            return f"status:{resp.status}"
+        try:
+            doc = json.loads(resp.body)
+        except ValueError:
+            return "unparsable"
+        items = doc.get("items") or []
+        h = hashlib.sha256()
+        for obj in items:
+            h.update(_content_digest(obj).encode())
+        return h.hexdigest()
+
+    def _replay(self, entry: _MemoEntry, snapshot: Snapshot) -> ReconcileRun:
+        new = snapshot
+        writes = []
+        for w in entry.run.writes:
+            before = new.get(w.ref)
+            new = new.commit(w.ref, w.after)
+            writes.append(WriteRec(w.verb, w.ref, w.subresource, before, new.get(w.ref)))
+        story = []
+        it = iter(writes)
+        for w in entry.run.story_writes:
+            story.append(w if w.refused else next(it))
+        run = entry.run
+        return ReconcileRun(new, tuple(writes), tuple(story), run.write_attempts, run.requeue_now,
+                            run.requeue_after, run.findings, run.note, run.error_text, run.kinds_read)
+
+
+def _with_findings(run: ReconcileRun, findings: list[Finding]) -> ReconcileRun:
+    return ReconcileRun(run.snapshot, run.writes, run.story_writes, run.write_attempts, run.requeue_now,
+                        run.requeue_after, tuple(findings), run.note, run.error_text, run.kinds_read)
+
+
+def _signature(acc: Any) -> str:
+    body = acc.request_body
+    text = json.dumps(body, sort_keys=True, default=str) if body is not None else ""
+    query = "&".join(f"{k}={v}" for k, v in sorted(acc.query or ()))
+    return f"{acc.method} {acc.path if hasattr(acc, 'path') else ''}?{query} {text}"
+
+
+def _first_difference(a: list[str], b: list[str]) -> str:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return f"#{i + 1}: first run sent `{x[:200]}`, second run sent `{y[:200]}`"
+    if len(a) != len(b):
+        i = min(len(a), len(b))
+        extra = (a if len(a) > len(b) else b)[i]
+        return f"#{i + 1}: only one run sent `{extra[:200]}`"
+    return ""
+
+
+def _regions(server: ApiServer) -> tuple[tuple[Any, ...], ...]:
+    seen: dict[tuple[Any, ...], None] = {}
+    for acc in server.journal:
+        if acc.resource is None:
+            continue
+        res = acc.resource
+        api_version = f"{res.group}/{res.version}" if res.group else res.version
+        if acc.name:
+            seen[("obj", ObjectRef(api_version, res.kind, acc.namespace or "", acc.name))] = None
+            for before, after in ((acc.before, acc.after),):
+                for obj in (before, after):
+                    if obj is not None:
+                        seen[("obj", ObjectRef.of(obj))] = None
+        elif acc.verb in ("list", "watch", "deletecollection"):
+            query = tuple(sorted((k, v) for k, v in (acc.query or ())
+                                 if k in ("labelSelector", "fieldSelector")))
+            seen[("list", _collection_path(acc), query)] = None
+        elif acc.verb == "create" and acc.after is not None:
+            seen[("obj", ObjectRef.of(acc.after))] = None
+    return tuple(seen)
+
+
+def _collection_path(acc: Any) -> str:
+    res = acc.resource
+    base = f"/apis/{res.group}/{res.version}" if res.group else f"/api/{res.version}"
+    if acc.namespace:
+        return f"{base}/namespaces/{acc.namespace}/{res.plural}"
+    return f"{base}/{res.plural}"
+
+
+def _obj_digest(snapshot: Snapshot, ref: ObjectRef) -> str:
+    obj = snapshot.get(ref)
+    if obj is None:
+        return f"absent#{snapshot.incarnation(ref)}"
+    return _content_digest(obj)
+
+
+_DIGESTS: dict[int, tuple[Mapping[str, Any], str]] = {}
+
+
+def _content_digest(obj: Mapping[str, Any]) -> str:
+    hit = _DIGESTS.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")}
+    body = {k: v for k, v in obj.items() if k != "metadata"}
+    digest = hashlib.sha256(json.dumps([meta, body], sort_keys=True, separators=(",", ":"),
+                                       default=str).encode()).hexdigest()
+    if len(_DIGESTS) > 200_000:
+        _DIGESTS.clear()
+    _DIGESTS[id(obj)] = (obj, digest)
+    return digest
+
+
+def _conflict_status(access: Any) -> dict[str, Any]:
+    res = access.resource
+    plural = res.plural if res is not None else "objects"
+    group = res.group if res is not None else ""
+    resource = f"{plural}.{group}" if group else plural
+    return {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": (f'Operation cannot be fulfilled on {resource} "{access.name}": the object has been modified; '
+                    "please apply your changes to the latest version and try again"),
+        "reason": "Conflict",
+        "details": {"name": access.name, "group": group, "kind": plural},
+        "code": 409,
+    }

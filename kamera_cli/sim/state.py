@@ -1,0 +1,120 @@
+"""The state the explorer checks: a cluster snapshot plus the controllers' pending work.
+
+Why these fields and no others: everything that can change what happens next is here (so that
+deduplicating by fingerprint is sound), and nothing that cannot (the absolute clock, sources of
+ready work) is in the fingerprint (so that equivalent states are merged).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kamera_cli.apiserver import Snapshot
+
+#: Sources of a pending request, as the story shows them.
+WATCH = "watch"
+REQUEUE = "requeue"
+TIMER = "timer"
+RESTART = "restart"
+SEED = "seed"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class PendingItem:
+    """One queued request; the queue coalesces on (controller, namespace, name)."""
+
+    controller: str
+    namespace: str  # "" for cluster-scoped kinds
+    name: str
+    ready_at: int = 0  # virtual second at which it becomes ready
+    source: str = WATCH
+    #: a requeue_after timer whose last run changed nothing (a periodic resync): does not block convergence
+    stable: bool = False
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.controller, self.namespace, self.name)
+
+    @property
+    def request_text(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class FaultBook:
+    """Per-execution perturbation bookkeeping; part of the fingerprint because it bounds what can happen next."""
+
+    crashes: int = 0
+    conflicts: int = 0
+    #: (controller, kind) -> how many writes behind the current cluster its view is
+    lags: tuple[tuple[str, str, int], ...] = ()
+
+    def lag(self, controller: str, kind: str) -> int:
+        for c, k, n in self.lags:
+            if c == controller and k == kind:
+                return n
+        return 0
+
+    def with_lag(self, controller: str, kind: str, lag: int) -> FaultBook:
+        rest = tuple(e for e in self.lags if not (e[0] == controller and e[1] == kind))
+        lags = tuple(sorted((*rest, (controller, kind, lag)) if lag else rest))
+        return FaultBook(self.crashes, self.conflicts, lags)
+
+    def digest(self) -> str:
+        return f"c{self.crashes}x{self.conflicts}" + "".join(f"|{c}:{k}:{n}" for c, k, n in self.lags)
+
+
+@dataclass(frozen=True, slots=True)
+class SimState:
+    snapshot: Snapshot
+    pending: tuple[PendingItem, ...]  # sorted by key: the queue is a set, order is the explorer's choice
+    clock: int
+    next_action: int = 0
+    steps_since_action: int = 0
+    faults: FaultBook = FaultBook()
+    #: set when an external action failed: the execution stops here as a finding
+    halted: str = ""
+    #: extra fingerprint material (e.g. recent history of kinds read stale)
+    extra: str = ""
+    _fp: list[str] = field(default_factory=list, compare=False, repr=False)
+
+    def ready(self) -> list[PendingItem]:
+        return [p for p in self.pending if p.ready_at <= self.clock]
+
+    def fingerprint(self, track_steps: bool) -> str:
+        if self._fp:
+            return self._fp[0]
+        h = hashlib.sha256()
+        h.update(self.snapshot.fingerprint().encode())
+        for p in self.pending:
+            delay = max(0, p.ready_at - self.clock)
+            h.update(f"\n{p.controller}\x00{p.namespace}\x00{p.name}\x00{delay}\x00{int(p.stable)}".encode())
+        h.update(f"\na{self.next_action}".encode())
+        if track_steps:
+            h.update(f"s{self.steps_since_action}".encode())
+        h.update(self.faults.digest().encode())
+        if self.halted:
+            h.update(b"\nhalted:" + self.halted.encode())
+        if self.extra:
+            h.update(b"\nextra:" + self.extra.encode())
+        fp = h.hexdigest()
+        self._fp.append(fp)
+        return fp
+
+
+def merge_pending(pending: tuple[PendingItem, ...], new: list[PendingItem], consumed: PendingItem | None) -> tuple[PendingItem, ...]:
+    """Coalesce new requests into the queue: one entry per key; work that is ready now wins over timers."""
+    table: dict[tuple[str, str, str], PendingItem] = {p.key: p for p in pending}
+    if consumed is not None:
+        table.pop(consumed.key, None)
+    for item in new:
+        old = table.get(item.key)
+        if old is None:
+            table[item.key] = item
+            continue
+        if item.ready_at < old.ready_at or (item.ready_at == old.ready_at and old.stable and not item.stable):
+            table[item.key] = item
+    return tuple(sorted(table.values(), key=lambda p: p.key))

@@ -1,0 +1,319 @@
+"""Running one reconcile: results, errors, exits, timeouts, network attempts and kamera's own aborts.
+
+Covers: None/falsy, Result, dict, Result-like objects and timedelta results; invalid results as
+controller errors; ApiException as api-error with its status; any other exception with the user's
+frames and no kamera frames; sys.exit and KeyboardInterrupt as exit; a busy loop reported as a timeout
+within the budget; a connection to a local listener reported as network (the listener gets nothing)
+even when the controller swallows the error; ReconcileAbort passing through untouched.
+"""
+
+from __future__ import annotations
+
+import socket
+import textwrap
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from kamera_cli.adapters import (
+    ReconcileAbort,
+    ReconcileOutcome,
+    ReconcilerFactory,
+    Request,
+    Result,
+    VirtualClock,
+    load_reconciler,
+    run_reconcile,
+)
+
+EPOCH = 1767225600.0
+
+
+def write(base: Path, rel: str, text: str) -> Path:
+    path = base / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def controller(tmp_path: Path) -> Iterator[Callable[[str], ReconcilerFactory]]:
+    """controller(source) writes ctrl.py and loads ctrl.py:reconcile (unloaded after the test)."""
+    made: list[ReconcilerFactory] = []
+
+    def _make(source: str) -> ReconcilerFactory:
+        write(tmp_path, "ctrl.py", source)
+        factory = load_reconciler("ctrl.py:reconcile", tmp_path, scenario="demo", controller="widget")
+        made.append(factory)
+        return factory
+
+    yield _make
+    for factory in made:
+        factory.unload()
+
+
+def run(factory: ReconcilerFactory, client: object = None, budget: float = 5.0) -> ReconcileOutcome:
+    return run_reconcile(
+        factory, Request("default", "web"), client, budget_seconds=budget, clock=VirtualClock(EPOCH), seed=b"seed"
+    )
+
+
+# -- results -------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("return None", Result()),
+        ("return 0", Result()),
+        ("return {}", Result()),
+        ("return Result()", Result()),
+        ("return Result(requeue=True)", Result(requeue=True)),
+        ("return Result(requeue_after=timedelta(minutes=1))", Result(requeue_after=60.0)),
+        ("return {'requeue': True}", Result(requeue=True)),
+        ("return {'requeue_after': 5}", Result(requeue_after=5.0)),
+        ("return {'requeue_after': 0}", Result()),
+        ("return {'requeue': True, 'requeue_after': 2.5}", Result(requeue=True, requeue_after=2.5)),
+        ("return Mine(True, None)", Result(requeue=True)),
+        ("return Mine(False, timedelta(seconds=30))", Result(requeue_after=30.0)),
+    ],
+)
+def test_accepted_results(controller: Callable[[str], ReconcilerFactory], body: str, expected: Result) -> None:
+    factory = controller(
+        f"""
+        from datetime import timedelta
+        from dataclasses import dataclass
+        from kamera_cli import Result
+
+        @dataclass
+        class Mine:
+            requeue: bool
+            requeue_after: object
+
+        def reconcile(request):
+            {body}
+        """
+    )
+    outcome = run(factory)
+    assert outcome == ReconcileOutcome("ok", result=expected)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("return {'requeue': True, 'retry': 3}", "reconcile returned a dict with unknown key(s) 'retry'"),
+        ("return {'requeue': 'yes'}", "the returned dict's 'requeue' must be True or False, not 'yes'"),
+        ("return {'requeue_after': -1}", "'requeue_after' must not be negative (got -1 s)"),
+        ("return {'requeue_after': '5s'}", "'requeue_after' must be a number of seconds or a datetime.timedelta"),
+        ("return 'done'", "reconcile returned 'done' (str); return None, a kamera Result"),
+    ],
+)
+def test_rejected_results_are_controller_errors(
+    controller: Callable[[str], ReconcilerFactory], body: str, expected: str
+) -> None:
+    outcome = run(controller(f"def reconcile(request):\n    {body}\n"))
+    assert outcome.kind == "exception" and outcome.result is None
+    assert outcome.error is not None and outcome.error.type_name == "InvalidResult"
+    assert expected in outcome.error.message
+
+
+def test_result_value_semantics() -> None:
+    assert Result(requeue_after=3) == Result(requeue_after=3.0)
+    assert Result(requeue_after=3).wants_requeue and not Result().wants_requeue
+    assert Request("ns", "a").key == "ns/a" and Request(None, "node-1").key == "node-1"
+    import kamera_cli
+
+    assert kamera_cli.Request is Request and kamera_cli.Result is Result
+    with pytest.raises(ValueError, match="must not be negative"):
+        Result(requeue_after=-2)
+
+
+# -- errors --------------------------------------------------------------------------------------------------------
+def test_exception_is_reported_with_the_users_frames_only(controller: Callable[[str], ReconcilerFactory]) -> None:
+    factory = controller(
+        """
+        def lookup(table, key):
+            return table[key]
+
+        def reconcile(request):
+            return lookup({}, request.name)
+        """
+    )
+    outcome = run(factory)
+    assert outcome.kind == "exception" and outcome.result is None
+    error = outcome.error
+    assert error is not None and (error.type_name, error.message, error.api_status) == ("KeyError", "'web'", None)
+    assert error.traceback.startswith("Traceback (most recent call last):\n")
+    assert 'File "ctrl.py", line 6, in reconcile' in error.traceback
+    assert 'File "ctrl.py", line 3, in lookup' in error.traceback
+    assert error.traceback.endswith("KeyError: 'web'\n")
+    assert "kamera_cli" not in error.traceback and "threading" not in error.traceback
+
+
+def test_api_exception_is_an_api_error_with_its_status(controller: Callable[[str], ReconcilerFactory]) -> None:
+    factory = controller(
+        """
+        import json
+        from kubernetes.client.exceptions import ApiException
+
+        def reconcile(request):
+            error = ApiException(status=409, reason="Conflict")
+            error.body = json.dumps({"kind": "Status", "message": "the object has been modified"})
+            raise error
+        """
+    )
+    outcome = run(factory)
+    assert outcome.kind == "api-error"
+    assert outcome.result == Result(requeue=True)
+    assert outcome.error is not None and outcome.error.api_status == 409
+    assert outcome.error.message == "409 Conflict: the object has been modified"
+
+
+@pytest.mark.parametrize(
+    ("body", "type_name", "message"),
+    [
+        ("sys.exit(2)", "SystemExit", "sys.exit(2) called inside a reconcile"),
+        ("sys.exit()", "SystemExit", "sys.exit(None) called inside a reconcile"),
+        ("raise SystemExit('bye')", "SystemExit", "sys.exit('bye') called inside a reconcile"),
+        ("raise KeyboardInterrupt", "KeyboardInterrupt", "KeyboardInterrupt raised inside a reconcile"),
+    ],
+)
+def test_exits_are_reported(
+    controller: Callable[[str], ReconcilerFactory], body: str, type_name: str, message: str
+) -> None:
+    outcome = run(controller(f"import sys\ndef reconcile(request):\n    {body}\n"))
+    assert outcome.kind == "exit"
+    assert outcome.error is not None and (outcome.error.type_name, outcome.error.message) == (type_name, message)
+    assert 'File "ctrl.py", line 3, in reconcile' in outcome.error.traceback
+
+
+def test_busy_loop_is_reported_as_a_timeout_within_the_budget(
+    controller: Callable[[str], ReconcilerFactory],
+) -> None:
+    factory = controller(
+        """
+        def spin():
+            n = 0
+            while True:
+                n += 1
+
+        def reconcile(request):
+            spin()
+        """
+    )
+    threads_before = threading.active_count()
+    started = time.perf_counter()
+    outcome = run(factory, budget=0.3)
+    elapsed = time.perf_counter() - started
+    assert outcome.kind == "timeout"
+    assert 0.3 <= elapsed < 1.5
+    assert outcome.error is not None and "did not return within 0.3 s of wall-clock time" in outcome.error.message
+    assert "in spin" in outcome.error.traceback and "kamera_cli" not in outcome.error.traceback
+    # the overrunning thread was asked to unwind, and did
+    deadline = time.perf_counter() + 2
+    while threading.active_count() > threads_before and time.perf_counter() < deadline:
+        time.sleep(0.01)
+    assert threading.active_count() == threads_before
+    # and kamera's globals are back to the real ones
+    assert time.time() > EPOCH + 1e6
+
+
+def test_virtual_sleep_does_not_count_against_the_budget(controller: Callable[[str], ReconcilerFactory]) -> None:
+    factory = controller(
+        "import time\ndef reconcile(request):\n    time.sleep(3600)\n    return {'requeue_after': 1}\n"
+    )
+    clock = VirtualClock(EPOCH)
+    outcome = run_reconcile(factory, Request("default", "web"), None, budget_seconds=0.5, clock=clock, seed=b"")
+    assert outcome.kind == "ok" and clock.now == EPOCH + 3600
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(0.2)
+    yield server
+    server.close()
+
+
+def test_connection_attempt_is_reported_even_when_swallowed(
+    controller: Callable[[str], ReconcilerFactory], listener: socket.socket
+) -> None:
+    port = listener.getsockname()[1]
+    factory = controller(
+        f"""
+        import socket
+
+        def reconcile(request):
+            try:
+                socket.create_connection(("127.0.0.1", {port}), timeout=1).sendall(b"hello")
+            except OSError:
+                pass
+            sock = socket.socket()
+            try:
+                sock.connect(("127.0.0.1", {port}))
+            except ConnectionError:
+                return None
+            finally:
+                sock.close()
+        """
+    )
+    outcome = run(factory)
+    assert outcome.kind == "network"
+    assert outcome.network == (f"127.0.0.1:{port}", f"127.0.0.1:{port}")
+    assert (
+        outcome.error is not None and f"tried to open a network connection to 127.0.0.1:{port}" in outcome.error.message
+    )
+    assert 'File "ctrl.py", line 6, in reconcile' in outcome.error.traceback
+    with pytest.raises(socket.timeout):
+        listener.accept()
+    # outside a reconcile, sockets work again
+    probe = socket.create_connection(("127.0.0.1", port), timeout=1)
+    accepted, _ = listener.accept()
+    accepted.close()
+    probe.close()
+
+
+def test_resolving_a_remote_name_is_a_network_attempt(controller: Callable[[str], ReconcilerFactory]) -> None:
+    factory = controller(
+        """
+        import socket
+
+        def reconcile(request):
+            socket.getaddrinfo("localhost", 80)  # local names are fine
+            socket.getaddrinfo("example.com", 443)
+        """
+    )
+    outcome = run(factory)
+    assert outcome.kind == "network" and outcome.network == ("example.com:443",)
+
+
+class CrashHere(ReconcileAbort):
+    pass
+
+
+def test_reconcile_abort_propagates_untouched_and_globals_are_restored(
+    controller: Callable[[str], ReconcilerFactory],
+) -> None:
+    import datetime
+    import random
+
+    factory = controller(
+        """
+        def reconcile(request, client):
+            client()
+        """
+    )
+
+    def crash() -> None:
+        raise CrashHere("after write 1")
+
+    state = random.getstate()
+    with pytest.raises(CrashHere, match="after write 1"):
+        run(factory, client=crash)
+    assert time.time() > EPOCH + 1e6
+    assert datetime.datetime.__module__ == "datetime" and type(datetime.datetime.now()) is datetime.datetime
+    assert datetime.datetime.now.__self__ is datetime.datetime  # the real class, not the stand-in
+    assert random.getstate() == state
