@@ -22,6 +22,7 @@ from transport_fakes import WIDGET_CRD
 
 NS = "default"
 
+
 def _server(registry: Registry | None = None) -> ApiServer:
     server = ApiServer(registry or Registry.builtin(), Snapshot.empty(), now=lambda: 0)
     server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
