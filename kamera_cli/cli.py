@@ -134,12 +134,12 @@ def schema_command(
     which: Annotated[str, typer.Argument(help="scenario or result")] = "scenario",
 ) -> None:
     """Print the JSON Schema of the scenario format or of the JSON result."""
-    from kamera_cli.scenario import schema_text
+    from kamera_cli.scenario import schema_path
 
     def body() -> int:
         if which not in ("scenario", "result"):
             raise UsageError(f"unknown schema {which!r}: choose 'scenario' or 'result'")
-        typer.echo(schema_text(which))
+        typer.echo((schema_path().parent / f"{which}.schema.json").read_text(encoding="utf-8"), nl=False)
         return int(ExitCode.OK)
 
     _run(body)

@@ -94,9 +94,10 @@ class KameraCheck(pytest.Item):
             raise KameraFailure(f"kamera produced no check named {self.name!r}")
         if check.verdict is Verdict.PASSED:
             return
-        from kamera_cli.report import terminal
+        from kamera_cli.report.style import PLAIN
+        from kamera_cli.report.terminal import check_lines
 
-        story = terminal.render_check(check)
+        story = "\n".join(check_lines(check, PLAIN, verbose=True))
         raise KameraFailure(f"{check.verdict.value}: {check.message}\n{story}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:

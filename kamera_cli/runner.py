@@ -220,7 +220,7 @@ class _Judge:
             loop = [e.label for e in ll.cycle]
             cexs.append(self._verified(Counterexample(
                 kind="livelock",
-                summary=f"livelock: {len(ll.nodes)} state(s) that execution can never leave and that never converge",
+                summary=f"{len(ll.nodes)} state(s) that execution can never leave, none of them converged",
                 steps=steps_of(path), loop=steps_of(loop, start=len(path) + 1),
             ), [*ll.path, *ll.cycle]))
         for node in search.depth_cuts[:3]:
@@ -238,9 +238,14 @@ class _Judge:
             ), edges))
         pos = self._pos("$.spec.expect.converges")
         if cexs:
-            kinds = sorted({c.kind for c in cexs})
-            msg = f"{len(search.livelocks)} livelock(s), {len(search.depth_cuts)} execution(s) cut at depth {bound}"
-            return Check(CheckName.CONVERGES, Verdict.FAILED, msg + f" ({', '.join(kinds)})", tuple(cexs), pos)
+            parts = []
+            if search.livelocks:
+                parts.append(f"{len(search.livelocks)} livelock(s)")
+            if search.depth_cuts:
+                parts.append(f"{len(search.depth_cuts)} execution(s) not converged within {bound} steps")
+            if search.deadlocks:
+                parts.append(f"{len(search.deadlocks)} stuck state(s)")
+            return Check(CheckName.CONVERGES, Verdict.FAILED, ", ".join(parts), tuple(cexs), pos)
         if self.incomplete:
             return Check(CheckName.CONVERGES, Verdict.INCONCLUSIVE, f"search incomplete: {self.search.bound_hit}",
                          position=pos)
@@ -278,8 +283,11 @@ class _Judge:
         if self.incomplete:
             return Check(CheckName.DETERMINISTIC, Verdict.INCONCLUSIVE, f"search incomplete: {self.search.bound_hit}",
                          position=pos)
-        return Check(CheckName.DETERMINISTIC, Verdict.PASSED,
-                     f"{len(nodes)} distinct converged state(s)", position=pos)
+        if not nodes:
+            return Check(CheckName.DETERMINISTIC, Verdict.PASSED,
+                         "no execution converged, so no two outcomes differ (see converges)", position=pos)
+        return Check(CheckName.DETERMINISTIC, Verdict.PASSED, "every execution converges to the same state",
+                     position=pos)
 
     # -- controller errors
     def _controller_errors(self) -> Check:
@@ -306,8 +314,10 @@ class _Judge:
         assert isinstance(f, Finding)
         edges = [*self.search.path_to(rec.node), rec.edge]
         more = f" (seen {rec.count} times)" if rec.count > 1 else ""
-        return Counterexample(kind=kind, summary=f.message.splitlines()[0] + more,
-                              steps=steps_of([e.label for e in edges]), details=f.detail)
+        steps = steps_of([e.label for e in edges])
+        # the failing step carries the traceback; repeat details only when the step does not show them
+        details = "" if steps and f.detail and steps[-1].error == f.detail else f.detail
+        return Counterexample(kind=kind, summary=f.message.splitlines()[0] + more, steps=steps, details=details)
 
     # -- invariants
     def _invariant(self, name: str, position: Position) -> Check:
@@ -317,9 +327,10 @@ class _Judge:
                 edges = self.search.path_to(v.node)
                 where = "at a converged state" if v.kind == ex.CONVERGED else "at a reachable state"
                 detail = v.detail if isinstance(v.detail, str) else "\n".join(str(d) for d in v.detail)  # type: ignore[attr-defined]
+                lines = detail.splitlines() if detail else [""]
                 cex = self._verified(Counterexample(
-                    kind="invariant", summary=f"violated {where}: {detail.splitlines()[0] if detail else ''}",
-                    steps=steps_of([e.label for e in edges]), details=detail,
+                    kind="invariant", summary=f"violated {where}: {lines[0]}",
+                    steps=steps_of([e.label for e in edges]), details=detail if len(lines) > 1 else "",
                 ), edges)
                 more = f" ({v.count} states violate it)" if v.count > 1 else ""
                 return Check(check_name, Verdict.FAILED, cex.summary + more, (cex,), position)

@@ -57,9 +57,7 @@ def parse_entrypoint(entrypoint: str, base_dir: Path) -> ParsedEntrypoint:
         raise EntrypointSyntaxError(f"entry point {entrypoint!r}: {attr!r} is not a Python attribute name")
     if _looks_like_path(where):
         if not where.endswith(".py"):
-            raise EntrypointSyntaxError(
-                f"entry point {entrypoint!r}: {where!r} is not a .py file; expected {_FORMS}"
-            )
+            raise EntrypointSyntaxError(f"entry point {entrypoint!r}: {where!r} is not a .py file; expected {_FORMS}")
         path = Path(where)
         file = path if path.is_absolute() else base_dir / path
         return ParsedEntrypoint(text, "", Path(os.path.abspath(file)), attr)

@@ -130,8 +130,6 @@ def _short(exc: BaseException) -> str:
 class _Loader:
     """Shared by controllers and mappers: import the entry point's module in its own module set."""
 
-    what: str = "controller"
-
     def __init__(self, entrypoint: str, base_dir: str | os.PathLike[str], *, scenario: str, controller: str) -> None:
         self.entrypoint = entrypoint
         self.base_dir = Path(os.path.abspath(base_dir))
@@ -268,9 +266,7 @@ class _Loader:
         )
 
     def _user_location(self, exc: BaseException) -> str:
-        frames = [
-            f for f in traceback.extract_tb(exc.__traceback__) if is_user_file(f.filename, self.module_set.roots)
-        ]
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if is_user_file(f.filename, self.module_set.roots)]
         if not frames:
             return ""
         last = frames[-1]
@@ -294,11 +290,15 @@ class _Loader:
 
     def _missing(self, owner: Any, part: str, where: str, walked: list[str]) -> EntrypointError:
         inside = f"{where}" if not walked else f"{'.'.join(walked)} in {where}"
-        names = sorted(
-            name
-            for name, value in vars(owner).items()
-            if callable(value) and (not name.startswith("_") or part.startswith("_"))
-        ) if hasattr(owner, "__dict__") else []
+        names = (
+            sorted(
+                name
+                for name, value in vars(owner).items()
+                if callable(value) and (not name.startswith("_") or part.startswith("_"))
+            )
+            if hasattr(owner, "__dict__")
+            else []
+        )
         close = difflib.get_close_matches(part, names, n=3, cutoff=0.6)
         if close:
             hint = "did you mean " + " or ".join(repr(c) for c in close) + "?"
@@ -344,7 +344,6 @@ class _Shape:
 class ReconcilerFactory(_Loader):
     """A loaded controller: builds a fresh reconcile callable per step, can reload and unload its modules."""
 
-    what = "controller"
     _shape: _Shape
 
     @property
@@ -377,6 +376,7 @@ class ReconcilerFactory(_Loader):
         if inspect.isclass(value):
             self._shape = self._class_shape(value, name, where)
         elif callable(value):
+            self._refuse_async(value, f"function {name!r} in {where}")
             arity = _arity(value)
             self._shape = _Shape("function", self._reconcile_args(arity, f"function {name!r} in {where}"), False)
         else:
@@ -385,6 +385,14 @@ class ReconcilerFactory(_Loader):
                 _SIGNATURE_HINT,
             )
         return value
+
+    def _refuse_async(self, func: Any, what: str) -> None:
+        if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
+            raise self._error(
+                f"{self._tried()}: {what} is async; kamera calls reconciles synchronously, as the official "
+                "kubernetes client is synchronous",
+                "make it a plain `def` (kamera virtualises time.sleep, so waiting costs nothing)",
+            )
 
     def _reconcile_args(self, arity: _Arity | None, what: str) -> int:
         if arity is None:  # a builtin or C callable: nothing to inspect, call it the simple way
@@ -431,6 +439,7 @@ class ReconcilerFactory(_Loader):
                 f"{self._tried()}: class {name!r} in {where} has no reconcile method",
                 _SIGNATURE_HINT,
             ) from None
+        self._refuse_async(getattr(raw, "__func__", raw), f"method {name}.reconcile in {where}")
         if isinstance(raw, staticmethod):
             arity = _arity(raw.__func__)
         elif isinstance(raw, classmethod):
@@ -454,8 +463,6 @@ class InvalidMapping(ValueError):
 
 class Mapper(_Loader):
     """A loaded watch mapper: ``mapper(obj) -> tuple[Request, ...]`` (sorted, without duplicates)."""
-
-    what = "mapper"
 
     def call(self, obj: dict[str, Any]) -> Any:
         """Run the user's function (no validation: see :func:`requests_from_mapping`)."""

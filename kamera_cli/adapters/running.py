@@ -1,12 +1,15 @@
 """Calling one reconcile (or one watch mapper) and classifying what happened.
 
 Why a worker thread: a reconcile that loops forever or blocks on something real must be reported
-as a finding, not hang kamera.  Each call runs in a fresh daemon thread that the caller joins with
-the wall-clock budget.  On overrun, kamera records where the thread was, asks it to stop (an
-asynchronous exception, delivered at the next Python bytecode, so pure-Python busy loops do stop;
-code blocked inside C keeps its thread until it returns), restores every virtualised global and
-moves on; a thread that ignores the request is left running as a daemon.  ``time.sleep`` is
-virtual inside a reconcile, so the budget only ever catches busy loops and real blocking.
+as a finding, not hang kamera.  Each call is handed to a long-lived daemon worker thread and the
+caller waits for it with the wall-clock budget (the handoff costs ~10 µs; a new thread per call
+costs ~100 µs).  On overrun, kamera records where the worker was, asks it to stop (an asynchronous
+exception, delivered at the next Python bytecode, so pure-Python busy loops do stop; code blocked
+inside C keeps its thread until it returns), restores every virtualised global and moves on with a
+fresh worker; the old one is never given work again and is left to end on its own as a daemon.
+``time.sleep`` is virtual inside a reconcile, so the budget only ever catches busy loops and real
+blocking.  SIGALRM was not used: it only works on the main thread, and it cannot get kamera out of
+a loop that swallows ``BaseException``.
 
 What is *not* caught: :class:`ReconcileAbort`, the simulator's own control flow (crash injection).
 It passes out of :func:`run_reconcile` untouched, after the sandbox has been undone.
@@ -14,6 +17,7 @@ It passes out of :func:`run_reconcile` untouched, after the sandbox has been und
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import ctypes
 import json
@@ -29,6 +33,7 @@ from kamera_cli.adapters.loading import InvalidMapping, Mapper, ReconcilerFactor
 from kamera_cli.adapters.modules import is_user_file
 from kamera_cli.adapters.reconcile import InvalidResult, Request, Result, normalise_result
 from kamera_cli.adapters.sandbox import NetworkAttempt, VirtualClock, sandboxed
+from kamera_cli.errors import InternalError
 
 __all__ = [
     "ErrorInfo",
@@ -43,6 +48,7 @@ __all__ = [
 OutcomeKind = Literal["ok", "api-error", "exception", "exit", "timeout", "network"]
 
 _KAMERA_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_ADAPTERS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _REQUEUE = Result(requeue=True)
 
 
@@ -91,6 +97,18 @@ class ReconcileOutcome:
     def ok(self) -> bool:
         return self.kind == "ok"
 
+    def describe(self) -> str:
+        """One line for a story step: ``done``, ``requeue after 30s``, ``exception: KeyError: 'web'``."""
+        if self.kind == "ok" and self.result is not None:
+            return describe_result(self.result)
+        return f"{self.kind}: {self.error.summary()}" if self.error is not None else self.kind
+
+
+def describe_result(result: Result) -> str:
+    if result.requeue_after is not None:
+        return f"requeue after {result.requeue_after:g}s"
+    return "requeue" if result.requeue else "done"
+
 
 @dataclass(frozen=True, slots=True)
 class MapOutcome:
@@ -103,21 +121,84 @@ class MapOutcome:
 
 
 class _Call:
-    __slots__ = ("done", "error", "fn", "value")
+    """One call into user code, handed to the worker thread; ``finished`` is released when it ends."""
 
-    def __init__(self, fn: Callable[[], Any]) -> None:
+    __slots__ = ("cancelled", "context", "done", "error", "finished", "fn", "value")
+
+    def __init__(self, fn: Callable[[], Any], context: contextvars.Context) -> None:
         self.fn = fn
+        self.context = context
         self.value: Any = None
         self.error: BaseException | None = None
         self.done = False
+        #: set when the caller gave up before the worker even started (the sandbox is gone by then)
+        self.cancelled = False
+        self.finished = threading.Lock()
+        self.finished.acquire()
 
-    def __call__(self) -> None:
+    def run(self) -> None:
         try:
-            self.value = self.fn()
+            if self.cancelled:
+                return
+            self.value = self.context.run(self.fn)
         except BaseException as exc:  # classified by the caller, in the caller's thread
             self.error = exc
         finally:
             self.done = True
+            self.finished.release()
+
+
+class _Worker:
+    """A long-lived daemon thread that runs one call at a time (a thread per call costs ~100 µs).
+
+    Replaced by a fresh one when a call overruns its budget: the old thread is asked to stop and is
+    never given work again.
+    """
+
+    def __init__(self) -> None:
+        self.abandoned = False
+        self._job: _Call | None = None
+        self._go = threading.Lock()
+        self._go.acquire()
+        self.thread = threading.Thread(target=self._loop, name="kamera-reconcile", daemon=True)
+        self.thread.start()
+
+    def submit(self, call: _Call) -> None:
+        self._job = call
+        self._go.release()
+
+    def _loop(self) -> None:
+        try:
+            while not self.abandoned:
+                self._go.acquire()
+                job, self._job = self._job, None
+                if job is not None:
+                    job.run()
+        except BaseException:  # a late stop request that landed between two jobs: just end the thread
+            return
+
+
+_worker: _Worker | None = None
+
+
+def _get_worker() -> _Worker:
+    global _worker
+    worker = _worker
+    if worker is None or not worker.thread.is_alive():
+        worker = _worker = _Worker()
+    return worker
+
+
+def _abandon(worker: _Worker, call: _Call) -> None:
+    global _worker
+    call.cancelled = True
+    worker.abandoned = True
+    if _worker is worker:
+        _worker = None
+    _stop(worker.thread)
+    # wake the thread if it is idle, so that it sees ``abandoned`` and ends instead of waiting forever
+    with contextlib.suppress(RuntimeError):  # already released: it had not picked the job up yet
+        worker._go.release()
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,23 +216,43 @@ def _call_sandboxed(
     ms = loader.module_set
     ms.activate()
     plan = loader.patch_plan()
-    call = _Call(fn)
-    context = contextvars.copy_context()
+    call = _Call(fn, contextvars.copy_context())
     stuck_at: tuple[traceback.FrameSummary, ...] = ()
+    worker = _get_worker()
     with ms.on_path(), sandboxed(clock, seed, plan) as run:
-        worker = threading.Thread(target=context.run, args=(call,), name="kamera-reconcile", daemon=True)
-        worker.start()
-        worker.join(budget_seconds)
-        timed_out = not call.done
+        worker.submit(call)
+        try:
+            finished = call.finished.acquire(timeout=max(budget_seconds, 0.0))
+        except BaseException:  # Ctrl-C while waiting: the worker is mid-call, so it cannot be reused
+            _abandon(worker, call)
+            raise
+        timed_out = not finished
         if timed_out:
-            stuck_at = _stack_of(worker)
-            _stop(worker)
+            stuck_at = _stack_of(worker.thread)
+            _abandon(worker, call)
         network = tuple(run.network)
     if not timed_out:
         ms.adopt_late_imports()
         if isinstance(call.error, ReconcileAbort):
             raise call.error
+        if call.error is not None and not network and _raised_inside_kamera(call.error):
+            raise InternalError(
+                f"{loader.scenario}: controller {loader.controller!r}: kamera failed while serving a call from the "
+                f"controller (a bug in kamera, not in the controller):\n"
+                + "".join(traceback.format_exception(call.error))
+            ) from call.error
     return _Raw(call.value, call.error, timed_out, stuck_at, network)
+
+
+def _raised_inside_kamera(exc: BaseException) -> bool:
+    """True when the innermost frame is kamera's own (say, the simulated API server), outside the adapters."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    file = tb.tb_frame.f_code.co_filename
+    return file.startswith(_KAMERA_DIR) and not file.startswith(_ADAPTERS_DIR)
 
 
 def _stack_of(thread: threading.Thread) -> tuple[traceback.FrameSummary, ...]:

@@ -18,8 +18,9 @@ being one.  While a sandbox is active:
   for OS entropy is asking for unpredictability, and faking it silently could hide a real bug.
   ``random.Random()`` instances a controller creates itself are seeded from the OS too.
 * opening a network connection (``socket.connect``/``connect_ex``, ``socket.create_connection``,
-  resolving a non-local name with ``getaddrinfo``) raises :class:`NetworkBlocked` inside the user code
-  and is recorded on the side, so kamera reports it even when the controller catches the error.
+  a datagram ``sendto``, resolving a non-local name with ``getaddrinfo``) raises
+  :class:`NetworkBlocked` inside the user code and is recorded on the side, so kamera reports it
+  even when the controller catches the error.
 
 Patching happens at module level (the ``time``, ``datetime``, ``uuid`` and ``socket`` modules) and in
 the user's own modules that imported these names directly (``from time import time``); that second
@@ -125,6 +126,7 @@ _real_create_connection = socket.create_connection
 _RealSocket = socket.socket
 _real_connect = _RealSocket.connect
 _real_connect_ex = _RealSocket.connect_ex
+_real_sendto = _RealSocket.sendto
 _UTC = _dt.timezone.utc
 
 
@@ -395,6 +397,16 @@ def _connect_ex(self: socket.socket, address: Any, /) -> int:
     raise _blocked(_format_address(address))
 
 
+def _sendto(self: socket.socket, data: Any, *args: Any) -> int:
+    if _ACTIVE is None:
+        return _real_sendto(self, data, *args)
+    return _refuse_datagram(args[-1] if args else None)
+
+
+def _refuse_datagram(address: object) -> int:
+    raise _blocked(_format_address(address))
+
+
 def _create_connection(address: tuple[str, int], *args: Any, **kwargs: Any) -> socket.socket:
     if _ACTIVE is None:
         return _real_create_connection(address, *args, **kwargs)
@@ -446,6 +458,7 @@ _GLOBAL_PATCHES: tuple[tuple[Any, str, Any, Any], ...] = (
     (socket, "create_connection", _real_create_connection, _create_connection),
     (_RealSocket, "connect", None, _connect),  # None: inherited from _socket.socket, delete to restore
     (_RealSocket, "connect_ex", None, _connect_ex),
+    (_RealSocket, "sendto", None, _sendto),
     *_RANDOM_PATCHES,
 )
 

@@ -12,6 +12,9 @@ from typing import Any
 from kamera_cli.model.result import DiffEntry
 
 _NOISE = {("metadata", "resourceVersion"), ("metadata", "managedFields")}
+#: server-assigned fields that say nothing in the story of a creation
+_CREATION_NOISE = _NOISE | {("metadata", "uid"), ("metadata", "creationTimestamp"), ("apiVersion",), ("kind",),
+                            ("metadata", "name"), ("metadata", "namespace"), ("metadata", "generation")}
 
 
 def _escape(part: str) -> str:
@@ -22,6 +25,23 @@ def diff(old: Any, new: Any, *, limit: int = 40) -> tuple[DiffEntry, ...]:
     out: list[DiffEntry] = []
     _walk(old, new, (), out)
     return tuple(out[:limit])
+
+
+def created(new: Any, *, limit: int = 40) -> tuple[DiffEntry, ...]:
+    """The content of a new object as added leaves (maps flattened), without server-assigned noise."""
+    out: list[DiffEntry] = []
+    _leaves(new, (), out)
+    return tuple(out[:limit])
+
+
+def _leaves(value: Any, path: tuple[str, ...], out: list[DiffEntry]) -> None:
+    if path in _CREATION_NOISE:
+        return
+    if isinstance(value, Mapping) and value:
+        for key in sorted(value, key=str):
+            _leaves(value[key], (*path, str(key)), out)
+        return
+    out.append(DiffEntry("add", _pointer(path), new=value))
 
 
 def _walk(old: Any, new: Any, path: tuple[str, ...], out: list[DiffEntry]) -> None:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kamera_cli.model.objects import ObjectRef
-from kamera_cli.model.result import Step, Write
-from kamera_cli.sim.diffs import diff
+from kamera_cli.model.result import DiffEntry, Step, Write
+from kamera_cli.sim.diffs import created, diff
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,13 +37,14 @@ class WriteRec:
         return {"update": "updated", "patch": "patched", "apply": "applied"}.get(self.verb, self.verb)
 
     def to_write(self) -> Write:
-        return Write(
-            verb=self.story_verb(),
-            ref=self.ref,
-            subresource=self.subresource,
-            diff=() if self.refused else diff(self.before or {}, self.after or {}),
-            refused=self.refused,
-        )
+        if self.refused or self.after is None:
+            changes: tuple[DiffEntry, ...] = ()
+        elif self.before is None:
+            changes = created(self.after)
+        else:
+            changes = diff(self.before, self.after)
+        return Write(verb=self.story_verb(), ref=self.ref, subresource=self.subresource, diff=changes,
+                     refused=self.refused)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -58,7 +59,8 @@ class _MemoEntry:
     regions: tuple[tuple[Any, ...], ...]
     digests: tuple[str, ...]
     run: ReconcileRun
-    effects: tuple[tuple[ObjectRef, Mapping[str, Any] | None], ...]
+    #: server bookkeeping the reconcile moved (name incarnations, generateName attempts)
+    counters: tuple[tuple[str, int], ...]
 
 
 @dataclass
@@ -105,8 +107,9 @@ class ControllerRuntime:
         if findings != list(run.findings):
             run = _with_findings(run, findings)
         if self.memoize and not views and regions is not None and not self.replaying:
+            counters = tuple((k, run.snapshot.counter(k)) for k in _counter_keys(regions))
             self._memo.setdefault(key, []).append(
-                _MemoEntry(regions, self._digests(snapshot, regions), run, effects)
+                _MemoEntry(regions, self._digests(snapshot, regions), run, counters)
             )
         return run
 
@@ -216,6 +219,8 @@ class ControllerRuntime:
         for region in regions:
             if region[0] == "obj":
                 out.append(_obj_digest(snapshot, region[1]))
+            elif region[0] == "counter":
+                out.append(str(snapshot.counter(region[1])))
             else:
                 out.append(self._list_digest(snapshot, region))
         return tuple(out)
@@ -241,8 +246,12 @@ class ControllerRuntime:
         writes = []
         for w in entry.run.writes:
             before = new.get(w.ref)
-            new = new.commit(w.ref, w.after)
-            writes.append(WriteRec(w.verb, w.ref, w.subresource, before, new.get(w.ref)))
+            rv = new.resource_version + 1
+            after = None if w.after is None else _with_rv(w.after, rv)
+            new = new.with_object(w.ref, after, rv=rv)
+            writes.append(WriteRec(w.verb, w.ref, w.subresource, before, after))
+        for key, value in entry.counters:
+            new = new.with_counter(key, value)
         story = []
         it = iter(writes)
         for w in entry.run.story_writes:
@@ -294,7 +303,33 @@ def _regions(server: ApiServer) -> tuple[tuple[Any, ...], ...]:
             seen[("list", _collection_path(acc), query)] = None
         elif acc.verb == "create" and acc.after is not None:
             seen[("obj", ObjectRef.of(acc.after))] = None
+        if acc.verb == "create":
+            meta = (acc.request_body or {}).get("metadata") if isinstance(acc.request_body, dict) else None
+            prefix = (meta or {}).get("generateName") if isinstance(meta, dict) else None
+            if prefix and not (meta or {}).get("name"):
+                ns = acc.namespace if res.namespaced else ""
+                seen[("counter", f"gen\0{res.group}\0{res.kind}\0{ns}\0{prefix}")] = None
     return tuple(seen)
+
+
+def _counter_keys(regions: Sequence[tuple[Any, ...]]) -> list[str]:
+    keys = []
+    for region in regions:
+        if region[0] == "counter":
+            keys.append(region[1])
+        elif region[0] == "obj":
+            keys.append(_incarnation_key(region[1]))
+    return keys
+
+
+def _incarnation_key(ref: ObjectRef) -> str:
+    return f"inc\0{ref.api_version}\0{ref.kind}\0{ref.namespace}\0{ref.name}"
+
+
+def _with_rv(obj: Mapping[str, Any], rv: int) -> dict[str, Any]:
+    meta = dict(obj.get("metadata") or {})
+    meta["resourceVersion"] = str(rv)
+    return {**obj, "metadata": meta}
 
 
 def _collection_path(acc: Any) -> str:
@@ -308,7 +343,7 @@ def _collection_path(acc: Any) -> str:
 def _obj_digest(snapshot: Snapshot, ref: ObjectRef) -> str:
     obj = snapshot.get(ref)
     if obj is None:
-        return f"absent#{snapshot.incarnation(ref)}"
+        return f"absent#{snapshot.counter(_incarnation_key(ref))}"
     return _content_digest(obj)
 
 
@@ -321,12 +356,26 @@ def _content_digest(obj: Mapping[str, Any]) -> str:
         return hit[1]
     meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")}
     body = {k: v for k, v in obj.items() if k != "metadata"}
-    digest = hashlib.sha256(json.dumps([meta, body], sort_keys=True, separators=(",", ":"),
+    digest = hashlib.sha256(json.dumps(_scrub_times([meta, body]), sort_keys=True, separators=(",", ":"),
                                        default=str).encode()).hexdigest()
     if len(_DIGESTS) > 200_000:
         _DIGESTS.clear()
     _DIGESTS[id(obj)] = (obj, digest)
     return digest
+
+
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$")
+
+
+def _scrub_times(value: Any) -> Any:
+    """Timestamps are equal for memoization as they are for fingerprints (see docs/semantics.md)."""
+    if isinstance(value, str):
+        return "<time>" if len(value) >= 20 and _TIMESTAMP.match(value) else value
+    if isinstance(value, dict):
+        return {k: _scrub_times(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_times(v) for v in value]
+    return value
 
 
 def _conflict_status(access: Any) -> dict[str, Any]:

@@ -280,13 +280,18 @@ def test_not_callable(tmp_path: Path) -> None:
             "class reconcile:\n    def reconcile(self):\n        pass\n",
             "method reconcile.reconcile in ctrl.py takes ()",
         ),
+        ("async def reconcile(request):\n    pass\n", "function 'reconcile' in ctrl.py is async;"),
+        (
+            "class reconcile:\n    async def reconcile(self, request):\n        pass\n",
+            "method reconcile.reconcile in ctrl.py is async;",
+        ),
     ],
 )
 def test_wrong_signatures(tmp_path: Path, source: str, expected: str) -> None:
     write(tmp_path, "ctrl.py", source)
     text = error_of("ctrl.py:reconcile", tmp_path)
     assert expected in text
-    assert "hint: write `def reconcile(request)`" in text
+    assert "hint: write `def reconcile(request)`" in text or "hint: make it a plain `def`" in text
 
 
 # -- module isolation, reload, unload ------------------------------------------------------------------------------
@@ -410,3 +415,12 @@ def test_mapper_signature_is_checked(tmp_path: Path) -> None:
     with pytest.raises(EntrypointError) as info:
         load_mapper("maps.py:two", tmp_path, scenario="demo", controller="widget")
     assert "mapper 'two' in maps.py takes (a, b); kamera calls it as two(obj)" in str(info.value)
+
+
+def test_the_whole_message_for_a_missing_attribute(tmp_path: Path) -> None:
+    write(tmp_path, "controllers/widget.py", "def reconcile(request): pass\n")
+    assert error_of("controllers/widget.py:reconcil", tmp_path) == (
+        "demo: controller 'widget': entry point 'controllers/widget.py:reconcil': "
+        "controllers/widget.py has no attribute 'reconcil'\n"
+        "  hint: did you mean 'reconcile'?"
+    )

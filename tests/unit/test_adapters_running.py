@@ -55,6 +55,12 @@ def controller(tmp_path: Path) -> Iterator[Callable[[str], ReconcilerFactory]]:
         factory.unload()
 
 
+def controller_in(factory: ReconcilerFactory) -> Path:
+    """The factory's scenario folder, with a trivial ok.py controller next to ctrl.py."""
+    write(factory.base_dir, "ok.py", "def reconcile(request):\n    return None\n")
+    return factory.base_dir
+
+
 def run(factory: ReconcilerFactory, client: object = None, budget: float = 5.0) -> ReconcileOutcome:
     return run_reconcile(
         factory, Request("default", "web"), client, budget_seconds=budget, clock=VirtualClock(EPOCH), seed=b"seed"
@@ -97,6 +103,11 @@ def test_accepted_results(controller: Callable[[str], ReconcilerFactory], body: 
     )
     outcome = run(factory)
     assert outcome == ReconcileOutcome("ok", result=expected)
+    assert outcome.describe() == (
+        f"requeue after {expected.requeue_after:g}s"
+        if expected.requeue_after
+        else ("requeue" if expected.requeue else "done")
+    )
 
 
 @pytest.mark.parametrize(
@@ -148,6 +159,7 @@ def test_exception_is_reported_with_the_users_frames_only(controller: Callable[[
     assert 'File "ctrl.py", line 6, in reconcile' in error.traceback
     assert 'File "ctrl.py", line 3, in lookup' in error.traceback
     assert error.traceback.endswith("KeyError: 'web'\n")
+    assert outcome.describe() == "exception: KeyError: 'web'"
     assert "kamera_cli" not in error.traceback and "threading" not in error.traceback
 
 
@@ -202,19 +214,27 @@ def test_busy_loop_is_reported_as_a_timeout_within_the_budget(
             spin()
         """
     )
-    threads_before = threading.active_count()
-    started = time.perf_counter()
-    outcome = run(factory, budget=0.3)
-    elapsed = time.perf_counter() - started
-    assert outcome.kind == "timeout"
-    assert 0.3 <= elapsed < 1.5
-    assert outcome.error is not None and "did not return within 0.3 s of wall-clock time" in outcome.error.message
-    assert "in spin" in outcome.error.traceback and "kamera_cli" not in outcome.error.traceback
-    # the overrunning thread was asked to unwind, and did
-    deadline = time.perf_counter() + 2
-    while threading.active_count() > threads_before and time.perf_counter() < deadline:
-        time.sleep(0.01)
-    assert threading.active_count() == threads_before
+    stuck = controller_in(factory)
+    warm = load_reconciler("ok.py:reconcile", stuck, scenario="demo", controller="ok")
+    try:
+        assert run(warm).kind == "ok"  # a worker thread exists now
+        threads_before = set(threading.enumerate())
+        started = time.perf_counter()
+        outcome = run(factory, budget=0.3)
+        elapsed = time.perf_counter() - started
+        assert outcome.kind == "timeout"
+        assert 0.3 <= elapsed < 1.5
+        assert outcome.error is not None and "did not return within 0.3 s of wall-clock time" in outcome.error.message
+        assert "in spin" in outcome.error.traceback and "kamera_cli" not in outcome.error.traceback
+        # the overrunning worker thread was asked to unwind, and did
+        deadline = time.perf_counter() + 2
+        while len(threading.enumerate()) >= len(threads_before) and time.perf_counter() < deadline:
+            time.sleep(0.01)
+        assert set(threading.enumerate()) < threads_before
+        # the next reconcile gets a fresh worker
+        assert run(warm).kind == "ok"
+    finally:
+        warm.unload()
     # and kamera's globals are back to the real ones
     assert time.time() > EPOCH + 1e6
 
@@ -317,3 +337,45 @@ def test_reconcile_abort_propagates_untouched_and_globals_are_restored(
     assert datetime.datetime.__module__ == "datetime" and type(datetime.datetime.now()) is datetime.datetime
     assert datetime.datetime.now.__self__ is datetime.datetime  # the real class, not the stand-in
     assert random.getstate() == state
+
+
+def test_a_failure_inside_kamera_itself_is_an_internal_error_not_a_finding(
+    controller: Callable[[str], ReconcilerFactory],
+) -> None:
+    from kamera_cli.errors import InternalError, Problem
+
+    factory = controller("def reconcile(request, client):\n    client()\n")
+
+    def broken_server() -> None:  # stands in for a bug in the simulated API server
+        Problem.render(None)  # type: ignore[arg-type]
+
+    with pytest.raises(InternalError, match="a bug in kamera, not in the controller"):
+        run(factory, client=broken_server)
+
+
+def test_datagrams_are_network_attempts_too(controller: Callable[[str], ReconcilerFactory]) -> None:
+    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    receiver.bind(("127.0.0.1", 0))
+    receiver.settimeout(0.2)
+    port = receiver.getsockname()[1]
+    try:
+        factory = controller(
+            f"""
+            import socket
+
+            def reconcile(request):
+                metrics = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                try:
+                    metrics.sendto(b"reconciles:1|c", ("127.0.0.1", {port}))
+                except OSError:
+                    pass
+                finally:
+                    metrics.close()
+            """
+        )
+        outcome = run(factory)
+        assert outcome.kind == "network" and outcome.network == (f"127.0.0.1:{port}",)
+        with pytest.raises(socket.timeout):
+            receiver.recvfrom(100)
+    finally:
+        receiver.close()

@@ -53,6 +53,7 @@ def reconcile(request):
         "choice": choice("abcdefghij"),
         "randint": random.randint(0, 10**9),
         "uuid4": str(uuid.uuid4()),
+        "uuid1": str(uuid.uuid1()),
         "isinstance": isinstance(datetime(2020, 1, 1), dt.datetime) and isinstance(datetime.now(), datetime),
         "is_date": isinstance(datetime.now(), date),
     })
@@ -77,9 +78,7 @@ def recorder(tmp_path: Path) -> Iterator[ReconcilerFactory]:
 
 def record(factory: ReconcilerFactory, *, seed: bytes, at: float = EPOCH) -> dict[str, object]:
     clock = VirtualClock(at)
-    outcome = run_reconcile(
-        factory, Request("default", "web"), None, budget_seconds=5, clock=clock, seed=seed
-    )
+    outcome = run_reconcile(factory, Request("default", "web"), None, budget_seconds=5, clock=clock, seed=seed)
     assert outcome.kind == "ok", outcome
     assert clock.now == at + 90
     assert factory.module is not None
@@ -103,7 +102,7 @@ def test_time_and_datetime_follow_the_clock(recorder: ReconcilerFactory) -> None
 
 
 def test_same_seed_same_outputs_other_seed_other_outputs(recorder: ReconcilerFactory) -> None:
-    random_keys = ("random", "choice", "randint", "uuid4")
+    random_keys = ("random", "choice", "randint", "uuid4", "uuid1")
     first = record(recorder, seed=b"state-1")
     again = record(recorder, seed=b"state-1")
     other = record(recorder, seed=b"state-2")

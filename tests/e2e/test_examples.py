@@ -1,0 +1,61 @@
+"""Every example scenario through the real CLI: exit code, which checks fail, and state counts.
+
+Why pin state counts: like Stateright's examples, an exact count is a regression test for the
+explorer, the triggers and the API server at once — any change in semantics moves it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kamera_cli.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "scenarios"
+
+# path -> (exit code, failing checks, states, converged states)
+EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
+    "quickstart": (0, set(), 9, 1),
+    "bugs/order-dependent": (1, {"deterministic"}, 9, 2),
+    "bugs/livelock": (1, {"converges"}, 5, 0),
+    "bugs/invariant-at-convergence": (1, {"invariant: every app has credentials"}, 4, 1),
+    "bugs/always-intermediate": (1, {"invariant: ready apps have credentials"}, 3, 1),
+    "bugs/exception-one-ordering": (1, {"no controller errors"}, 28, 1),
+    "bugs/orphaned-child": (1, {"invariant: no orphaned secrets"}, 4, 1),
+    "bugs/orphaned-child/fixed": (0, set(), 7, 1),
+}
+
+
+def _scenario_file(rel: str) -> Path:
+    return SCENARIOS / rel / "scenario.yaml"
+
+
+def test_every_example_is_pinned() -> None:
+    found = {str(p.parent.relative_to(SCENARIOS)) for p in SCENARIOS.rglob("scenario.yaml")}
+    assert found == set(EXPECTED), "add new examples to EXPECTED (exit code, failing checks, counts)"
+
+
+@pytest.mark.parametrize("rel", sorted(EXPECTED))
+def test_example_through_the_cli(rel: str, tmp_path: Path) -> None:
+    code, failing, states, converged = EXPECTED[rel]
+    out_json = tmp_path / "result.json"
+    junit = tmp_path / "junit.xml"
+    result = CliRunner().invoke(
+        app, ["check", str(_scenario_file(rel)), "--json", str(out_json), "--junit", str(junit)],
+        env={"NO_COLOR": "1", "COLUMNS": "120"},
+    )
+    assert result.exit_code == code, result.output
+    doc = json.loads(out_json.read_text())
+    (scenario,) = doc["scenarios"]
+    failed = {c["name"] for c in scenario["checks"] if c["verdict"] == "failed"}
+    assert failed == failing, result.output
+    if states >= 0:
+        assert scenario["stats"]["states"] == states
+    assert scenario["stats"]["converged_states"] == converged
+    assert junit.read_text().startswith("<?xml")
+    for name in failing:
+        assert f"✗ {name}" in result.output
