@@ -133,6 +133,14 @@ def _controller_code(kubeconfig: Path) -> list[str]:
         seen.append(event["object"].metadata.name)
     dyn = DynamicClient(client.ApiClient())
     seen.append(dyn.resources.get(api_version="v1", kind="Namespace").get(name="default").metadata.name)
+    import yaml
+
+    as_dict = yaml.safe_load(kubeconfig.read_text())
+    config.load_kube_config_from_dict(as_dict)
+    from_dict = config.new_client_from_config_dict(as_dict)
+    seen.append(client.CoreV1Api(from_dict).read_namespace("default").metadata.name)
+    _, current = config.list_kube_config_contexts()
+    seen.append(current["name"])
     return seen
 
 
@@ -146,7 +154,7 @@ def test_nothing_leaves_the_process(cluster_env: Path, listener: Listener) -> No
     server = _seeded()
     with Containment(server):
         seen = _controller_code(cluster_env)
-    assert seen == ["default"] * 7
+    assert seen == ["default"] * 8 + ["kamera"]
     assert listener.connections == 0
     assert listener.bytes == 0
     paths = [s.path for s in server.seen]
