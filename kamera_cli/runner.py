@@ -167,7 +167,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         )
         converged = tuple(
             ConvergedState(
-                fingerprint=search.graph.fingerprint(n),
+                fingerprint=search.state(n).snapshot.fingerprint(),
                 objects=tuple(search.state(n).snapshot.objects()),
                 path=steps_of([e.label for e in search.path_to(n)]),
             )
@@ -188,7 +188,16 @@ class _Judge:
         self.model = model
         self.search = search
         self.sim = sim
-        self.converged_nodes = [n for n in search.converged if not search.state(n).halted]
+        # Distinct outcomes are distinct *clusters*: two converged states that differ only in
+        # bookkeeping (perturbations used, timers) are one outcome.
+        self.converged_nodes: list[int] = []
+        seen: set[str] = set()
+        for n in search.converged:
+            state = search.state(n)
+            if state.halted or state.snapshot.fingerprint() in seen:
+                continue
+            seen.add(state.snapshot.fingerprint())
+            self.converged_nodes.append(n)
         self.incomplete = not search.complete
         self._replay_failures: list[Counterexample] = []
 
@@ -268,7 +277,9 @@ class _Judge:
             sa, sb = self.search.state(a).snapshot, self.search.state(b).snapshot
             cexs.append(self._verified(Counterexample(
                 kind="nondeterministic",
-                summary=f"{len(nodes)} distinct converged states: the outcome depends on the order of steps",
+                summary=f"{len(nodes)} distinct converged states: the outcome depends on the order of steps"
+                + (" and on where perturbations strike" if self.scenario.perturbations.any or self.scenario.actions
+                   else ""),
                 steps=steps_of([e.label for e in pa]), alternative=steps_of([e.label for e in pb]),
                 state_diff=_state_diff(sa, sb),
             ), pa, pb))

@@ -101,7 +101,8 @@ class Simulation:
                 watches.append((w.kind, mapping))
             wirings.append(Wiring(spec.name, spec.for_kind, info.namespaced, frozenset(spec.owns), tuple(watches)))
             self.runtimes.append(ControllerRuntime(
-                name=spec.name, for_kind=spec.for_kind, namespaced=info.namespaced, factory=factory,
+                name=spec.name, for_kind=spec.for_kind, namespaced=info.namespaced,
+                watched_kinds=tuple(sorted({*spec.owns, *(w.kind for w in spec.watches)})), factory=factory,
                 registry=self.registry, bind=containment.bind, client=client,
                 budget_seconds=spec.timeout, memoize=self.memoize and scenario.explore.memoize,
             ))

@@ -214,16 +214,13 @@ class KubeModel:
         for sspec in p.stale_reads:
             if sspec.controller not in ("*", item.controller):
                 continue
-            kinds = [str(k) for k in sspec.kinds] or ctrl.kinds_read(state.snapshot, item, state.clock)
             options: list[list[tuple[str, int]]] = [[]]
-            for kind in sorted(set(kinds)):
-                current = state.faults.lag(item.controller, kind)
-                available = len(state.snapshot.recent_writes(KindRef.parse(kind), sspec.max_lag))
-                # The view never goes backwards: lag may shrink by any amount (catch up) or stay,
-                # and grows only through new writes; choose among views no older than the current one.
-                choices = range(0, min(sspec.max_lag, available) + 1)
-                allowed = [n for n in choices if n <= current + _new_writes_hint(n)]
-                options = [o + ([(kind, n)] if n else []) for o in options for n in allowed]
+            for kind in self._stale_kinds(sspec, item.controller):
+                # A view may lag by up to what the controller's cache could lag now (it never goes
+                # backwards), and no further back than the logged history reaches.
+                most = min(state.faults.lag(item.controller, str(kind)),
+                           len(state.snapshot.recent_writes(kind, sspec.max_lag)))
+                options = [o + ([(str(kind), n)] if n else []) for o in options for n in range(most + 1)]
             for combo in options:
                 if combo:
                     out.append(replace(base, fault=Fault("stale", lags=tuple(combo))))
@@ -235,7 +232,8 @@ class KubeModel:
         item = next(p for p in state.pending if p.key == key)
         ctrl = self.controllers[act.controller]
         clock = max(state.clock, item.ready_at)
-        run = ctrl.run(state.snapshot, item, clock, act.fault)
+        views = stale_views(state.snapshot, act.fault) if act.fault and act.fault.kind == "stale" else None
+        run = ctrl.run(state.snapshot, item, clock, act.fault, views)
         findings: list[Finding] = list(run.findings)
         new_items: list[PendingItem] = []
         try:
@@ -244,29 +242,25 @@ class KubeModel:
             findings.append(Finding("controller-error", exc.controller, str(exc)))
         faults = state.faults
         note = run.note
+        seen: dict[str, int] = {}  # the view this reconcile read, per tracked kind (lag)
+        for spec in self.perturbations.stale_reads:
+            if spec.controller in ("*", act.controller):
+                for kind in self._stale_kinds(spec, act.controller):
+                    seen[str(kind)] = 0
         if act.fault is not None:
             if act.fault.kind == "conflict":
                 faults = replace(faults, conflicts=faults.conflicts + 1)
             elif act.fault.kind == "crash":
                 faults = replace(faults, crashes=faults.crashes + 1)
-                for kind, _n in list(_lags_of(faults, act.controller)):
-                    faults = faults.with_lag(act.controller, kind, 0)  # a restart re-lists: views are fresh
                 new_items.extend(
                     PendingItem(act.controller, ns, name, clock + 1, RESTART)
                     for ns, name in _names(run.snapshot, ctrl.for_kind)
                 )
             elif act.fault.kind == "stale":
-                for kind, lag in act.fault.lags:
-                    faults = faults.with_lag(act.controller, kind, lag)
-        if act.fault is not None and act.fault.kind == "stale":
-            # kinds read fresh this time catch up
-            stale_kinds = {k for k, _ in act.fault.lags}
-            for kind, _n in list(_lags_of(faults, act.controller)):
-                if kind not in stale_kinds:
-                    faults = faults.with_lag(act.controller, kind, 0)
-        elif act.fault is None or act.fault.kind != "crash":
-            for kind, _n in list(_lags_of(faults, act.controller)):
-                faults = faults.with_lag(act.controller, kind, 0)
+                seen.update(dict(act.fault.lags))
+        for kind, lag in seen.items():
+            faults = faults.with_lag(act.controller, kind, lag)  # a fresh read (or a restart) catches up
+        faults = self._age_views(faults, run.writes)
         changed = bool(run.writes)
         if run.requeue_now:
             new_items.append(PendingItem(act.controller, act.namespace, act.name, clock + 1, REQUEUE))
@@ -308,14 +302,15 @@ class KubeModel:
             new_items = self._triggered(server.snapshot, writes, state.clock + 1)
         except MapperFailed as exc:
             findings.append(Finding("controller-error", exc.controller, str(exc)))
+        faults = self._age_views(state.faults, writes)
         new_state = SimState(
             snapshot=server.snapshot,
             pending=merge_pending(state.pending, new_items, None),
             clock=state.clock + 1,
             next_action=state.next_action,
             steps_since_action=state.steps_since_action + 1,
-            faults=state.faults,
-            extra=self._extra(server.snapshot, state.faults),
+            faults=faults,
+            extra=self._extra(server.snapshot, faults),
         )
         label = StepLabel(kind=act.controller, actor=act.controller, request=work.describe(),
                           writes=tuple(w for w in writes))
@@ -339,15 +334,16 @@ class KubeModel:
                 new_items = self._triggered(server.snapshot, writes, state.clock + 1)
             except MapperFailed as exc:
                 findings.append(Finding("controller-error", exc.controller, str(exc)))
+        faults = state.faults if error else self._age_views(state.faults, writes)
         new_state = SimState(
             snapshot=server.snapshot if not error else state.snapshot,
             pending=merge_pending(state.pending, new_items, None),
             clock=state.clock + 1,
             next_action=state.next_action + 1,
             steps_since_action=0,
-            faults=state.faults,
+            faults=faults,
             halted=error,
-            extra=self._extra(server.snapshot, state.faults),
+            extra=self._extra(server.snapshot, faults),
         )
         label = StepLabel(kind="action", actor=f"action {spec.name!r}", writes=tuple(writes),
                           note="failed: " + error if error else "")
@@ -365,21 +361,55 @@ class KubeModel:
                 items.append(PendingItem(ctrl, ns, name, ready_at, WATCH))
         return items
 
+    def _stale_kinds(self, spec: Any, controller: str) -> list[KindRef]:
+        """The kinds whose view may lag: the listed ones, else the kinds the controller watches."""
+        if spec.kinds:
+            return sorted(spec.kinds)
+        ctrl = self.controllers[controller]
+        return sorted({ctrl.for_kind, *ctrl.watched_kinds})
+
+    def _age_views(self, faults: FaultBook, writes: Sequence[WriteRec]) -> FaultBook:
+        """Writes to a kind let every tracking controller's view of it fall further behind (up to maxLag)."""
+        if not self.perturbations.stale_reads or not writes:
+            return faults
+        counts: dict[str, int] = {}
+        for w in writes:
+            if not w.refused:
+                k = str(w.ref.kind_ref)
+                counts[k] = counts.get(k, 0) + 1
+        for spec in self.perturbations.stale_reads:
+            names = self.controllers if spec.controller == "*" else [spec.controller]
+            for name in names:
+                if name not in self.controllers:
+                    continue
+                for kind in self._stale_kinds(spec, name):
+                    n = counts.get(str(kind), 0)
+                    if n:
+                        lag = faults.lag(name, str(kind))
+                        faults = faults.with_lag(name, str(kind), min(lag + n, spec.max_lag))
+        return faults
+
     def _extra(self, snapshot: Snapshot, faults: FaultBook) -> str:
-        """Fingerprint material for stale views: the recent history of the kinds that may be read stale."""
-        if not self.perturbations.stale_reads:
+        """Fingerprint material for stale views: the writes a lagging view could still be missing."""
+        if not faults.lags:
             return ""
         parts = []
-        for spec in self.perturbations.stale_reads:
-            kinds = spec.kinds or tuple(sorted({c.for_kind for c in self.controllers.values()}))
-            for kind in kinds:
-                recent = snapshot.recent_writes(kind, spec.max_lag)
-                parts.append(str(kind) + ":" + ",".join(_digest_obj(w.before) for w in recent))
+        for controller, kind, lag in faults.lags:
+            recent = snapshot.recent_writes(KindRef.parse(kind), lag)
+            parts.append(f"{controller}:{kind}:" + ",".join(f"{w.ref}={_digest_obj(w.before)}" for w in recent))
         return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
-def _new_writes_hint(n: int) -> int:
-    return n
+def stale_views(snapshot: Snapshot, fault: Fault) -> dict[KindRef, Snapshot]:
+    """For each lagging kind, the cluster as it was before that kind's last n writes."""
+    views: dict[KindRef, Snapshot] = {}
+    for kind_text, n in fault.lags:
+        kind = KindRef.parse(kind_text)
+        view = snapshot
+        for w in reversed(snapshot.recent_writes(kind, n)):
+            view = view.with_object(w.ref, w.before)
+        views[kind] = view
+    return views
 
 
 def _lags_of(faults: FaultBook, controller: str) -> list[tuple[str, int]]:

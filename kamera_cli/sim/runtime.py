@@ -68,6 +68,7 @@ class ControllerRuntime:
     name: str
     for_kind: KindRef
     namespaced: bool
+    watched_kinds: tuple[KindRef, ...]
     factory: Any  # adapters ReconcilerFactory
     registry: Registry
     bind: Callable[[ApiServer | None], None]
@@ -83,9 +84,9 @@ class ControllerRuntime:
     def run(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
             views: Mapping[KindRef, Snapshot] | None = None) -> ReconcileRun:
         key = (item.namespace, item.name, fault)
-        if self.memoize and not views and not self.replaying:
+        if self.memoize and not self.replaying:
             for entry in self._memo.get(key, ()):
-                if self._digests(snapshot, entry.regions) == entry.digests:
+                if self._digests(snapshot, entry.regions, views) == entry.digests:
                     self.stats.memo_hits += 1
                     return self._replay(entry, snapshot)
         run, regions, effects, signature = self._execute(snapshot, item, clock, fault, views)
@@ -106,10 +107,10 @@ class ControllerRuntime:
                 return run
         if findings != list(run.findings):
             run = _with_findings(run, findings)
-        if self.memoize and not views and regions is not None and not self.replaying:
+        if self.memoize and regions is not None and not self.replaying:
             counters = tuple((k, run.snapshot.counter(k)) for k in _counter_keys(regions))
             self._memo.setdefault(key, []).append(
-                _MemoEntry(regions, self._digests(snapshot, regions), run, counters)
+                _MemoEntry(regions, self._digests(snapshot, regions, views), run, counters)
             )
         return run
 
@@ -214,20 +215,29 @@ class ControllerRuntime:
         return run, regions, effects, signature
 
     # ------------------------------------------------------------------ memo
-    def _digests(self, snapshot: Snapshot, regions: Sequence[tuple[Any, ...]]) -> tuple[str, ...]:
+    def _digests(self, snapshot: Snapshot, regions: Sequence[tuple[Any, ...]],
+                 views: Mapping[KindRef, Snapshot] | None = None) -> tuple[str, ...]:
+        """Each region's digest on the true cluster — and on the stale view, for a kind read stale."""
         out = []
         for region in regions:
             if region[0] == "obj":
-                out.append(_obj_digest(snapshot, region[1]))
+                digest = _obj_digest(snapshot, region[1])
+                view = views.get(region[1].kind_ref) if views else None
+                if view is not None:
+                    digest += "|" + _obj_digest(view, region[1])
+                out.append(digest)
             elif region[0] == "counter":
                 out.append(str(snapshot.counter(region[1])))
             else:
-                out.append(self._list_digest(snapshot, region))
+                out.append(self._list_digest(snapshot, region, views))
         return tuple(out)
 
-    def _list_digest(self, snapshot: Snapshot, region: tuple[Any, ...]) -> str:
+    def _list_digest(self, snapshot: Snapshot, region: tuple[Any, ...],
+                     views: Mapping[KindRef, Snapshot] | None = None) -> str:
         _, path, query = region
         server = ApiServer(self.registry, snapshot, now=lambda: 0)
+        for kind, view in (views or {}).items():
+            server.set_stale_view(kind, view)
         resp = server.handle("GET", path, list(query), {"Accept": "application/json"}, None)
         if resp.status != 200:
             return f"status:{resp.status}"

@@ -27,6 +27,19 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "bugs/exception-one-ordering": (1, {"no controller errors"}, 28, 1),
     "bugs/orphaned-child": (1, {"invariant: no orphaned secrets"}, 4, 1),
     "bugs/orphaned-child/fixed": (0, set(), 7, 1),
+    # perturbation examples (issue 5): fails with its perturbation, passes without, fixed passes with it
+    "bugs/crash-between-writes": (1, {"deterministic", "invariant: provisioned apps have credentials"}, 8, 2),
+    "bugs/crash-between-writes/unperturbed": (0, set(), 3, 1),
+    "bugs/crash-between-writes/fixed": (0, set(), 7, 1),
+    "bugs/stale-read": (1, {"deterministic", "invariant: one token per app"}, 6, 2),
+    "bugs/stale-read/unperturbed": (0, set(), 3, 1),
+    "bugs/stale-read/fixed": (0, set(), 4, 1),
+    "bugs/swallowed-conflict": (1, {"deterministic", "invariant: the app is configured"}, 4, 2),
+    "bugs/swallowed-conflict/unperturbed": (0, set(), 3, 1),
+    "bugs/swallowed-conflict/fixed": (0, set(), 6, 1),
+    "bugs/action-mid-chain": (1, {"deterministic", "invariant: the copy follows the app"}, 14, 2),
+    "bugs/action-mid-chain/unperturbed": (0, set(), 5, 1),
+    "bugs/action-mid-chain/fixed": (0, set(), 12, 1),
 }
 
 
