@@ -24,7 +24,7 @@ import sys
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
@@ -96,12 +96,12 @@ class WatchBlocked(BaseException):
     runner reports it as a reconcile that blocks on an idle watch.
     """
 
-    def __init__(self, path: str, reconnects: int) -> None:
+    def __init__(self, path: str, empty_streams: int) -> None:
         self.path = path
-        self.reconnects = reconnects
+        self.empty_streams = empty_streams
         super().__init__(
-            f"watch on {path} has nothing more to deliver and no timeoutSeconds: after {reconnects} empty "
-            "reconnect(s) the reconcile would block forever (pass timeout_seconds= to Watch.stream)"
+            f"watch on {path} has nothing more to deliver and no timeoutSeconds: after {empty_streams} empty "
+            "stream(s) the reconcile would block forever (pass timeout_seconds= to Watch.stream)"
         )
 
 
@@ -372,8 +372,8 @@ class Containment:
     """
 
     def __init__(self, server: HttpServer | None = None, *, idle_watch_limit: int = 1) -> None:
-        if idle_watch_limit < 0:
-            raise ValueError("idle_watch_limit must be >= 0")
+        if idle_watch_limit < 1:
+            raise ValueError("idle_watch_limit must be >= 1")
         self.host = f"http://kamera-{uuid.uuid4().hex[:16]}.invalid"
         self.idle_watch_limit = idle_watch_limit
         #: Exceptions the bound server raised (a kamera bug): answered 500, kept for the runner.
@@ -382,6 +382,7 @@ class Containment:
         self._depth = 0
         self._idle: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[int, object]] = {}
         self._cache_dir: str | None = None
+        self._cache_registry: object = getattr(server, "registry", None)  # what the discovery cache describes
 
     # -- binding ---------------------------------------------------------------------------------
     @property
@@ -393,11 +394,16 @@ class Containment:
         self.bind(server)
 
     def bind(self, server: HttpServer | None) -> None:
-        """Route requests to ``server`` (``None``: answer 503).  Resets idle-watch bookkeeping."""
-        if server is not self._server and self._cache_dir is not None:
-            old = getattr(self._server, "registry", None)
-            if old is None or getattr(server, "registry", None) is not old:
-                _clear_discovery_cache(self._cache_dir)
+        """Route requests to ``server`` (``None``: answer 503).  Resets idle-watch bookkeeping.
+
+        Binding a server with another registry (other CRDs) empties the DynamicClient discovery cache.
+        """
+        if server is not None:
+            registry = getattr(server, "registry", None)
+            if registry is not self._cache_registry:
+                if self._cache_dir is not None:
+                    _clear_discovery_cache(self._cache_dir)
+                self._cache_registry = registry
         self._server = server
         self._idle.clear()
 
@@ -504,20 +510,17 @@ class Containment:
         if token != self._state_token(server):
             del self._idle[key]
             return
-        if count > self.idle_watch_limit:
+        if count >= self.idle_watch_limit:
             del self._idle[key]
-            raise WatchBlocked(path, count - 1)
+            raise WatchBlocked(path, count)
 
     def _idle_recorder(
         self, server: HttpServer, key: tuple[str, tuple[tuple[str, str], ...]]
     ) -> Callable[[int], None]:
         def record(events: int) -> None:
-            if events:
-                # A stream that delivered something counts as the first connection of a new run.
-                self._idle[key] = (1, self._state_token(server))
-            else:
-                count, _ = self._idle.get(key, (1, None))
-                self._idle[key] = (count + 1, self._state_token(server))
+            # Consecutive streams that ended without delivering anything; a delivering one resets it.
+            count = 0 if events else self._idle.get(key, (0, None))[0] + 1
+            self._idle[key] = (count, self._state_token(server))
 
         return record
 
@@ -710,7 +713,3 @@ class _Missing:
 
 _MISSING: Any = _Missing()
 
-
-def contained_configuration_hosts() -> Sequence[str]:
-    """The dummy hosts of the active containments, innermost last (for diagnostics)."""
-    return [c.host for c in _active]

@@ -133,6 +133,14 @@ def _controller_code(kubeconfig: Path) -> list[str]:
         seen.append(event["object"].metadata.name)
     dyn = DynamicClient(client.ApiClient())
     seen.append(dyn.resources.get(api_version="v1", kind="Namespace").get(name="default").metadata.name)
+    import yaml
+
+    as_dict = yaml.safe_load(kubeconfig.read_text())
+    config.load_kube_config_from_dict(as_dict)
+    from_dict = config.new_client_from_config_dict(as_dict)
+    seen.append(client.CoreV1Api(from_dict).read_namespace("default").metadata.name)
+    _, current = config.list_kube_config_contexts()
+    seen.append(current["name"])
     return seen
 
 
@@ -146,7 +154,7 @@ def test_nothing_leaves_the_process(cluster_env: Path, listener: Listener) -> No
     server = _seeded()
     with Containment(server):
         seen = _controller_code(cluster_env)
-    assert seen == ["default"] * 7
+    assert seen == ["default"] * 8 + ["kamera"]
     assert listener.connections == 0
     assert listener.bytes == 0
     paths = [s.path for s in server.seen]
@@ -263,3 +271,31 @@ def test_exec_over_websockets_is_refused_not_sent(listener: Listener) -> None:
             stream(api.connect_get_namespaced_pod_exec, "pod", "default", command=["true"],
                    stderr=True, stdin=False, stdout=True, tty=False)
     assert listener.connections == 0
+
+
+def _exec_kubeconfig(tmp_path: Path, port: int) -> tuple[Path, Path]:
+    marker = tmp_path / "plugin-ran"
+    credential = {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential",
+                  "status": {"token": "from-plugin"}}
+    code = f"open({str(marker)!r}, 'w').write('ran'); print({json.dumps(json.dumps(credential))})"
+    path = tmp_path / "exec-kubeconfig"
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "real",
+        "clusters": [{"name": "real", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+        "contexts": [{"name": "real", "context": {"cluster": "real", "user": "real"}}],
+        "users": [{"name": "real", "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable,
+            "args": ["-c", code], "interactiveMode": "Never"}}}],
+    }))
+    return path, marker
+
+
+def test_credential_plugins_in_a_kubeconfig_never_run(tmp_path: Path, listener: Listener) -> None:
+    path, marker = _exec_kubeconfig(tmp_path, listener.port)
+    with Containment(_seeded()):
+        config.load_kube_config(config_file=str(path))
+        assert client.CoreV1Api().read_namespace("default").metadata.name == "default"
+    assert not marker.exists()
+    # Control: the same kubeconfig does run its plugin when loaded outside a containment.
+    config.load_kube_config(config_file=str(path), client_configuration=client.Configuration())
+    assert marker.exists()

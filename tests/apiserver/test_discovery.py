@@ -113,3 +113,24 @@ def test_documents_are_deterministic_and_json_serialisable() -> None:
     again = json.dumps([respond(FakeRegistry((WIDGET,)), p) for p in ("/apis", "/api/v1", "/apis/apps/v1")],
                        sort_keys=True)
     assert first == again
+
+
+def test_with_the_real_registry_and_a_crd() -> None:
+    from transport_fakes import WIDGET_CRD
+
+    from kamera_cli.apiserver import Registry
+
+    registry = Registry.builtin().with_crds([WIDGET_CRD])
+    groups = respond(registry, "/apis")
+    assert groups is not None
+    for group in groups[1]["groups"]:
+        assert group["preferredVersion"] in group["versions"]
+    assert groups[1]["groups"][-1]["name"] == "example.com"
+    widgets = respond(registry, "/apis/example.com/v1")
+    assert widgets is not None
+    by_name = {r["name"]: r for r in widgets[1]["resources"]}
+    assert by_name["widgets"]["shortNames"] == ["wd"]
+    assert by_name["widgets/status"]["verbs"] == ["get", "patch", "update"]
+    core = respond(Registry.builtin(), "/api/v1")
+    assert core is not None
+    assert {"pods", "pods/status", "configmaps", "namespaces"} <= {r["name"] for r in core[1]["resources"]}

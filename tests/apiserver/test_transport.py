@@ -176,7 +176,7 @@ def test_watch_without_timeout_blocks_after_an_empty_reconnect(contained: Contai
         for event in w.stream(core.list_namespaced_config_map, NS):
             names.append(event["object"].metadata.name)
     assert names == ["a"]
-    assert blocked.value.reconnects == 1
+    assert blocked.value.empty_streams == 1
     watches = [s for s in server.seen if ("watch", "true") in s.query]
     # first watch (delivers "a"), one empty reconnect from the last RV, then the transport refuses.
     assert len(watches) == 2
@@ -258,3 +258,16 @@ def test_api_client_is_bound_to_its_containment(server: FakeServer) -> None:
         client.CoreV1Api().create_namespaced_config_map(NS, _cm("theirs"))
     assert [k[3] for k in server.objects] == ["mine"]
     assert [k[3] for k in other.objects] == ["theirs"]
+
+
+def test_idle_watch_limit_allows_more_empty_streams(server: FakeServer) -> None:
+    with Containment(server, idle_watch_limit=3):
+        core = client.CoreV1Api()
+        core.create_namespaced_config_map(NS, _cm("a"))
+        with pytest.raises(WatchBlocked) as blocked:
+            for _ in watch.Watch().stream(core.list_namespaced_config_map, NS):
+                pass
+    assert blocked.value.empty_streams == 3
+    assert len([s for s in server.seen if ("watch", "true") in s.query]) == 4
+    with pytest.raises(ValueError):
+        Containment(server, idle_watch_limit=0)

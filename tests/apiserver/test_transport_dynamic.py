@@ -98,3 +98,15 @@ def test_rebinding_a_server_with_other_resources_drops_the_discovery_cache() -> 
             dyn.resources.get(api_version="example.com/v1", kind="Widget")
         c.bind(FakeServer(FakeRegistry((WIDGET,))))
         assert DynamicClient(client.ApiClient()).resources.get(api_version="example.com/v1", kind="Widget")
+
+
+def test_rebinding_a_server_with_the_same_registry_keeps_the_discovery_cache() -> None:
+    registry = FakeRegistry((WIDGET,))
+    first, second = FakeServer(registry), FakeServer(registry)
+    with Containment(first) as c:
+        DynamicClient(client.ApiClient()).resources.get(api_version="v1", kind="ConfigMap")
+        assert "/apis" in [s.path for s in first.seen]
+        c.bind(None)  # between two reconcile steps
+        c.bind(second)
+        DynamicClient(client.ApiClient()).resources.get(api_version="v1", kind="ConfigMap")
+    assert "/apis" not in [s.path for s in second.seen]
