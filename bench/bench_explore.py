@@ -19,7 +19,6 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -87,7 +86,7 @@ def examples(quick: bool) -> None:
 def scaling(max_widgets: int) -> None:
     print("\n== scaling: quickstart controller with N widgets (memo on)")
     base = load_scenario(ROOT / "scenarios" / "quickstart" / "scenario.yaml")
-    print(f"{'N':>3} {'states':>8} {'trans':>8} {'execs':>6} {'memo':>6} {'search s':>9} {'states/s':>9} {'trans/s':>9}")
+XX
     for n in range(1, max_widgets + 1):
         seed = tuple({"apiVersion": "example.com/v1", "kind": "Widget",
                       "metadata": {"name": f"w{i}", "namespace": "default"}, "spec": {"message": f"m{i}"}}
