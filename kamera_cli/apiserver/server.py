@@ -157,8 +157,13 @@ class ApiServer:
 
     # ================================================================ public surface
     def set_stale_view(self, kind_ref: KindRef, snapshot: Snapshot | None) -> None:
-        """Answer reads of ``kind_ref`` from ``snapshot`` (None: back to the current state)."""
+        """Answer reads of ``kind_ref`` from ``snapshot`` (None: back to the current state).
+
+        "Objects this session has written" counts from this call on: writes of that kind made before
+        the view was set are forgotten, so a server reused across reconciles gives each one a clean view.
+        """
         key = (kind_ref.api_version, kind_ref.kind)
+        self._written = {r for r in self._written if (r.api_version, r.kind) != key}
         if snapshot is None:
             self._stale.pop(key, None)
         else:

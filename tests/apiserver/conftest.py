@@ -107,7 +107,7 @@ def client_for(server: ApiServer) -> Iterator[Any]:
     try:
         from kamera_cli.apiserver.transport import Containment  # type: ignore[attr-defined]
     except ImportError:
-        Containment = None  # noqa: N806
+        Containment = None
     if Containment is not None:
         containment = Containment()
         with containment:
