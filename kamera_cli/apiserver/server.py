@@ -13,7 +13,7 @@ import json
 import traceback
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote
 
@@ -86,11 +86,12 @@ _PATCHING: list[Any] = []
 def _patching() -> Any:
     """The patching module, imported once (None while it is not part of the build)."""
     if not _PATCHING:
+        module: Any
         try:
-            from kamera_cli.apiserver import patching  # type: ignore[attr-defined,unused-ignore]
+            import kamera_cli.apiserver.patching as module  # type: ignore[import-not-found,no-redef,unused-ignore]
         except ImportError:
-            patching = None
-        _PATCHING.append(patching)
+            module = None
+        _PATCHING.append(module)
     return _PATCHING[0]
 
 
@@ -531,8 +532,8 @@ class ApiServer:
         if after is not None:
             after["metadata"]["resourceVersion"] = str(rv)
         verb = "delete" if req.verb == "deletecollection" else req.verb
-        access = Access(req.method, verb, req.info, req.namespace,
-                        ref.name, req.sub, req.raw_query, req.parsed, before=before, after=after)
+        access = Access(req.method, verb, req.info, req.namespace, ref.name, req.sub, req.raw_query, req.parsed,
+                        200, after, before, after)
         if self.before_write is not None:
             try:
                 self.before_write(access)
@@ -546,7 +547,7 @@ class ApiServer:
         self.snapshot = snap.with_object(ref, after, rv=rv)
         self._written.add(ref)
         self._remember(self.snapshot)
-        req.writes.append(replace(access, status=200, response=after))
+        req.writes.append(access)
         return after
 
     def _managed(self, before: Manifest | None, after: dict[str, Any], manager: str, sub: str) -> None:

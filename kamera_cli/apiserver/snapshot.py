@@ -23,7 +23,6 @@ from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 #: How many writes the log keeps (watch resumption, stale views).
 LOG_SIZE = 64
 _MOD = 1 << 256
-_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$")
 _SCRUBBED_META = ("resourceVersion", "managedFields", "uid")
 
 
@@ -38,22 +37,21 @@ class WriteRecord:
     after: Manifest | None
 
 
-def _scrub(value: Any) -> Any:
-    if isinstance(value, str):
-        return "<time>" if len(value) >= 20 and _TIMESTAMP.match(value) else value
-    if isinstance(value, dict):
-        return {k: _scrub(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrub(v) for v in value]
-    return value
+_QUOTED_TIMESTAMP = re.compile(r'"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})"')
 
 
 def object_digest(obj: Manifest) -> str:
-    """SHA-256 of the canonical JSON of an object without RV, managedFields, uid and timestamps."""
+    """SHA-256 of the canonical JSON of an object without RV, managedFields, uid and timestamp values.
+
+    Timestamps are replaced in the serialised text (a JSON string that is exactly an RFC 3339 time), which
+    is several times cheaper than walking the object in Python.
+    """
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         obj = {**obj, "metadata": {k: v for k, v in meta.items() if k not in _SCRUBBED_META}}
-    text = json.dumps(_scrub(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if "T" in text:
+        text = _QUOTED_TIMESTAMP.sub('"<time>"', text)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
