@@ -74,6 +74,7 @@ class Access:
     response: Any = None
     before: Manifest | None = None
     after: Manifest | None = None
+    dry_run: bool = False
 
     @property
     def is_write(self) -> bool:
@@ -105,7 +106,7 @@ class _Propagate(BaseException):  # carries a hook exception out untouched
 class _Pending:
     """The journal entry of the request in flight (mutable until it becomes an ``Access``)."""
 
-    __slots__ = ("after", "before", "method", "name", "namespace", "query", "request_body", "resource",
+    __slots__ = ("after", "before", "dry_run", "method", "name", "namespace", "query", "request_body", "resource",
                  "subresource", "verb")
 
     def __init__(self, method: str, query: tuple[tuple[str, str], ...]) -> None:
@@ -119,6 +120,7 @@ class _Pending:
         self.request_body: Any = None
         self.before: Manifest | None = None
         self.after: Manifest | None = None
+        self.dry_run = False
 
 
 @dataclass(slots=True)
@@ -259,7 +261,7 @@ class ApiServer:
                  ) -> HttpResponse:
         self.journal.append(Access(access.method, access.verb, access.resource, access.namespace, access.name,
                                    access.subresource, access.query, access.request_body, status, body,
-                                   access.before, access.after))
+                                   access.before, access.after, access.dry_run))
         raw = b"" if stream is not None else json.dumps(body, separators=(",", ":")).encode()
         return HttpResponse(status, _JSON_HEADERS, raw, stream)
 
@@ -306,6 +308,7 @@ class ApiServer:
             raise E.error(404, "NotFound", f"the server could not find the requested resource (kamera does not "
                                            f"simulate the {plural}/{sub} subresource)")
         verb = req.verb = self._verb(req)
+        access.dry_run = "dryRun" in query
         access.verb, access.resource, access.namespace, access.name, access.subresource = (
             verb, info, namespace, name, sub)
         if verb not in info.verbs and verb != "watch":
@@ -652,7 +655,7 @@ class ApiServer:
             if not prefix:
                 raise E.invalid(info.kind, info.group, "", [E.cause(
                     "FieldValueRequired", "metadata.name", "Required value: name or generateName is required")])
-            key = f"gen\0{info.group}\0{info.kind}\0{ns}\0{prefix}"
+            key = S.generate_name_key(info.group, info.kind, ns, prefix)
             attempt = self.snapshot.counter(key)
             while True:
                 candidate = prefix[:58] + S.name_suffix(info.group, info.kind, ns, prefix, attempt)
@@ -665,7 +668,7 @@ class ApiServer:
         ref = self._ref(info, ns, name)
         if self.snapshot.get(ref) is not None:
             raise E.already_exists(info.plural, info.group, name)
-        inc_key = f"inc\0{ref.api_version}\0{ref.kind}\0{ns}\0{name}"
+        inc_key = S.incarnation_key(ref)
         incarnation = self.snapshot.counter(inc_key) + 1
         counters[inc_key] = incarnation
         for key in ("resourceVersion", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds",

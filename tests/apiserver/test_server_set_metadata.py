@@ -62,7 +62,8 @@ def test_server_set_fields_in_the_body_are_ignored_on_create(server):
 
 
 def test_managed_fields_manager_is_the_user_agent_prefix(api_client, server, fake_patching):
-    client.CoreV1Api(api_client).create_namespaced_config_map("default", {"metadata": {"name": "a"}})
+    client.CoreV1Api(api_client).create_namespaced_config_map("default", {"metadata": {"name": "a"},
+                                                                         "data": {"k": "v"}})
     managers = [m["manager"] for m in server.journal[-1].after["metadata"]["managedFields"]]
     assert managers == ["OpenAPI-Generator"]
 
@@ -72,3 +73,17 @@ def test_apply_creates_a_missing_object(server, fake_patching):
                         "metadata": {"name": "applied", "namespace": "default"}, "data": {"k": "v"}}, "kamera-test")
     assert out["data"] == {"k": "v"} and out["metadata"]["uid"]
     assert server.journal[-1].verb == "patch" and server.journal[-1].status == 201
+
+
+def test_bookkeeping_counters_are_readable_with_their_public_keys(server):
+    from kamera_cli.apiserver.semantics import generate_name_key, incarnation_key
+
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "g-", "namespace": "default"}}
+    server.create(body)
+    server.create(body)
+    assert server.snapshot.counter(generate_name_key("", "ConfigMap", "default", "g-")) == 2
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}}
+    server.create(obj)
+    server.delete(ObjectRef.of(obj))
+    server.create(obj)
+    assert server.snapshot.counter(incarnation_key(ObjectRef.of(obj))) == 2
