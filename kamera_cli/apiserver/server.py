@@ -585,14 +585,19 @@ class ApiServer:
                                 f"version ({info.api_version})" if kind in (None, "", info.kind)
                                 else f"{kind} in version \"{info.version}\" cannot be handled as a {info.kind}: "
                                      f"the kind in the data does not match the expected kind")
+        # Copy-on-write: the server only ever replaces top-level keys and metadata entries of the object
+        # it builds, so a shallow copy of those two levels is enough; nested values are shared and, like
+        # every stored object, never mutated.
         out: dict[str, Any] = {"apiVersion": info.api_version, "kind": info.kind}
-        out.update(S.clone(obj))
+        out.update(obj)
         out["apiVersion"], out["kind"] = info.api_version, info.kind
         meta = out.get("metadata")
         if meta is None:
             out["metadata"] = {}
         elif not isinstance(meta, dict):
             raise E.bad_request("metadata must be an object")
+        else:
+            out["metadata"] = dict(meta)
         return out
 
     def _check_namespace(self, req: _Req, obj: dict[str, Any]) -> None:
@@ -720,7 +725,7 @@ class ApiServer:
         info = req.info
         live_meta: Mapping[str, Any] = live["metadata"]
         if req.sub == "status":
-            merged = S.clone(live)
+            merged = {**live, "metadata": dict(live_meta)}
             if "status" in new:
                 merged["status"] = new["status"]
             else:
@@ -731,7 +736,7 @@ class ApiServer:
             merged = new
             if info.has_status:
                 if "status" in live:
-                    merged["status"] = S.clone(live["status"])
+                    merged["status"] = live["status"]
                 else:
                     merged.pop("status", None)
             meta = merged["metadata"]
@@ -746,7 +751,7 @@ class ApiServer:
             else:
                 meta.pop("managedFields", None)
                 if "managedFields" in live_meta:
-                    meta["managedFields"] = S.clone(live_meta["managedFields"])
+                    meta["managedFields"] = live_meta["managedFields"]
         deleting = bool(live_meta.get("deletionTimestamp"))
         if deleting:
             added = [f for f in merged["metadata"].get("finalizers") or [] if f not in (live_meta.get("finalizers")
@@ -920,7 +925,7 @@ class ApiServer:
             return 200, self._present(info, final), None
         if meta.get("deletionTimestamp"):
             return 200, self._present(info, live), None  # already being deleted: nothing changes
-        new = S.clone(live)
+        new = {**live, "metadata": dict(meta)}
         nmeta = new["metadata"]
         nmeta["deletionTimestamp"] = self._now()
         nmeta["deletionGracePeriodSeconds"] = 0
@@ -929,7 +934,7 @@ class ApiServer:
         if info.tracks_generation:
             nmeta["generation"] = int(nmeta.get("generation") or 0) + 1
         if info.group == "" and info.kind == "Namespace":
-            new.setdefault("status", {})["phase"] = "Terminating"
+            new["status"] = {**(live.get("status") or {}), "phase": "Terminating"}
         self._managed(live, new, self._manager(req), "")
         if req.dry_run:
             return 200, self._present(info, new), None
@@ -996,7 +1001,9 @@ def _builtin_defaults(info: ResourceInfo, obj: dict[str, Any]) -> None:
     if info.custom or info.group:
         return
     if info.kind == "Namespace":
-        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+        spec = dict(obj.get("spec") or {})
+        spec.setdefault("finalizers", ["kubernetes"])
+        obj["spec"] = spec
         obj["status"] = {"phase": "Active"}
     elif info.kind == "Pod":
         obj["status"] = {"phase": "Pending"}

@@ -107,3 +107,28 @@ def _fork_cost(n: int) -> float:
 def test_forking_a_large_snapshot_costs_about_the_same_as_a_small_one():
     small, large = min(_fork_cost(10) for _ in range(5)), min(_fork_cost(1000) for _ in range(5))
     assert large < small * 3  # O(log n) HAMT write plus O(1) fingerprint update
+
+
+def test_stored_objects_are_never_mutated_by_later_requests(fake_patching):
+    import copy
+
+    from .conftest import make_server
+
+    server = make_server()
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default", "labels": {"a": "b"},
+                                                           "finalizers": ["x.io/f"]},
+           "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    server.create(pod)
+    ref = ObjectRef.of(pod)
+    held = server.snapshot.get(ref)
+    frozen = copy.deepcopy(held)
+    server.update({**server.get(ref), "spec": {"containers": [{"name": "c", "image": "j"}]}})
+    server.update({**server.get(ref), "status": {"phase": "Running"}}, subresource="status")
+    server.patch(ref, "merge", {"metadata": {"labels": {"a": "c"}}})
+    server.patch(ref, "json", [{"op": "add", "path": "/metadata/annotations", "value": {"k": "v"}}])
+    server.delete(ref)
+    assert held == frozen
+    ns = server.snapshot.get(ObjectRef("v1", "Namespace", "", "kube-public"))
+    frozen_ns = copy.deepcopy(ns)
+    server.delete(ObjectRef("v1", "Namespace", "", "kube-public"))
+    assert ns == frozen_ns
