@@ -29,6 +29,7 @@ from kamera_cli.apiserver.snapshot import Snapshot
 from kamera_cli.apiserver.validation import validate_builtin, validate_metadata, validate_name
 from kamera_cli.apiserver.validation_crd import apply_defaults, prune
 from kamera_cli.apiserver.validation_crd import validate as validate_cr
+from kamera_cli.apiserver.validation_update import validate_update
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 
 _JSON_HEADERS: Mapping[str, str] = {"Content-Type": "application/json"}
@@ -686,6 +687,7 @@ class ApiServer:
         if info.has_status:
             obj.pop("status", None)
         _builtin_defaults(info, obj)
+        _normalise(info, obj)
         obj = self._validate(info, obj, name)
         if managed is not None:
             obj["metadata"]["managedFields"] = managed
@@ -762,7 +764,12 @@ class ApiServer:
                     "FieldValueForbidden", "metadata.finalizers",
                     f"Forbidden: no new finalizers can be added if the object is being deleted, found new "
                     f"finalizers []string{{{listed}}}")])
+        _normalise(info, merged)
         merged = self._validate(info, merged, req.name)
+        if not info.custom and req.sub != "status":
+            causes = validate_update(info.group, info.kind, live, merged)
+            if causes:
+                raise E.invalid(info.kind, info.group, req.name, causes)
         if info.tracks_generation and S.spec_changed(live, merged, status_counts=info.custom and not info.has_status):
             merged["metadata"]["generation"] = int(live_meta.get("generation") or 0) + 1
         if S.same_ignoring_bookkeeping(live, merged):
@@ -1007,6 +1014,23 @@ def _builtin_defaults(info: ResourceInfo, obj: dict[str, Any]) -> None:
         obj["status"] = {"phase": "Active"}
     elif info.kind == "Pod":
         obj["status"] = {"phase": "Pending"}
+
+
+def _normalise(info: ResourceInfo, obj: dict[str, Any]) -> None:
+    """Secrets: ``type`` defaults to Opaque; write-only ``stringData`` is merged into ``data`` (base64)."""
+    if info.custom or info.group or info.kind != "Secret":
+        return
+    if not obj.get("type"):
+        obj["type"] = "Opaque"
+    if "stringData" not in obj:
+        return
+    string_data = obj.pop("stringData")
+    if isinstance(string_data, dict):
+        data = dict(obj.get("data") or {})
+        for key, value in string_data.items():
+            if isinstance(value, str):
+                data[key] = base64.b64encode(value.encode()).decode()
+        obj["data"] = data
 
 
 def _path(info: ResourceInfo, namespace: str, name: str = "", sub: str = "") -> str:
