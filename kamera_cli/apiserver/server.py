@@ -21,6 +21,7 @@ import yaml
 
 from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver import semantics as S
+from kamera_cli.apiserver import scale as scale_view
 from kamera_cli.apiserver import watching
 from kamera_cli.apiserver.errors import ApiError
 from kamera_cli.apiserver.registry import Registry, ResourceInfo
@@ -42,7 +43,7 @@ _PATCH_TYPES = {
 }
 _PATCH_ALIASES = {"json": "application/json-patch+json", "merge": "application/merge-patch+json",
                   "strategic": "application/strategic-merge-patch+json", "apply": "application/apply-patch+yaml"}
-_SIMULATED_SUBRESOURCES = frozenset({"status"})
+_SIMULATED_SUBRESOURCES = frozenset({"status", "scale"})
 _HISTORY = 64
 _FOREGROUND = "foregroundDeletion"
 _ORPHAN = "orphan"
@@ -454,7 +455,27 @@ class ApiServer:
         obj = self._read(req.info, self._ref(req.info, req.namespace, req.name))
         if obj is None:
             raise E.not_found(req.info.plural, req.info.group, req.name)
+        if req.sub == "scale":
+            return 200, scale_view.scale_of(req.info, obj), None
         return 200, self._present(req.info, obj), None
+
+    def _write_scale(self, req: _Req, ref: ObjectRef, live: Manifest, scale: Any) -> tuple[int, Any, None]:
+        """A Scale write: its RV (when given) is a precondition; only the replica count reaches the parent."""
+        info = req.info
+        if not isinstance(scale, dict) or not isinstance(scale.get("spec"), dict):
+            raise E.bad_request("the body of a scale request must be an autoscaling/v1 Scale")
+        replicas = scale["spec"].get("replicas")
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            raise E.invalid("Scale", "autoscaling", req.name, [E.cause(
+                "FieldValueInvalid", "spec.replicas", f"Invalid value: {json.dumps(replicas)}: must be greater than "
+                                                      "or equal to 0")])
+        rv = (scale.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != live["metadata"].get("resourceVersion"):
+            raise E.stale(info.plural, info.group, req.name)
+        new = scale_view.with_replicas(info, live, replicas)
+        new["metadata"] = dict(live["metadata"])
+        status, out, _ = self._update(req, ref, live, new, self._manager(req), managed=None)
+        return status, scale_view.scale_of(info, self.snapshot.get(ref) or out), None
 
     def _do_list(self, req: _Req) -> tuple[int, Any, None]:
         info = req.info
@@ -703,6 +724,12 @@ class ApiServer:
 
     def _do_update(self, req: _Req) -> tuple[int, Any, None]:
         info = req.info
+        if req.sub == "scale":
+            ref = self._ref(info, req.namespace, req.name)
+            live = self.snapshot.get(ref)
+            if live is None:
+                raise E.not_found(info.plural, info.group, req.name)
+            return self._write_scale(req, ref, live, req.parsed)
         obj = self._check_kind(info, req.parsed)
         meta = obj["metadata"]
         if meta.get("name") and meta["name"] != req.name:
@@ -713,6 +740,8 @@ class ApiServer:
         live = self.snapshot.get(ref)
         if live is None:
             raise E.not_found(info.plural, info.group, req.name)
+        if req.sub == "scale":
+            return self._write_scale(req, ref, live, req.parsed)
         rv = meta.get("resourceVersion")
         if not rv and info.custom:
             raise E.invalid(info.kind, info.group, req.name, [E.cause(
@@ -818,7 +847,7 @@ class ApiServer:
                 return self._apply(req, ref, live, manager, force or "", patching)
             if live is None:
                 raise E.not_found(info.plural, info.group, req.name)
-            view = self._present(info, live)
+            view = scale_view.scale_of(info, live) if req.sub == "scale" else self._present(info, live)
             if kind == "json":
                 patched = patching.json_patch(dict(view), req.parsed)
             elif kind == "merge":
@@ -828,6 +857,8 @@ class ApiServer:
         except patching.PatchError as exc:
             raise E.error(exc.status, exc.reason, exc.message, name=req.name, group=info.group, kind=info.plural,
                           causes=exc.causes) from None
+        if req.sub == "scale":
+            return self._write_scale(req, ref, live, patched)
         new = self._check_kind(info, patched)
         meta = new["metadata"]
         if meta.get("name") != req.name or (info.namespaced and meta.get("namespace") != req.namespace):
