@@ -20,8 +20,8 @@ from urllib.parse import parse_qsl, quote, unquote
 import yaml
 
 from kamera_cli.apiserver import errors as E
-from kamera_cli.apiserver import semantics as S
 from kamera_cli.apiserver import scale as scale_view
+from kamera_cli.apiserver import semantics as S
 from kamera_cli.apiserver import watching
 from kamera_cli.apiserver.errors import ApiError
 from kamera_cli.apiserver.registry import Registry, ResourceInfo
