@@ -157,6 +157,23 @@ class Snapshot:
             for (ns, name), entry in names.items():
                 yield ObjectRef(av, kind, ns, name), entry[0]
 
+    def before_writes(self, kind_ref: KindRef, n: int) -> Snapshot:
+        """The state a cache lagging ``n`` writes of ``kind_ref`` behind would show (for stale views).
+
+        Those writes are undone without logging anything new; the view's resourceVersion and log end just
+        before the oldest undone write, so a list from the view reports an RV older than the current one
+        and a watch resumed from it replays exactly the writes the cache had missed.
+        """
+        writes = self.recent_writes(kind_ref, n)
+        if not writes:
+            return self
+        snap: Snapshot = self
+        for w in reversed(writes):
+            snap = snap.with_object(w.ref, w.before)
+        cut = writes[0].rv
+        log = tuple(w for w in self._log if w.rv < cut)
+        return Snapshot(snap._kinds, snap._acc, snap._count, cut - 1, log, self._counters)
+
     # -- writes --------------------------------------------------------------------------------
     def with_object(self, ref: ObjectRef, obj: Manifest | None, *, rv: int | None = None) -> Snapshot:
         """The state after storing ``obj`` (``None`` removes it); logs the write at ``rv`` (default next)."""

@@ -132,3 +132,16 @@ def test_stored_objects_are_never_mutated_by_later_requests(fake_patching):
     frozen_ns = copy.deepcopy(ns)
     server.delete(ObjectRef("v1", "Namespace", "", "kube-public"))
     assert ns == frozen_ns
+
+
+def test_before_writes_gives_a_lagging_view_with_an_older_rv():
+    snap = build([cm("a", data={"v": "1"}), cm("b")])
+    ref, obj = cm("a", data={"v": "2"})
+    snap = snap.with_object(ref, obj)
+    snap = snap.with_object(*cm("c"))
+    view = snap.before_writes(CM, 2)
+    assert view.get(ref)["data"] == {"v": "1"} and view.get(cm("c")[0]) is None
+    assert view.resource_version == 2 < snap.resource_version
+    assert view.fingerprint() == build([cm("a", data={"v": "1"}), cm("b")]).fingerprint()
+    assert [w.rv for w in snap.writes_since(view.resource_version)] == [3, 4]  # what the lagging cache missed
+    assert snap.before_writes(KindRef("", "v1", "Secret"), 3) is snap
