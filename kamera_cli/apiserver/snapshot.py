@@ -12,13 +12,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import immutables
 
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
+
+T = TypeVar("T")
 
 #: How many writes the log keeps (watch resumption, stale views).
 LOG_SIZE = 64
@@ -68,7 +70,7 @@ _Entry = tuple[Manifest, int]  # (object, fingerprint member)
 class Snapshot:
     """One immutable cluster state. Build new states with ``with_object``/``without_object``."""
 
-    __slots__ = ("_acc", "_count", "_counters", "_fp", "_kinds", "_log", "_rv")
+    __slots__ = ("_acc", "_count", "_counters", "_derived", "_fp", "_kinds", "_log", "_rv", "_sorted")
 
     def __init__(self, kinds: immutables.Map[Any, Any], acc: int, count: int, rv: int,
                  log: tuple[WriteRecord, ...], counters: immutables.Map[Any, Any]) -> None:
@@ -79,6 +81,8 @@ class Snapshot:
         self._log = log
         self._counters = counters
         self._fp: str | None = None
+        self._sorted: dict[_KindKey, list[tuple[str, Manifest]]] = {}
+        self._derived: dict[str, Any] = {}
 
     @classmethod
     def empty(cls) -> Snapshot:
@@ -109,16 +113,27 @@ class Snapshot:
 
     def objects_of(self, kind_ref: KindRef, namespace: str | None = None) -> list[Manifest]:
         """Objects of one kind (in one namespace when given), sorted by (namespace, name)."""
-        names = self._kinds.get((kind_ref.api_version, kind_ref.kind))
-        if names is None:
-            return []
-        keys = sorted(names.keys())
-        if namespace is not None:
-            keys = [k for k in keys if k[0] == namespace]
-        return [names[k][0] for k in keys]
+        kind_key = (kind_ref.api_version, kind_ref.kind)
+        listing = self._sorted.get(kind_key)
+        if listing is None:
+            names = self._kinds.get(kind_key)
+            if names is None:
+                return []
+            listing = [(k[0], names[k][0]) for k in sorted(names.keys())]
+            self._sorted[kind_key] = listing  # a snapshot never changes, so its listings can be kept
+        if namespace is None:
+            return [obj for _, obj in listing]
+        return [obj for ns, obj in listing if ns == namespace]
 
     def kinds(self) -> list[KindRef]:
         return [KindRef.of(av, kind) for av, kind in sorted(self._kinds.keys()) if len(self._kinds[(av, kind)])]
+
+    def derived(self, key: str, compute: Callable[[Snapshot], T]) -> T:
+        """``compute(self)``, cached on this snapshot: it never changes, so derived data stays valid."""
+        if key not in self._derived:
+            self._derived[key] = compute(self)
+        value: T = self._derived[key]
+        return value
 
     def fingerprint(self) -> str:
         if self._fp is None:
