@@ -10,7 +10,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from kamera_cli.errors import ScenarioError, UsageError
-from kamera_cli.scenario import check_unique_names, discover, load_schema, schema_path, validate_paths
+from kamera_cli.scenario import check_unique_names, discover, load_schema, schema_path, schema_text, validate_paths
 
 
 def scenario_text(name: str, seed: str = "[]") -> str:
@@ -112,3 +112,9 @@ def test_every_schema_property_has_a_description_or_title() -> None:
 
     walk(load_schema(), "$")
     assert missing == []
+
+
+def test_schema_text() -> None:
+    assert json.loads(schema_text("scenario")) == load_schema()
+    with pytest.raises(UsageError, match="unknown schema 'nope'"):
+        schema_text("nope")
