@@ -105,7 +105,7 @@ class _Loader:
         self.base_dir = str(Path(file).resolve().parent)
         self.display_dir = os.path.dirname(file)
         self.doc: Document = Document(file, None, (0, 0))
-        self.oracle: KindOracle = KindOracle((), known_kind)
+        self.oracle: KindOracle  # set once the CRDs are read
         self.controller_names: list[str] = []
 
     # -- helpers -------------------------------------------------------------------------------
