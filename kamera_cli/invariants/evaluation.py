@@ -195,20 +195,18 @@ class CompiledInvariant:
             message = self._check(self.template.text, document)
             return () if message is None else (Violation(self.spec.name, message),)
         violations: list[Violation] = []
-        plain_result: str | None = None
-        plain_done = False
+        #: instantiated select text -> outcome: nodes with equal template values share one evaluation
+        outcomes: dict[str, str | None] = {}
         for path, node in find_located(self.spec.for_each, document):
-            if self.template.is_plain:
-                if not plain_done:
-                    plain_result, plain_done = self._check(self.template.text, document), True
-                message = plain_result
-            else:
-                try:
-                    message = self._check(instantiate(self.template, node), document)
-                except MissingValue as missing:
-                    message = missing.reason
-                except InvariantSyntaxError as exc:
-                    message = f"the expression built for this node does not compile: {exc.message}"
+            try:
+                text = instantiate(self.template, node) if self.template.refs else self.template.text
+                if text not in outcomes:
+                    outcomes[text] = self._check(text, document)
+                message = outcomes[text]
+            except MissingValue as missing:
+                message = missing.reason
+            except InvariantSyntaxError as exc:
+                message = f"the expression built for this node does not compile: {exc.message}"
             if message is not None:
                 label, ref = describe_node(node, path)
                 violations.append(Violation(self.spec.name, f"{message} for {label}", ref, path))
