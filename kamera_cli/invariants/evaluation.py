@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import jsonpath
+
 from kamera_cli.invariants.queries import InvariantSyntaxError, compile_query, find_located
 from kamera_cli.invariants.templates import MissingValue, Template, instantiate, parse_template
 from kamera_cli.model.objects import ObjectRef
@@ -197,7 +199,12 @@ class CompiledInvariant:
         violations: list[Violation] = []
         #: instantiated select text -> outcome: nodes with equal template values share one evaluation
         outcomes: dict[str, str | None] = {}
-        for path, node in find_located(self.spec.for_each, document):
+        try:
+            nodes = find_located(self.spec.for_each, document)
+        except jsonpath.JSONPathError as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return (Violation(self.spec.name, f"cannot evaluate forEach {self.spec.for_each!r}: {reason}"),)
+        for path, node in nodes:
             try:
                 text = instantiate(self.template, node) if self.template.refs else self.template.text
                 if text not in outcomes:
@@ -213,7 +220,10 @@ class CompiledInvariant:
         return tuple(violations)
 
     def _check(self, text: str, document: Any) -> str | None:
-        values: list[Any] = compile_query(text).findall(document)
+        try:
+            values: list[Any] = compile_query(text).findall(document)
+        except jsonpath.JSONPathError as exc:  # e.g. nesting deeper than the recursion limit of '..'
+            return f"cannot evaluate {text!r}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         cache: list[list[tuple[str, Any]]] = []
 
         def located() -> list[tuple[str, Any]]:

@@ -74,8 +74,8 @@ class KindOracle:
             for i, crd in enumerate(crds):
                 try:
                     builtin.with_crds([crd])
-                except KameraError as exc:
-                    self.crd_errors[i] = " ".join(str(exc).split())
+                except Exception as exc:  # a KameraError normally; anything else is still this CRD's fault
+                    self.crd_errors[i] = " ".join(str(exc).split()) or type(exc).__name__
             if not self.crd_errors:
                 self.crd_errors[0] = "the CRDs conflict with each other or with a built-in kind"
         except Exception:
