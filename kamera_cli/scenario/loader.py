@@ -43,6 +43,8 @@ KIND = "Scenario"
 #: namespaces the simulated cluster always has; seeds must not create them, but may use them
 BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 _MAPPERS = frozenset({"owner", "sameName", "namespace", "all"})
+#: the schema's entry-point pattern (``$defs.entrypoint``)
+_ENTRYPOINT = re.compile(r"^[^:\s][^:]*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _JSON_PATCH_OPS = frozenset({"add", "remove", "replace", "move", "copy", "test"})
 
 CheckEntrypoint = Callable[[str, str], "str | None"]
@@ -138,8 +140,8 @@ class _Loader:
         )
 
     def entrypoint(self, value: Any, path: Path_) -> None:
-        if not isinstance(value, str) or self.check_entrypoint is None:
-            return
+        if not isinstance(value, str) or self.check_entrypoint is None or not _ENTRYPOINT.match(value):
+            return  # malformed ones are the schema's to report, once
         try:
             message = self.check_entrypoint(value, self.base_dir)
         except KameraError as exc:

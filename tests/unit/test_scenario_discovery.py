@@ -63,7 +63,7 @@ def test_validate_paths_collects_every_file(tmp_path: Path, monkeypatch: pytest.
     put(tmp_path / "s" / "three" / "scenario.yaml", scenario_text("one"))
     put(tmp_path / "s" / "four" / "scenario.yaml", "kind: Scenario\n")
     with pytest.raises(ScenarioError) as info:
-        validate_paths(["s"], known_kind=known)
+        validate_paths(["s"], known_kind=known, check_entrypoint=lambda e, b: None)
     assert str(info.value).splitlines() == [
         "s/four/scenario.yaml:1:1: $: missing apiVersion: a scenario starts with apiVersion: kamera.dev/v1alpha1",
         "s/three/scenario.yaml:4:3: $.metadata.name: scenario name 'one' is already used by s/one/scenario.yaml"
@@ -76,11 +76,16 @@ def test_validate_paths_collects_every_file(tmp_path: Path, monkeypatch: pytest.
 def test_validate_paths_returns_scenarios_in_order(tmp_path: Path) -> None:
     put(tmp_path / "b" / "scenario.yaml", scenario_text("b"))
     put(tmp_path / "a" / "scenario.yaml", scenario_text("a"))
-    assert [s.name for s in validate_paths([tmp_path], known_kind=known)] == ["a", "b"]
+    assert [s.name for s in validate_paths([tmp_path], known_kind=known, check_entrypoint=lambda e, b: None)] == [
+        "a",
+        "b",
+    ]
 
 
 def test_check_unique_names_passes_distinct(tmp_path: Path) -> None:
-    scenarios = validate_paths([put(tmp_path / "x.scenario.yaml", scenario_text("x"))], known_kind=known)
+    scenarios = validate_paths(
+        [put(tmp_path / "x.scenario.yaml", scenario_text("x"))], known_kind=known, check_entrypoint=lambda e, b: None
+    )
     check_unique_names(scenarios)
 
 

@@ -151,7 +151,7 @@ def test_problems_in_referenced_files_use_paths_relative_to_the_given_file(
     )
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ScenarioError) as info:
-        load_scenario("suite/one/scenario.yaml", known_kind=lambda k: True)
+        load_scenario("suite/one/scenario.yaml", known_kind=lambda k: True, check_entrypoint=lambda e, b: None)
     assert [p.render() for p in info.value.problems] == [
         "suite/shared/crds/a.yaml:2:7: $.kind: spec.crds takes CustomResourceDefinitions, got v1/ConfigMap"
         " (put other objects in spec.seed)"
@@ -177,7 +177,7 @@ def test_yaml_merge_keys_tags_and_keys(tmp_path: Path, monkeypatch: pytest.Monke
         data: {when: 2026-01-01, yes: no}
     """
     write(tmp_path, {"scenario.yaml": scenario, "objs.yaml": merged})
-    a, b = load_scenario(tmp_path / "scenario.yaml", known_kind=lambda k: True).seed
+    a, b = load_scenario(tmp_path / "scenario.yaml", known_kind=lambda k: True, check_entrypoint=lambda e, b: None).seed
     assert a["data"] == {"x": "1"}
     assert b == {
         "apiVersion": "v1",
@@ -194,7 +194,7 @@ def test_yaml_merge_keys_tags_and_keys(tmp_path: Path, monkeypatch: pytest.Monke
     write(tmp_path, {"objs.yaml": tagged})
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ScenarioError) as info:
-        load_scenario("scenario.yaml", known_kind=lambda k: True)
+        load_scenario("scenario.yaml", known_kind=lambda k: True, check_entrypoint=lambda e, b: None)
     assert [p.render() for p in info.value.problems] == [
         "objs.yaml:4:14: $.data.blob: binary values are not JSON: write a base64 string",
         "objs.yaml:4:40: $.data.other: cannot read this value: could not determine a constructor for the tag '!custom'",
@@ -206,5 +206,5 @@ def test_kind_refs_parse_into_the_model(tmp_path: Path) -> None:
     write(
         tmp_path, {"scenario.yaml": SCENARIO.replace("  crds: [crd.yaml]\n", "").split("  seed:")[0] + "  seed: []\n"}
     )
-    s = load_scenario(tmp_path / "scenario.yaml", known_kind=lambda k: True)
+    s = load_scenario(tmp_path / "scenario.yaml", known_kind=lambda k: True, check_entrypoint=lambda e, b: None)
     assert s.controllers[0].for_kind == KindRef("example.com", "v1", "Widget")

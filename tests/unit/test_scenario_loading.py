@@ -19,6 +19,10 @@ def known(kind: KindRef) -> bool:
     return kind.kind in BUILTIN
 
 
+def no_entrypoint_check(entrypoint: str, base_dir: str) -> None:
+    return None
+
+
 def write(root: Path, name: str, text: str) -> Path:
     path = root / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -34,7 +38,11 @@ spec:
   group: example.com
   scope: Namespaced
   names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
-  versions: [{name: v1, served: true, storage: true}]
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 """
 
 FULL = """
@@ -123,7 +131,7 @@ def full(tmp_path: Path) -> Path:
 
 
 def test_every_field_reaches_the_model(full: Path) -> None:
-    s = load_scenario(full, known_kind=known, check_entrypoint=lambda e, b: None)
+    s = load_scenario(full, known_kind=known, check_entrypoint=no_entrypoint_check)
     assert s.name == "widget-has-config"
     assert s.description == "checks widgets"
     assert s.file == str(full)
@@ -169,7 +177,7 @@ def test_every_field_reaches_the_model(full: Path) -> None:
 
 
 def test_seed_files_lists_and_namespaces(full: Path) -> None:
-    s = load_scenario(full, known_kind=known)
+    s = load_scenario(full, known_kind=known, check_entrypoint=no_entrypoint_check)
     refs = [ObjectRef.of(o) for o in s.seed]
     # Namespaces first; multi-document file, empty documents skipped, List flattened, inline last
     assert refs == [
@@ -182,7 +190,7 @@ def test_seed_files_lists_and_namespaces(full: Path) -> None:
 
 
 def test_positions_for_annotations(full: Path) -> None:
-    s = load_scenario(full, known_kind=known)
+    s = load_scenario(full, known_kind=known, check_entrypoint=no_entrypoint_check)
     f = str(full)
     assert s.positions["$.metadata.name"] == Position(f, 5, 3)
     assert s.positions["$.spec.expect.converges"] == Position(f, 30, 5)
@@ -206,7 +214,7 @@ def test_defaults(tmp_path: Path) -> None:
           seed: []
         """,
     )
-    s = load_scenario(path, known_kind=known)
+    s = load_scenario(path, known_kind=known, check_entrypoint=no_entrypoint_check)
     assert s.explore == ExploreBounds()
     assert (s.expect.converges, s.expect.deterministic, s.expect.controller_errors) == (True, True, False)
     assert s.controllers[0].timeout == 10.0
@@ -236,7 +244,7 @@ def test_folders_and_globs(tmp_path: Path) -> None:
           seed: [m, "g/*.yaml"]
         """,
     )
-    s = load_scenario(path, known_kind=known)
+    s = load_scenario(path, known_kind=known, check_entrypoint=no_entrypoint_check)
     names = [o["metadata"].get("name") or o["metadata"]["generateName"] for o in s.seed]
     assert names == ["b", "c", "a", "one", "two-"]  # folder files sorted by path, then the glob's
 
@@ -256,6 +264,6 @@ def test_bad_durations(text: object) -> None:
 
 
 def test_model_is_frozen(full: Path) -> None:
-    s = load_scenario(full, known_kind=known)
+    s = load_scenario(full, known_kind=known, check_entrypoint=no_entrypoint_check)
     with pytest.raises(AttributeError):
         s.name = "x"  # type: ignore[misc]
