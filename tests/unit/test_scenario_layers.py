@@ -208,3 +208,34 @@ def test_kind_refs_parse_into_the_model(tmp_path: Path) -> None:
     )
     s = load_scenario(tmp_path / "scenario.yaml", known_kind=lambda k: True, check_entrypoint=lambda e, b: None)
     assert s.controllers[0].for_kind == KindRef("example.com", "v1", "Widget")
+
+
+def test_loading_imports_no_controller_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Validation must be safe on untrusted or broken controllers: nothing of theirs runs."""
+    marker = tmp_path / "imported"
+    code = f"open({str(marker)!r}, 'w').close()\ndef reconcile(request):\n    pass\n"
+    write(
+        tmp_path,
+        {
+            "scenario.yaml": """\
+            apiVersion: kamera.dev/v1alpha1
+            kind: Scenario
+            metadata: {name: s}
+            spec:
+              controllers:
+                - {name: a, entrypoint: "ctl.py:reconcile", for: v1/ConfigMap}
+                - name: b
+                  entrypoint: "ctlpkg.mod:reconcile"
+                  for: v1/Secret
+                  watches: [{kind: v1/ConfigMap, map: "ctlpkg.mappers:fn"}]
+              seed: []
+            """,
+            "ctl.py": code,
+            "ctlpkg/__init__.py": code,
+            "ctlpkg/mod.py": code,
+            "ctlpkg/mappers.py": code,
+        },
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    load_scenario(tmp_path / "scenario.yaml", known_kind=lambda k: True)  # the default entry-point check
+    assert not marker.exists()
