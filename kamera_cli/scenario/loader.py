@@ -132,11 +132,10 @@ class _Loader:
         if self.oracle.known(ref) is False:
             report(*self.unknown_kind(ref))
 
-    @staticmethod
-    def unknown_kind(ref: KindRef) -> tuple[str, str]:
+    def unknown_kind(self, ref: KindRef) -> tuple[str, str]:
         return (
             f"unknown kind {str(ref)!r}: not built in and not defined by the scenario's CRDs",
-            "add its CustomResourceDefinition to spec.crds",
+            self.oracle.suggest(ref) or "add its CustomResourceDefinition to spec.crds",
         )
 
     def entrypoint(self, value: Any, path: Path_) -> None:

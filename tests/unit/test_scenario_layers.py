@@ -54,6 +54,7 @@ class FakeRegistry:
         ("v1", "ConfigMap"): Info(True),
         ("v1", "Namespace"): Info(False),
         ("example.org/v1", "Gizmo"): Info(False),  # cluster-scoped: only the registry knows
+        ("apps/v1", "Deployment"): Info(True),
     }
     crds_seen: ClassVar[list[list[Any]]] = []
 
@@ -79,6 +80,14 @@ class FakeRegistry:
 
     def lookup(self, api_version: str, kind: str) -> Info | None:
         return self.kinds.get((api_version, kind))
+
+    def resources(self) -> list[Any]:
+        return [Resource(KindRef.of(*key)) for key in self.kinds]
+
+
+@dataclass(frozen=True)
+class Resource:
+    kind_ref: KindRef
 
 
 @pytest.fixture
@@ -239,3 +248,30 @@ def test_loading_imports_no_controller_code(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.syspath_prepend(str(tmp_path))
     load_scenario(tmp_path / "scenario.yaml", known_kind=lambda k: True)  # the default entry-point check
     assert not marker.exists()
+
+
+def test_unknown_kinds_get_the_closest_known_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, registry: type[FakeRegistry]
+) -> None:
+    scenario = SCENARIO.replace("for: example.com/v1/Widget", "for: example.com/v1/Widgte").replace(
+        "kind: Gizmo", "kind: gizmo"
+    )
+    write(
+        tmp_path,
+        {
+            "scenario.yaml": scenario + "    - {apiVersion: v1, kind: Deployment, metadata: {name: d}}\n",
+            "crd.yaml": CRD,
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ScenarioError) as info:
+        load_scenario("scenario.yaml", check_entrypoint=lambda e, b: None)
+    unknown = "not built in and not defined by the scenario's CRDs"
+    assert [p.render() for p in info.value.problems] == [
+        f"scenario.yaml:5:62: $.spec.controllers[0].for: unknown kind 'example.com/v1/Widgte': {unknown}"
+        " (did you mean 'example.com/v1/Widget'?)",
+        f"scenario.yaml:9:42: $.spec.seed[1].kind: unknown kind 'example.org/v1/gizmo': {unknown}"
+        " (did you mean 'example.org/v1/Gizmo'?)",
+        f"scenario.yaml:11:30: $.spec.seed[3].kind: unknown kind 'v1/Deployment': {unknown}"
+        " (did you mean 'apps/v1/Deployment'?)",
+    ]
