@@ -109,6 +109,7 @@ class _Loader:
         self.doc: Document = Document(file, None, (0, 0))
         self.oracle: KindOracle  # set once the CRDs are read
         self.controller_names: list[str] = []
+        self.seed_items: list[Located] = []
 
     # -- helpers -------------------------------------------------------------------------------
     def add(self, path: Path_, message: str, hint: str = "", *, key: bool = False) -> None:
@@ -246,9 +247,15 @@ class _Loader:
             "$.spec.expect.deterministic": self.position(("spec", "expect", "deterministic"), key=True),
             "$.spec.expect.controllerErrors": self.position(("spec", "expect", "controllerErrors"), key=True),
         }
+        for section in ("controllers", "invariants", "actions", "seed", "crds"):
+            positions[f"$.spec.{section}"] = self.position(("spec", section), key=True)
         for section in ("controllers", "invariants", "actions"):
             for i in range(len(_list(spec.get(section)))):
                 positions[f"$.spec.{section}[{i}]"] = self.position(("spec", section, i))
+        # Scenario.seed[i] -> where that object was written (possibly in a manifest file)
+        for i, item in enumerate(self.seed_items):
+            line, column = item.doc.at(item.path)
+            positions[f"seed[{i}]"] = Position(item.doc.file, line, column)
         return positions
 
     # -- manifests -----------------------------------------------------------------------------
@@ -336,6 +343,7 @@ class _Loader:
                 )
         # Namespaces first (stable otherwise), so that objects in them can be created in seed order.
         ordered = sorted(objects, key=lambda pair: pair[1].get("kind") != "Namespace")
+        self.seed_items = [item for item, _ in ordered]
         return tuple(obj for _, obj in ordered)
 
     # -- controllers ---------------------------------------------------------------------------

@@ -199,6 +199,15 @@ def test_positions_for_annotations(full: Path) -> None:
     assert s.positions["$.spec.controllers[0]"] == Position(f, 9, 7)
     assert s.positions["$.spec.invariants[1]"] == s.invariants[1].position == Position(f, 38, 7)
     assert s.actions[2].position == Position(f, 47, 7)
+    assert s.positions["$.spec.seed"] == Position(f, 20, 3)
+    # every seed object, by its index in Scenario.seed, where it was written
+    manifests = str(full.parent / "manifests" / "widget.yaml")
+    assert [s.positions[f"seed[{i}]"] for i in range(len(s.seed))] == [
+        Position(f, 22, 7),
+        Position(manifests, 1, 1),
+        Position(manifests, 10, 5),
+        Position(manifests, 11, 5),
+    ]
 
 
 def test_defaults(tmp_path: Path) -> None:
