@@ -117,6 +117,7 @@ spec: {size: 1}
 ---
 apiVersion: v1
 kind: List
+metadata: {resourceVersion: ""}
 items:
   - {apiVersion: v1, kind: ConfigMap, metadata: {name: cm, namespace: team-a}, data: {on: "yes"}}
   - {apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: reader, namespace: x}}
@@ -205,8 +206,8 @@ def test_positions_for_annotations(full: Path) -> None:
     assert [s.positions[f"seed[{i}]"] for i in range(len(s.seed))] == [
         Position(f, 22, 7),
         Position(manifests, 1, 1),
-        Position(manifests, 10, 5),
         Position(manifests, 11, 5),
+        Position(manifests, 12, 5),
     ]
 
 
@@ -276,3 +277,40 @@ def test_model_is_frozen(full: Path) -> None:
     s = load_scenario(full, known_kind=known, check_entrypoint=no_entrypoint_check)
     with pytest.raises(AttributeError):
         s.name = "x"  # type: ignore[misc]
+
+
+def test_only_unnamed_lists_are_flattened(tmp_path: Path) -> None:
+    """``kind: List`` (and typed lists such as ConfigMapList) as kubectl prints them are flattened; a
+    named object whose kind merely ends in "List" is an object."""
+    write(
+        tmp_path,
+        "objs.yaml",
+        """
+        apiVersion: v1
+        kind: ConfigMapList
+        metadata: {resourceVersion: ""}
+        items: [{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}]
+        ---
+        apiVersion: example.com/v1
+        kind: TodoList
+        metadata: {name: chores}
+        items: [{title: dishes}]
+        """,
+    )
+    path = write(
+        tmp_path,
+        "scenario.yaml",
+        """
+        apiVersion: kamera.dev/v1alpha1
+        kind: Scenario
+        metadata: {name: lists}
+        spec:
+          controllers: [{name: c, entrypoint: "c.py:r", for: v1/ConfigMap}]
+          seed: [objs.yaml]
+        """,
+    )
+    s = load_scenario(path, known_kind=lambda k: True, check_entrypoint=no_entrypoint_check)
+    assert [ObjectRef.of(o) for o in s.seed] == [
+        ObjectRef("v1", "ConfigMap", "default", "a"),
+        ObjectRef("example.com/v1", "TodoList", "default", "chores"),
+    ]
