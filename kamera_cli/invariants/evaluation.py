@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import jsonpath
 
-from kamera_cli.invariants.queries import InvariantSyntaxError, compile_query, find_located
+from kamera_cli.invariants.queries import InvariantSyntaxError, compile_query, find, find_located
 from kamera_cli.invariants.templates import MissingValue, Template, instantiate, parse_template
 from kamera_cli.model.objects import ObjectRef
 from kamera_cli.model.scenario import ExpectSpec, InvariantSpec
@@ -221,7 +221,7 @@ class CompiledInvariant:
 
     def _check(self, text: str, document: Any) -> str | None:
         try:
-            values: list[Any] = compile_query(text).findall(document)
+            values: list[Any] = find(text, document)
         except jsonpath.JSONPathError as exc:  # e.g. nesting deeper than the recursion limit of '..'
             return f"cannot evaluate {text!r}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         cache: list[list[tuple[str, Any]]] = []
