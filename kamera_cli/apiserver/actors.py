@@ -55,7 +55,11 @@ def _deleting(obj: Manifest) -> bool:
 
 
 def gc_work(snapshot: Snapshot, registry: Registry) -> list[ActorWork]:
-    """What the garbage collector could do now, sorted (one item per step)."""
+    """What the garbage collector could do now, sorted (one item per step); cached per snapshot."""
+    return list(snapshot.derived("gc_work", _gc_work))
+
+
+def _gc_work(snapshot: Snapshot) -> tuple[ActorWork, ...]:
     entries = sorted(snapshot.iter_entries(), key=lambda e: e[0])
     by_uid: dict[str, tuple[ObjectRef, Manifest]] = {}
     for ref, obj in entries:
@@ -103,7 +107,7 @@ def gc_work(snapshot: Snapshot, registry: Registry) -> list[ActorWork]:
                 work.add(ActorWork(GC, "orphan", dref, str(_meta(obj).get("uid"))))
             if not deps:
                 work.add(ActorWork(GC, "remove-finalizer", ref, _ORPHAN))
-    return sorted(work, key=lambda w: (w.target, w.action, w.detail))
+    return tuple(sorted(work, key=lambda w: (w.target, w.action, w.detail)))
 
 
 def _quietly(call: Any, *args: Any, **kw: Any) -> None:
@@ -139,10 +143,14 @@ def gc_step(server: ApiServer, work: ActorWork) -> None:
 
 def namespace_work(snapshot: Snapshot, registry: Registry) -> list[ActorWork]:
     """What the namespace controller could do now: per terminating namespace, empty it, then finalize it."""
+    return list(snapshot.derived("namespace_work", _namespace_work))
+
+
+def _namespace_work(snapshot: Snapshot) -> tuple[ActorWork, ...]:
     out: list[ActorWork] = []
     terminating = [o for o in snapshot.objects_of(_NS_KIND) if _deleting(o)]
     if not terminating:
-        return out
+        return ()
     content: dict[str, list[Manifest]] = {}
     for ref, obj in snapshot.iter_entries():
         if ref.namespace:
@@ -155,7 +163,7 @@ def namespace_work(snapshot: Snapshot, registry: Registry) -> list[ActorWork]:
             out.append(ActorWork(NAMESPACE, "delete-content", ref, f"{len(objs)} objects"))
         elif not objs and "kubernetes" in ((ns.get("spec") or {}).get("finalizers") or []):
             out.append(ActorWork(NAMESPACE, "finalize", ref))
-    return out
+    return tuple(out)
 
 
 def namespace_step(server: ApiServer, work: ActorWork) -> None:

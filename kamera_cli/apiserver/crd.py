@@ -78,10 +78,15 @@ def parse_crd(manifest: Mapping[str, Any]) -> list[ResourceInfo]:
         if not isinstance(subs, Mapping):
             raise _fail(name, f"spec.versions[{i}].subresources must be a mapping")
         sub_names = tuple(sorted(s for s in ("scale", "status") if s in subs))
+        scale = subs.get("scale")
+        if scale is not None and (not isinstance(scale, Mapping) or not isinstance(scale.get("specReplicasPath"), str)
+                                  or not isinstance(scale.get("statusReplicasPath"), str)):
+            raise _fail(name, f"spec.versions[{i}].subresources.scale needs specReplicasPath and statusReplicasPath")
         out.append(ResourceInfo(
             group=group, version=vname, kind=kind, plural=plural, singular=str(singular),
             namespaced=scope == "Namespaced", verbs=_VERBS, subresources=sub_names, has_status="status" in subs,
             custom=True, list_kind=str(list_kind), schema=schema, storage_version=str(storage[0]),
+            scale={str(k): str(v) for k, v in scale.items()} if isinstance(scale, Mapping) else None,
             short_names=tuple(names.get("shortNames") or ()), categories=tuple(names.get("categories") or ()),
         ))
     if not out:

@@ -84,6 +84,7 @@ class ResourceInfo:
     definition: str | None = None  # built-ins: the schema definition name in builtin.json
     schema: Mapping[str, Any] | None = field(default=None, compare=False)  # CRDs: openAPIV3Schema
     storage_version: str = ""  # CRDs: the version objects are stored in ("" = this version)
+    scale: Mapping[str, str] | None = field(default=None, compare=False)  # CRDs: subresources.scale paths
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
 

@@ -11,6 +11,8 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from kamera_cli.model.objects import ObjectRef
+
 _EPOCH_2026 = 1767225600  # 2026-01-01T00:00:00Z as Unix seconds
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the real generateName alphabet (no vowels, no confusables)
 SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
@@ -34,6 +36,16 @@ def make_uid(api_version: str, kind: str, namespace: str, name: str, incarnation
 def name_suffix(api_version: str, kind: str, namespace: str, prefix: str, attempt: int) -> str:
     digest = hashlib.sha256(f"{api_version}\0{kind}\0{namespace}\0{prefix}\0{attempt}".encode()).digest()
     return "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:5])
+
+
+def incarnation_key(ref: ObjectRef) -> str:
+    """Snapshot counter: how many times this name was created in the lineage (feeds the uid)."""
+    return f"inc\0{ref.api_version}\0{ref.kind}\0{ref.namespace}\0{ref.name}"
+
+
+def generate_name_key(group: str, kind: str, namespace: str, prefix: str) -> str:
+    """Snapshot counter: the next generateName attempt for this (kind, namespace, prefix)."""
+    return f"gen\0{group}\0{kind}\0{namespace}\0{prefix}"
 
 
 def clone(value: Any) -> Any:

@@ -13,13 +13,14 @@ import json
 import traceback
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote
 
 import yaml
 
 from kamera_cli.apiserver import errors as E
+from kamera_cli.apiserver import scale as scale_view
 from kamera_cli.apiserver import semantics as S
 from kamera_cli.apiserver import watching
 from kamera_cli.apiserver.errors import ApiError
@@ -29,6 +30,7 @@ from kamera_cli.apiserver.snapshot import Snapshot
 from kamera_cli.apiserver.validation import validate_builtin, validate_metadata, validate_name
 from kamera_cli.apiserver.validation_crd import apply_defaults, prune
 from kamera_cli.apiserver.validation_crd import validate as validate_cr
+from kamera_cli.apiserver.validation_update import validate_update
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 
 _JSON_HEADERS: Mapping[str, str] = {"Content-Type": "application/json"}
@@ -41,7 +43,7 @@ _PATCH_TYPES = {
 }
 _PATCH_ALIASES = {"json": "application/json-patch+json", "merge": "application/merge-patch+json",
                   "strategic": "application/strategic-merge-patch+json", "apply": "application/apply-patch+yaml"}
-_SIMULATED_SUBRESOURCES = frozenset({"status"})
+_SIMULATED_SUBRESOURCES = frozenset({"status", "scale"})
 _HISTORY = 64
 _FOREGROUND = "foregroundDeletion"
 _ORPHAN = "orphan"
@@ -74,6 +76,7 @@ class Access:
     response: Any = None
     before: Manifest | None = None
     after: Manifest | None = None
+    dry_run: bool = False
 
     @property
     def is_write(self) -> bool:
@@ -86,11 +89,14 @@ _PATCHING: list[Any] = []
 def _patching() -> Any:
     """The patching module, imported once (None while it is not part of the build)."""
     if not _PATCHING:
+        module: Any
         try:
-            from kamera_cli.apiserver import patching  # type: ignore[attr-defined,unused-ignore]
-        except ImportError:
-            patching = None
-        _PATCHING.append(patching)
+            import kamera_cli.apiserver.patching as module  # type: ignore[import-not-found,no-redef,unused-ignore]
+        except ModuleNotFoundError as exc:
+            if exc.name != "kamera_cli.apiserver.patching":
+                raise  # a broken dependency of patching.py must not pass for "not merged yet"
+            module = None
+        _PATCHING.append(module)
     return _PATCHING[0]
 
 
@@ -102,7 +108,7 @@ class _Propagate(BaseException):  # carries a hook exception out untouched
 class _Pending:
     """The journal entry of the request in flight (mutable until it becomes an ``Access``)."""
 
-    __slots__ = ("after", "before", "method", "name", "namespace", "query", "request_body", "resource",
+    __slots__ = ("after", "before", "dry_run", "method", "name", "namespace", "query", "request_body", "resource",
                  "subresource", "verb")
 
     def __init__(self, method: str, query: tuple[tuple[str, str], ...]) -> None:
@@ -116,6 +122,7 @@ class _Pending:
         self.request_body: Any = None
         self.before: Manifest | None = None
         self.after: Manifest | None = None
+        self.dry_run = False
 
 
 @dataclass(slots=True)
@@ -157,8 +164,13 @@ class ApiServer:
 
     # ================================================================ public surface
     def set_stale_view(self, kind_ref: KindRef, snapshot: Snapshot | None) -> None:
-        """Answer reads of ``kind_ref`` from ``snapshot`` (None: back to the current state)."""
+        """Answer reads of ``kind_ref`` from ``snapshot`` (None: back to the current state).
+
+        "Objects this session has written" counts from this call on: writes of that kind made before
+        the view was set are forgotten, so a server reused across reconciles gives each one a clean view.
+        """
         key = (kind_ref.api_version, kind_ref.kind)
+        self._written = {r for r in self._written if (r.api_version, r.kind) != key}
         if snapshot is None:
             self._stale.pop(key, None)
         else:
@@ -251,13 +263,16 @@ class ApiServer:
                  ) -> HttpResponse:
         self.journal.append(Access(access.method, access.verb, access.resource, access.namespace, access.name,
                                    access.subresource, access.query, access.request_body, status, body,
-                                   access.before, access.after))
+                                   access.before, access.after, access.dry_run))
         raw = b"" if stream is not None else json.dumps(body, separators=(",", ":")).encode()
         return HttpResponse(status, _JSON_HEADERS, raw, stream)
 
     def _dispatch(self, method: str, path: str, raw_query: tuple[tuple[str, str], ...],
                   headers: Mapping[str, str], body: bytes | None, access: _Pending) -> HttpResponse:
-        parts = [unquote(p) for p in path.strip("/").split("/")] if path.strip("/") else []
+        stripped = path.strip("/")
+        parts = stripped.split("/") if stripped else []
+        if "%" in stripped:
+            parts = [unquote(p) for p in parts]
         if len(parts) <= 3 and (not parts or parts[0] in ("version", "api", "apis")) and not (
                 len(parts) == 3 and parts[0] == "api"):
             return self._discovery(method, "/" + "/".join(parts), access)
@@ -285,6 +300,8 @@ class ApiServer:
             raise E.no_such_path()
         if info.namespaced and not namespace and name:
             raise E.no_such_path()
+        if info.namespaced and not namespace and method != "GET":
+            raise E.method_not_allowed()  # only list/watch exist across all namespaces
         hmap = {k.lower(): v for k, v in headers.items()}
         req = _Req(method, info, namespace, name, sub, query, raw_query, hmap, body)
         if sub and sub not in info.subresources:
@@ -293,6 +310,7 @@ class ApiServer:
             raise E.error(404, "NotFound", f"the server could not find the requested resource (kamera does not "
                                            f"simulate the {plural}/{sub} subresource)")
         verb = req.verb = self._verb(req)
+        access.dry_run = "dryRun" in query
         access.verb, access.resource, access.namespace, access.name, access.subresource = (
             verb, info, namespace, name, sub)
         if verb not in info.verbs and verb != "watch":
@@ -365,7 +383,11 @@ class ApiServer:
             raise E.method_not_allowed()
         try:
             from kamera_cli.apiserver import discovery  # type: ignore[attr-defined,unused-ignore]
-        except ImportError:
+        except ModuleNotFoundError as exc:
+            if exc.name != "kamera_cli.apiserver.discovery":
+                raise
+            raise E.no_such_path() from None
+        except ImportError:  # "cannot import name": the module is not part of this build yet
             raise E.no_such_path() from None
         answer = discovery.respond(self.registry, path)
         if answer is None:
@@ -433,7 +455,27 @@ class ApiServer:
         obj = self._read(req.info, self._ref(req.info, req.namespace, req.name))
         if obj is None:
             raise E.not_found(req.info.plural, req.info.group, req.name)
+        if req.sub == "scale":
+            return 200, scale_view.scale_of(req.info, obj), None
         return 200, self._present(req.info, obj), None
+
+    def _write_scale(self, req: _Req, ref: ObjectRef, live: Manifest, scale: Any) -> tuple[int, Any, None]:
+        """A Scale write: its RV (when given) is a precondition; only the replica count reaches the parent."""
+        info = req.info
+        if not isinstance(scale, dict) or not isinstance(scale.get("spec"), dict):
+            raise E.bad_request("the body of a scale request must be an autoscaling/v1 Scale")
+        replicas = scale["spec"].get("replicas")
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            raise E.invalid("Scale", "autoscaling", req.name, [E.cause(
+                "FieldValueInvalid", "spec.replicas", f"Invalid value: {json.dumps(replicas)}: must be greater than "
+                                                      "or equal to 0")])
+        rv = (scale.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != live["metadata"].get("resourceVersion"):
+            raise E.stale(info.plural, info.group, req.name)
+        new = scale_view.with_replicas(info, live, replicas)
+        new["metadata"] = dict(live["metadata"])
+        status, out, _ = self._update(req, ref, live, new, self._manager(req), managed=None)
+        return status, scale_view.scale_of(info, self.snapshot.get(ref) or out), None
 
     def _do_list(self, req: _Req) -> tuple[int, Any, None]:
         info = req.info
@@ -526,8 +568,8 @@ class ApiServer:
         if after is not None:
             after["metadata"]["resourceVersion"] = str(rv)
         verb = "delete" if req.verb == "deletecollection" else req.verb
-        access = Access(req.method, verb, req.info, req.namespace,
-                        ref.name, req.sub, req.raw_query, req.parsed, before=before, after=after)
+        access = Access(req.method, verb, req.info, req.namespace, ref.name, req.sub, req.raw_query, req.parsed,
+                        200, after, before, after)
         if self.before_write is not None:
             try:
                 self.before_write(access)
@@ -541,7 +583,7 @@ class ApiServer:
         self.snapshot = snap.with_object(ref, after, rv=rv)
         self._written.add(ref)
         self._remember(self.snapshot)
-        req.writes.append(replace(access, status=200, response=after))
+        req.writes.append(access)
         return after
 
     def _managed(self, before: Manifest | None, after: dict[str, Any], manager: str, sub: str) -> None:
@@ -565,14 +607,19 @@ class ApiServer:
                                 f"version ({info.api_version})" if kind in (None, "", info.kind)
                                 else f"{kind} in version \"{info.version}\" cannot be handled as a {info.kind}: "
                                      f"the kind in the data does not match the expected kind")
+        # Copy-on-write: the server only ever replaces top-level keys and metadata entries of the object
+        # it builds, so a shallow copy of those two levels is enough; nested values are shared and, like
+        # every stored object, never mutated.
         out: dict[str, Any] = {"apiVersion": info.api_version, "kind": info.kind}
-        out.update(S.clone(obj))
+        out.update(obj)
         out["apiVersion"], out["kind"] = info.api_version, info.kind
         meta = out.get("metadata")
         if meta is None:
             out["metadata"] = {}
         elif not isinstance(meta, dict):
             raise E.bad_request("metadata must be an object")
+        else:
+            out["metadata"] = dict(meta)
         return out
 
     def _check_namespace(self, req: _Req, obj: dict[str, Any]) -> None:
@@ -635,7 +682,7 @@ class ApiServer:
             if not prefix:
                 raise E.invalid(info.kind, info.group, "", [E.cause(
                     "FieldValueRequired", "metadata.name", "Required value: name or generateName is required")])
-            key = f"gen\0{info.group}\0{info.kind}\0{ns}\0{prefix}"
+            key = S.generate_name_key(info.group, info.kind, ns, prefix)
             attempt = self.snapshot.counter(key)
             while True:
                 candidate = prefix[:58] + S.name_suffix(info.group, info.kind, ns, prefix, attempt)
@@ -648,7 +695,7 @@ class ApiServer:
         ref = self._ref(info, ns, name)
         if self.snapshot.get(ref) is not None:
             raise E.already_exists(info.plural, info.group, name)
-        inc_key = f"inc\0{ref.api_version}\0{ref.kind}\0{ns}\0{name}"
+        inc_key = S.incarnation_key(ref)
         incarnation = self.snapshot.counter(inc_key) + 1
         counters[inc_key] = incarnation
         for key in ("resourceVersion", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds",
@@ -661,6 +708,7 @@ class ApiServer:
         if info.has_status:
             obj.pop("status", None)
         _builtin_defaults(info, obj)
+        _normalise(info, obj)
         obj = self._validate(info, obj, name)
         if managed is not None:
             obj["metadata"]["managedFields"] = managed
@@ -676,6 +724,12 @@ class ApiServer:
 
     def _do_update(self, req: _Req) -> tuple[int, Any, None]:
         info = req.info
+        if req.sub == "scale":
+            ref = self._ref(info, req.namespace, req.name)
+            live = self.snapshot.get(ref)
+            if live is None:
+                raise E.not_found(info.plural, info.group, req.name)
+            return self._write_scale(req, ref, live, req.parsed)
         obj = self._check_kind(info, req.parsed)
         meta = obj["metadata"]
         if meta.get("name") and meta["name"] != req.name:
@@ -686,6 +740,8 @@ class ApiServer:
         live = self.snapshot.get(ref)
         if live is None:
             raise E.not_found(info.plural, info.group, req.name)
+        if req.sub == "scale":
+            return self._write_scale(req, ref, live, req.parsed)
         rv = meta.get("resourceVersion")
         if not rv and info.custom:
             raise E.invalid(info.kind, info.group, req.name, [E.cause(
@@ -700,7 +756,7 @@ class ApiServer:
         info = req.info
         live_meta: Mapping[str, Any] = live["metadata"]
         if req.sub == "status":
-            merged = S.clone(live)
+            merged = {**live, "metadata": dict(live_meta)}
             if "status" in new:
                 merged["status"] = new["status"]
             else:
@@ -711,7 +767,7 @@ class ApiServer:
             merged = new
             if info.has_status:
                 if "status" in live:
-                    merged["status"] = S.clone(live["status"])
+                    merged["status"] = live["status"]
                 else:
                     merged.pop("status", None)
             meta = merged["metadata"]
@@ -726,7 +782,7 @@ class ApiServer:
             else:
                 meta.pop("managedFields", None)
                 if "managedFields" in live_meta:
-                    meta["managedFields"] = S.clone(live_meta["managedFields"])
+                    meta["managedFields"] = live_meta["managedFields"]
         deleting = bool(live_meta.get("deletionTimestamp"))
         if deleting:
             added = [f for f in merged["metadata"].get("finalizers") or [] if f not in (live_meta.get("finalizers")
@@ -737,7 +793,12 @@ class ApiServer:
                     "FieldValueForbidden", "metadata.finalizers",
                     f"Forbidden: no new finalizers can be added if the object is being deleted, found new "
                     f"finalizers []string{{{listed}}}")])
+        _normalise(info, merged)
         merged = self._validate(info, merged, req.name)
+        if not info.custom and req.sub != "status":
+            causes = validate_update(info.group, info.kind, live, merged)
+            if causes:
+                raise E.invalid(info.kind, info.group, req.name, causes)
         if info.tracks_generation and S.spec_changed(live, merged, status_counts=info.custom and not info.has_status):
             merged["metadata"]["generation"] = int(live_meta.get("generation") or 0) + 1
         if S.same_ignoring_bookkeeping(live, merged):
@@ -786,7 +847,7 @@ class ApiServer:
                 return self._apply(req, ref, live, manager, force or "", patching)
             if live is None:
                 raise E.not_found(info.plural, info.group, req.name)
-            view = self._present(info, live)
+            view = scale_view.scale_of(info, live) if req.sub == "scale" else self._present(info, live)
             if kind == "json":
                 patched = patching.json_patch(dict(view), req.parsed)
             elif kind == "merge":
@@ -796,6 +857,8 @@ class ApiServer:
         except patching.PatchError as exc:
             raise E.error(exc.status, exc.reason, exc.message, name=req.name, group=info.group, kind=info.plural,
                           causes=exc.causes) from None
+        if req.sub == "scale":
+            return self._write_scale(req, ref, live, patched)
         new = self._check_kind(info, patched)
         meta = new["metadata"]
         if meta.get("name") != req.name or (info.namespaced and meta.get("namespace") != req.namespace):
@@ -900,7 +963,7 @@ class ApiServer:
             return 200, self._present(info, final), None
         if meta.get("deletionTimestamp"):
             return 200, self._present(info, live), None  # already being deleted: nothing changes
-        new = S.clone(live)
+        new = {**live, "metadata": dict(meta)}
         nmeta = new["metadata"]
         nmeta["deletionTimestamp"] = self._now()
         nmeta["deletionGracePeriodSeconds"] = 0
@@ -909,7 +972,7 @@ class ApiServer:
         if info.tracks_generation:
             nmeta["generation"] = int(nmeta.get("generation") or 0) + 1
         if info.group == "" and info.kind == "Namespace":
-            new.setdefault("status", {})["phase"] = "Terminating"
+            new["status"] = {**(live.get("status") or {}), "phase": "Terminating"}
         self._managed(live, new, self._manager(req), "")
         if req.dry_run:
             return 200, self._present(info, new), None
@@ -976,10 +1039,29 @@ def _builtin_defaults(info: ResourceInfo, obj: dict[str, Any]) -> None:
     if info.custom or info.group:
         return
     if info.kind == "Namespace":
-        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+        spec = dict(obj.get("spec") or {})
+        spec.setdefault("finalizers", ["kubernetes"])
+        obj["spec"] = spec
         obj["status"] = {"phase": "Active"}
     elif info.kind == "Pod":
         obj["status"] = {"phase": "Pending"}
+
+
+def _normalise(info: ResourceInfo, obj: dict[str, Any]) -> None:
+    """Secrets: ``type`` defaults to Opaque; write-only ``stringData`` is merged into ``data`` (base64)."""
+    if info.custom or info.group or info.kind != "Secret":
+        return
+    if not obj.get("type"):
+        obj["type"] = "Opaque"
+    if "stringData" not in obj:
+        return
+    string_data = obj.pop("stringData")
+    if isinstance(string_data, dict):
+        data = dict(obj.get("data") or {})
+        for key, value in string_data.items():
+            if isinstance(value, str):
+                data[key] = base64.b64encode(value.encode()).decode()
+        obj["data"] = data
 
 
 def _path(info: ResourceInfo, namespace: str, name: str = "", sub: str = "") -> str:

@@ -72,6 +72,23 @@ def validate_metadata(meta: Mapping[str, Any]) -> list[dict[str, str]]:
                 out.append(cause("FieldValueInvalid", "metadata.labels", f"Invalid value: {_quote(value)}: a valid "
                                  "label must be an empty string or consist of alphanumeric characters, '-', '_' or "
                                  "'.', and must start and end with an alphanumeric character"))
+    owners = meta.get("ownerReferences") or []
+    if not isinstance(owners, list):
+        out.append(cause("FieldValueTypeInvalid", "metadata.ownerReferences", "Invalid value: must be a list"))
+        owners = []
+    for i, owner in enumerate(owners):
+        if not isinstance(owner, Mapping):
+            out.append(cause("FieldValueTypeInvalid", f"metadata.ownerReferences[{i}]",
+                             "Invalid value: must be an object"))
+            continue
+        for key in ("apiVersion", "kind", "name", "uid"):
+            if not owner.get(key):
+                out.append(cause("FieldValueRequired", f"metadata.ownerReferences[{i}].{key}", "Required value"))
+    for key in ("labels", "annotations"):
+        values = meta.get(key)
+        if values is not None and (not isinstance(values, Mapping) or
+                                   not all(isinstance(v, str) for v in values.values())):
+            out.append(cause("FieldValueTypeInvalid", f"metadata.{key}", "Invalid value: must be a map of strings"))
     finalizers = meta.get("finalizers") or []
     if isinstance(finalizers, list):
         for i, fin in enumerate(finalizers):
@@ -111,8 +128,8 @@ def _walk(definitions: Mapping[str, Any], name: str, value: Any, path: str, out:
     props = definition["properties"]
     for key, sub in value.items():
         spec = props.get(key)
-        if spec is None or sub is None:
-            continue
+        if spec is None or sub is None or (path == "" and key == "metadata"):
+            continue  # root metadata: server-managed, checked by validate_metadata
         _prop(definitions, spec, sub, f"{path}.{key}" if path else key, out)
 
 

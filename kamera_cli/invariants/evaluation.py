@@ -13,7 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kamera_cli.invariants.queries import InvariantSyntaxError, compile_query, find_located
+import jsonpath
+
+from kamera_cli.invariants.queries import InvariantSyntaxError, compile_query, find, find_located
 from kamera_cli.invariants.templates import MissingValue, Template, instantiate, parse_template
 from kamera_cli.model.objects import ObjectRef
 from kamera_cli.model.scenario import ExpectSpec, InvariantSpec
@@ -195,27 +197,33 @@ class CompiledInvariant:
             message = self._check(self.template.text, document)
             return () if message is None else (Violation(self.spec.name, message),)
         violations: list[Violation] = []
-        plain_result: str | None = None
-        plain_done = False
-        for path, node in find_located(self.spec.for_each, document):
-            if self.template.is_plain:
-                if not plain_done:
-                    plain_result, plain_done = self._check(self.template.text, document), True
-                message = plain_result
-            else:
-                try:
-                    message = self._check(instantiate(self.template, node), document)
-                except MissingValue as missing:
-                    message = missing.reason
-                except InvariantSyntaxError as exc:
-                    message = f"the expression built for this node does not compile: {exc.message}"
+        #: instantiated select text -> outcome: nodes with equal template values share one evaluation
+        outcomes: dict[str, str | None] = {}
+        try:
+            nodes = find_located(self.spec.for_each, document)
+        except jsonpath.JSONPathError as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return (Violation(self.spec.name, f"cannot evaluate forEach {self.spec.for_each!r}: {reason}"),)
+        for path, node in nodes:
+            try:
+                text = instantiate(self.template, node) if self.template.refs else self.template.text
+                if text not in outcomes:
+                    outcomes[text] = self._check(text, document)
+                message = outcomes[text]
+            except MissingValue as missing:
+                message = missing.reason
+            except InvariantSyntaxError as exc:
+                message = f"the expression built for this node does not compile: {exc.message}"
             if message is not None:
                 label, ref = describe_node(node, path)
                 violations.append(Violation(self.spec.name, f"{message} for {label}", ref, path))
         return tuple(violations)
 
     def _check(self, text: str, document: Any) -> str | None:
-        values: list[Any] = compile_query(text).findall(document)
+        try:
+            values: list[Any] = find(text, document)
+        except jsonpath.JSONPathError as exc:  # e.g. nesting deeper than the recursion limit of '..'
+            return f"cannot evaluate {text!r}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         cache: list[list[tuple[str, Any]]] = []
 
         def located() -> list[tuple[str, Any]]:

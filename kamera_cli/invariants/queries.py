@@ -15,6 +15,7 @@ import jsonpath
 
 from kamera_cli.errors import KameraError
 from kamera_cli.invariants.iregexp import IMatch, ISearch
+from kamera_cli.invariants.pushdown import cached_kind_scope, reduced, remap
 
 
 class _Environment(jsonpath.JSONPathEnvironment):
@@ -63,10 +64,24 @@ def compile_query(text: str) -> Any:
 
 def find(text: str, document: Any) -> list[Any]:
     """Every node ``text`` selects in ``document``, in RFC 9535 order."""
-    result: list[Any] = compile_query(text).findall(document)
+    query = compile_query(text)
+    kind = cached_kind_scope(text, query)
+    if kind is not None:
+        scoped = reduced(document, kind)
+        if scoped is not None:
+            found: list[Any] = query.findall(scoped[0])
+            return found
+    result: list[Any] = query.findall(document)
     return result
 
 
 def find_located(text: str, document: Any) -> list[tuple[str, Any]]:
     """Every selected node with its normalized path (``$['items'][0]``), for reports."""
-    return [(match.path, match.obj) for match in compile_query(text).finditer(document)]
+    query = compile_query(text)
+    kind = cached_kind_scope(text, query)
+    if kind is not None:
+        scoped = reduced(document, kind)
+        if scoped is not None:
+            smaller, indexes = scoped
+            return [(remap(match.path, indexes), match.obj) for match in query.finditer(smaller)]
+    return [(match.path, match.obj) for match in query.finditer(document)]

@@ -7,6 +7,8 @@ nothing rather than guess wrong.
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -74,8 +76,8 @@ class KindOracle:
             for i, crd in enumerate(crds):
                 try:
                     builtin.with_crds([crd])
-                except KameraError as exc:
-                    self.crd_errors[i] = " ".join(str(exc).split())
+                except Exception as exc:  # a KameraError normally; anything else is still this CRD's fault
+                    self.crd_errors[i] = " ".join(str(exc).split()) or type(exc).__name__
             if not self.crd_errors:
                 self.crd_errors[0] = "the CRDs conflict with each other or with a built-in kind"
         except Exception:
@@ -97,6 +99,26 @@ class KindOracle:
         if self._registry is None:
             return None
         return self._info(kind) is not None
+
+    def _all_kinds(self) -> list[KindRef]:
+        kinds = set(self._crds)
+        listing = getattr(self._registry, "resources", None)  # optional: not every registry can list
+        if callable(listing):
+            with contextlib.suppress(Exception):
+                kinds.update(
+                    info.kind_ref for info in listing() if isinstance(getattr(info, "kind_ref", None), KindRef)
+                )
+        return sorted(kinds)
+
+    def suggest(self, kind: KindRef) -> str:
+        """``did you mean 'apps/v1/Deployment'?`` for a kind in the wrong group or misspelt; else ""."""
+        known = [k for k in self._all_kinds() if k != kind]
+        same_name = [k for k in known if k.kind.lower() == kind.kind.lower()]
+        if same_name:
+            preferred = [k for k in same_name if k.group == kind.group] or same_name
+            return f"did you mean {str(preferred[0])!r}?"
+        close = difflib.get_close_matches(str(kind), [str(k) for k in known], n=1, cutoff=0.8)
+        return f"did you mean {close[0]!r}?" if close else ""
 
     def namespaced(self, kind: KindRef) -> bool:
         info = self._info(kind)

@@ -43,6 +43,8 @@ KIND = "Scenario"
 #: namespaces the simulated cluster always has; seeds must not create them, but may use them
 BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 _MAPPERS = frozenset({"owner", "sameName", "namespace", "all"})
+#: the schema's entry-point pattern (``$defs.entrypoint``)
+_ENTRYPOINT = re.compile(r"^[^:\s][^:]*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _JSON_PATCH_OPS = frozenset({"add", "remove", "replace", "move", "copy", "test"})
 
 CheckEntrypoint = Callable[[str, str], "str | None"]
@@ -105,8 +107,9 @@ class _Loader:
         self.base_dir = str(Path(file).resolve().parent)
         self.display_dir = os.path.dirname(file)
         self.doc: Document = Document(file, None, (0, 0))
-        self.oracle: KindOracle = KindOracle((), known_kind)
+        self.oracle: KindOracle  # set once the CRDs are read
         self.controller_names: list[str] = []
+        self.seed_items: list[Located] = []
 
     # -- helpers -------------------------------------------------------------------------------
     def add(self, path: Path_, message: str, hint: str = "", *, key: bool = False) -> None:
@@ -130,16 +133,15 @@ class _Loader:
         if self.oracle.known(ref) is False:
             report(*self.unknown_kind(ref))
 
-    @staticmethod
-    def unknown_kind(ref: KindRef) -> tuple[str, str]:
+    def unknown_kind(self, ref: KindRef) -> tuple[str, str]:
         return (
             f"unknown kind {str(ref)!r}: not built in and not defined by the scenario's CRDs",
-            "add its CustomResourceDefinition to spec.crds",
+            self.oracle.suggest(ref) or "add its CustomResourceDefinition to spec.crds",
         )
 
     def entrypoint(self, value: Any, path: Path_) -> None:
-        if not isinstance(value, str) or self.check_entrypoint is None:
-            return
+        if not isinstance(value, str) or self.check_entrypoint is None or not _ENTRYPOINT.match(value):
+            return  # malformed ones are the schema's to report, once
         try:
             message = self.check_entrypoint(value, self.base_dir)
         except KameraError as exc:
@@ -245,9 +247,15 @@ class _Loader:
             "$.spec.expect.deterministic": self.position(("spec", "expect", "deterministic"), key=True),
             "$.spec.expect.controllerErrors": self.position(("spec", "expect", "controllerErrors"), key=True),
         }
+        for section in ("controllers", "invariants", "actions", "seed", "crds"):
+            positions[f"$.spec.{section}"] = self.position(("spec", section), key=True)
         for section in ("controllers", "invariants", "actions"):
             for i in range(len(_list(spec.get(section)))):
                 positions[f"$.spec.{section}[{i}]"] = self.position(("spec", section, i))
+        # Scenario.seed[i] -> where that object was written (possibly in a manifest file)
+        for i, item in enumerate(self.seed_items):
+            line, column = item.doc.at(item.path)
+            positions[f"seed[{i}]"] = Position(item.doc.file, line, column)
         return positions
 
     # -- manifests -----------------------------------------------------------------------------
@@ -335,6 +343,7 @@ class _Loader:
                 )
         # Namespaces first (stable otherwise), so that objects in them can be created in seed order.
         ordered = sorted(objects, key=lambda pair: pair[1].get("kind") != "Namespace")
+        self.seed_items = [item for item, _ in ordered]
         return tuple(obj for _, obj in ordered)
 
     # -- controllers ---------------------------------------------------------------------------

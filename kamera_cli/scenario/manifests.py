@@ -92,7 +92,9 @@ class Sources:
             return []
         kind = data.get("kind")
         items = data.get("items")
-        if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list) and "metadata" not in data:
+        meta = data.get("metadata")
+        named = isinstance(meta, Mapping) and bool(meta.get("name"))
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list) and not named:
             found: list[Located] = []
             for i, item in enumerate(items):
                 found.extend(self._flatten(item, doc, (*path, "items", i)))

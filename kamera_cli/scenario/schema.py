@@ -19,20 +19,27 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 import kamera_cli
-from kamera_cli.errors import InternalError, Problem
+from kamera_cli.errors import InternalError, Problem, UsageError
 from kamera_cli.scenario.paths import Path_
 from kamera_cli.scenario.yamldoc import Document
 
 SCHEMA_NAME = "scenario.schema.json"
 
 
-def schema_path() -> Path:
-    """The schema in an installed wheel (``kamera_cli/schemas/``) or in a source checkout (``schemas/``)."""
+def schema_path(name: str = SCHEMA_NAME) -> Path:
+    """A bundled schema, in an installed wheel (``kamera_cli/schemas/``) or a source checkout (``schemas/``)."""
     package = Path(kamera_cli.__file__).resolve().parent
-    for candidate in (package / "schemas" / SCHEMA_NAME, package.parent / "schemas" / SCHEMA_NAME):
+    for candidate in (package / "schemas" / name, package.parent / "schemas" / name):
         if candidate.is_file():
             return candidate
-    raise InternalError(f"the scenario schema {SCHEMA_NAME} is missing from the installation (looked in {package})")
+    raise InternalError(f"the schema {name} is missing from the installation (looked in {package})")
+
+
+def schema_text(which: str = "scenario") -> str:
+    """The text of ``schemas/<which>.schema.json`` (``scenario`` or ``result``), for ``kamera schema``."""
+    if which not in ("scenario", "result"):
+        raise UsageError(f"unknown schema {which!r}: choose 'scenario' or 'result'")
+    return schema_path(f"{which}.schema.json").read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=1)

@@ -135,6 +135,14 @@ def crd_client(crd_server: ApiServer) -> Iterator[Any]:
     yield from client_for(crd_server)
 
 
+@pytest.fixture(scope="module")
+def fake_patching_module() -> Iterator[Any]:
+    """``fake_patching`` for a whole module (Hypothesis tests cannot use function-scoped fixtures)."""
+    mp = pytest.MonkeyPatch()
+    yield fake_patching.__wrapped__(mp)  # type: ignore[attr-defined]
+    mp.undo()
+
+
 @pytest.fixture
 def fake_patching(monkeypatch: pytest.MonkeyPatch) -> Any:
     """The real patching module when it exists; otherwise a minimal JSON/merge-patch stand-in.

@@ -41,3 +41,9 @@ def test_other_dry_run_values_are_400(server):
     resp = server.handle("POST", "/api/v1/namespaces/default/configmaps", [("dryRun", "Some")], {},
                          b'{"metadata":{"name":"a"}}')
     assert resp.status == 400
+
+
+def test_dry_run_requests_are_marked_in_the_journal(server):
+    server.handle("POST", "/api/v1/namespaces/default/configmaps", [("dryRun", "All")], {},
+                  b'{"metadata":{"name":"a"}}')
+    assert server.journal[-1].dry_run and server.journal[-1].status == 201 and server.journal[-1].after is None

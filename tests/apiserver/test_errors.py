@@ -165,3 +165,8 @@ def test_every_request_is_journaled_with_its_status(server):
     assert [(a.verb, a.status, a.name) for a in server.journal] == [("get", 404, "a"), ("create", 201, "a")]
     assert server.journal[1].is_write and not server.journal[0].is_write
     assert server.journal[1].after is not None and server.journal[1].before is None
+
+
+def test_namespaced_writes_need_a_namespace(server):
+    resp = server.handle("POST", "/api/v1/configmaps", [], {}, b'{"metadata":{"name":"a"}}')
+    assert resp.status == 405

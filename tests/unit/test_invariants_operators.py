@@ -133,3 +133,15 @@ def test_queries_are_compiled_once() -> None:
     info = compile_query.cache_info()
     assert (info.misses, info.hits) == (1, 2)
     assert compile_query("$.x") is compile_query("$.x")
+
+
+def test_evaluation_errors_are_violations_not_crashes() -> None:
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(300):
+        node["a"] = {}
+        node = node["a"]
+    plain = compile_invariant(InvariantSpec("deep", "$..a", ExpectSpec(exists=True)))
+    assert [v.message for v in plain.evaluate(deep)] == ["cannot evaluate '$..a': recursion limit exceeded"]
+    each = compile_invariant(InvariantSpec("deep", "$.a", ExpectSpec(exists=True), for_each="$..a"))
+    assert [v.message for v in each.evaluate(deep)] == ["cannot evaluate forEach '$..a': recursion limit exceeded"]

@@ -10,7 +10,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from kamera_cli.errors import ScenarioError, UsageError
-from kamera_cli.scenario import check_unique_names, discover, load_schema, schema_path, validate_paths
+from kamera_cli.scenario import check_unique_names, discover, load_schema, schema_path, schema_text, validate_paths
 
 
 def scenario_text(name: str, seed: str = "[]") -> str:
@@ -63,7 +63,7 @@ def test_validate_paths_collects_every_file(tmp_path: Path, monkeypatch: pytest.
     put(tmp_path / "s" / "three" / "scenario.yaml", scenario_text("one"))
     put(tmp_path / "s" / "four" / "scenario.yaml", "kind: Scenario\n")
     with pytest.raises(ScenarioError) as info:
-        validate_paths(["s"], known_kind=known)
+        validate_paths(["s"], known_kind=known, check_entrypoint=lambda e, b: None)
     assert str(info.value).splitlines() == [
         "s/four/scenario.yaml:1:1: $: missing apiVersion: a scenario starts with apiVersion: kamera.dev/v1alpha1",
         "s/three/scenario.yaml:4:3: $.metadata.name: scenario name 'one' is already used by s/one/scenario.yaml"
@@ -76,11 +76,16 @@ def test_validate_paths_collects_every_file(tmp_path: Path, monkeypatch: pytest.
 def test_validate_paths_returns_scenarios_in_order(tmp_path: Path) -> None:
     put(tmp_path / "b" / "scenario.yaml", scenario_text("b"))
     put(tmp_path / "a" / "scenario.yaml", scenario_text("a"))
-    assert [s.name for s in validate_paths([tmp_path], known_kind=known)] == ["a", "b"]
+    assert [s.name for s in validate_paths([tmp_path], known_kind=known, check_entrypoint=lambda e, b: None)] == [
+        "a",
+        "b",
+    ]
 
 
 def test_check_unique_names_passes_distinct(tmp_path: Path) -> None:
-    scenarios = validate_paths([put(tmp_path / "x.scenario.yaml", scenario_text("x"))], known_kind=known)
+    scenarios = validate_paths(
+        [put(tmp_path / "x.scenario.yaml", scenario_text("x"))], known_kind=known, check_entrypoint=lambda e, b: None
+    )
     check_unique_names(scenarios)
 
 
@@ -112,3 +117,21 @@ def test_every_schema_property_has_a_description_or_title() -> None:
 
     walk(load_schema(), "$")
     assert missing == []
+
+
+def test_schema_text() -> None:
+    assert json.loads(schema_text("scenario")) == load_schema()
+    with pytest.raises(UsageError, match="unknown schema 'nope'"):
+        schema_text("nope")
+
+
+def test_schema_is_found_in_an_installed_wheel_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wheels force-include ``schemas/`` as ``kamera_cli/schemas/``; that copy wins when present."""
+    import kamera_cli
+
+    package = tmp_path / "site-packages" / "kamera_cli"
+    put(package / "__init__.py", "")
+    put(package / "schemas" / "scenario.schema.json", "{}")
+    monkeypatch.setattr(kamera_cli, "__file__", str(package / "__init__.py"))
+    assert schema_path() == package / "schemas" / "scenario.schema.json"
+    assert schema_text("scenario") == "{}"

@@ -33,6 +33,7 @@ def problems_of(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str
         path.write_text(textwrap.dedent(text), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     kwargs.setdefault("known_kind", lambda kind: kind.kind in BUILTIN)
+    kwargs.setdefault("check_entrypoint", lambda entrypoint, base_dir: None)
     with pytest.raises(ScenarioError) as info:
         load_scenario("scenario.yaml", **kwargs)  # type: ignore[arg-type]
     assert info.value.exit_code == ExitCode.USAGE

@@ -19,6 +19,10 @@ def known(kind: KindRef) -> bool:
     return kind.kind in BUILTIN
 
 
+def no_entrypoint_check(entrypoint: str, base_dir: str) -> None:
+    return None
+
+
 def write(root: Path, name: str, text: str) -> Path:
     path = root / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -34,7 +38,11 @@ spec:
   group: example.com
   scope: Namespaced
   names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
-  versions: [{name: v1, served: true, storage: true}]
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 """
 
 FULL = """
@@ -109,6 +117,7 @@ spec: {size: 1}
 ---
 apiVersion: v1
 kind: List
+metadata: {resourceVersion: ""}
 items:
   - {apiVersion: v1, kind: ConfigMap, metadata: {name: cm, namespace: team-a}, data: {on: "yes"}}
   - {apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: reader, namespace: x}}
@@ -123,7 +132,7 @@ def full(tmp_path: Path) -> Path:
 
 
 def test_every_field_reaches_the_model(full: Path) -> None:
-    s = load_scenario(full, known_kind=known, check_entrypoint=lambda e, b: None)
+    s = load_scenario(full, known_kind=known, check_entrypoint=no_entrypoint_check)
     assert s.name == "widget-has-config"
     assert s.description == "checks widgets"
     assert s.file == str(full)
@@ -169,7 +178,7 @@ def test_every_field_reaches_the_model(full: Path) -> None:
 
 
 def test_seed_files_lists_and_namespaces(full: Path) -> None:
-    s = load_scenario(full, known_kind=known)
+    s = load_scenario(full, known_kind=known, check_entrypoint=no_entrypoint_check)
     refs = [ObjectRef.of(o) for o in s.seed]
     # Namespaces first; multi-document file, empty documents skipped, List flattened, inline last
     assert refs == [
@@ -182,7 +191,7 @@ def test_seed_files_lists_and_namespaces(full: Path) -> None:
 
 
 def test_positions_for_annotations(full: Path) -> None:
-    s = load_scenario(full, known_kind=known)
+    s = load_scenario(full, known_kind=known, check_entrypoint=no_entrypoint_check)
     f = str(full)
     assert s.positions["$.metadata.name"] == Position(f, 5, 3)
     assert s.positions["$.spec.expect.converges"] == Position(f, 30, 5)
@@ -191,6 +200,15 @@ def test_positions_for_annotations(full: Path) -> None:
     assert s.positions["$.spec.controllers[0]"] == Position(f, 9, 7)
     assert s.positions["$.spec.invariants[1]"] == s.invariants[1].position == Position(f, 38, 7)
     assert s.actions[2].position == Position(f, 47, 7)
+    assert s.positions["$.spec.seed"] == Position(f, 20, 3)
+    # every seed object, by its index in Scenario.seed, where it was written
+    manifests = str(full.parent / "manifests" / "widget.yaml")
+    assert [s.positions[f"seed[{i}]"] for i in range(len(s.seed))] == [
+        Position(f, 22, 7),
+        Position(manifests, 1, 1),
+        Position(manifests, 11, 5),
+        Position(manifests, 12, 5),
+    ]
 
 
 def test_defaults(tmp_path: Path) -> None:
@@ -206,7 +224,7 @@ def test_defaults(tmp_path: Path) -> None:
           seed: []
         """,
     )
-    s = load_scenario(path, known_kind=known)
+    s = load_scenario(path, known_kind=known, check_entrypoint=no_entrypoint_check)
     assert s.explore == ExploreBounds()
     assert (s.expect.converges, s.expect.deterministic, s.expect.controller_errors) == (True, True, False)
     assert s.controllers[0].timeout == 10.0
@@ -236,7 +254,7 @@ def test_folders_and_globs(tmp_path: Path) -> None:
           seed: [m, "g/*.yaml"]
         """,
     )
-    s = load_scenario(path, known_kind=known)
+    s = load_scenario(path, known_kind=known, check_entrypoint=no_entrypoint_check)
     names = [o["metadata"].get("name") or o["metadata"]["generateName"] for o in s.seed]
     assert names == ["b", "c", "a", "one", "two-"]  # folder files sorted by path, then the glob's
 
@@ -256,6 +274,43 @@ def test_bad_durations(text: object) -> None:
 
 
 def test_model_is_frozen(full: Path) -> None:
-    s = load_scenario(full, known_kind=known)
+    s = load_scenario(full, known_kind=known, check_entrypoint=no_entrypoint_check)
     with pytest.raises(AttributeError):
         s.name = "x"  # type: ignore[misc]
+
+
+def test_only_unnamed_lists_are_flattened(tmp_path: Path) -> None:
+    """``kind: List`` (and typed lists such as ConfigMapList) as kubectl prints them are flattened; a
+    named object whose kind merely ends in "List" is an object."""
+    write(
+        tmp_path,
+        "objs.yaml",
+        """
+        apiVersion: v1
+        kind: ConfigMapList
+        metadata: {resourceVersion: ""}
+        items: [{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}]
+        ---
+        apiVersion: example.com/v1
+        kind: TodoList
+        metadata: {name: chores}
+        items: [{title: dishes}]
+        """,
+    )
+    path = write(
+        tmp_path,
+        "scenario.yaml",
+        """
+        apiVersion: kamera.dev/v1alpha1
+        kind: Scenario
+        metadata: {name: lists}
+        spec:
+          controllers: [{name: c, entrypoint: "c.py:r", for: v1/ConfigMap}]
+          seed: [objs.yaml]
+        """,
+    )
+    s = load_scenario(path, known_kind=lambda k: True, check_entrypoint=no_entrypoint_check)
+    assert [ObjectRef.of(o) for o in s.seed] == [
+        ObjectRef("v1", "ConfigMap", "default", "a"),
+        ObjectRef("example.com/v1", "TodoList", "default", "chores"),
+    ]

@@ -1,0 +1,110 @@
+"""Update-time rules of built-in kinds: the immutable fields controllers most often trip over.
+
+Why these: a controller that rewrites a Deployment's selector or a Pod's spec works against a naive
+fake and fails against a real cluster; these are the cases reconcile loops actually hit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kamera_cli.apiserver.errors import cause
+
+Causes = list[dict[str, str]]
+_POD_MESSAGE = (
+    "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing "
+    "tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
+)
+
+
+def _get(obj: Mapping[str, Any], *path: str) -> Any:
+    node: Any = obj
+    for part in path:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(part)
+    return node
+
+
+def _render(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _immutable(old: Mapping[str, Any], new: Mapping[str, Any], *path: str) -> Causes:
+    before, after = _get(old, *path), _get(new, *path)
+    if before != after:
+        return [cause("FieldValueInvalid", ".".join(path), f"Invalid value: {_render(after)}: field is immutable")]
+    return []
+
+
+def _pod(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    def mutable_removed(spec: Any) -> Any:
+        if not isinstance(spec, Mapping):
+            return spec
+        out = {k: v for k, v in spec.items() if k not in ("activeDeadlineSeconds", "tolerations",
+                                                          "terminationGracePeriodSeconds")}
+        for key in ("containers", "initContainers"):
+            if isinstance(out.get(key), list):
+                out[key] = [{k: v for k, v in c.items() if k != "image"} if isinstance(c, Mapping) else c
+                            for c in out[key]]
+        return out
+
+    old_spec, new_spec = old.get("spec"), new.get("spec")
+    if mutable_removed(old_spec) != mutable_removed(new_spec):
+        return [cause("FieldValueForbidden", "spec", _POD_MESSAGE)]
+    return []
+
+
+def _selector(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    return _immutable(old, new, "spec", "selector")
+
+
+def _job(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    return _immutable(old, new, "spec", "selector") + _immutable(old, new, "spec", "template") + _immutable(
+        old, new, "spec", "completionMode")
+
+
+def _immutable_data(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    if old.get("immutable") is not True:
+        return []
+    out: Causes = []
+    if new.get("immutable") is not True:
+        out.append(cause("FieldValueForbidden", "immutable",
+                         "Forbidden: field is immutable when `immutable` is set"))
+    for key in ("data", "binaryData"):
+        if old.get(key) != new.get(key):
+            out.append(cause("FieldValueForbidden", key, "Forbidden: field is immutable when `immutable` is set"))
+    return out
+
+
+def _secret(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    return _immutable(old, new, "type") + _immutable_data(old, new)
+
+
+def _service(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    before = _get(old, "spec", "clusterIP")
+    if before and before != _get(new, "spec", "clusterIP"):
+        return _immutable(old, new, "spec", "clusterIP")
+    return []
+
+
+_RULES: dict[tuple[str, str], Callable[[Mapping[str, Any], Mapping[str, Any]], Causes]] = {
+    ("", "Pod"): _pod,
+    ("apps", "Deployment"): _selector,
+    ("apps", "ReplicaSet"): _selector,
+    ("apps", "StatefulSet"): _selector,
+    ("apps", "DaemonSet"): _selector,
+    ("batch", "Job"): _job,
+    ("", "ConfigMap"): _immutable_data,
+    ("", "Secret"): _secret,
+    ("", "Service"): _service,
+}
+
+
+def validate_update(group: str, kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    """Causes for changes the real server refuses on update of this built-in kind (main endpoint)."""
+    rule = _RULES.get((group, kind))
+    return rule(old, new) if rule is not None else []

@@ -1,0 +1,76 @@
+"""Immutable fields of built-ins: 422 Invalid like the real server, on PUT and PATCH alike."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+POD = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "a"}]}}
+DEPLOY = {"metadata": {"name": "d"}, "spec": {
+    "selector": {"matchLabels": {"app": "d"}},
+    "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+
+
+def _invalid(exc: pytest.ExceptionInfo[ApiException]) -> dict:
+    assert exc.value.status == 422
+    body = json.loads(exc.value.body)
+    assert body["reason"] == "Invalid"
+    return body
+
+
+def test_pod_image_may_change_but_not_the_rest_of_the_spec(api_client):
+    core = client.CoreV1Api(api_client)
+    core.create_namespaced_pod("default", POD)
+    pod = core.read_namespaced_pod("p", "default")
+    pod.spec.containers[0].image = "b"
+    assert core.replace_namespaced_pod("p", "default", pod).spec.containers[0].image == "b"
+    pod = core.read_namespaced_pod("p", "default")
+    pod.spec.containers[0].args = ["--new"]
+    with pytest.raises(ApiException) as exc:
+        core.replace_namespaced_pod("p", "default", pod)
+    body = _invalid(exc)
+    assert body["message"].startswith('Pod "p" is invalid: spec: Forbidden: pod updates may not change fields')
+
+
+def test_deployment_selector_is_immutable(api_client):
+    apps = client.AppsV1Api(api_client)
+    d = apps.create_namespaced_deployment("default", DEPLOY)
+    d.spec.selector.match_labels = {"app": "other"}
+    d.spec.template.metadata.labels = {"app": "other"}
+    with pytest.raises(ApiException) as exc:
+        apps.replace_namespaced_deployment("d", "default", d)
+    body = _invalid(exc)
+    assert body["details"]["causes"][0]["field"] == "spec.selector"
+    assert "field is immutable" in body["message"]
+
+
+def test_immutable_configmap_refuses_data_changes(api_client):
+    core = client.CoreV1Api(api_client)
+    core.create_namespaced_config_map("default", {"metadata": {"name": "a"}, "data": {"k": "v"}, "immutable": True})
+    with pytest.raises(ApiException) as exc:
+        core.replace_namespaced_config_map("a", "default", {"metadata": {"name": "a"}, "data": {"k": "w"},
+                                                            "immutable": True})
+    assert _invalid(exc)["details"]["causes"][0]["field"] == "data"
+
+
+def test_status_writes_are_not_subject_to_spec_immutability(api_client):
+    core = client.CoreV1Api(api_client)
+    core.create_namespaced_pod("default", POD)
+    pod = core.read_namespaced_pod("p", "default")
+    pod.status.phase = "Running"
+    assert core.replace_namespaced_pod_status("p", "default", pod).status.phase == "Running"
+
+
+def test_secret_string_data_is_stored_as_base64_data(api_client):
+    core = client.CoreV1Api(api_client)
+    out = core.create_namespaced_secret("default", {"metadata": {"name": "s"}, "stringData": {"pw": "hunter2"},
+                                                    "data": {"other": "eA=="}})
+    assert out.data == {"other": "eA==", "pw": "aHVudGVyMg=="}
+    assert out.string_data is None
+    with pytest.raises(ApiException) as exc:
+        core.replace_namespaced_secret("s", "default", {"metadata": {"name": "s"}, "type": "kubernetes.io/tls",
+                                                        "data": out.data})
+    assert _invalid(exc)["details"]["causes"][0]["field"] == "type"

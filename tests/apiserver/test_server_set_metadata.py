@@ -1,0 +1,89 @@
+"""Server-set metadata: deterministic uid (new on re-create), generateName, creationTimestamp, kind/apiVersion."""
+
+from __future__ import annotations
+
+import re
+
+from kubernetes import client
+
+from kamera_cli.model.objects import ObjectRef
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+
+
+def test_uid_is_uuid_shaped_and_new_on_recreate(server):
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}}
+    first = server.create(obj)["metadata"]["uid"]
+    server.delete(ObjectRef.of(obj))
+    second = server.create(obj)["metadata"]["uid"]
+    assert UUID.match(first) and UUID.match(second) and first != second
+
+
+def test_generate_name_is_deterministic_and_avoids_collisions(server):
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "web-", "namespace": "default"}}
+    names = [server.create(body)["metadata"]["name"] for _ in range(5)]
+    assert len(set(names)) == 5
+    assert all(re.match(r"^web-[bcdfghjklmnpqrstvwxz2456789]{5}$", n) for n in names)
+    from .conftest import make_server
+
+    again = make_server()
+    assert [again.create(body)["metadata"]["name"] for _ in range(5)] == names
+
+
+def test_generate_name_does_not_depend_on_unrelated_writes(server):
+    from .conftest import make_server
+
+    other = make_server()
+    other.create({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "noise", "namespace": "default"}})
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "x-", "namespace": "default"}}
+    assert server.create(body)["metadata"]["name"] == other.create(body)["metadata"]["name"]
+
+
+def test_creation_timestamp_comes_from_the_virtual_clock(api_client, clock):
+    clock.t = 3661
+    cm = client.CoreV1Api(api_client).create_namespaced_config_map("default", {"metadata": {"name": "a"}})
+    assert cm.metadata.creation_timestamp.isoformat() == "2026-01-01T01:01:01+00:00"
+
+
+def test_responses_carry_kind_and_api_version(server):
+    resp = server.handle("POST", "/apis/apps/v1/namespaces/default/deployments", [], {}, (
+        b'{"metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":'
+        b'{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}'))
+    body = resp.json()
+    assert resp.status == 201 and body["kind"] == "Deployment" and body["apiVersion"] == "apps/v1"
+
+
+def test_server_set_fields_in_the_body_are_ignored_on_create(server):
+    out = server.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "a", "namespace": "default", "uid": "mine", "resourceVersion": "999",
+        "deletionTimestamp": "2020-01-01T00:00:00Z"}})
+    assert out["metadata"]["uid"] != "mine" and "deletionTimestamp" not in out["metadata"]
+    assert out["metadata"]["resourceVersion"] != "999"
+
+
+def test_managed_fields_manager_is_the_user_agent_prefix(api_client, server, fake_patching):
+    client.CoreV1Api(api_client).create_namespaced_config_map("default", {"metadata": {"name": "a"},
+                                                                         "data": {"k": "v"}})
+    managers = [m["manager"] for m in server.journal[-1].after["metadata"]["managedFields"]]
+    assert managers == ["OpenAPI-Generator"]
+
+
+def test_apply_creates_a_missing_object(server, fake_patching):
+    out = server.apply({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "applied", "namespace": "default"}, "data": {"k": "v"}}, "kamera-test")
+    assert out["data"] == {"k": "v"} and out["metadata"]["uid"]
+    assert server.journal[-1].verb == "patch" and server.journal[-1].status == 201
+
+
+def test_bookkeeping_counters_are_readable_with_their_public_keys(server):
+    from kamera_cli.apiserver.semantics import generate_name_key, incarnation_key
+
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "g-", "namespace": "default"}}
+    server.create(body)
+    server.create(body)
+    assert server.snapshot.counter(generate_name_key("", "ConfigMap", "default", "g-")) == 2
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}}
+    server.create(obj)
+    server.delete(ObjectRef.of(obj))
+    server.create(obj)
+    assert server.snapshot.counter(incarnation_key(ObjectRef.of(obj))) == 2
