@@ -99,7 +99,6 @@ class KubeModel:
         self._seed_requests = tuple(seed_requests)
         self._start_clock = start_clock
         self._track_steps = any(isinstance(a.at, int) for a in self.action_specs)
-        self._actor_cache: dict[str, tuple[list[Any], list[Any]]] = {}
 
     # ------------------------------------------------------------------ explorer protocol
     def initial_states(self) -> Sequence[SimState]:
@@ -170,17 +169,8 @@ class KubeModel:
         return "enabled" if self.quiescent(state) else ""
 
     def _actor_work(self, snapshot: Snapshot) -> tuple[list[Any], list[Any]]:
-        key = snapshot.fingerprint()
-        hit = self._actor_cache.get(key)
-        if hit is None:
-            hit = (
-                list(api_actors.gc_work(snapshot, self.registry)),
-                list(api_actors.namespace_work(snapshot, self.registry)),
-            )
-            if len(self._actor_cache) > 50_000:
-                self._actor_cache.clear()
-            self._actor_cache[key] = hit
-        return hit
+        # cached per snapshot by the API server (uids matter to the collector, so never by fingerprint)
+        return api_actors.gc_work(snapshot, self.registry), api_actors.namespace_work(snapshot, self.registry)
 
     def _fault_variants(self, state: SimState, item: PendingItem) -> list[Act]:
         p = self.perturbations
@@ -402,14 +392,7 @@ class KubeModel:
 
 def stale_views(snapshot: Snapshot, fault: Fault) -> dict[KindRef, Snapshot]:
     """For each lagging kind, the cluster as it was before that kind's last n writes."""
-    views: dict[KindRef, Snapshot] = {}
-    for kind_text, n in fault.lags:
-        kind = KindRef.parse(kind_text)
-        view = snapshot
-        for w in reversed(snapshot.recent_writes(kind, n)):
-            view = view.with_object(w.ref, w.before)
-        views[kind] = view
-    return views
+    return {KindRef.parse(kind): snapshot.before_writes(KindRef.parse(kind), n) for kind, n in fault.lags}
 
 
 def _lags_of(faults: FaultBook, controller: str) -> list[tuple[str, int]]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from kamera_cli.adapters import ReconcileAbort, Request, VirtualClock, run_reconcile
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
+from kamera_cli.apiserver.semantics import generate_name_key, incarnation_key
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.sim.labels import Finding, WriteRec
 
@@ -316,7 +317,7 @@ def _regions(server: ApiServer) -> tuple[tuple[Any, ...], ...]:
             prefix = (meta or {}).get("generateName") if isinstance(meta, dict) else None
             if prefix and not (meta or {}).get("name"):
                 ns = acc.namespace if res.namespaced else ""
-                seen[("counter", f"gen\0{res.group}\0{res.kind}\0{ns}\0{prefix}")] = None
+                seen[("counter", generate_name_key(res.group, res.kind, ns, prefix))] = None
     return tuple(seen)
 
 
@@ -326,12 +327,8 @@ def _counter_keys(regions: Sequence[tuple[Any, ...]]) -> list[str]:
         if region[0] == "counter":
             keys.append(region[1])
         elif region[0] == "obj":
-            keys.append(_incarnation_key(region[1]))
+            keys.append(incarnation_key(region[1]))
     return keys
-
-
-def _incarnation_key(ref: ObjectRef) -> str:
-    return f"inc\0{ref.api_version}\0{ref.kind}\0{ref.namespace}\0{ref.name}"
 
 
 def _with_rv(obj: Mapping[str, Any], rv: int) -> dict[str, Any]:
@@ -351,7 +348,7 @@ def _collection_path(acc: Any) -> str:
 def _obj_digest(snapshot: Snapshot, ref: ObjectRef) -> str:
     obj = snapshot.get(ref)
     if obj is None:
-        return f"absent#{snapshot.counter(_incarnation_key(ref))}"
+        return f"absent#{snapshot.counter(incarnation_key(ref))}"
     return _content_digest(obj)
 
 
