@@ -345,3 +345,14 @@ def test_default_kind_check_is_skipped_without_registry_or_callback(
     else:
         with pytest.raises(ScenarioError, match=re.escape("unknown kind 'example.com/v9/Thing'")):
             load_scenario(path, check_entrypoint=lambda e, b: None)
+
+
+def test_durations_the_schema_lets_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (
+        HEAD.replace("for: v1/ConfigMap}", "for: v1/ConfigMap, timeout: 0ms}")
+        + "  seed: []\n  explore: {timeout: .inf}\n"
+    )
+    assert problems_of(tmp_path, monkeypatch, {"scenario.yaml": text}) == [
+        "scenario.yaml:5:89: $.spec.controllers[0].timeout: a duration must be greater than zero, got '0ms'",
+        "scenario.yaml:7:22: $.spec.explore.timeout: a duration must be greater than zero, got inf",
+    ]
