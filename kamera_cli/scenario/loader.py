@@ -559,6 +559,18 @@ class _Loader:
                         (*path, j),
                         "a json patch operation is {op: add|remove|replace|move|copy|test, path: /json/pointer, ...}",
                     )
+                    continue
+                pointers = [("path", op["path"])]
+                if op["op"] in ("move", "copy"):
+                    if not isinstance(op.get("from"), str):
+                        self.add((*path, j), f"a json patch {op['op']} operation needs 'from' (a JSON Pointer)")
+                    else:
+                        pointers.append(("from", op["from"]))
+                elif op["op"] in ("add", "replace", "test") and "value" not in op:
+                    self.add((*path, j), f"a json patch {op['op']} operation needs 'value'")
+                for key, pointer in pointers:
+                    if pointer and not pointer.startswith("/"):
+                        self.add((*path, j, key), f"{pointer!r} is not a JSON Pointer: it starts with '/' or is empty")
 
     # -- perturbations -------------------------------------------------------------------------
     def _controller_ref(self, value: Any, path: Path_) -> str | None:
