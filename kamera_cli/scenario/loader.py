@@ -45,6 +45,8 @@ BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system"
 _MAPPERS = frozenset({"owner", "sameName", "namespace", "all"})
 #: the schema's entry-point pattern (``$defs.entrypoint``)
 _ENTRYPOINT = re.compile(r"^[^:\s][^:]*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+#: the schema's duration string pattern (``$defs.duration``)
+_DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|h|m|s))+$")
 _JSON_PATCH_OPS = frozenset({"add", "remove", "replace", "move", "copy", "test"})
 
 CheckEntrypoint = Callable[[str, str], "str | None"]
@@ -393,8 +395,10 @@ class _Loader:
         try:
             return parse_duration(value)
         except ValueError as exc:
-            if isinstance(value, str) and value.strip() and re.fullmatch(r"[0-9.hms]+", value.strip()):
-                self.add(path, str(exc))  # well-formed but zero: the schema's pattern let it through
+            # report what the schema let through (a zero like "0s", an infinite number); not twice
+            number = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+            if number or (isinstance(value, str) and _DURATION.match(value)):
+                self.add(path, str(exc))
             return default
 
     def _explore(self, raw: dict[str, Any]) -> ExploreBounds:
@@ -555,6 +559,18 @@ class _Loader:
                         (*path, j),
                         "a json patch operation is {op: add|remove|replace|move|copy|test, path: /json/pointer, ...}",
                     )
+                    continue
+                pointers = [("path", op["path"])]
+                if op["op"] in ("move", "copy"):
+                    if not isinstance(op.get("from"), str):
+                        self.add((*path, j), f"a json patch {op['op']} operation needs 'from' (a JSON Pointer)")
+                    else:
+                        pointers.append(("from", op["from"]))
+                elif op["op"] in ("add", "replace", "test") and "value" not in op:
+                    self.add((*path, j), f"a json patch {op['op']} operation needs 'value'")
+                for key, pointer in pointers:
+                    if pointer and not pointer.startswith("/"):
+                        self.add((*path, j, key), f"{pointer!r} is not a JSON Pointer: it starts with '/' or is empty")
 
     # -- perturbations -------------------------------------------------------------------------
     def _controller_ref(self, value: Any, path: Path_) -> str | None:

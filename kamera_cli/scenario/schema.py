@@ -18,17 +18,18 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-import kamera_cli
 from kamera_cli.errors import InternalError, Problem, UsageError
 from kamera_cli.scenario.paths import Path_
 from kamera_cli.scenario.yamldoc import Document
 
 SCHEMA_NAME = "scenario.schema.json"
+#: the ``kamera_cli`` package folder (not ``import kamera_cli``: the package root imports upper layers)
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
 def schema_path(name: str = SCHEMA_NAME) -> Path:
     """A bundled schema, in an installed wheel (``kamera_cli/schemas/``) or a source checkout (``schemas/``)."""
-    package = Path(kamera_cli.__file__).resolve().parent
+    package = PACKAGE_DIR
     for candidate in (package / "schemas" / name, package.parent / "schemas" / name):
         if candidate.is_file():
             return candidate

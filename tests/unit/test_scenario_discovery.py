@@ -127,11 +127,11 @@ def test_schema_text() -> None:
 
 def test_schema_is_found_in_an_installed_wheel_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Wheels force-include ``schemas/`` as ``kamera_cli/schemas/``; that copy wins when present."""
-    import kamera_cli
+    from kamera_cli.scenario import schema as schema_module
 
     package = tmp_path / "site-packages" / "kamera_cli"
     put(package / "__init__.py", "")
     put(package / "schemas" / "scenario.schema.json", "{}")
-    monkeypatch.setattr(kamera_cli, "__file__", str(package / "__init__.py"))
+    monkeypatch.setattr(schema_module, "PACKAGE_DIR", package)
     assert schema_path() == package / "schemas" / "scenario.schema.json"
     assert schema_text("scenario") == "{}"

@@ -345,3 +345,43 @@ def test_default_kind_check_is_skipped_without_registry_or_callback(
     else:
         with pytest.raises(ScenarioError, match=re.escape("unknown kind 'example.com/v9/Thing'")):
             load_scenario(path, check_entrypoint=lambda e, b: None)
+
+
+def test_durations_the_schema_lets_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (
+        HEAD.replace("for: v1/ConfigMap}", "for: v1/ConfigMap, timeout: 0ms}")
+        + "  seed: []\n  explore: {timeout: .inf}\n"
+    )
+    assert problems_of(tmp_path, monkeypatch, {"scenario.yaml": text}) == [
+        "scenario.yaml:5:89: $.spec.controllers[0].timeout: a duration must be greater than zero, got '0ms'",
+        "scenario.yaml:7:22: $.spec.explore.timeout: a duration must be greater than zero, got inf",
+    ]
+
+
+def test_json_patch_operations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = "{apiVersion: v1, kind: Secret, name: s}"
+    text = HEAD + textwrap.indent(
+        textwrap.dedent(f"""\
+        seed: []
+        actions:
+          - patch:
+              target: {target}
+              type: json
+              patch:
+                - {{op: add, path: /data/a}}
+                - {{op: move, path: /data/b}}
+                - {{op: copy, from: data/c, path: /data/d}}
+                - {{op: remove, path: metadata}}
+                - {{op: test, path: "", value: {{}}}}
+        """),
+        "  ",
+    )
+    assert problems_of(tmp_path, monkeypatch, {"scenario.yaml": text}) == [
+        "scenario.yaml:12:13: $.spec.actions[0].patch.patch[0]: a json patch add operation needs 'value'",
+        "scenario.yaml:13:13: $.spec.actions[0].patch.patch[1]: a json patch move operation needs 'from'"
+        " (a JSON Pointer)",
+        "scenario.yaml:14:30: $.spec.actions[0].patch.patch[2].from: 'data/c' is not a JSON Pointer:"
+        " it starts with '/' or is empty",
+        "scenario.yaml:15:32: $.spec.actions[0].patch.patch[3].path: 'metadata' is not a JSON Pointer:"
+        " it starts with '/' or is empty",
+    ]
