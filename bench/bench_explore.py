@@ -86,7 +86,8 @@ def examples(quick: bool) -> None:
 def scaling(max_widgets: int) -> None:
     print("\n== scaling: quickstart controller with N widgets (memo on)")
     base = load_scenario(ROOT / "scenarios" / "quickstart" / "scenario.yaml")
-XX
+    print(f"{'N':>3} {'states':>8} {'trans':>8} {'execs':>6} {'memo':>6} {'search s':>9} {'states/s':>9} "
+          f"{'trans/s':>9}")
     for n in range(1, max_widgets + 1):
         seed = tuple({"apiVersion": "example.com/v1", "kind": "Widget",
                       "metadata": {"name": f"w{i}", "namespace": "default"}, "spec": {"message": f"m{i}"}}

@@ -61,7 +61,7 @@ def _parse_duration(text: str | None) -> float | None:
     try:
         return parse_duration(text)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--timeout") from exc
+        raise UsageError(f"invalid value for --timeout: {exc}") from exc
 
 
 @app.command()
