@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import tracemalloc
 from dataclasses import replace
 from pathlib import Path
 
@@ -85,18 +86,34 @@ def examples(quick: bool) -> None:
 
 def scaling(max_widgets: int) -> None:
     print("\n== scaling: quickstart controller with N widgets (memo on)")
+    print("   objects = states x objects per state; versions = distinct stored object versions (shared")
+    print("   between states); memory = traced peak during the search, per state")
     base = load_scenario(ROOT / "scenarios" / "quickstart" / "scenario.yaml")
     print(f"{'N':>3} {'states':>8} {'trans':>8} {'execs':>6} {'memo':>6} {'search s':>9} {'states/s':>9} "
-          f"{'trans/s':>9}")
+          f"{'trans/s':>9} {'objects':>9} {'versions':>9} {'KiB/state':>9}")
     for n in range(1, max_widgets + 1):
         seed = tuple({"apiVersion": "example.com/v1", "kind": "Widget",
                       "metadata": {"name": f"w{i}", "namespace": "default"}, "spec": {"message": f"m{i}"}}
                      for i in range(n))
-        ex = explore(replace(base, seed=seed, invariants=()))
+        scenario = replace(base, seed=seed, invariants=())
+        explore(replace(scenario, seed=seed[:1]))  # load the controller once, outside the measurement
+        ex = explore(scenario)  # timed run
+        tracemalloc.start()  # a second run for memory: tracing slows everything down
+        explore(scenario)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
         st = ex.result.stats
+        graph = ex.search.graph
+        total = 0
+        versions: set[int] = set()
+        for node in range(graph.num_states):
+            objs = graph.state(node).snapshot.objects()
+            total += len(objs)
+            versions.update(id(o) for o in objs)
         print(f"{n:>3} {st.states:>8} {st.transitions:>8} {st.reconciles:>6} {st.memo_hit_rate:>6.0%} "
               f"{st.elapsed_seconds:>9.2f} {fmt(st.states / st.elapsed_seconds):>9} "
-              f"{fmt(st.transitions / st.elapsed_seconds):>9}")
+              f"{fmt(st.transitions / st.elapsed_seconds):>9} {total:>9,} {len(versions):>9,} "
+              f"{peak / 1024 / st.states:>9.1f}")
 
 
 def perturbations() -> None:
