@@ -6,7 +6,6 @@ from kamera_cli.model.objects import ObjectRef
 from kamera_cli.model.result import Verdict
 from kamera_cli.model.scenario import ActionSpec
 from kamera_cli.runner import explore
-
 from tests.sim.conftest import CONFIGMAP, MakeScenario
 
 CODE = """

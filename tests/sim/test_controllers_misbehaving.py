@@ -7,7 +7,6 @@ from dataclasses import replace
 from kamera_cli.model.result import CheckName, Verdict
 from kamera_cli.model.scenario import ControllerSpec, Expectations
 from kamera_cli.runner import explore
-
 from tests.sim.conftest import CONFIGMAP, MakeScenario
 
 CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "default"}}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from kamera_cli.model.result import CheckName, Verdict
 from kamera_cli.runner import explore
-
 from tests.sim.conftest import CONFIGMAP, MakeScenario
 
 CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "default"}}
