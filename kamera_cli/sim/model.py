@@ -169,8 +169,22 @@ class KubeModel:
         return "enabled" if self.quiescent(state) else ""
 
     def _actor_work(self, snapshot: Snapshot) -> tuple[list[Any], list[Any]]:
-        # cached per snapshot by the API server (uids matter to the collector, so never by fingerprint)
-        return api_actors.gc_work(snapshot, self.registry), api_actors.namespace_work(snapshot, self.registry)
+        # cached per snapshot object (uids matter to the collector, so never by fingerprint)
+        return snapshot.derived(_ACTOR_WORK, lambda s: (api_actors.gc_work(s, self.registry),
+                                                        api_actors.namespace_work(s, self.registry)))
+
+    def _inherit_idle_actors(self, parent: Snapshot, child: Snapshot, writes: Sequence[WriteRec]) -> None:
+        """Skip rescanning the cluster when the built-in actors had nothing to do and no write can change that.
+
+        The collector's work appears only when an object goes away, starts or changes its deletion
+        (deletionTimestamp, finalizers), or gains or changes ownerReferences; the namespace controller's
+        only when a Namespace is written. Any other write leaves both idle.
+        """
+        if child is parent or not all(_idle_for_actors(w) for w in writes):
+            return
+        gc, ns = self._actor_work(parent)
+        if not gc and not ns:
+            child.derived(_ACTOR_WORK, lambda s: ([], []))
 
     def _fault_variants(self, state: SimState, item: PendingItem) -> list[Act]:
         p = self.perturbations
@@ -260,6 +274,7 @@ class KubeModel:
                 PendingItem(act.controller, act.namespace, act.name, clock + delay, TIMER, stable=not changed)
             )
         pending = merge_pending(state.pending, new_items, item)
+        self._inherit_idle_actors(state.snapshot, run.snapshot, run.writes)
         new_state = SimState(
             snapshot=run.snapshot,
             pending=pending,
@@ -393,6 +408,22 @@ class KubeModel:
 def stale_views(snapshot: Snapshot, fault: Fault) -> dict[KindRef, Snapshot]:
     """For each lagging kind, the cluster as it was before that kind's last n writes."""
     return {KindRef.parse(kind): snapshot.before_writes(KindRef.parse(kind), n) for kind, n in fault.lags}
+
+
+_ACTOR_WORK = "kamera.sim.actor-work"
+_DELETION_META = ("deletionTimestamp", "finalizers", "ownerReferences")
+
+
+def _idle_for_actors(w: WriteRec) -> bool:
+    if w.refused:
+        return True
+    if w.after is None or w.ref.kind == "Namespace":
+        return False
+    after_meta = w.after.get("metadata") or {}
+    if w.before is None:
+        return not after_meta.get("ownerReferences") and not after_meta.get("deletionTimestamp")
+    before_meta = w.before.get("metadata") or {}
+    return all(before_meta.get(k) == after_meta.get(k) for k in _DELETION_META)
 
 
 def _lags_of(faults: FaultBook, controller: str) -> list[tuple[str, int]]:
