@@ -1,4 +1,4 @@
-"""Throughput of the explorer core on trivial models (run: python tests/explore/bench_explore.py [N]).
+"""Throughput of the explorer core on trivial models (run: python bench/bench_explore_core.py [N]).
 
 Reports CPU time (best of three) so that other load on the machine distorts the figure less.
 The figures in docs/explorer.md come from this script.
@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kamera_cli.explore import Model, Transition, search
 
