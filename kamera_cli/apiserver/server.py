@@ -27,7 +27,13 @@ from kamera_cli.apiserver.errors import ApiError
 from kamera_cli.apiserver.registry import Registry, ResourceInfo
 from kamera_cli.apiserver.selectors import SelectorError, field_matcher, label_matcher
 from kamera_cli.apiserver.snapshot import Snapshot
-from kamera_cli.apiserver.validation import validate_builtin, validate_metadata, validate_name
+from kamera_cli.apiserver.validation import (
+    prune_builtin,
+    prune_metadata,
+    validate_builtin,
+    validate_metadata,
+    validate_name,
+)
 from kamera_cli.apiserver.validation_crd import apply_defaults, prune
 from kamera_cli.apiserver.validation_crd import validate as validate_cr
 from kamera_cli.apiserver.validation_update import validate_update
@@ -650,9 +656,10 @@ class ApiServer:
             meta = obj["metadata"]
             obj = prune(obj, info.schema, root=True)
             obj = apply_defaults(obj, info.schema)
-            obj["metadata"] = meta
+            obj["metadata"] = prune_metadata(self.registry.definitions, meta)
             causes += validate_cr(obj, info.schema)
         elif info.definition is not None:
+            obj = prune_builtin(self.registry.definitions, info.definition, obj)
             causes += validate_builtin(self.registry.definitions, info.definition, obj)
         if causes:
             raise E.invalid(info.kind, info.group, name, causes)
