@@ -533,9 +533,18 @@ class ApiServer:
         events: list[watching.Event]
         kind_ref = self._ref(info, "", "").kind_ref
         ns = req.namespace
-        if rv_text in ("", "0"):
+        initial = req.flag("sendInitialEvents")
+        if initial and req.query.get("resourceVersionMatch") != "NotOlderThan":
+            raise E.error(422, "Invalid", "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: "
+                                          "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                          group="meta.k8s.io", kind="ListOptions")
+        if rv_text in ("", "0") or initial:
             objs, rv = self._list_objects(info, ns)
             events = [{"type": "ADDED", "object": self._present(info, o)} for o in objs if match(o)]
+            if initial:
+                mark = watching.bookmark(info.kind, info.api_version, rv)
+                mark["object"]["metadata"]["annotations"] = {"k8s.io/initial-events-end": "true"}
+                events.append(mark)
         else:
             start = _int_param(req, "resourceVersion")
             records = view.writes_since(start)
@@ -547,7 +556,7 @@ class ApiServer:
             records = [w for w in records if w.ref.api_version == kind_ref.api_version
                        and w.ref.kind == kind_ref.kind and (not ns or w.ref.namespace == ns)]
             events = watching.events_from_log(records, match, lambda o: self._present(info, o))
-        if req.flag("allowWatchBookmarks"):
+        if req.flag("allowWatchBookmarks") and not initial:
             events.append(watching.bookmark(info.kind, info.api_version, rv))
         return 200, None, watching.stream(events)
 
