@@ -709,8 +709,12 @@ class ApiServer:
             name = candidate
         meta["name"] = name
         ref = self._ref(info, ns, name)
-        if self.snapshot.get(ref) is not None:
-            raise E.already_exists(info.plural, info.group, name)
+        existing = self.snapshot.get(ref)
+        if existing is not None:
+            err = E.already_exists(info.plural, info.group, name)
+            if (existing.get("metadata") or {}).get("deletionTimestamp"):
+                err.body["message"] = "object is being deleted: " + err.body["message"]
+            raise err
         inc_key = S.incarnation_key(ref)
         incarnation = self.snapshot.counter(inc_key) + 1
         counters[inc_key] = incarnation

@@ -119,3 +119,14 @@ def test_delete_of_a_missing_object_is_404(api_client):
         client.CoreV1Api(api_client).delete_namespaced_config_map("zzz", "default")
     assert exc.value.status == 404
     assert json.loads(exc.value.body)["message"] == 'configmaps "zzz" not found'
+
+
+def test_recreating_a_terminating_object_says_it_is_being_deleted(api_client):
+    core = client.CoreV1Api(api_client)
+    _create(core, ["example.com/hold"])
+    core.delete_namespaced_config_map("a", "default")
+    with pytest.raises(ApiException) as exc:
+        _create(core)
+    body = json.loads(exc.value.body)
+    assert exc.value.status == 409 and body["reason"] == "AlreadyExists"
+    assert body["message"] == 'object is being deleted: configmaps "a" already exists'
