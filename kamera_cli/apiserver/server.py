@@ -711,10 +711,8 @@ class ApiServer:
         ref = self._ref(info, ns, name)
         existing = self.snapshot.get(ref)
         if existing is not None:
-            err = E.already_exists(info.plural, info.group, name)
-            if (existing.get("metadata") or {}).get("deletionTimestamp"):
-                err.body["message"] = "object is being deleted: " + err.body["message"]
-            raise err
+            deleting = bool((existing.get("metadata") or {}).get("deletionTimestamp"))
+            raise E.already_exists(info.plural, info.group, name, deleting=deleting)
         inc_key = S.incarnation_key(ref)
         incarnation = self.snapshot.counter(inc_key) + 1
         counters[inc_key] = incarnation
