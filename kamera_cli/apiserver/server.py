@@ -9,6 +9,7 @@ object being written; stored objects are never mutated.
 from __future__ import annotations
 
 import base64
+import datetime as _dt
 import json
 import traceback
 from collections import OrderedDict
@@ -256,7 +257,10 @@ class ApiServer:
 
     def _call(self, method: str, path: str, query: list[tuple[str, str]], body: Any,
               content_type: str = "application/json") -> dict[str, Any]:
-        raw = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        try:
+            raw = None if body is None else json.dumps(body, separators=(",", ":"), default=_json_default).encode()
+        except (TypeError, ValueError) as exc:
+            raise E.bad_request(f"the object cannot be sent as JSON: {exc}") from None
         resp = self.handle(method, path, query, {"Content-Type": content_type, "User-Agent": "kamera"}, raw)
         data = json.loads(resp.body) if resp.body else {}
         if resp.status >= 400:
@@ -1012,6 +1016,17 @@ class ApiServer:
             deleted.append(out)
         return 200, {"kind": info.list_kind, "apiVersion": info.api_version,
                      "metadata": {"resourceVersion": str(self.snapshot.resource_version)}, "items": deleted}, None
+
+
+def _json_default(value: Any) -> Any:
+    """YAML seeds may hold timestamps and dates as Python objects: send them as RFC 3339 / ISO strings."""
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        return value.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 def _always(_obj: Manifest) -> bool:
