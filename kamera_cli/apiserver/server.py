@@ -24,6 +24,7 @@ from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver import scale as scale_view
 from kamera_cli.apiserver import semantics as S
 from kamera_cli.apiserver import watching
+from kamera_cli.apiserver.encoding import ListBody, encode, encode_object
 from kamera_cli.apiserver.errors import ApiError
 from kamera_cli.apiserver.registry import Registry, ResourceInfo
 from kamera_cli.apiserver.selectors import SelectorError, field_matcher, label_matcher
@@ -274,7 +275,14 @@ class ApiServer:
         self.journal.append(Access(access.method, access.verb, access.resource, access.namespace, access.name,
                                    access.subresource, access.query, access.request_body, status, body,
                                    access.before, access.after, access.dry_run))
-        raw = b"" if stream is not None else json.dumps(body, separators=(",", ":")).encode()
+        if stream is not None:
+            raw = b""
+        elif isinstance(body, ListBody):
+            raw = body.encode()
+        elif status < 300 and access.verb == "get" and access.resource is not None and not access.subresource:
+            raw = encode_object(body)  # a stored object (or its per-version view): cached serialisation
+        else:
+            raw = encode(body)
         return HttpResponse(status, _JSON_HEADERS, raw, stream)
 
     def _dispatch(self, method: str, path: str, raw_query: tuple[tuple[str, str], ...],
@@ -520,8 +528,7 @@ class ApiServer:
             meta["continue"] = _encode_continue(rv, _key(items[-1]))
             meta["remainingItemCount"] = rest
         present = [self._present(info, o) for o in items] if info.storage_version else items
-        return 200, {"kind": info.list_kind, "apiVersion": info.api_version, "metadata": meta,
-                     "items": present}, None
+        return 200, ListBody(kind=info.list_kind, apiVersion=info.api_version, metadata=meta, items=present), None
 
     def _do_watch(self, req: _Req) -> tuple[int, Any, Iterator[bytes]]:
         info = req.info
