@@ -279,7 +279,8 @@ class ApiServer:
             raw = b""
         elif isinstance(body, ListBody):
             raw = body.encode()
-        elif status < 300 and access.verb == "get" and access.resource is not None and not access.subresource:
+        elif status < 300 and ((access.verb == "get" and access.resource is not None and not access.subresource)
+                               or (body is access.after and body is not None)):
             raw = encode_object(body)  # a stored object (or its per-version view): cached serialisation
         else:
             raw = encode(body)

@@ -204,7 +204,7 @@ def _prune(definitions: Mapping[str, Any], name: str, value: Any, top: bool = Fa
                 changed = dict(value)
             del changed[key]
             continue
-        if sub is None:
+        if sub is None or key == "managedFields":  # server-written; never needs pruning
             continue
         new = _prune_prop(definitions, spec, sub)
         if new is not sub:
