@@ -53,6 +53,8 @@ _PATCH_ALIASES = {"json": "application/json-patch+json", "merge": "application/m
                   "strategic": "application/strategic-merge-patch+json", "apply": "application/apply-patch+yaml"}
 _SIMULATED_SUBRESOURCES = frozenset({"status", "scale"})
 _HISTORY = 64
+#: Namespaces the NamespaceLifecycle admission plugin never lets anyone delete.
+_IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 _FOREGROUND = "foregroundDeletion"
 _ORPHAN = "orphan"
 
@@ -964,6 +966,8 @@ class ApiServer:
         live = self.snapshot.get(ref)
         if live is None:
             raise E.not_found(info.plural, info.group, req.name)
+        if info.group == "" and info.kind == "Namespace" and req.name in _IMMORTAL_NAMESPACES:
+            raise E.forbidden("namespaces", "", req.name, "this namespace may not be deleted")
         return self._delete(req, ref, live, policy, pre)
 
     def _delete(self, req: _Req, ref: ObjectRef, live: Manifest, policy: str, pre: Mapping[str, Any]
