@@ -24,6 +24,7 @@ from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver import scale as scale_view
 from kamera_cli.apiserver import semantics as S
 from kamera_cli.apiserver import watching
+from kamera_cli.apiserver.defaults import apply_builtin_defaults
 from kamera_cli.apiserver.encoding import ListBody, encode, encode_object
 from kamera_cli.apiserver.errors import ApiError
 from kamera_cli.apiserver.registry import Registry, ResourceInfo
@@ -683,6 +684,7 @@ class ApiServer:
             causes += validate_cr(obj, info.schema)
         elif info.definition is not None:
             obj = prune_builtin(self.registry.definitions, info.definition, obj)
+            apply_builtin_defaults(info.group, info.kind, obj)
             causes += validate_builtin(self.registry.definitions, info.definition, obj)
         if causes:
             raise E.invalid(info.kind, info.group, name, causes)
