@@ -835,8 +835,10 @@ class ApiServer:
                 raise E.invalid(info.kind, info.group, req.name, causes)
         if info.tracks_generation and S.spec_changed(live, merged, status_counts=info.custom and not info.has_status):
             merged["metadata"]["generation"] = int(live_meta.get("generation") or 0) + 1
-        if S.same_ignoring_bookkeeping(live, merged):
-            return 200, self._present(info, live), None
+        if S.same_ignoring_bookkeeping(live, merged) and (
+                managed is None or _ownership(managed) == _ownership(live_meta.get("managedFields"))):
+            return 200, self._present(info, live), None  # a no-op: no new RV, no event (an apply that only
+            # moves field ownership is written, as in the real server; timestamps alone are not)
         if managed is None:
             self._managed(live, merged, manager, req.sub)
         if req.dry_run:
@@ -1030,6 +1032,13 @@ class ApiServer:
             deleted.append(out)
         return 200, {"kind": info.list_kind, "apiVersion": info.api_version,
                      "metadata": {"resourceVersion": str(self.snapshot.resource_version)}, "items": deleted}, None
+
+
+def _ownership(managed: Any) -> Any:
+    """managedFields without their timestamps: what an ownership change is compared on."""
+    if not isinstance(managed, list):
+        return managed
+    return [{k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e for e in managed]
 
 
 def _json_default(value: Any) -> Any:
