@@ -29,7 +29,7 @@ class ActorWork:
     """One step an actor can take: ``action`` on ``target`` (``detail`` says which owner/finalizer)."""
 
     actor: str
-    action: str  # delete | orphan | remove-finalizer | delete-content | finalize
+    action: str  # delete | orphan | remove-dangling | remove-finalizer | delete-content | finalize
     target: ObjectRef
     detail: str = ""
 
@@ -38,6 +38,7 @@ class ActorWork:
             "delete": "delete",
             "orphan": "remove the ownerReference to " + self.detail + " from",
             "remove-finalizer": f"remove the {self.detail} finalizer from",
+            "remove-dangling": "remove ownerReferences to owners that are gone from",
             "delete-content": "delete the contents of",
             "finalize": "remove the kubernetes finalizer from",
         }.get(self.action, self.action)
@@ -83,13 +84,18 @@ def _gc_work(snapshot: Snapshot) -> tuple[ActorWork, ...]:
         if not owners:
             continue
         present = False
+        dangling: list[str] = []
         for o in owners:
             hit = owner_of(ref, o)
             if hit is not None:
                 present = True
                 dependents.setdefault(str(o.get("uid")), []).append((ref, obj, o))
+            else:
+                dangling.append(str(o.get("uid", "")))
         if not present and not _deleting(obj):
             work.add(ActorWork(GC, "delete", ref, "all owners are gone"))
+        elif present and dangling:
+            work.add(ActorWork(GC, "remove-dangling", ref, ",".join(sorted(dangling))))
     for ref, obj in entries:
         if not _deleting(obj):
             continue
@@ -130,8 +136,9 @@ def gc_step(server: ApiServer, work: ActorWork) -> None:
             return
         policy = "Foreground" if work.detail.startswith("foreground") else "Background"
         _quietly(server.delete, work.target, propagation_policy=policy)
-    elif work.action == "orphan":
-        refs = [o for o in meta.get("ownerReferences") or [] if o.get("uid") != work.detail]
+    elif work.action in ("orphan", "remove-dangling"):
+        gone = set(work.detail.split(","))
+        refs = [o for o in meta.get("ownerReferences") or [] if o.get("uid") not in gone]
         new = {**obj, "metadata": {**meta, "ownerReferences": refs}}
         if not refs:
             new["metadata"].pop("ownerReferences")

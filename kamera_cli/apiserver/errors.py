@@ -82,8 +82,9 @@ def not_found(plural: str, group: str, name: str) -> ApiError:
                  kind=plural)
 
 
-def already_exists(plural: str, group: str, name: str) -> ApiError:
-    return error(409, "AlreadyExists", f'{qualified(plural, group)} "{name}" already exists', name=name,
+def already_exists(plural: str, group: str, name: str, *, deleting: bool = False) -> ApiError:
+    prefix = "object is being deleted: " if deleting else ""
+    return error(409, "AlreadyExists", f'{prefix}{qualified(plural, group)} "{name}" already exists', name=name,
                  group=group, kind=plural)
 
 

@@ -143,7 +143,7 @@ class GroupInfo:
 class Registry:
     """An immutable set of served resources; ``with_crds`` returns a new one."""
 
-    __slots__ = ("_by_kind", "_by_plural", "_crds", "_definitions", "_resources")
+    __slots__ = ("_by_kind", "_by_plural", "_crds", "_definitions", "_lookups", "_resources")
 
     def __init__(self, resources: Iterable[ResourceInfo], definitions: Mapping[str, Any],
                  crds: tuple[Mapping[str, Any], ...] = ()) -> None:
@@ -152,6 +152,7 @@ class Registry:
         self._crds = crds
         self._by_kind: dict[tuple[str, str], ResourceInfo] = {}
         self._by_plural: dict[tuple[str, str, str], ResourceInfo] = {}
+        self._lookups: dict[tuple[str, str, str], Callable[[tuple[str, ...]], Any]] = {}
         for r in self._resources:
             self._by_kind.setdefault((r.api_version, r.kind), r)
             self._by_plural[(r.group, r.version, r.plural)] = r
@@ -209,12 +210,17 @@ class Registry:
 
     def field_lookup(self, info: ResourceInfo) -> Callable[[tuple[str, ...]], Any]:
         """Patch metadata per field path, for strategic merge patch and server-side apply."""
+        key = (info.group, info.version, info.plural)
+        cached = self._lookups.get(key)
+        if cached is not None:
+            return cached
         from kamera_cli.apiserver import patching  # type: ignore[attr-defined,unused-ignore]
 
         if info.custom or info.definition is None:
             lookup: Callable[[tuple[str, ...]], Any] = patching.openapi_field_lookup(info.schema or {})
         else:
             lookup = patching.builtin_field_lookup(self._definitions, info.definition)
+        self._lookups[key] = lookup
         return lookup
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from kamera_cli.apiserver.registry import ResourceInfo, field_path
@@ -147,16 +148,28 @@ def parse_label_selector(text: str) -> tuple[Requirement, ...]:
     return tuple(reqs)
 
 
+@lru_cache(maxsize=512)
 def label_matcher(text: str) -> Callable[[Manifest], bool] | None:
+    """A predicate over objects for a label selector (parsed once per distinct selector text)."""
     reqs = parse_label_selector(text)
     if not reqs:
         return None
+    if len(reqs) == 1:
+        only = reqs[0]
+
+        def match_one(obj: Manifest) -> bool:
+            return only.matches((obj.get("metadata") or _EMPTY).get("labels") or _EMPTY)
+
+        return match_one
 
     def match(obj: Manifest) -> bool:
-        labels = (obj.get("metadata") or {}).get("labels") or {}
+        labels = (obj.get("metadata") or _EMPTY).get("labels") or _EMPTY
         return all(r.matches(labels) for r in reqs)
 
     return match
+
+
+_EMPTY: Mapping[str, Any] = {}
 
 
 Manifest = Mapping[str, Any]
@@ -175,8 +188,14 @@ def _field_value(obj: Manifest, path: str) -> str:
 
 def field_matcher(text: str, info: ResourceInfo) -> Callable[[Manifest], bool] | None:
     """Parse ``metadata.name=a,status.phase!=Running`` for ``info``'s supported labels."""
+    if not text:
+        return None
+    return _field_matcher(text, info.field_labels())
+
+
+@lru_cache(maxsize=512)
+def _field_matcher(text: str, allowed: frozenset[str]) -> Callable[[Manifest], bool] | None:
     terms: list[tuple[str, bool, str]] = []
-    allowed = info.field_labels()
     for raw in text.split(","):
         part = raw.strip()
         if not part:

@@ -9,6 +9,7 @@ object being written; stored objects are never mutated.
 from __future__ import annotations
 
 import base64
+import datetime as _dt
 import json
 import traceback
 from collections import OrderedDict
@@ -23,11 +24,19 @@ from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver import scale as scale_view
 from kamera_cli.apiserver import semantics as S
 from kamera_cli.apiserver import watching
+from kamera_cli.apiserver.defaults import apply_builtin_defaults
+from kamera_cli.apiserver.encoding import ListBody, encode, encode_object
 from kamera_cli.apiserver.errors import ApiError
 from kamera_cli.apiserver.registry import Registry, ResourceInfo
 from kamera_cli.apiserver.selectors import SelectorError, field_matcher, label_matcher
 from kamera_cli.apiserver.snapshot import Snapshot
-from kamera_cli.apiserver.validation import validate_builtin, validate_metadata, validate_name
+from kamera_cli.apiserver.validation import (
+    prune_builtin,
+    prune_metadata,
+    validate_builtin,
+    validate_metadata,
+    validate_name,
+)
 from kamera_cli.apiserver.validation_crd import apply_defaults, prune
 from kamera_cli.apiserver.validation_crd import validate as validate_cr
 from kamera_cli.apiserver.validation_update import validate_update
@@ -45,6 +54,8 @@ _PATCH_ALIASES = {"json": "application/json-patch+json", "merge": "application/m
                   "strategic": "application/strategic-merge-patch+json", "apply": "application/apply-patch+yaml"}
 _SIMULATED_SUBRESOURCES = frozenset({"status", "scale"})
 _HISTORY = 64
+#: Namespaces the NamespaceLifecycle admission plugin never lets anyone delete.
+_IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 _FOREGROUND = "foregroundDeletion"
 _ORPHAN = "orphan"
 
@@ -250,7 +261,10 @@ class ApiServer:
 
     def _call(self, method: str, path: str, query: list[tuple[str, str]], body: Any,
               content_type: str = "application/json") -> dict[str, Any]:
-        raw = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        try:
+            raw = None if body is None else json.dumps(body, separators=(",", ":"), default=_json_default).encode()
+        except (TypeError, ValueError) as exc:
+            raise E.bad_request(f"the object cannot be sent as JSON: {exc}") from None
         resp = self.handle(method, path, query, {"Content-Type": content_type, "User-Agent": "kamera"}, raw)
         data = json.loads(resp.body) if resp.body else {}
         if resp.status >= 400:
@@ -264,7 +278,15 @@ class ApiServer:
         self.journal.append(Access(access.method, access.verb, access.resource, access.namespace, access.name,
                                    access.subresource, access.query, access.request_body, status, body,
                                    access.before, access.after, access.dry_run))
-        raw = b"" if stream is not None else json.dumps(body, separators=(",", ":")).encode()
+        if stream is not None:
+            raw = b""
+        elif isinstance(body, ListBody):
+            raw = body.encode()
+        elif status < 300 and ((access.verb == "get" and access.resource is not None and not access.subresource)
+                               or (body is access.after and body is not None)):
+            raw = encode_object(body)  # a stored object (or its per-version view): cached serialisation
+        else:
+            raw = encode(body)
         return HttpResponse(status, _JSON_HEADERS, raw, stream)
 
     def _dispatch(self, method: str, path: str, raw_query: tuple[tuple[str, str], ...],
@@ -510,8 +532,7 @@ class ApiServer:
             meta["continue"] = _encode_continue(rv, _key(items[-1]))
             meta["remainingItemCount"] = rest
         present = [self._present(info, o) for o in items] if info.storage_version else items
-        return 200, {"kind": info.list_kind, "apiVersion": info.api_version, "metadata": meta,
-                     "items": present}, None
+        return 200, ListBody(kind=info.list_kind, apiVersion=info.api_version, metadata=meta, items=present), None
 
     def _do_watch(self, req: _Req) -> tuple[int, Any, Iterator[bytes]]:
         info = req.info
@@ -527,9 +548,18 @@ class ApiServer:
         events: list[watching.Event]
         kind_ref = self._ref(info, "", "").kind_ref
         ns = req.namespace
-        if rv_text in ("", "0"):
+        initial = req.flag("sendInitialEvents")
+        if initial and req.query.get("resourceVersionMatch") != "NotOlderThan":
+            raise E.error(422, "Invalid", "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: "
+                                          "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                          group="meta.k8s.io", kind="ListOptions")
+        if rv_text in ("", "0") or initial:
             objs, rv = self._list_objects(info, ns)
             events = [{"type": "ADDED", "object": self._present(info, o)} for o in objs if match(o)]
+            if initial:
+                mark = watching.bookmark(info.kind, info.api_version, rv)
+                mark["object"]["metadata"]["annotations"] = {"k8s.io/initial-events-end": "true"}
+                events.append(mark)
         else:
             start = _int_param(req, "resourceVersion")
             records = view.writes_since(start)
@@ -541,7 +571,7 @@ class ApiServer:
             records = [w for w in records if w.ref.api_version == kind_ref.api_version
                        and w.ref.kind == kind_ref.kind and (not ns or w.ref.namespace == ns)]
             events = watching.events_from_log(records, match, lambda o: self._present(info, o))
-        if req.flag("allowWatchBookmarks"):
+        if req.flag("allowWatchBookmarks") and not initial:
             events.append(watching.bookmark(info.kind, info.api_version, rv))
         return 200, None, watching.stream(events)
 
@@ -650,9 +680,11 @@ class ApiServer:
             meta = obj["metadata"]
             obj = prune(obj, info.schema, root=True)
             obj = apply_defaults(obj, info.schema)
-            obj["metadata"] = meta
+            obj["metadata"] = prune_metadata(self.registry.definitions, meta)
             causes += validate_cr(obj, info.schema)
         elif info.definition is not None:
+            obj = prune_builtin(self.registry.definitions, info.definition, obj)
+            apply_builtin_defaults(info.group, info.kind, obj)
             causes += validate_builtin(self.registry.definitions, info.definition, obj)
         if causes:
             raise E.invalid(info.kind, info.group, name, causes)
@@ -693,8 +725,10 @@ class ApiServer:
             name = candidate
         meta["name"] = name
         ref = self._ref(info, ns, name)
-        if self.snapshot.get(ref) is not None:
-            raise E.already_exists(info.plural, info.group, name)
+        existing = self.snapshot.get(ref)
+        if existing is not None:
+            deleting = bool((existing.get("metadata") or {}).get("deletionTimestamp"))
+            raise E.already_exists(info.plural, info.group, name, deleting=deleting)
         inc_key = S.incarnation_key(ref)
         incarnation = self.snapshot.counter(inc_key) + 1
         counters[inc_key] = incarnation
@@ -801,8 +835,10 @@ class ApiServer:
                 raise E.invalid(info.kind, info.group, req.name, causes)
         if info.tracks_generation and S.spec_changed(live, merged, status_counts=info.custom and not info.has_status):
             merged["metadata"]["generation"] = int(live_meta.get("generation") or 0) + 1
-        if S.same_ignoring_bookkeeping(live, merged):
-            return 200, self._present(info, live), None
+        if S.same_ignoring_bookkeeping(live, merged) and (
+                managed is None or _ownership(managed) == _ownership(live_meta.get("managedFields"))):
+            return 200, self._present(info, live), None  # a no-op: no new RV, no event (an apply that only
+            # moves field ownership is written, as in the real server; timestamps alone are not)
         if managed is None:
             self._managed(live, merged, manager, req.sub)
         if req.dry_run:
@@ -934,6 +970,8 @@ class ApiServer:
         live = self.snapshot.get(ref)
         if live is None:
             raise E.not_found(info.plural, info.group, req.name)
+        if info.group == "" and info.kind == "Namespace" and req.name in _IMMORTAL_NAMESPACES:
+            raise E.forbidden("namespaces", "", req.name, "this namespace may not be deleted")
         return self._delete(req, ref, live, policy, pre)
 
     def _delete(self, req: _Req, ref: ObjectRef, live: Manifest, policy: str, pre: Mapping[str, Any]
@@ -994,6 +1032,24 @@ class ApiServer:
             deleted.append(out)
         return 200, {"kind": info.list_kind, "apiVersion": info.api_version,
                      "metadata": {"resourceVersion": str(self.snapshot.resource_version)}, "items": deleted}, None
+
+
+def _ownership(managed: Any) -> Any:
+    """managedFields without their timestamps: what an ownership change is compared on."""
+    if not isinstance(managed, list):
+        return managed
+    return [{k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e for e in managed]
+
+
+def _json_default(value: Any) -> Any:
+    """YAML seeds may hold timestamps and dates as Python objects: send them as RFC 3339 / ISO strings."""
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        return value.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 def _always(_obj: Manifest) -> bool:

@@ -177,3 +177,60 @@ def _check_type(ptype: Any, fmt: Any, value: Any, path: str, out: list[dict[str,
     if not ok:
         out.append(cause("FieldValueTypeInvalid", path, f"Invalid value: {_quote(value)}: must be of type {want}"))
     return ok
+
+
+def prune_builtin(definitions: Mapping[str, Any], root: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """Drop fields the schema does not know, as decoding into the real server's Go types does.
+
+    Returns ``obj`` itself when nothing is unknown; otherwise copies only the dicts on the way to what
+    was dropped (stored objects are shared and never mutated).
+    """
+    out = _prune(definitions, root, obj, top=True)
+    return out if isinstance(out, dict) else obj
+
+
+def _prune(definitions: Mapping[str, Any], name: str, value: Any, top: bool = False) -> Any:
+    definition = definitions.get(name)
+    if definition is None or not isinstance(value, dict) or "properties" not in definition:
+        return value
+    props = definition["properties"]
+    changed: dict[str, Any] | None = None
+    for key, sub in value.items():
+        spec = props.get(key)
+        if spec is None:
+            if top and key in ("apiVersion", "kind", "metadata"):
+                continue
+            if changed is None:
+                changed = dict(value)
+            del changed[key]
+            continue
+        if sub is None or key == "managedFields":  # server-written; never needs pruning
+            continue
+        new = _prune_prop(definitions, spec, sub)
+        if new is not sub:
+            if changed is None:
+                changed = dict(value)
+            changed[key] = new
+    return value if changed is None else changed
+
+
+def _prune_prop(definitions: Mapping[str, Any], spec: Mapping[str, Any], value: Any) -> Any:
+    ref = spec.get("ref")
+    if ref:
+        return _prune(definitions, ref, value)
+    item = spec.get("items") if spec.get("type") == "array" else spec.get("values")
+    if not isinstance(item, str) or item in _PY_TYPES or not item:
+        return value
+    if isinstance(value, list):
+        new_items = [_prune(definitions, item, v) for v in value]
+        return value if all(a is b for a, b in zip(new_items, value)) else new_items
+    if isinstance(value, dict) and spec.get("type") == "object":
+        new_map = {k: _prune(definitions, item, v) for k, v in value.items()}
+        return value if all(new_map[k] is v for k, v in value.items()) else new_map
+    return value
+
+
+def prune_metadata(definitions: Mapping[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    """ObjectMeta without unknown fields (custom resources: the schema never covers metadata)."""
+    out = _prune(definitions, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", meta)
+    return out if isinstance(out, dict) else meta

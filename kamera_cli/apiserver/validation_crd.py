@@ -135,9 +135,43 @@ def _field(path: Any) -> str:
     return out
 
 
+def _list_types(obj: Any, schema: Mapping[str, Any], path: str, out: list[dict[str, str]]) -> None:
+    """``x-kubernetes-list-type`` set/map: duplicates are ``Duplicate value`` errors, as in the real server."""
+    if isinstance(obj, dict):
+        props = schema.get("properties")
+        additional = schema.get("additionalProperties")
+        for key, value in obj.items():
+            sub = props.get(key) if isinstance(props, Mapping) else None
+            if sub is None and isinstance(additional, Mapping):
+                sub = additional
+            if isinstance(sub, Mapping):
+                _list_types(value, sub, f"{path}.{key}" if path else key, out)
+    elif isinstance(obj, list):
+        items = schema.get("items")
+        list_type = schema.get("x-kubernetes-list-type")
+        keys = schema.get("x-kubernetes-list-map-keys") or ()
+        seen: set[str] = set()
+        for i, item in enumerate(obj):
+            if list_type == "set":
+                marker = json.dumps(item, sort_keys=True)
+                if marker in seen:
+                    out.append(cause("FieldValueDuplicate", f"{path}[{i}]", f"Duplicate value: {_render(item)}"))
+                seen.add(marker)
+            elif list_type == "map" and isinstance(item, Mapping) and keys:
+                key_values = {k: item.get(k) for k in keys}
+                marker = json.dumps(key_values, sort_keys=True)
+                if marker in seen:
+                    out.append(cause("FieldValueDuplicate", f"{path}[{i}]",
+                                     f"Duplicate value: {_render(key_values)}"))
+                seen.add(marker)
+            if isinstance(items, Mapping):
+                _list_types(item, items, f"{path}[{i}]", out)
+
+
 def validate(obj: Mapping[str, Any], schema: Mapping[str, Any]) -> list[dict[str, str]]:
     """Causes in the real apiserver's shape (``FieldValueRequired`` etc.), sorted by field."""
     causes: list[dict[str, str]] = []
+    _list_types(obj, schema, "", causes)
     for err in _validator(schema).iter_errors(obj):
         where = _field(err.absolute_path)
         if err.validator == "required":

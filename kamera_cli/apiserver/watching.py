@@ -6,10 +6,10 @@ else can write while the watching reconcile runs; blocking would only deadlock (
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from kamera_cli.apiserver.encoding import encode_object
 from kamera_cli.apiserver.snapshot import WriteRecord
 
 Event = dict[str, Any]
@@ -55,4 +55,4 @@ def error_event(status: Mapping[str, Any]) -> Event:
 def stream(events: list[Event]) -> Iterator[bytes]:
     """One line per event, serialised lazily so a reader that stops early pays for nothing more."""
     for event in events:
-        yield json.dumps(event, separators=(",", ":")).encode() + b"\n"
+        yield b'{"type":"' + event["type"].encode() + b'","object":' + encode_object(event["object"]) + b"}\n"

@@ -121,3 +121,22 @@ def test_multi_version_crd_stores_once_and_reads_through_each_version():
     resp = server.handle("GET", "/apis/example.com/v1beta1/namespaces/default/things/t", [], {}, None)
     assert json.loads(resp.body)["apiVersion"] == "example.com/v1beta1"
     assert [g.versions for g in reg.groups() if g.name == "example.com"] == [("v1", "v1beta1")]
+
+
+def test_list_type_set_and_map_refuse_duplicates():
+    from .conftest import make_server
+
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                  "items": {"type": "object", "properties": {"name": {"type": "string"},
+                                                             "port": {"type": "integer"}}}}}}}}
+    server = make_server(Registry.builtin().with_crds([crd("Thing", "things", status=False, schema=schema)]))
+    body = {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"},
+            "spec": {"tags": ["a", "b", "a"], "ports": [{"name": "x", "port": 1}, {"name": "x", "port": 2}]}}
+    resp = server.handle("POST", "/apis/example.com/v1/namespaces/default/things", [], {}, json.dumps(body).encode())
+    assert resp.status == 422
+    causes = resp.json()["details"]["causes"]
+    assert [(c["reason"], c["field"]) for c in causes] == [
+        ("FieldValueDuplicate", "spec.ports[1]"), ("FieldValueDuplicate", "spec.tags[2]")]
+    assert causes[1]["message"] == 'Duplicate value: "a"'

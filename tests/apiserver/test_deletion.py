@@ -23,19 +23,21 @@ def _create(core, finalizers=None):
 def test_delete_without_finalizers_removes_and_returns_the_object(api_client, server):
     core = client.CoreV1Api(api_client)
     _create(core)
-    out = core.delete_namespaced_config_map("a", "default")
-    assert out["metadata"]["name"] == "a"
+    core.delete_namespaced_config_map("a", "default")  # v37 returns a dict, legacy clients a V1Status
+    assert server.journal[-1].status == 200 and server.journal[-1].response["metadata"]["name"] == "a"
     assert server.snapshot.get(A) is None
     with pytest.raises(ApiException) as exc:
         core.read_namespaced_config_map("a", "default")
     assert exc.value.status == 404
 
 
-def test_delete_with_finalizers_sets_deletion_timestamp_and_keeps_the_object(api_client, clock):
+def test_delete_with_finalizers_sets_deletion_timestamp_and_keeps_the_object(api_client, server, clock):
     core = client.CoreV1Api(api_client)
     _create(core, ["example.com/hold"])
     clock.t = 30
-    out = core.delete_namespaced_config_map("a", "default")
+    core.delete_namespaced_config_map("a", "default")
+    out = server.journal[-1].response
+    assert server.journal[-1].status == 200
     assert out["metadata"]["deletionTimestamp"] == "2026-01-01T00:00:30Z"
     assert out["metadata"]["deletionGracePeriodSeconds"] == 0
     still = core.read_namespaced_config_map("a", "default")
@@ -117,3 +119,14 @@ def test_delete_of_a_missing_object_is_404(api_client):
         client.CoreV1Api(api_client).delete_namespaced_config_map("zzz", "default")
     assert exc.value.status == 404
     assert json.loads(exc.value.body)["message"] == 'configmaps "zzz" not found'
+
+
+def test_recreating_a_terminating_object_says_it_is_being_deleted(api_client):
+    core = client.CoreV1Api(api_client)
+    _create(core, ["example.com/hold"])
+    core.delete_namespaced_config_map("a", "default")
+    with pytest.raises(ApiException) as exc:
+        _create(core)
+    body = json.loads(exc.value.body)
+    assert exc.value.status == 409 and body["reason"] == "AlreadyExists"
+    assert body["message"] == 'object is being deleted: configmaps "a" already exists'

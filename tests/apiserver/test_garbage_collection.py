@@ -47,11 +47,15 @@ def test_nothing_happens_inline_and_background_collects_dependents_later(server)
     assert gc_work(server.snapshot, server.registry) == []
 
 
-def test_a_dependent_stays_while_any_owner_remains(server):
+def test_a_dependent_stays_while_any_owner_remains_and_loses_the_dangling_reference(server):
     a = server.create(cm("a"))
     b = server.create(cm("b"))
     server.create(cm("dep", [owner_ref(a), {**owner_ref(b), "controller": False}]))
     server.delete(ref("a"))
+    work = gc_work(server.snapshot, server.registry)
+    assert [(w.action, w.target, w.detail) for w in work] == [("remove-dangling", ref("dep"), a["metadata"]["uid"])]
+    gc_step(server, work[0])
+    assert [o["name"] for o in server.snapshot.get(ref("dep"))["metadata"]["ownerReferences"]] == ["b"]
     assert gc_work(server.snapshot, server.registry) == []
     server.delete(ref("b"))
     assert [w.target for w in gc_work(server.snapshot, server.registry)] == [ref("dep")]

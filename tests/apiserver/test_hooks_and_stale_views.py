@@ -95,3 +95,14 @@ def test_create_helper_writes_a_seeds_status_through_the_status_subresource(serv
            "spec": {"containers": [{"name": "c", "image": "i"}]}, "status": {"phase": "Running"}}
     out = server.create(pod)
     assert out["status"] == {"phase": "Running"}
+
+
+def test_create_helper_accepts_yaml_timestamps_and_refuses_other_objects(server):
+    import datetime
+
+    out = server.create({**_cm("t"), "metadata": {"name": "t", "namespace": "default",
+                                                  "annotations": {"when": datetime.date(2026, 1, 2)}}})
+    assert out["metadata"]["annotations"] == {"when": "2026-01-02"}
+    with pytest.raises(ApiError) as exc:
+        server.create({**_cm("u"), "data": {"x": object()}})
+    assert exc.value.status == 400

@@ -74,3 +74,15 @@ def test_secret_string_data_is_stored_as_base64_data(api_client):
         core.replace_namespaced_secret("s", "default", {"metadata": {"name": "s"}, "type": "kubernetes.io/tls",
                                                         "data": out.data})
     assert _invalid(exc)["details"]["causes"][0]["field"] == "type"
+
+
+def test_unknown_fields_of_builtins_are_dropped_like_the_real_decoder_does(server):
+    out = server.create({"apiVersion": "apps/v1", "kind": "Deployment",
+                         "metadata": {"name": "d", "namespace": "default", "labelz": {}}, "typo": 1, "spec": {
+                             **DEPLOY["spec"], "replicaz": 3,
+                             "template": {"metadata": {"labels": {"app": "d"}}, "spec": {
+                                 "containers": [{"name": "c", "image": "x", "imagePullPolicee": "Always"}]}}}})
+    assert "typo" not in out and "replicaz" not in out["spec"] and "labelz" not in out["metadata"]
+    container = out["spec"]["template"]["spec"]["containers"][0]
+    assert "imagePullPolicee" not in container and container["imagePullPolicy"] == "Always"  # defaulted
+    assert out["spec"]["selector"] == DEPLOY["spec"]["selector"]

@@ -64,3 +64,18 @@ def test_an_expired_continue_token_is_410(server):
 def test_cluster_scoped_list(api_client):
     names = [n.metadata.name for n in client.CoreV1Api(api_client).list_namespace().items]
     assert names == ["default", "kube-node-lease", "kube-public", "kube-system"]
+
+
+def test_cached_encoding_matches_plain_json(server):
+    from kamera_cli.apiserver.encoding import ListBody, encode
+
+    for name in ("a", "b"):
+        server.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"},
+                       "data": {"k": name}})
+    resp = server.handle("GET", "/api/v1/namespaces/default/configmaps", [], {}, None)
+    body = server.journal[-1].response
+    assert isinstance(body, ListBody) and resp.body == encode(dict(body))
+    one = server.handle("GET", "/api/v1/namespaces/default/configmaps/a", [], {}, None)
+    assert one.body == encode(server.journal[-1].response)
+    empty = ListBody(kind="ConfigMapList", apiVersion="v1", metadata={}, items=[])
+    assert json.loads(empty.encode()) == {"kind": "ConfigMapList", "apiVersion": "v1", "metadata": {}, "items": []}

@@ -63,3 +63,12 @@ def test_namespace_controller_empties_then_finalizes(api_client, server):
     assert [w.action for w in work] == ["finalize"]
     namespace_step(server, work[0])
     assert server.snapshot.get(NS) is None
+
+
+@pytest.mark.parametrize("name", ["default", "kube-system", "kube-public"])
+def test_system_namespaces_may_not_be_deleted(api_client, name):
+    with pytest.raises(ApiException) as exc:
+        client.CoreV1Api(api_client).delete_namespace(name)
+    assert exc.value.status == 403
+    message = json.loads(exc.value.body)["message"]
+    assert message == f'namespaces "{name}" is forbidden: this namespace may not be deleted'

@@ -128,9 +128,10 @@ def test_stored_objects_are_never_mutated_by_later_requests(fake_patching):
     server.patch(ref, "json", [{"op": "add", "path": "/metadata/annotations", "value": {"k": "v"}}])
     server.delete(ref)
     assert held == frozen
-    ns = server.snapshot.get(ObjectRef("v1", "Namespace", "", "kube-public"))
+    server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+    ns = server.snapshot.get(ObjectRef("v1", "Namespace", "", "team"))
     frozen_ns = copy.deepcopy(ns)
-    server.delete(ObjectRef("v1", "Namespace", "", "kube-public"))
+    server.delete(ObjectRef("v1", "Namespace", "", "team"))
     assert ns == frozen_ns
 
 

@@ -86,3 +86,14 @@ def test_bookmark_only_when_allowed_and_carries_only_the_rv(server):
 def test_legacy_capitalised_boolean_is_accepted(server):
     resp = server.handle("GET", "/api/v1/namespaces/default/configmaps", [("watch", "True")], {}, None)
     assert resp.stream is not None
+
+
+def test_send_initial_events_ends_the_initial_list_with_an_annotated_bookmark(server):
+    server.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}})
+    events = _events(server, sendInitialEvents="true", resourceVersionMatch="NotOlderThan",
+                     allowWatchBookmarks="true")
+    assert [e["type"] for e in events] == ["ADDED", "BOOKMARK"]
+    assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    resp = server.handle("GET", "/api/v1/namespaces/default/configmaps",
+                         [("watch", "true"), ("sendInitialEvents", "true")], {}, None)
+    assert resp.status == 422
