@@ -160,3 +160,51 @@ def apply_builtin_defaults(group: str, kind: str, obj: Obj) -> None:
         return
     obj["spec"] = clone(obj["spec"])
     rule(obj)
+
+
+# -- list-map keys of apply configurations --------------------------------------------------------
+# Server-side apply matches list items by their list-map keys. `protocol` is a key of container and
+# service ports with a schema default of TCP, and the real server fills such key defaults into the
+# applied configuration before merging; without that, re-applying `ports: [{containerPort: 80}]`
+# would not match the stored (defaulted) item and would append a duplicate every time.
+
+_POD_SPEC_PATHS: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
+    ("", "Pod"): (("spec",),),
+    ("", "PodTemplate"): (("template", "spec"),),
+    ("", "ReplicationController"): (("spec", "template", "spec"),),
+    ("apps", "Deployment"): (("spec", "template", "spec"),),
+    ("apps", "ReplicaSet"): (("spec", "template", "spec"),),
+    ("apps", "StatefulSet"): (("spec", "template", "spec"),),
+    ("apps", "DaemonSet"): (("spec", "template", "spec"),),
+    ("batch", "Job"): (("spec", "template", "spec"),),
+    ("batch", "CronJob"): (("spec", "jobTemplate", "spec", "template", "spec"),),
+}
+
+
+def _ports_protocol(ports: Any) -> None:
+    for port in ports if isinstance(ports, list) else ():
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+
+
+def default_apply_keys(group: str, kind: str, applied: Obj) -> Obj:
+    """The applied configuration with missing list-map key fields defaulted (a copy when anything changes)."""
+    paths = _POD_SPEC_PATHS.get((group, kind), ())
+    if not paths and (group, kind) != ("", "Service"):
+        return applied
+    obj = clone(applied)
+    if (group, kind) == ("", "Service"):
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            _ports_protocol(spec.get("ports"))
+        return obj
+    for path in paths:
+        node: Any = obj
+        for part in path:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            for key in ("containers", "initContainers", "ephemeralContainers"):
+                for c in node.get(key) or ():
+                    if isinstance(c, dict):
+                        _ports_protocol(c.get("ports"))
+    return obj

@@ -24,7 +24,7 @@ from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver import scale as scale_view
 from kamera_cli.apiserver import semantics as S
 from kamera_cli.apiserver import watching
-from kamera_cli.apiserver.defaults import apply_builtin_defaults
+from kamera_cli.apiserver.defaults import apply_builtin_defaults, default_apply_keys
 from kamera_cli.apiserver.encoding import ListBody, encode, encode_object
 from kamera_cli.apiserver.errors import ApiError
 from kamera_cli.apiserver.registry import Registry, ResourceInfo
@@ -925,6 +925,8 @@ class ApiServer:
                 raise E.bad_request("the namespace of the provided object does not match the namespace sent on the "
                                     "request")
         fields = self.registry.field_lookup(info)
+        if not info.custom:
+            applied = default_apply_keys(info.group, info.kind, applied)
         result = patching.server_side_apply(None if live is None else dict(self._present(info, live)), applied,
                                             manager=manager, force=force.lower() in ("true", "1"), fields=fields,
                                             now=self._now(), api_version=info.api_version)
