@@ -192,7 +192,7 @@ def default_apply_keys(group: str, kind: str, applied: Obj) -> Obj:
     paths = _POD_SPEC_PATHS.get((group, kind), ())
     if not paths and (group, kind) != ("", "Service"):
         return applied
-    obj = clone(applied)
+    obj: Obj = clone(applied)
     if (group, kind) == ("", "Service"):
         spec = obj.get("spec")
         if isinstance(spec, dict):

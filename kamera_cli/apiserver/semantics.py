@@ -7,6 +7,7 @@ process, so nothing here may depend on randomness, the wall clock or ``hash()``.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 from collections.abc import Mapping
 from typing import Any
@@ -19,6 +20,7 @@ SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePe
                "resourceVersion", "managedFields", "selfLink")
 
 
+@functools.lru_cache(maxsize=4096)
 def format_time(now: int) -> str:
     """RFC 3339, second precision. ``now`` below 10^9 counts from 2026-01-01, else from 1970 (see docs)."""
     seconds = now + _EPOCH_2026 if now < 1_000_000_000 else now
