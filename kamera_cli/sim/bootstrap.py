@@ -20,7 +20,7 @@ from kamera_cli.apiserver.transport import Containment
 from kamera_cli.errors import Problem, ScenarioError
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import Scenario
-from kamera_cli.sim.model import KubeModel
+from kamera_cli.sim.model import KubeModel, object_names
 from kamera_cli.sim.runtime import ControllerRuntime
 from kamera_cli.sim.triggers import MapperError, Triggers, Wiring
 
@@ -111,7 +111,7 @@ class Simulation:
         triggers = Triggers(wirings)
         seed_requests: list[tuple[str, str, str]] = []
         for obj in snapshot.objects():
-            for req in triggers.requests(None, obj, lambda kind, ns: _names(snapshot, kind, ns)):
+            for req in triggers.requests(None, obj, lambda kind, ns: object_names(snapshot, kind, ns)):
                 if req not in seed_requests:
                     seed_requests.append(req)
         self.model = KubeModel(
@@ -143,11 +143,3 @@ def _sandboxed(mapper: Any, budget: float) -> Any:
         return [(r.namespace, r.name) for r in out.requests]
 
     return call
-
-
-def _names(snapshot: Snapshot, kind: KindRef, namespace: str | None) -> list[tuple[str, str]]:
-    out = []
-    for obj in snapshot.objects_of(kind, namespace):
-        meta = obj.get("metadata") or {}
-        out.append((str(meta.get("namespace") or ""), str(meta.get("name") or "")))
-    return sorted(out)

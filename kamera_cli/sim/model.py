@@ -258,7 +258,7 @@ class KubeModel:
                 faults = replace(faults, crashes=faults.crashes + 1)
                 new_items.extend(
                     PendingItem(act.controller, ns, name, clock + 1, RESTART)
-                    for ns, name in _names(run.snapshot, ctrl.for_kind)
+                    for ns, name in object_names(run.snapshot, ctrl.for_kind)
                 )
             elif act.fault.kind == "stale":
                 seen.update(dict(act.fault.lags))
@@ -356,7 +356,7 @@ class KubeModel:
 
     def _triggered(self, snapshot: Snapshot, writes: Sequence[WriteRec], ready_at: int) -> list[PendingItem]:
         def lister(kind: KindRef, namespace: str | None) -> list[tuple[str, str]]:
-            return _names(snapshot, kind, namespace)
+            return object_names(snapshot, kind, namespace)
 
         items: list[PendingItem] = []
         for w in writes:
@@ -442,7 +442,8 @@ def _digest_obj(obj: Mapping[str, Any] | None) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _names(snapshot: Snapshot, kind: KindRef, namespace: str | None = None) -> list[tuple[str, str]]:
+def object_names(snapshot: Snapshot, kind: KindRef, namespace: str | None = None) -> list[tuple[str, str]]:
+    """(namespace, name) of every object of a kind, sorted: what a watch mapping or a re-list enqueues."""
     out = []
     for obj in snapshot.objects_of(kind, namespace):
         meta = obj.get("metadata") or {}
