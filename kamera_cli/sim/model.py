@@ -317,8 +317,9 @@ class KubeModel:
             faults=faults,
             extra=self._extra(server.snapshot, faults),
         )
-        label = StepLabel(kind=act.controller, actor=act.controller, request=work.describe(),
-                          writes=tuple(w for w in writes))
+        what = work.describe()
+        what = what[len(act.controller) + 2:] if what.startswith(act.controller + ": ") else what
+        label = StepLabel(kind=act.controller, actor=act.controller, request=what, writes=tuple(writes))
         return Transition(new_state, label, tuple(findings))
 
     def _action(self, state: SimState, act: Act) -> Transition[SimState]:
