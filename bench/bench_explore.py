@@ -137,6 +137,25 @@ def perturbations() -> None:
         print(f"{scenario.name:36} {bounds:28} {a:>7} {t_with:>6.2f}s {b:>10} {t_without:>7.2f}s {a / b:>5.1f}x")
 
 
+def bounds() -> None:
+    print("\n== growth with the bounds (states explored; the perturbation examples with their bound swept)")
+    cases = [
+        ("bugs/stale-read", "staleReads maxLag", lambda p, n: replace(
+            p, stale_reads=tuple(replace(s, max_lag=n) for s in p.stale_reads))),
+        ("bugs/crash-between-writes", "crashes max", lambda p, n: replace(
+            p, crashes=tuple(replace(c, max=n) for c in p.crashes))),
+        ("bugs/swallowed-conflict", "conflicts max", lambda p, n: replace(
+            p, conflicts=tuple(replace(c, max=n) for c in p.conflicts))),
+    ]
+    for folder, label, sweep in cases:
+        scenario = load_scenario(ROOT / "scenarios" / folder / "scenario.yaml")
+        counts = []
+        for n in range(0, 4):
+            p = sweep(scenario.perturbations, n) if n else Perturbations()
+            counts.append(explore(replace(scenario, perturbations=p)).result.stats.states)
+        print(f"{folder:30} {label:18} 0..3: " + ", ".join(str(c) for c in counts))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--quick", action="store_true", help="skip the memo-off runs")
@@ -145,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     examples(args.quick)
     scaling(args.widgets)
     perturbations()
+    bounds()
     return 0
 
 

@@ -148,3 +148,17 @@ def test_a_folder_mixing_good_and_broken_scenarios(tmp_path: Path) -> None:
     text = junit.read_text()
     assert 'name="load"' in text and 'type="invalid-scenario"' in text
     assert 'name="converges"' in text
+
+
+def test_progress_line_goes_to_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from kamera_cli import cli
+
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    cli._progress_printer()("quickstart", 1234, 7, 987.0, 2.5)
+    text = err.getvalue()
+    assert text.startswith("\r")
+    assert "quickstart: exploring: 1234 states, depth 7, 987 states/s" in text

@@ -78,3 +78,35 @@ def test_tolerated_controller_errors_drop_the_check(make_scenario: MakeScenario)
     s = make_scenario(CODE, [("bye", "exits", CONFIGMAP)], [CM])
     r = explore(replace(s, expect=Expectations(controller_errors=True))).result
     assert CheckName.NO_CONTROLLER_ERRORS not in {c.name for c in r.checks}
+
+
+LATE = """
+from kubernetes import client
+core = client.CoreV1Api()
+CALLS = [0]
+
+def reconcile(request):
+    CALLS[0] += 1  # hidden state the first-run double check cannot see: it bites from the 4th call on
+    cm = core.read_namespaced_config_map(request.name, request.namespace)
+    step = (cm.metadata.labels or {}).get("step")
+    if not step:
+        core.patch_namespaced_config_map(request.name, request.namespace, {"metadata": {"labels": {"step": "1"}}})
+    elif step == "1":
+        labels = {"step": "2"}
+        if CALLS[0] > 3:
+            labels["late"] = "yes"
+        core.patch_namespaced_config_map(request.name, request.namespace, {"metadata": {"labels": labels}})
+"""
+
+
+def test_a_counterexample_whose_replay_diverges_is_reported(make_scenario: MakeScenario) -> None:
+    from kamera_cli.model.scenario import ExpectSpec, InvariantSpec
+
+    never_two = InvariantSpec(name="never step 2", when="always", expect=ExpectSpec(count=0),
+                              select="$.items[?@.kind == 'ConfigMap' && @.metadata.labels.step == '2']")
+    r = explore(make_scenario(LATE, [("late", "reconcile", CONFIGMAP)], [CM], invariants=(never_two,))).result
+    det = _check(r, CheckName.DETERMINISTIC)
+    assert det.verdict is Verdict.FAILED
+    (cex,) = [c for c in det.counterexamples if c.kind == "nondeterministic-controller"]
+    assert "replaying a counterexample diverged at step 2" in cex.summary
+    assert _check(r, "invariant: never step 2").verdict is Verdict.FAILED
