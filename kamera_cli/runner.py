@@ -25,6 +25,7 @@ from kamera_cli.model.result import (
     CheckResult,
     ConvergedState,
     Counterexample,
+    DiffEntry,
     ScenarioResult,
     Stats,
     Step,
@@ -32,7 +33,7 @@ from kamera_cli.model.result import (
 )
 from kamera_cli.model.scenario import Position, Scenario
 from kamera_cli.sim.bootstrap import Simulation
-from kamera_cli.sim.diffs import diff
+from kamera_cli.sim.diffs import created, diff
 from kamera_cli.sim.labels import Finding
 from kamera_cli.sim.model import KubeModel
 from kamera_cli.sim.state import SimState
@@ -409,7 +410,12 @@ def _state_diff(a: Any, b: Any) -> tuple[Any, ...]:
     objs_b = {ObjectRef.of(o): o for o in b.objects()}
     out = []
     for ref in sorted(set(objs_a) | set(objs_b)):
-        d = diff(objs_a.get(ref) or {}, objs_b.get(ref) or {})
+        if ref not in objs_a:
+            d = created(objs_b[ref])
+        elif ref not in objs_b:
+            d = tuple(DiffEntry("remove", e.path, old=e.new) for e in created(objs_a[ref]))
+        else:
+            d = diff(objs_a[ref], objs_b[ref])
         if d:
             out.append((ref, d))
     return tuple(out)
