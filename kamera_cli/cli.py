@@ -96,10 +96,7 @@ def check(
         verbosity = -1 if quiet else (1 if verbose else 0)
         text = terminal.render(result, color=_use_color(sys.stdout), verbosity=verbosity,
                                github=os.environ.get("GITHUB_ACTIONS") == "true")
-        typer.echo(text)
-        if os.environ.get("GITHUB_ACTIONS") == "true":
-            for line in terminal.github_annotations(result):
-                typer.echo(line)
+        typer.echo(text)  # with GITHUB_ACTIONS=true it ends with the ::error annotations
         if junit is not None:
             from kamera_cli.report import junit as junit_report
 

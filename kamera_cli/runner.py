@@ -8,6 +8,8 @@ once for the CLI, the pytest plugin and the library API alike.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kamera_cli import explore as ex
+from kamera_cli.apiserver.snapshot import object_digest
 from kamera_cli.errors import EntrypointError, KameraError, ScenarioError
 from kamera_cli.invariants import compile_invariant, state_document
 from kamera_cli.model.result import (
@@ -191,13 +194,19 @@ class _Judge:
         self.sim = sim
         # Distinct outcomes are distinct *clusters*: two converged states that differ only in
         # bookkeeping (perturbations used, timers) are one outcome.
+        # Nor does metadata.generation make an outcome: like resourceVersion it counts history (created
+        # with the final spec, or created and then updated), not what the cluster holds.
         self.converged_nodes: list[int] = []
+        self.halted = sum(1 for n in search.converged if search.state(n).halted)
         seen: set[str] = set()
         for n in search.converged:
             state = search.state(n)
-            if state.halted or state.snapshot.fingerprint() in seen:
+            if state.halted:
                 continue
-            seen.add(state.snapshot.fingerprint())
+            key = outcome_key(state.snapshot)
+            if key in seen:
+                continue
+            seen.add(key)
             self.converged_nodes.append(n)
         self.incomplete = not search.complete
         self._replay_failures: list[Counterexample] = []
@@ -259,6 +268,9 @@ class _Judge:
         if self.incomplete:
             return Check(CheckName.CONVERGES, Verdict.INCONCLUSIVE, f"search incomplete: {self.search.bound_hit}",
                          position=pos)
+        if not self.converged_nodes and self.halted:
+            return Check(CheckName.CONVERGES, Verdict.PASSED,
+                         "every execution stops at a refused action (see actions apply)", position=pos)
         return Check(CheckName.CONVERGES, Verdict.PASSED,
                      f"every execution converges ({len(self.converged_nodes)} converged state(s))", position=pos)
 
@@ -279,7 +291,8 @@ class _Judge:
             cexs.append(self._verified(Counterexample(
                 kind="nondeterministic",
                 summary=f"{len(nodes)} distinct converged states: the outcome depends on the order of steps"
-                + (" and on where perturbations strike" if self.scenario.perturbations.any or self.scenario.actions
+                + (" and on when perturbations strike" if self.scenario.perturbations.any else "")
+                + (" and on when actions are applied" if any(a.at != "converged" for a in self.scenario.actions)
                    else ""),
                 steps=steps_of([e.label for e in pa]), alternative=steps_of([e.label for e in pb]),
                 state_diff=_state_diff(sa, sb),
@@ -304,8 +317,10 @@ class _Judge:
     # -- controller errors
     def _controller_errors(self) -> Check:
         pos = self._pos("$.spec.expect.controllerErrors")
-        cexs = [self._finding_cex(rec, "controller-error") for rec in self.search.findings
-                if isinstance(rec.finding, Finding) and rec.finding.kind == "controller-error"]
+        cexs = [Counterexample(kind="controller-error", summary=f.message, details=f.detail)
+                for f in self.model.initial_findings]
+        cexs += [self._finding_cex(rec, "controller-error") for rec in self.search.findings
+                 if isinstance(rec.finding, Finding) and rec.finding.kind == "controller-error"]
         if cexs:
             return Check(CheckName.NO_CONTROLLER_ERRORS, Verdict.FAILED, cexs[0].summary, tuple(cexs), pos)
         if self.incomplete:
@@ -319,7 +334,18 @@ class _Judge:
                 if isinstance(rec.finding, Finding) and rec.finding.kind == "action-failed"]
         if cexs:
             return Check("actions apply", Verdict.FAILED, cexs[0].summary, tuple(cexs), pos)
-        return Check("actions apply", Verdict.PASSED, f"{len(self.scenario.actions)} action(s) applied", position=pos)
+        total = len(self.scenario.actions)
+        graph = self.search.graph
+        applied = max((graph.state(n).next_action for n in range(graph.num_states)), default=0)
+        if applied < total:
+            pending = self.scenario.actions[applied]
+            return Check("actions apply", Verdict.INCONCLUSIVE,
+                         f"action {pending.name!r} was never reached: no execution got there "
+                         f"({'the search stopped early' if self.incomplete else 'see converges'})", position=pos)
+        if self.incomplete:
+            return Check("actions apply", Verdict.INCONCLUSIVE, f"search incomplete: {self.search.bound_hit}",
+                         position=pos)
+        return Check("actions apply", Verdict.PASSED, f"all {total} action(s) applied without an error", position=pos)
 
     def _finding_cex(self, rec: ex.FindingRecord[Any], kind: str) -> Counterexample:
         f = rec.finding
@@ -403,6 +429,28 @@ def _properties(scenario: Scenario) -> list[ex.Property[SimState]]:
     return props
 
 
+def outcome_key(snapshot: Any) -> str:
+    """What makes two converged clusters different outcomes: the fingerprint's content, less generation."""
+    h = hashlib.sha256()
+    for obj in snapshot.objects():
+        meta = obj.get("metadata") or {}
+        if "generation" in meta:
+            obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "generation"}}
+        h.update(object_digest(obj).encode())
+    return h.hexdigest()
+
+
+_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$")
+
+
+def _noise(entry: DiffEntry) -> bool:
+    """Differences the outcome comparison ignores: generation and timestamps."""
+    if entry.path == "/metadata/generation":
+        return True
+    values = [v for v in (entry.old, entry.new) if v is not None]
+    return bool(values) and all(isinstance(v, str) and _TIME.match(v) for v in values)
+
+
 def _state_diff(a: Any, b: Any) -> tuple[Any, ...]:
     from kamera_cli.model.objects import ObjectRef
 
@@ -415,7 +463,7 @@ def _state_diff(a: Any, b: Any) -> tuple[Any, ...]:
         elif ref not in objs_b:
             d = tuple(DiffEntry("remove", e.path, old=e.new) for e in created(objs_a[ref]))
         else:
-            d = diff(objs_a[ref], objs_b[ref])
+            d = tuple(e for e in diff(objs_a[ref], objs_b[ref]) if not _noise(e))
         if d:
             out.append((ref, d))
     return tuple(out)

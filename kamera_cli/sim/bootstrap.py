@@ -20,9 +20,10 @@ from kamera_cli.apiserver.transport import Containment
 from kamera_cli.errors import Problem, ScenarioError
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import Scenario
+from kamera_cli.sim.labels import Finding
 from kamera_cli.sim.model import KubeModel, object_names
 from kamera_cli.sim.runtime import ControllerRuntime
-from kamera_cli.sim.triggers import MapperError, Triggers, Wiring
+from kamera_cli.sim.triggers import MapperError, MapperFailed, Triggers, Wiring
 
 #: The namespaces every simulated cluster starts with.
 BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
@@ -86,7 +87,20 @@ class Simulation:
         assert containment is not None
         client = containment.api_client()
         base = Path(scenario.base_dir)
-        wirings = []
+        wirings: list[Wiring] = []
+        # Controllers' top-level code may call the API at import (discovery for a DynamicClient, a
+        # lookup): it sees the initial cluster; anything it writes is discarded.
+        containment.bind(ApiServer(self.registry, snapshot, now=lambda: EPOCH))
+        try:
+            self._load(snapshot, client, base, wirings)
+        finally:
+            containment.bind(None)
+        self._finish(snapshot, wirings)
+
+    def _load(self, snapshot: Snapshot, client: Any, base: Path, wirings: list[Wiring]) -> None:
+        scenario = self.scenario
+        containment = self._containment
+        assert containment is not None
         for spec in scenario.controllers:
             factory = load_reconciler(spec.entrypoint, base, scenario=scenario.name, controller=spec.name)
             self._factories.append(factory)
@@ -108,16 +122,26 @@ class Simulation:
                 registry=self.registry, bind=containment.bind, client=client,
                 budget_seconds=spec.timeout, memoize=self.memoize and scenario.explore.memoize,
             ))
+
+    def _finish(self, snapshot: Snapshot, wirings: list[Wiring]) -> None:
+        scenario = self.scenario
         triggers = Triggers(wirings)
         seed_requests: list[tuple[str, str, str]] = []
+        findings: list[Finding] = []
         for obj in snapshot.objects():
-            for req in triggers.requests(None, obj, lambda kind, ns: object_names(snapshot, kind, ns)):
+            try:
+                requests = triggers.requests(None, obj, lambda kind, ns: object_names(snapshot, kind, ns))
+            except MapperFailed as exc:  # a user's mapper failing on the initial list is a finding
+                findings.append(Finding("controller-error", exc.controller,
+                                        f"{exc} (on the initial list, for {ObjectRef.of(obj)})"))
+                continue
+            for req in requests:
                 if req not in seed_requests:
                     seed_requests.append(req)
         self.model = KubeModel(
             registry=self.registry, initial=snapshot, controllers=self.runtimes, triggers=triggers,
             actions=scenario.actions, perturbations=scenario.perturbations, seed_requests=seed_requests,
-            start_clock=EPOCH,
+            start_clock=EPOCH, initial_findings=tuple(findings),
         )
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

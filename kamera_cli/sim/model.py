@@ -89,7 +89,10 @@ class KubeModel:
         perturbations: Perturbations = Perturbations(),
         seed_requests: Sequence[tuple[str, str, str]] = (),
         start_clock: int = 0,
+        initial_findings: Sequence[Finding] = (),
     ) -> None:
+        #: problems seen before the first step (a watch mapper failing on the initial list)
+        self.initial_findings = tuple(initial_findings)
         self.registry = registry
         self.initial = initial
         self.controllers = {c.name: c for c in controllers}
@@ -193,18 +196,21 @@ class KubeModel:
         ctrl = self.controllers[item.controller]
         out: list[Act] = []
         base = Act("reconcile", item.controller, item.namespace, item.name)
-        writes: int | None = None
+
+        plain: ReconcileRun | None = None
+
+        def plain_run() -> ReconcileRun:
+            nonlocal plain
+            if plain is None:
+                plain = ctrl.run(state.snapshot, item, max(state.clock, item.ready_at), None)
+            return plain
 
         def plain_writes() -> int:
-            nonlocal writes
-            if writes is None:
-                run = ctrl.run(state.snapshot, item, max(state.clock, item.ready_at), None)
-                writes = run.write_attempts
-            return writes
+            return plain_run().write_attempts
 
         for spec in p.conflicts:
             if spec.controller in ("*", item.controller) and state.faults.conflicts < spec.max:
-                for k in range(1, plain_writes() + 1):
+                for k in range(1, plain_run().conflictable + 1):
                     out.append(replace(base, fault=Fault("conflict", k)))
                 break
         for cspec in p.crashes:
@@ -483,7 +489,12 @@ def _ref_of(acc: Any) -> ObjectRef | None:
     if res is None:
         return None
     api_version = f"{res.group}/{res.version}" if res.group else res.version
-    return ObjectRef(api_version, res.kind, acc.namespace or "", acc.name or "")
+    name = acc.name or ""
+    if not name and isinstance(acc.request_body, dict):  # a create names its object in the body
+        meta = acc.request_body.get("metadata")
+        if isinstance(meta, dict):
+            name = str(meta.get("name") or meta.get("generateName") or "")
+    return ObjectRef(api_version, res.kind, acc.namespace or "", name)
 
 
 _VOLATILE = ("resourceVersion", "managedFields")

@@ -40,6 +40,8 @@ class ReconcileRun:
     writes: tuple[WriteRec, ...]  # effective changes (trigger watch events)
     story_writes: tuple[WriteRec, ...]  # for the story: effective and refused writes
     write_attempts: int
+    #: updates and patches among the attempts: the writes a 409 Conflict can answer
+    conflictable: int
     requeue_now: bool
     requeue_after: float | None
     findings: tuple[Finding, ...] = ()
@@ -126,15 +128,19 @@ class ControllerRuntime:
         for kind, view in (views or {}).items():
             server.set_stale_view(kind, view)
         attempts = 0
+        conflictable = 0
         crashed = False
 
         def before_write(access: Any) -> None:
-            nonlocal attempts
+            nonlocal attempts, conflictable
             attempts += 1
+            if access.verb in ("update", "patch"):
+                # only these can lose an optimistic-concurrency race; a create's only 409 is AlreadyExists
+                conflictable += 1
+                if fault is not None and fault.kind == "conflict" and conflictable == fault.at:
+                    raise ApiError(409, _conflict_status(access))
             if fault is None:
                 return
-            if fault.kind == "conflict" and attempts == fault.at:
-                raise ApiError(409, _conflict_status(access))
             if fault.kind == "crash" and attempts == fault.at + 1:
                 raise InjectedCrash()
 
@@ -155,7 +161,13 @@ class ControllerRuntime:
         finally:
             self.bind(None)
         if crashed:
-            self.factory.reload()
+            # the restarted module's top-level code may call the API (e.g. build a DynamicClient):
+            # it sees the cluster as the crash left it; anything it writes is discarded
+            self.bind(ApiServer(self.registry, server.snapshot, now=lambda: clock))
+            try:
+                self.factory.reload()
+            finally:
+                self.bind(None)
         from kamera_cli.sim.model import journal_writes
 
         story = journal_writes(server)
@@ -177,8 +189,10 @@ class ControllerRuntime:
                     note = "requeue"
             elif outcome_kind == "api-error":
                 requeue_now = True
-                status = outcome.error.api_status if outcome.error else None
-                note = f"raised ApiException ({status}); requeue"
+                err = outcome.error
+                status = err.api_status if err else None
+                why = _api_reason(err.message) if err else ""
+                note = f"raised ApiException ({status}{': ' + why if why else ''}); requeue"
             else:
                 err = outcome.error
                 summary = f"{err.type_name}: {err.message}" if err else outcome_kind
@@ -195,7 +209,7 @@ class ControllerRuntime:
                     note = what
                     findings.append(Finding("controller-error", self.name,
                                             f"controller {self.name!r} {what}: {summary}", error_text))
-        signature = [_signature(acc) for acc in server.journal]
+        signature = [sig for sig in (_signature(acc) for acc in server.journal) if sig is not None]
         kinds_read = sorted({str(acc.resource.kind_ref) for acc in server.journal
                              if acc.resource is not None and acc.verb in ("get", "list", "watch")})
         run = ReconcileRun(
@@ -203,6 +217,7 @@ class ControllerRuntime:
             writes=writes,
             story_writes=tuple(story),
             write_attempts=attempts,
+            conflictable=conflictable,
             requeue_now=requeue_now,
             requeue_after=requeue_after,
             findings=tuple(findings),
@@ -266,20 +281,39 @@ class ControllerRuntime:
         for w in entry.run.story_writes:
             story.append(w if w.refused else next(it))
         run = entry.run
-        return ReconcileRun(new, tuple(writes), tuple(story), run.write_attempts, run.requeue_now,
+        return ReconcileRun(new, tuple(writes), tuple(story), run.write_attempts, run.conflictable, run.requeue_now,
                             run.requeue_after, run.findings, run.note, run.error_text, run.kinds_read)
 
 
+def _api_reason(message: str) -> str:
+    """The Status message inside an ApiException's text, shortened for a story line."""
+    try:
+        start = message.index("{")
+        body = json.loads(message[start:message.rindex("}") + 1])
+        text = str(body.get("message") or body.get("reason") or "")
+    except ValueError:
+        text = message.strip().splitlines()[0] if message.strip() else ""
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
 def _with_findings(run: ReconcileRun, findings: list[Finding]) -> ReconcileRun:
-    return ReconcileRun(run.snapshot, run.writes, run.story_writes, run.write_attempts, run.requeue_now,
+    return ReconcileRun(run.snapshot, run.writes, run.story_writes, run.write_attempts, run.conflictable,
+                        run.requeue_now,
                         run.requeue_after, tuple(findings), run.note, run.error_text, run.kinds_read)
 
 
-def _signature(acc: Any) -> str:
+def _signature(acc: Any) -> str | None:
+    """What a request asked for: method, resource path, query and body (None for discovery requests,
+    which the client caches and so makes only on first use)."""
+    res = acc.resource
+    if res is None:
+        return None
     body = acc.request_body
     text = json.dumps(body, sort_keys=True, default=str) if body is not None else ""
     query = "&".join(f"{k}={v}" for k, v in sorted(acc.query or ()))
-    return f"{acc.method} {acc.path if hasattr(acc, 'path') else ''}?{query} {text}"
+    path = _collection_path(acc) + (f"/{acc.name}" if acc.name else "") + (
+        f"/{acc.subresource}" if acc.subresource else "")
+    return f"{acc.method} {path}" + (f"?{query}" if query else "") + (f" {text}" if text else "")
 
 
 def _first_difference(a: list[str], b: list[str]) -> str:

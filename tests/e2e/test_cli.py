@@ -130,7 +130,8 @@ def test_github_annotations_point_at_the_failing_check() -> None:
                           env={"GITHUB_ACTIONS": "true"})
     assert code == 1
     lines = [line for line in out.splitlines() if line.startswith("::error ")]
-    assert lines and "invariant-at-convergence/scenario.yaml" in lines[0] and "line=" in lines[0]
+    assert len(lines) == 1  # one failing check, one annotation
+    assert "invariant-at-convergence/scenario.yaml" in lines[0] and "line=" in lines[0]
 
 
 def test_no_colour_without_a_terminal() -> None:
