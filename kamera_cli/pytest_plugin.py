@@ -26,15 +26,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_configure(config: pytest.Config) -> None:
     paths = config.getoption("kamera") or []
     if not paths:
         return
+    from kamera_cli.errors import KameraError
     from kamera_cli.scenario import discover
 
-    for file in discover([Path(p) for p in paths]):
-        collector = KameraScenario.from_parent(session, path=file.resolve())
-        items.extend(collector.collect())
+    try:
+        files = discover([Path(p) for p in paths])
+    except KameraError as exc:
+        raise pytest.UsageError(f"--kamera: {exc}") from exc
+    config.stash[_FILES] = {f.resolve() for f in files}
+    # collected like any other argument, so -k, --co, -x and the summary counts all see them
+    config.args = [*config.args, *(str(f) for f in files)]
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.resolve() in parent.config.stash.get(_FILES, set()):
+        return KameraScenario.from_parent(parent, path=file_path)
+    return None
+
+
+_FILES = pytest.StashKey[set[Path]]()
 
 
 class KameraScenario(pytest.File):

@@ -30,3 +30,13 @@ def test_scenario_checks_become_items(tmp_path: Path) -> None:
     assert "livelock" in proc.stdout and "back to step" in proc.stdout
     text = junit.read_text()
     assert 'name="converges"' in text and 'name="invariant: every widget is ready"' in text
+
+
+def test_collect_only_and_bad_paths(tmp_path: Path) -> None:
+    proc = run_pytest(tmp_path, "--kamera", str(ROOT / "scenarios" / "quickstart"), "--co")
+    assert proc.returncode == 0
+    assert "5 tests collected" in proc.stdout
+    bad = run_pytest(tmp_path, "--kamera", str(tmp_path / "nope"))
+    assert bad.returncode == 4  # pytest's usage error
+    assert "--kamera: no such file or folder" in bad.stderr
+    assert "Traceback" not in bad.stderr
