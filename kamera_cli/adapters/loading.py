@@ -381,7 +381,7 @@ class ReconcilerFactory(_Loader):
             self._shape = _Shape("function", self._reconcile_args(arity, f"function {name!r} in {where}"), False)
         else:
             raise self._error(
-                f"{self._tried()}: {name!r} in {where} is a {type(value).__name__}, not a function or class",
+                f"{self._tried()}: {name!r} in {where} is {_a(type(value).__name__)}, not a function or class",
                 _SIGNATURE_HINT,
             )
         return value
@@ -450,7 +450,7 @@ class ReconcilerFactory(_Loader):
             arity = None
         else:
             raise self._error(
-                f"{self._tried()}: {name}.reconcile in {where} is a {type(raw).__name__}, not a method",
+                f"{self._tried()}: {name}.reconcile in {where} is {_a(type(raw).__name__)}, not a method",
                 _SIGNATURE_HINT,
             )
         args = self._reconcile_args(arity, f"method {name}.reconcile in {where}")
@@ -475,7 +475,7 @@ class Mapper(_Loader):
         name = self.parsed.attr
         if not callable(value) or inspect.isclass(value):
             raise self._error(
-                f"{self._tried()}: {name!r} in {where} is a {type(value).__name__}, not a function", _MAPPER_HINT
+                f"{self._tried()}: {name!r} in {where} is {_a(type(value).__name__)}, not a function", _MAPPER_HINT
             )
         arity = _arity(value)
         if arity is not None and not arity.accepts(1):
@@ -535,3 +535,8 @@ def load_mapper(
 ) -> Mapper:
     """Import a watch mapper ``module:function``; raise EntrypointError when it is unusable."""
     return Mapper(entrypoint, base_dir, scenario=scenario, controller=controller)
+
+
+def _a(noun: str) -> str:
+    """The noun with its indefinite article ("an int", "a str")."""
+    return f"an {noun}" if noun[:1].lower() in "aeiou" else f"a {noun}"

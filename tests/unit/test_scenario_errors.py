@@ -381,7 +381,7 @@ def test_json_patch_operations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         "scenario.yaml:13:13: $.spec.actions[0].patch.patch[1]: a json patch move operation needs 'from'"
         " (a JSON Pointer)",
         "scenario.yaml:14:30: $.spec.actions[0].patch.patch[2].from: 'data/c' is not a JSON Pointer:"
-        " it starts with '/' or is empty",
+        " it must start with '/' (or be empty)",
         "scenario.yaml:15:32: $.spec.actions[0].patch.patch[3].path: 'metadata' is not a JSON Pointer:"
-        " it starts with '/' or is empty",
+        " it must start with '/' (or be empty)",
     ]
