@@ -570,7 +570,8 @@ class _Loader:
                     self.add((*path, j), f"a json patch {op['op']} operation needs 'value'")
                 for key, pointer in pointers:
                     if pointer and not pointer.startswith("/"):
-                        self.add((*path, j, key), f"{pointer!r} is not a JSON Pointer: it must start with '/' (or be empty)")
+                        self.add((*path, j, key),
+                                 f"{pointer!r} is not a JSON Pointer: it must start with '/' (or be empty)")
 
     # -- perturbations -------------------------------------------------------------------------
     def _controller_ref(self, value: Any, path: Path_) -> str | None:
