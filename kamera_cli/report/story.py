@@ -70,9 +70,21 @@ def step_lines(step: Step, style: Style = PLAIN, *, verbose: bool = False) -> li
     return lines
 
 
+#: a path longer than this is shown as its first and last PATH_EDGE steps unless verbose
+PATH_LIMIT = 16
+PATH_EDGE = 6
+
+
 def path_lines(steps: Iterable[Step], style: Style = PLAIN, *, verbose: bool = False) -> list[str]:
+    shown = list(steps)
     lines: list[str] = []
-    for step in steps:
+    if not verbose and len(shown) > PATH_LIMIT:
+        skipped = len(shown) - 2 * PATH_EDGE
+        for step in shown[:PATH_EDGE]:
+            lines.extend(step_lines(step, style, verbose=verbose))
+        lines.append(style(f"… {skipped} more steps (all of them with -v, in --json and in JUnit) …", "dim"))
+        shown = shown[-PATH_EDGE:]
+    for step in shown:
         lines.extend(step_lines(step, style, verbose=verbose))
     return lines or [style("(the initial state)", "dim")]
 
