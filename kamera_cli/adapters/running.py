@@ -235,7 +235,8 @@ def _call_sandboxed(
         ms.adopt_late_imports()
         if isinstance(call.error, ReconcileAbort):
             raise call.error
-        if call.error is not None and not network and _raised_inside_kamera(call.error):
+        if (call.error is not None and not network and _raised_inside_kamera(call.error)
+                and not getattr(call.error, "controller_fault", False)):
             raise InternalError(
                 f"{loader.scenario}: controller {loader.controller!r}: kamera failed while serving a call from the "
                 f"controller (a bug in kamera, not in the controller):\n"
@@ -245,6 +246,8 @@ def _call_sandboxed(
 
 
 def _raised_inside_kamera(exc: BaseException) -> bool:
+    # An exception class may declare ``controller_fault = True``: kamera raises it on purpose because
+    # the controller did something impossible in a simulation (a watch that would block forever).
     """True when the innermost frame is kamera's own (say, the simulated API server), outside the adapters."""
     tb = exc.__traceback__
     if tb is None:

@@ -96,6 +96,9 @@ class WatchBlocked(BaseException):
     runner reports it as a reconcile that blocks on an idle watch.
     """
 
+    #: the controller's doing, not kamera's: the adapters report it as a controller error
+    controller_fault = True
+
     def __init__(self, path: str, empty_streams: int) -> None:
         self.path = path
         self.empty_streams = empty_streams

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from kamera_cli.sim.model import Fault
     from kamera_cli.sim.state import PendingItem
 
+#: Exceptions that stand for a reconcile that would never return (not retried, like a timeout).
+_NEVER_RETURNS = frozenset({"WatchBlocked"})
+
 #: Verbs that change the cluster.
 WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "apply", "deletecollection"})
 
@@ -197,7 +200,7 @@ class ControllerRuntime:
                 err = outcome.error
                 summary = f"{err.type_name}: {err.message}" if err else outcome_kind
                 error_text = err.traceback if err else ""
-                if outcome_kind == "exception":
+                if outcome_kind == "exception" and (err is None or err.type_name not in _NEVER_RETURNS):
                     requeue_now = True
                     note = f"raised {err.type_name if err else 'an exception'}; requeue"
                     findings.append(Finding("controller-error", self.name,
@@ -205,7 +208,8 @@ class ControllerRuntime:
                 else:
                     what = {"timeout": "did not return within its time budget",
                             "exit": "tried to exit the process",
-                            "network": "opened a network connection of its own"}.get(outcome_kind, outcome_kind)
+                            "network": "opened a network connection of its own"}.get(
+                                outcome_kind, "would block forever")
                     note = what
                     findings.append(Finding("controller-error", self.name,
                                             f"controller {self.name!r} {what}: {summary}", error_text))

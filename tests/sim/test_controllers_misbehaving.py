@@ -110,3 +110,21 @@ def test_a_counterexample_whose_replay_diverges_is_reported(make_scenario: MakeS
     (cex,) = [c for c in det.counterexamples if c.kind == "nondeterministic-controller"]
     assert "replaying a counterexample diverged at step 2" in cex.summary
     assert _check(r, "invariant: never step 2").verdict is Verdict.FAILED
+
+
+BLOCKING_WATCH = """
+from kubernetes import client, watch
+core = client.CoreV1Api()
+
+def reconcile(request):
+    for _event in watch.Watch().stream(core.list_namespaced_config_map, request.namespace):
+        pass   # no timeout_seconds: against a real cluster this never returns
+"""
+
+
+def test_a_watch_that_would_block_forever_is_a_controller_error(make_scenario: MakeScenario) -> None:
+    r = explore(make_scenario(BLOCKING_WATCH, [("w", "reconcile", CONFIGMAP)], [CM])).result
+    err = _check(r, CheckName.NO_CONTROLLER_ERRORS)
+    assert err.verdict is Verdict.FAILED
+    assert "would block forever" in err.counterexamples[0].summary
+    assert _check(r, CheckName.CONVERGES).verdict is Verdict.PASSED  # not retried in a hot loop
