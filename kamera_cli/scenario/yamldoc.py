@@ -155,10 +155,14 @@ def syntax_problem(file: str, exc: yaml.YAMLError) -> Problem:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None)
     context = getattr(exc, "context", None)
+    start = getattr(exc, "context_mark", None)
     if problem:
         message = f"invalid YAML: {problem}"
         if context:
-            message += f" ({context})"
+            where = ""
+            if start is not None and mark is not None and (start.line, start.column) != (mark.line, mark.column):
+                where = f", which starts at line {start.line + 1}, column {start.column + 1}"
+            message += f" ({context}{where})"
     else:
         message = "invalid YAML: " + " ".join(str(exc).split())
     line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)

@@ -48,7 +48,8 @@ def test_yaml_syntax_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         problem = "did not find expected ',' or ']'"
     else:
         problem = "expected ',' or ']', but got ':'"
-    assert got == [f"scenario.yaml:3:4: $: invalid YAML: {problem} (while parsing a flow sequence)"]
+    assert got == [f"scenario.yaml:3:4: $: invalid YAML: {problem}"
+                   " (while parsing a flow sequence, which starts at line 2, column 9)"]
 
 
 def test_duplicate_keys_are_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
