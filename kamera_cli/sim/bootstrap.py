@@ -39,9 +39,9 @@ def initial_snapshot(scenario: Scenario, registry: Registry) -> Snapshot:
         server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     for crd in scenario.crds:
         _create(server, crd, scenario, "$.spec.crds", problems)
-    ordered = sorted(scenario.seed, key=lambda o: 0 if o.get("kind") == "Namespace" else 1)
-    for obj in ordered:
-        _create(server, obj, scenario, "$.spec.seed", problems)
+    ordered = sorted(enumerate(scenario.seed), key=lambda e: (0 if e[1].get("kind") == "Namespace" else 1, e[0]))
+    for i, obj in ordered:
+        _create(server, obj, scenario, f"seed[{i}]", problems)
     if problems:
         raise ScenarioError(problems)
     return server.snapshot
@@ -52,8 +52,9 @@ def _create(server: ApiServer, obj: Any, scenario: Scenario, path: str, problems
         server.create(dict(obj))
     except ApiError as exc:
         ref = ObjectRef.of(obj)
-        pos = scenario.positions.get(path) or scenario.position
-        problems.append(Problem(scenario.file, pos.line, pos.column, path,
+        pos = scenario.positions.get(path) or scenario.positions.get("$.spec.seed") or scenario.position
+        json_path = "$.spec.seed" if path.startswith("seed[") else path
+        problems.append(Problem(pos.file or scenario.file, pos.line, pos.column, json_path,
                                 f"cannot create {ref}: {exc}",
                                 "seed objects must be valid for the API server, as kubectl create would require"))
 
