@@ -163,3 +163,17 @@ def test_progress_line_goes_to_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
     text = err.getvalue()
     assert text.startswith("\r")
     assert "quickstart: exploring: 1234 states, depth 7, 987 states/s" in text
+
+
+def test_a_seed_object_the_server_refuses_points_at_its_line(tmp_path: Path) -> None:
+    (tmp_path / "c.py").write_text("def reconcile(request):\n    return None\n")
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(
+        "apiVersion: kamera.dev/v1alpha1\nkind: Scenario\nmetadata: {name: sd}\nspec:\n"
+        "  controllers:\n    - {name: c, entrypoint: c.py:reconcile, for: v1/ConfigMap}\n"
+        "  seed:\n    - {apiVersion: v1, kind: ConfigMap, metadata: {name: ok}}\n"
+        "    - {apiVersion: apps/v1, kind: Deployment, metadata: {name: bad}, spec: {replicas: 1}}\n"
+    )
+    code, out, _ = invoke("check", str(scenario))
+    assert code == 2
+    assert "scenario.yaml:9:7: $.spec.seed: cannot create apps/v1/Deployment default/bad: 422 Invalid" in out
