@@ -86,6 +86,8 @@ def check(
     from kamera_cli.report import terminal
 
     def body() -> int:
+        if quiet and verbose:
+            raise UsageError("--quiet and --verbose contradict each other: choose one")
         overrides = runner.Overrides(max_depth=max_depth, max_states=max_states, timeout=_parse_duration(timeout))
         progress = _progress_printer() if _use_color(sys.stderr) or sys.stderr.isatty() else None
         result = runner.check_paths(paths, overrides=overrides, workers=workers, fail_fast=fail_fast,
