@@ -32,8 +32,10 @@ from kamera_cli.apiserver.registry import Registry, ResourceInfo
 from kamera_cli.apiserver.selectors import SelectorError, field_matcher, label_matcher
 from kamera_cli.apiserver.snapshot import Snapshot
 from kamera_cli.apiserver.validation import (
+    clean_base,
     prune_builtin,
     prune_metadata,
+    remember_clean,
     validate_builtin,
     validate_metadata,
     validate_name,
@@ -677,8 +679,13 @@ class ApiServer:
             raise E.forbidden(req.info.plural, req.info.group, name, f"unable to create new content in namespace "
                                                                      f"{req.namespace} because it is being terminated")
 
-    def _validate(self, info: ResourceInfo, obj: dict[str, Any], name: str) -> dict[str, Any]:
-        """Prune and default (custom resources), then validate; returns the object to store."""
+    def _validate(self, info: ResourceInfo, obj: dict[str, Any], name: str, live: Manifest | None = None
+                  ) -> dict[str, Any]:
+        """Prune and default (custom resources), then validate; returns the object to store.
+
+        ``live``: the stored object being replaced; subtrees shared with it are not walked again when
+        it is known to have passed this very pruning and validation whole.
+        """
         causes = validate_name(info.group, info.kind, name) + validate_metadata(obj["metadata"])
         if info.custom and info.schema is not None:
             meta = obj["metadata"]
@@ -687,9 +694,13 @@ class ApiServer:
             obj["metadata"] = prune_metadata(self.registry.definitions, meta)
             causes += validate_cr(obj, info.schema)
         elif info.definition is not None:
-            obj = prune_builtin(self.registry.definitions, info.definition, obj)
+            definitions = self.registry.definitions
+            base = clean_base(definitions, info.definition, live)
+            obj = prune_builtin(definitions, info.definition, obj, base)
             apply_builtin_defaults(info.group, info.kind, obj)
-            causes += validate_builtin(self.registry.definitions, info.definition, obj)
+            causes += validate_builtin(definitions, info.definition, obj, base)
+            if not causes:
+                remember_clean(definitions, info.definition, obj)
         if causes:
             raise E.invalid(info.kind, info.group, name, causes)
         return obj
@@ -832,7 +843,7 @@ class ApiServer:
                     f"Forbidden: no new finalizers can be added if the object is being deleted, found new "
                     f"finalizers []string{{{listed}}}")])
         _normalise(info, merged)
-        merged = self._validate(info, merged, req.name)
+        merged = self._validate(info, merged, req.name, live)
         if not info.custom and req.sub != "status":
             causes = validate_update(info.group, info.kind, live, merged)
             if causes:
