@@ -89,3 +89,19 @@ def test_write_answers_are_identical_without_the_shortcuts(monkeypatch: pytest.M
     monkeypatch.setattr(server, "remember_clean", lambda *_args: None)
     monkeypatch.setattr(managed_fields, "_rendered_here", lambda _raw: False)
     assert _script() == with_shortcuts
+
+
+def test_a_put_equal_to_the_stored_object_only_by_python_equality_is_still_validated() -> None:
+    server = make_server()
+    stored = server.create(_deployment())
+    body = json.loads(json.dumps(stored))
+    body["spec"]["replicas"] = 1.0  # == 1 in Python, but not an integer in JSON
+    with pytest.raises(ApiError) as info:
+        server.update(body)
+    assert info.value.status == 422 and "spec.replicas" in str(info.value.body)
+    body["spec"]["replicas"] = 1
+    body["spec"]["template"]["spec"]["containers"][0]["tty"] = 1  # == True, but not a boolean
+    with pytest.raises(ApiError) as info:
+        server.update(body)
+    assert info.value.status == 422 and "tty" in str(info.value.body)
+
