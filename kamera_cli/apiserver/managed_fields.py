@@ -32,11 +32,13 @@ from kamera_cli.apiserver.patch_fieldsv1 import (
     prefixes,
 )
 from kamera_cli.apiserver.patch_ssa import (
+    Diff,
     WalkContext,
     config_fields,
     diff_objects,
     merge_config,
     prune,
+    schemaless_nodes,
     without_removed,
 )
 
@@ -205,9 +207,13 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
             # The apiserver does not start tracking an existing object on a non-apply write (its
             # skipNonAppliedManager); only a create or an apply gives it managedFields.
             return []
-    ctx = WalkContext(fields if fields is not None else _no_fields)
-    # metadata.managedFields is among the paths every diff leaves out, so neither side needs stripping.
-    diff = diff_objects(before or {}, after, ctx)
+    if fields is None and not before:
+        diff = Diff(set(), set(), set())  # a create without a schema: every node is added
+        schemaless_nodes(after, (), diff.added)
+    else:
+        ctx = WalkContext(fields if fields is not None else _no_fields)
+        # metadata.managedFields is among the paths every diff leaves out, so neither side needs stripping.
+        diff = diff_objects(before or {}, after, ctx)
     changed = diff.added | diff.modified
     self_entry = _Entry(manager, operation, api_version, now, subresource, frozenset())
     if not diff.removed and _rendered_here(source) and _unchanged_ownership(managers, self_entry, changed):

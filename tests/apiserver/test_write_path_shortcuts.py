@@ -11,6 +11,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kamera_cli.apiserver import ApiError, ApiServer, Registry
 from kamera_cli.model.objects import ObjectRef
@@ -105,3 +107,22 @@ def test_a_put_equal_to_the_stored_object_only_by_python_equality_is_still_valid
         server.update(body)
     assert info.value.status == 422 and "tty" in str(info.value.body)
 
+
+
+_json_values: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["metadata", "spec", "status", "name", "uid", "managedFields", "a", "b"]), inner, max_size=4),
+    max_leaves=25)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["apiVersion", "kind", "metadata", "spec", "status", "data"]), _json_values,
+                       max_size=5))
+def test_the_create_shortcut_adds_exactly_what_the_schemaless_diff_adds(obj: dict[str, Any]) -> None:
+    from kamera_cli.apiserver.managed_fields import _no_fields
+    from kamera_cli.apiserver.patch_ssa import WalkContext, diff_objects, schemaless_nodes
+
+    added: set[tuple[str, ...]] = set()
+    schemaless_nodes(obj, (), added)
+    assert added == diff_objects({}, obj, WalkContext(_no_fields)).added
