@@ -154,12 +154,59 @@ _RULES: dict[tuple[str, str], Callable[[Obj], None]] = {
 
 
 def apply_builtin_defaults(group: str, kind: str, obj: Obj) -> None:
-    """Fill the defaults of ``obj``'s kind in place; ``spec`` is copied first (it may be shared)."""
+    """Fill the defaults of ``obj``'s kind in place; ``spec`` is copied first (it may be shared).
+
+    Subtrees the rule left alone are swapped back for the originals afterwards, so a spec that
+    shares most of its values with the stored object still does after defaulting (what the
+    identity shortcuts of validation and managedFields bookkeeping rely on).
+    """
     rule = _RULES.get((group, kind))
     if rule is None or not isinstance(obj.get("spec"), dict):
         return
-    obj["spec"] = clone(obj["spec"])
+    original = obj["spec"]
+    obj["spec"] = _copy_along(original, _TOUCHED)
     rule(obj)
+    obj["spec"] = _reshare(original, obj["spec"])
+
+
+# Where the rules above set keys, below a spec: only these containers are copied before they run
+# (``*``: every item of a list), everything else stays shared and is never written to.
+_POD_SPEC_TOUCHED: dict[str, Any] = {"containers": {"*": {"ports": {"*": {}}}},
+                                     "initContainers": {"*": {"ports": {"*": {}}}}}
+_TOUCHED: dict[str, Any] = {"strategy": {"rollingUpdate": {}}, "updateStrategy": {"rollingUpdate": {}},
+                            "template": {"spec": _POD_SPEC_TOUCHED}, "ports": {"*": {}}, **_POD_SPEC_TOUCHED}
+
+
+def _copy_along(value: Any, touched: dict[str, Any]) -> Any:
+    """A copy of ``value`` whose dicts and lists named by ``touched`` are copies too (shallowly)."""
+    if isinstance(value, dict):
+        out = dict(value)
+        for key, below in touched.items():
+            child = out.get(key)
+            if isinstance(child, (dict, list)):
+                out[key] = _copy_along(child, below)
+        return out
+    if isinstance(value, list):
+        items = touched.get("*")
+        return [_copy_along(v, items) if items is not None and isinstance(v, (dict, list)) else v for v in value]
+    return value
+
+
+def _reshare(original: Any, copy: Any) -> Any:
+    """``copy`` (a defaulted clone of ``original``) with every subtree it did not extend replaced by
+    the original one.  Rules only add missing keys, so an unextended subtree compares equal; an
+    extended one has more keys and does not."""
+    if copy is original or copy == original:
+        return original
+    if isinstance(copy, dict) and isinstance(original, dict):
+        for key, value in copy.items():
+            if key in original and isinstance(value, (dict, list)):
+                copy[key] = _reshare(original[key], value)
+    elif isinstance(copy, list) and isinstance(original, list) and len(copy) == len(original):
+        for index, value in enumerate(copy):
+            if isinstance(value, (dict, list)):
+                copy[index] = _reshare(original[index], value)
+    return copy
 
 
 # -- list-map keys of apply configurations --------------------------------------------------------

@@ -32,11 +32,13 @@ from kamera_cli.apiserver.patch_fieldsv1 import (
     prefixes,
 )
 from kamera_cli.apiserver.patch_ssa import (
+    Diff,
     WalkContext,
     config_fields,
     diff_objects,
     merge_config,
     prune,
+    schemaless_nodes,
     without_removed,
 )
 
@@ -94,10 +96,34 @@ def _go_quote(text: str) -> str:
 _Managers = dict[tuple[str, str, str, str], _Entry]
 
 
+_DECODED_LIMIT = 4096
+# Decoded managedFields lists by identity (each entry keeps its list alive, so ids are not reused):
+# stored objects are immutable and pass their managedFields list on from write to write.
+# The flag says the list is one ``_render`` made (so rendering its entries again gives it back).
+_DECODED: dict[int, tuple[list[Any], _Managers | None, bool]] = {}
+
+
 def _decode_entries(raw: Any) -> _Managers | None:
-    """The managers recorded in a managedFields list; None when it is absent, empty or malformed."""
+    """The managers recorded in a managedFields list; None when it is absent, empty or malformed.
+
+    The answer is a fresh dict (callers may change it); its entries are immutable.
+    """
     if not isinstance(raw, list) or not raw:
         return None
+    hit = _DECODED.get(id(raw))
+    if hit is None or hit[0] is not raw:
+        if len(_DECODED) >= _DECODED_LIMIT:
+            _DECODED.clear()
+        hit = _DECODED[id(raw)] = (raw, _decode_list(raw), False)
+    return None if hit[1] is None else dict(hit[1])
+
+
+def _rendered_here(raw: Any) -> bool:
+    hit = _DECODED.get(id(raw))
+    return hit is not None and hit[0] is raw and hit[2]
+
+
+def _decode_list(raw: list[Any]) -> _Managers | None:
     managers: _Managers = {}
     for item in raw:
         if not isinstance(item, Mapping):
@@ -128,7 +154,14 @@ def _managed(obj: Mapping[str, Any] | None) -> Any:
 def _render(managers: _Managers) -> list[dict[str, Any]]:
     entries = [e for e in managers.values() if e.fields]
     entries.sort(key=lambda e: (e.operation, e.time or "", e.manager, e.api_version, e.subresource))
-    return [e.render() for e in entries]
+    out = [e.render() for e in entries]
+    if out:
+        # The list is what gets stored; the next write of the object decodes it again, so note now
+        # what decoding it gives (the entries, in list order; their keys are distinct).
+        if len(_DECODED) >= _DECODED_LIMIT:
+            _DECODED.clear()
+        _DECODED[id(out)] = (out, {e.key: e for e in entries}, True)
+    return out
 
 
 def _with_managed_fields(obj: dict[str, Any], rendered: list[dict[str, Any]]) -> dict[str, Any]:
@@ -165,17 +198,27 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
     sent = _managed(after)
     if isinstance(sent, list) and len(sent) == 1 and sent[0] == {}:
         return []
+    source = sent
     managers = _decode_entries(sent)
     if managers is None:
-        managers = _decode_entries(_managed(before)) or {}
+        source = _managed(before)
+        managers = _decode_entries(source) or {}
         if not managers and before is not None and _has_uid(before):
             # The apiserver does not start tracking an existing object on a non-apply write (its
             # skipNonAppliedManager); only a create or an apply gives it managedFields.
             return []
-    ctx = WalkContext(fields if fields is not None else _no_fields)
-    diff = diff_objects(_strip_managed(before or {}), _strip_managed(after), ctx)
+    if fields is None and not before:
+        diff = Diff(set(), set(), set())  # a create without a schema: every node is added
+        schemaless_nodes(after, (), diff.added)
+    else:
+        ctx = WalkContext(fields if fields is not None else _no_fields)
+        # metadata.managedFields is among the paths every diff leaves out, so neither side needs stripping.
+        diff = diff_objects(before or {}, after, ctx)
     changed = diff.added | diff.modified
     self_entry = _Entry(manager, operation, api_version, now, subresource, frozenset())
+    if not diff.removed and _rendered_here(source) and _unchanged_ownership(managers, self_entry, changed):
+        shared: list[dict[str, Any]] = source
+        return shared  # the same entries would be rendered again: share the stored list
     result: _Managers = {}
     for key, entry in managers.items():
         kept = without_removed(entry.fields - changed, diff.removed)
@@ -192,6 +235,17 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
         if kept:
             result[self_entry.key] = previous.with_fields(kept)
     return _render(result)
+
+
+def _unchanged_ownership(managers: _Managers, me: _Entry, changed: set[Path]) -> bool:
+    """Whether a write that removed nothing leaves every entry as it is: it changed nothing, or only
+    fields its manager already owns alone, with that manager's entry already stamped ``now``."""
+    if not changed:
+        return True
+    previous = managers.get(me.key)
+    if previous is None or previous.time != me.time or not changed <= previous.fields:
+        return False
+    return all(entry.fields.isdisjoint(changed) for key, entry in managers.items() if key != me.key)
 
 
 def _has_uid(obj: Mapping[str, Any]) -> bool:

@@ -98,14 +98,48 @@ def validate_metadata(meta: Mapping[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def validate_builtin(definitions: Mapping[str, Any], root: str, obj: Mapping[str, Any]) -> list[dict[str, str]]:
-    """Required fields and JSON types, recursively through the definition table."""
+# Objects that passed pruning, defaulting and validation whole, by identity (each entry keeps its
+# object alive, so an id cannot be reused while it is here): (object, definitions, root definition).
+_CLEAN_LIMIT = 4096
+_CLEAN: dict[int, tuple[Mapping[str, Any], Mapping[str, Any], str]] = {}
+
+
+def remember_clean(definitions: Mapping[str, Any], root: str, obj: Mapping[str, Any]) -> None:
+    """Record that ``obj`` passed pruning and validation as ``root`` whole (it is about to be stored).
+
+    Why: a patch or apply result shares every untouched subtree with the stored object, and such a
+    subtree needs neither pruning nor validation again.  Only the object's metadata entries may still
+    be set after this (server-set fields, never looked at through the shortcut: see ``clean_base``).
+    """
+    if len(_CLEAN) >= _CLEAN_LIMIT:
+        _CLEAN.clear()
+    _CLEAN[id(obj)] = (obj, definitions, root)
+
+
+def clean_base(definitions: Mapping[str, Any], root: str, obj: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """``obj`` if it is known to have passed pruning and validation as ``root``, else None."""
+    if obj is None:
+        return None
+    hit = _CLEAN.get(id(obj))
+    if hit is None or hit[0] is not obj or hit[1] is not definitions or hit[2] != root:
+        return None
+    return obj
+
+
+def validate_builtin(definitions: Mapping[str, Any], root: str, obj: Mapping[str, Any],
+                     base: Mapping[str, Any] | None = None) -> list[dict[str, str]]:
+    """Required fields and JSON types, recursively through the definition table.
+
+    ``base`` (from ``clean_base``): a clean object whose subtrees ``obj`` may share; a shared
+    subtree is skipped, as it was checked at the same schema position before.
+    """
     out: list[dict[str, str]] = []
-    _walk(definitions, root, obj, "", out)
+    _walk(definitions, root, obj, "", out, base)
     return out
 
 
-def _walk(definitions: Mapping[str, Any], name: str, value: Any, path: str, out: list[dict[str, str]]) -> None:
+def _walk(definitions: Mapping[str, Any], name: str, value: Any, path: str, out: list[dict[str, str]],
+          base: Any = None) -> None:
     definition = definitions.get(name)
     if definition is None:
         return
@@ -126,18 +160,25 @@ def _walk(definitions: Mapping[str, Any], name: str, value: Any, path: str, out:
                 continue
             out.append(cause("FieldValueRequired", f"{path}.{req}" if path else req, "Required value"))
     props = definition["properties"]
+    if not isinstance(base, dict):
+        base = None
     for key, sub in value.items():
         spec = props.get(key)
         if spec is None or sub is None or (path == "" and key == "metadata"):
             continue  # root metadata: server-managed, checked by validate_metadata
-        _prop(definitions, spec, sub, f"{path}.{key}" if path else key, out)
+        if base is None:
+            _prop(definitions, spec, sub, f"{path}.{key}" if path else key, out, None)
+            continue
+        before = base.get(key)
+        if before is not sub:
+            _prop(definitions, spec, sub, f"{path}.{key}" if path else key, out, before)
 
 
 def _prop(definitions: Mapping[str, Any], spec: Mapping[str, Any], value: Any, path: str,
-          out: list[dict[str, str]]) -> None:
+          out: list[dict[str, str]], base: Any) -> None:
     ref = spec.get("ref")
     if ref:
-        _walk(definitions, ref, value, path, out)
+        _walk(definitions, ref, value, path, out, base)
         return
     ptype = spec.get("type")
     if not _check_type(ptype, spec.get("format"), value, path, out):
@@ -179,22 +220,25 @@ def _check_type(ptype: Any, fmt: Any, value: Any, path: str, out: list[dict[str,
     return ok
 
 
-def prune_builtin(definitions: Mapping[str, Any], root: str, obj: dict[str, Any]) -> dict[str, Any]:
+def prune_builtin(definitions: Mapping[str, Any], root: str, obj: dict[str, Any],
+                  base: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Drop fields the schema does not know, as decoding into the real server's Go types does.
 
     Returns ``obj`` itself when nothing is unknown; otherwise copies only the dicts on the way to what
-    was dropped (stored objects are shared and never mutated).
+    was dropped (stored objects are shared and never mutated).  ``base``: as for ``validate_builtin``.
     """
-    out = _prune(definitions, root, obj, top=True)
+    out = _prune(definitions, root, obj, top=True, base=base)
     return out if isinstance(out, dict) else obj
 
 
-def _prune(definitions: Mapping[str, Any], name: str, value: Any, top: bool = False) -> Any:
+def _prune(definitions: Mapping[str, Any], name: str, value: Any, top: bool = False, base: Any = None) -> Any:
     definition = definitions.get(name)
     if definition is None or not isinstance(value, dict) or "properties" not in definition:
         return value
     props = definition["properties"]
     changed: dict[str, Any] | None = None
+    if not isinstance(base, dict):
+        base = None
     for key, sub in value.items():
         spec = props.get(key)
         if spec is None:
@@ -206,7 +250,10 @@ def _prune(definitions: Mapping[str, Any], name: str, value: Any, top: bool = Fa
             continue
         if sub is None or key == "managedFields":  # server-written; never needs pruning
             continue
-        new = _prune_prop(definitions, spec, sub)
+        before = None if base is None else base.get(key)
+        if before is sub:
+            continue
+        new = _prune_prop(definitions, spec, sub, before)
         if new is not sub:
             if changed is None:
                 changed = dict(value)
@@ -214,10 +261,10 @@ def _prune(definitions: Mapping[str, Any], name: str, value: Any, top: bool = Fa
     return value if changed is None else changed
 
 
-def _prune_prop(definitions: Mapping[str, Any], spec: Mapping[str, Any], value: Any) -> Any:
+def _prune_prop(definitions: Mapping[str, Any], spec: Mapping[str, Any], value: Any, base: Any = None) -> Any:
     ref = spec.get("ref")
     if ref:
-        return _prune(definitions, ref, value)
+        return _prune(definitions, ref, value, base=base)
     item = spec.get("items") if spec.get("type") == "array" else spec.get("values")
     if not isinstance(item, str) or item in _PY_TYPES or not item:
         return value

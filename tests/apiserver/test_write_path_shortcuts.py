@@ -1,0 +1,128 @@
+"""The write path's identity shortcuts must not change answers.
+
+Validation skips subtrees a patch shares with the stored object only when that object passed
+validation whole through this server; managedFields bookkeeping reuses the stored list only when
+the write leaves every entry as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kamera_cli.apiserver import ApiError, ApiServer, Registry
+from kamera_cli.model.objects import ObjectRef
+from tests.apiserver.conftest import Clock, make_server
+
+
+def _deployment(name: str = "d") -> dict[str, Any]:
+    labels = {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}}}
+
+
+def _ref(name: str = "d") -> ObjectRef:
+    return ObjectRef("apps/v1", "Deployment", "default", name)
+
+
+def test_an_invalid_object_placed_in_the_snapshot_directly_still_fails_validation_on_patch() -> None:
+    server = make_server()
+    broken = _deployment()
+    broken["metadata"].update(uid="u", resourceVersion="1", generation=1, creationTimestamp="2026-01-01T00:00:00Z")
+    broken["spec"]["template"]["spec"]["containers"] = [{"image": "nginx"}]  # name is required
+    server.snapshot = server.snapshot.with_object(_ref(), broken)
+    with pytest.raises(ApiError) as info:
+        server.patch(_ref(), "merge", {"spec": {"replicas": 3}})
+    assert info.value.status == 422
+    assert "spec.template.spec.containers[0].name" in str(info.value.body)
+
+
+def test_patching_a_shared_subtree_into_an_invalid_value_is_still_refused() -> None:
+    server = make_server()
+    server.create(_deployment())
+    with pytest.raises(ApiError) as info:
+        server.patch(_ref(), "json", [{"op": "replace", "path": "/spec/template/spec/containers/0/image",
+                                       "value": 5}])
+    assert info.value.status == 422
+    unknown = server.patch(_ref(), "merge", {"spec": {"template": {"spec": {"bogus": 1}}}})
+    assert "bogus" not in unknown["spec"]["template"]["spec"]
+
+
+def test_a_patch_touching_only_its_own_fields_keeps_managed_fields_and_moves_the_time() -> None:
+    clock = Clock()
+    server = make_server(clock=clock)
+    server.create(_deployment())
+    first = server.patch(_ref(), "merge", {"spec": {"replicas": 2}}, field_manager="scaler")
+    second = server.patch(_ref(), "merge", {"spec": {"replicas": 3}}, field_manager="scaler")
+    assert first["metadata"]["managedFields"] == second["metadata"]["managedFields"]
+    clock.t = 60
+    third = server.patch(_ref(), "merge", {"spec": {"replicas": 4}}, field_manager="scaler")
+    times = {e["manager"]: e.get("time") for e in third["metadata"]["managedFields"]}
+    assert times["scaler"] == "2026-01-01T00:01:00Z"
+    other = server.patch(_ref(), "merge", {"spec": {"replicas": 5}}, field_manager="other")
+    owners = {e["manager"]: e["fieldsV1"] for e in other["metadata"]["managedFields"]}
+    assert "f:replicas" in owners["other"]["f:spec"] and "scaler" not in owners
+
+
+def _script() -> list[bytes]:
+    server = ApiServer(Registry.builtin(), make_server().snapshot, now=Clock())
+    base = "/apis/apps/v1/namespaces/default/deployments"
+    out = [server.handle("POST", base, [], {}, json.dumps(_deployment()).encode()).body]
+    for i in range(4):
+        out.append(server.handle("PATCH", base + "/d", [], {"Content-Type": "application/strategic-merge-patch+json"},
+                                 json.dumps({"spec": {"replicas": i}}).encode()).body)
+        out.append(server.handle("PATCH", base + "/d", [("fieldManager", "m"), ("force", "true")],
+                                 {"Content-Type": "application/apply-patch+yaml"},
+                                 json.dumps({**_deployment(), "spec": {"paused": i % 2 == 0}}).encode()).body)
+        out.append(server.handle("PUT", base + "/d", [], {}, json.dumps(_deployment()).encode()).body)
+    return out
+
+
+def test_write_answers_are_identical_without_the_shortcuts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kamera_cli.apiserver import managed_fields, server
+
+    with_shortcuts = _script()
+    monkeypatch.setattr(server, "remember_clean", lambda *_args: None)
+    monkeypatch.setattr(managed_fields, "_rendered_here", lambda _raw: False)
+    assert _script() == with_shortcuts
+
+
+def test_a_put_equal_to_the_stored_object_only_by_python_equality_is_still_validated() -> None:
+    server = make_server()
+    stored = server.create(_deployment())
+    body = json.loads(json.dumps(stored))
+    body["spec"]["replicas"] = 1.0  # == 1 in Python, but not an integer in JSON
+    with pytest.raises(ApiError) as info:
+        server.update(body)
+    assert info.value.status == 422 and "spec.replicas" in str(info.value.body)
+    body["spec"]["replicas"] = 1
+    body["spec"]["template"]["spec"]["containers"][0]["tty"] = 1  # == True, but not a boolean
+    with pytest.raises(ApiError) as info:
+        server.update(body)
+    assert info.value.status == 422 and "tty" in str(info.value.body)
+
+
+
+_json_values: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["metadata", "spec", "status", "name", "uid", "managedFields", "a", "b"]), inner, max_size=4),
+    max_leaves=25)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["apiVersion", "kind", "metadata", "spec", "status", "data"]), _json_values,
+                       max_size=5))
+def test_the_create_shortcut_adds_exactly_what_the_schemaless_diff_adds(obj: dict[str, Any]) -> None:
+    from kamera_cli.apiserver.managed_fields import _no_fields
+    from kamera_cli.apiserver.patch_ssa import WalkContext, diff_objects, schemaless_nodes
+
+    added: set[tuple[str, ...]] = set()
+    schemaless_nodes(obj, (), added)
+    assert added == diff_objects({}, obj, WalkContext(_no_fields)).added
