@@ -6,6 +6,7 @@ import re
 
 _PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|h|m|s)")
 _WHOLE = re.compile(r"^(?:[0-9]+(?:\.[0-9]+)?(?:ms|h|m|s))+$")
+_NUMBER = re.compile(r"^[0-9]+(?:\.[0-9]+)?$")
 _UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
@@ -15,6 +16,8 @@ def parse_duration(value: object) -> float:
         raise ValueError(f"expected a duration, got {value!r}")
     if isinstance(value, (int, float)):
         seconds = float(value)
+    elif isinstance(value, str) and _NUMBER.match(value.strip()):
+        seconds = float(value.strip())  # "30" from a command line: seconds
     elif isinstance(value, str) and _WHOLE.match(value.strip()):
         seconds = sum(float(n) * _UNIT[unit] for n, unit in _PART.findall(value.strip()))
     else:

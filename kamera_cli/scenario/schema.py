@@ -136,6 +136,8 @@ def _translate(doc: Document, error: ValidationError) -> Iterator[Problem]:
     elif kind == "enum":
         choices = [str(c) for c in value]
         hint = did_you_mean(str(instance), choices) if isinstance(instance, str) else ""
+        if path and path[-1] == "at" and not hint:
+            hint = "or {afterSteps: N} to apply it after exactly N steps"
         yield doc.problem(path, f"must be one of {', '.join(choices)}; got {_short(instance)}", hint)
     elif kind == "const":
         yield doc.problem(path, f"must be {_short(value)}; got {_short(instance)}")

@@ -177,3 +177,8 @@ def test_a_seed_object_the_server_refuses_points_at_its_line(tmp_path: Path) -> 
     code, out, _ = invoke("check", str(scenario))
     assert code == 2
     assert "scenario.yaml:9:7: $.spec.seed: cannot create apps/v1/Deployment default/bad: 422 Invalid" in out
+
+
+def test_timeout_accepts_plain_seconds() -> None:
+    code, out, _ = invoke("check", str(SCENARIOS / "quickstart"), "--timeout", "120")
+    assert code == 0, out

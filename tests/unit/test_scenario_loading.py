@@ -261,13 +261,14 @@ def test_folders_and_globs(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("10m", 600.0), ("30s", 30.0), ("1h30m", 5400.0), ("500ms", 0.5), ("1.5s", 1.5), (2, 2.0), (0.25, 0.25)],
+    [("10m", 600.0), ("30s", 30.0), ("1h30m", 5400.0), ("500ms", 0.5), ("1.5s", 1.5), (2, 2.0), (0.25, 0.25),
+     ("10", 10.0), ("0.5", 0.5)],  # a bare number string (a command-line --timeout) is seconds
 )
 def test_durations(text: object, seconds: float) -> None:
     assert parse_duration(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["", "10", "10x", "m", "0s", 0, -1, True, None])
+@pytest.mark.parametrize("text", ["", "0", "10x", "m", "0s", 0, -1, True, None])
 def test_bad_durations(text: object) -> None:
     with pytest.raises(ValueError):
         parse_duration(text)
