@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -433,10 +433,6 @@ def _idle_for_actors(w: WriteRec) -> bool:
     return all(before_meta.get(k) == after_meta.get(k) for k in _DELETION_META)
 
 
-def _lags_of(faults: FaultBook, controller: str) -> list[tuple[str, int]]:
-    return [(k, n) for c, k, n in faults.lags if c == controller]
-
-
 def _join(a: str, b: str) -> str:
     return f"{a}; {b}" if a and b else a or b
 
@@ -537,5 +533,4 @@ def perform_action(server: ApiServer, spec: ActionSpec) -> None:
         server.patch(ref, ptype, dict(obj))
 
 
-Callback = Callable[[], None]
 __all__ = ["Act", "Fault", "KubeModel", "ReconcileRun", "journal_writes", "perform_action", "same_content"]

@@ -50,7 +50,6 @@ class ReconcileRun:
     findings: tuple[Finding, ...] = ()
     note: str = ""
     error_text: str = ""
-    kinds_read: tuple[str, ...] = ()
 
 
 @dataclass
@@ -119,9 +118,6 @@ class ControllerRuntime:
                 _MemoEntry(regions, self._digests(snapshot, regions, views), run, counters)
             )
         return run
-
-    def kinds_read(self, snapshot: Snapshot, item: PendingItem, clock: int) -> list[str]:
-        return list(self.run(snapshot, item, clock, None).kinds_read)
 
     # ------------------------------------------------------------------ execution
     def _execute(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
@@ -214,8 +210,6 @@ class ControllerRuntime:
                     findings.append(Finding("controller-error", self.name,
                                             f"controller {self.name!r} {what}: {summary}", error_text))
         signature = [sig for sig in (_signature(acc) for acc in server.journal) if sig is not None]
-        kinds_read = sorted({str(acc.resource.kind_ref) for acc in server.journal
-                             if acc.resource is not None and acc.verb in ("get", "list", "watch")})
         run = ReconcileRun(
             snapshot=server.snapshot,
             writes=writes,
@@ -227,7 +221,6 @@ class ControllerRuntime:
             findings=tuple(findings),
             note=note,
             error_text=error_text,
-            kinds_read=tuple(kinds_read),
         )
         regions = None if (crashed or outcome is None or outcome.kind in ("timeout",)) else _regions(server)
         return run, regions, signature
@@ -286,7 +279,7 @@ class ControllerRuntime:
             story.append(w if w.refused else next(it))
         run = entry.run
         return ReconcileRun(new, tuple(writes), tuple(story), run.write_attempts, run.conflictable, run.requeue_now,
-                            run.requeue_after, run.findings, run.note, run.error_text, run.kinds_read)
+                            run.requeue_after, run.findings, run.note, run.error_text)
 
 
 def _api_reason(message: str) -> str:
@@ -303,7 +296,7 @@ def _api_reason(message: str) -> str:
 def _with_findings(run: ReconcileRun, findings: list[Finding]) -> ReconcileRun:
     return ReconcileRun(run.snapshot, run.writes, run.story_writes, run.write_attempts, run.conflictable,
                         run.requeue_now,
-                        run.requeue_after, tuple(findings), run.note, run.error_text, run.kinds_read)
+                        run.requeue_after, tuple(findings), run.note, run.error_text)
 
 
 def _signature(acc: Any) -> str | None:
