@@ -430,12 +430,16 @@ def _properties(scenario: Scenario) -> list[ex.Property[SimState]]:
 
 
 def outcome_key(snapshot: Any) -> str:
-    """What makes two converged clusters different outcomes: the fingerprint's content, less generation."""
+    """What makes two converged clusters different outcomes: the fingerprint's content, less generation
+    (and status.observedGeneration, which controllers set to it)."""
     h = hashlib.sha256()
     for obj in snapshot.objects():
         meta = obj.get("metadata") or {}
         if "generation" in meta:
             obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "generation"}}
+        status = obj.get("status")
+        if isinstance(status, dict) and "observedGeneration" in status:  # the usual echo of generation
+            obj = {**obj, "status": {k: v for k, v in status.items() if k != "observedGeneration"}}
         h.update(object_digest(obj).encode())
     return h.hexdigest()
 
@@ -445,7 +449,7 @@ _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2
 
 def _noise(entry: DiffEntry) -> bool:
     """Differences the outcome comparison ignores: generation and timestamps."""
-    if entry.path == "/metadata/generation":
+    if entry.path in ("/metadata/generation", "/status/observedGeneration"):
         return True
     values = [v for v in (entry.old, entry.new) if v is not None]
     return bool(values) and all(isinstance(v, str) and _TIME.match(v) for v in values)

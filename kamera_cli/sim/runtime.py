@@ -343,6 +343,13 @@ def _regions(server: ApiServer) -> tuple[tuple[Any, ...], ...]:
             seen[("list", _collection_path(acc), query)] = None
         elif acc.verb == "create" and acc.after is not None:
             seen[("obj", ObjectRef.of(acc.after))] = None
+        elif acc.verb == "create":
+            # a refused create (409 AlreadyExists, 422...) still depended on its target's existence
+            meta = acc.request_body.get("metadata") if isinstance(acc.request_body, dict) else None
+            name = meta.get("name") if isinstance(meta, dict) else None
+            if isinstance(name, str) and name:
+                api_version = f"{res.group}/{res.version}" if res.group else res.version
+                seen[("obj", ObjectRef(api_version, res.kind, acc.namespace if res.namespaced else "", name))] = None
         if acc.verb == "create":
             meta = (acc.request_body or {}).get("metadata") if isinstance(acc.request_body, dict) else None
             prefix = (meta or {}).get("generateName") if isinstance(meta, dict) else None

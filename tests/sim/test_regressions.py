@@ -173,3 +173,58 @@ def reconcile(request):
     assert any("409" in n and "already exists" in n for n in notes), notes
     refused = [w for lab in labels for w in lab.writes if w.refused]
     assert refused and refused[0].ref.name == "x"
+
+
+RECREATE = """
+from kubernetes import client
+core = client.CoreV1Api()
+
+def reconcile(request):
+    if request.name != "parent":
+        return None
+    parent = core.read_namespaced_config_map("parent", request.namespace)
+    owner = client.V1OwnerReference(api_version="v1", kind="ConfigMap", name="parent", uid=parent.metadata.uid,
+                                    controller=True)
+    try:
+        core.create_namespaced_config_map(request.namespace, client.V1ConfigMap(
+            metadata=client.V1ObjectMeta(name="child", owner_references=[owner])))
+    except client.ApiException as e:
+        if e.status != 409:   # AlreadyExists: nothing to do
+            raise
+"""
+
+
+def test_a_memoized_refused_create_is_not_replayed_once_its_target_is_gone(make_scenario: MakeScenario) -> None:
+    parent = {**CM, "metadata": {"name": "parent", "namespace": "default"}}
+    # the create of a child that exists is refused (409) and memoized; once a user deletes the child, the
+    # owner's reconcile (triggered through `owns`) must really run again and recreate it
+    delete = ActionSpec(name="delete the child", verb="delete", target=ObjectRef("v1", "ConfigMap", "default", "child"))
+    child = InvariantSpec(name="child exists", expect=ExpectSpec(count=1),
+                          select="$.items[?@.kind == 'ConfigMap' && @.metadata.name == 'child']")
+    r = explore(make_scenario(RECREATE, [("p", "reconcile", CONFIGMAP, {"owns": (CONFIGMAP,)})], [parent],
+                              actions=(delete,), invariants=(child,))).result
+    assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]
+
+
+OBSGEN = """
+from kubernetes import client
+api = client.CustomObjectsApi()
+
+def reconcile(request):
+    t = api.get_namespaced_custom_object("example.com", "v1", request.namespace, "tasks", request.name)
+    gen = t["metadata"]["generation"]
+    if (t.get("status") or {}).get("observedGeneration") != gen:
+        api.patch_namespaced_custom_object_status("example.com", "v1", request.namespace, "tasks", request.name,
+                                                  {"status": {"observedGeneration": gen}})
+"""
+
+
+def test_observed_generation_echoing_generation_is_not_a_different_outcome(make_scenario: MakeScenario) -> None:
+    from tests.sim.conftest import TASK, TASK_CRD
+
+    task = {"apiVersion": "example.com/v1", "kind": "Task", "metadata": {"name": "t", "namespace": "default"},
+            "spec": {"image": "a"}}
+    edit = ActionSpec(name="edit", verb="patch", at="any", patch_type="merge", patch={"spec": {"image": "b"}},
+                      target=ObjectRef("example.com/v1", "Task", "default", "t"))
+    r = explore(make_scenario(OBSGEN, [("t", "reconcile", TASK)], [task], crds=(TASK_CRD,), actions=(edit,))).result
+    assert _verdicts(r)[CheckName.DETERMINISTIC] is Verdict.PASSED, [c.message for c in r.checks]
