@@ -226,6 +226,8 @@ class KubeModel:
                 continue
             options: list[list[tuple[str, int]]] = [[]]
             for kind in self._stale_kinds(sspec, item.controller):
+                if str(kind) in item.fresh:
+                    continue  # the write that enqueued this request is in the cache before the event
                 # A view may lag by up to what the controller's cache could lag now (it never goes
                 # backwards), and no further back than the logged history reaches.
                 most = min(state.faults.lag(item.controller, str(kind)),
@@ -366,11 +368,13 @@ class KubeModel:
             return object_names(snapshot, kind, namespace)
 
         items: list[PendingItem] = []
+        track = bool(self.perturbations.stale_reads)
         for w in writes:
             if w.refused:
                 continue
+            fresh = (str(w.ref.kind_ref),) if track else ()
             for ctrl, ns, name in self.triggers.requests(w.before, w.after, lister):
-                items.append(PendingItem(ctrl, ns, name, ready_at, WATCH))
+                items.append(PendingItem(ctrl, ns, name, ready_at, WATCH, fresh=fresh))
         return items
 
     def _stale_kinds(self, spec: Any, controller: str) -> list[KindRef]:

@@ -8,7 +8,7 @@ ready work) is in the fingerprint (so that equivalent states are merged).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -33,6 +33,9 @@ class PendingItem:
     source: str = WATCH
     #: a requeue_after timer whose last run changed nothing (a periodic resync): does not block convergence
     stable: bool = False
+    #: kinds whose write enqueued this request: an informer updates its cache before it delivers the
+    #: event, so the reconcile sees those kinds fresh (never through a stale view)
+    fresh: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -92,6 +95,8 @@ class SimState:
         for p in self.pending:
             delay = max(0, p.ready_at - self.clock)
             h.update(f"\n{p.controller}\x00{p.namespace}\x00{p.name}\x00{delay}\x00{int(p.stable)}".encode())
+            if p.fresh:
+                h.update(("\x00" + ",".join(p.fresh)).encode())
         h.update(f"\na{self.next_action}".encode())
         if track_steps:
             h.update(f"s{self.steps_since_action}".encode())
@@ -117,6 +122,10 @@ def merge_pending(
         if old is None:
             table[item.key] = item
             continue
+        fresh = tuple(sorted(set(old.fresh) | set(item.fresh)))
         if item.ready_at < old.ready_at or (item.ready_at == old.ready_at and old.stable and not item.stable):
-            table[item.key] = item
+            old = item
+        if fresh != old.fresh:
+            old = replace(old, fresh=fresh)
+        table[item.key] = old
     return tuple(sorted(table.values(), key=lambda p: p.key))

@@ -16,6 +16,8 @@ from kamera_cli.sim.bootstrap import Simulation
 from kamera_cli.sim.state import RESTART
 from tests.sim.conftest import CONFIGMAP, MakeScenario
 
+SERVICEACCOUNT = KindRef("", "v1", "ServiceAccount")
+
 COUNTER = """
 from kubernetes import client
 core = client.CoreV1Api()
@@ -27,9 +29,13 @@ def writer(request):
     n = int((cm.data or {}).get("n", "0"))
     if n < 3:
         core.patch_namespaced_config_map("counter", request.namespace, {"data": {"n": str(n + 1)}})
+        # poke the reader through another kind: its reconcile is not caused by the ConfigMap write,
+        # so its ConfigMap cache may still lag (an event's own kind is always fresh)
+        core.patch_namespaced_service_account("log", request.namespace,
+                                              {"metadata": {"labels": {"poke": str(n + 1)}}})
 
 def reader(request):
-    if request.name != "counter":
+    if request.name != "log":
         return None
     n = core.read_namespaced_config_map("counter", request.namespace).data["n"]
     sa = core.read_namespaced_service_account("log", request.namespace)
@@ -72,7 +78,7 @@ def _reader_lags(exploration) -> list[int]:
 
 
 def test_stale_views_never_go_backwards(make_scenario: MakeScenario) -> None:
-    base = make_scenario(COUNTER, [("writer", "writer", CONFIGMAP), ("reader", "reader", CONFIGMAP)], SEED)
+    base = make_scenario(COUNTER, [("writer", "writer", CONFIGMAP), ("reader", "reader", SERVICEACCOUNT)], SEED)
     assert set(_reader_lags(explore(base))) == {0}  # a fresh reader logs the current value
     stale = explore(replace(base, perturbations=Perturbations(
         stale_reads=(StaleReadSpec("reader", (CONFIGMAP,), max_lag=2),))))
@@ -84,7 +90,7 @@ def test_stale_views_never_go_backwards(make_scenario: MakeScenario) -> None:
 
 
 def test_a_stale_view_can_lag_at_most_max_lag_writes(make_scenario: MakeScenario) -> None:
-    base = make_scenario(COUNTER, [("writer", "writer", CONFIGMAP), ("reader", "reader", CONFIGMAP)], SEED)
+    base = make_scenario(COUNTER, [("writer", "writer", CONFIGMAP), ("reader", "reader", SERVICEACCOUNT)], SEED)
     one = explore(replace(base, perturbations=Perturbations(
         stale_reads=(StaleReadSpec("reader", (CONFIGMAP,), max_lag=1),))))
     graph = one.search.graph
@@ -157,7 +163,7 @@ def test_state_count_grows_with_the_crash_bound(make_scenario: MakeScenario) -> 
 
 
 def test_state_count_grows_with_max_lag_and_conflicts(make_scenario: MakeScenario) -> None:
-    base = make_scenario(COUNTER, [("writer", "writer", CONFIGMAP), ("reader", "reader", CONFIGMAP)], SEED)
+    base = make_scenario(COUNTER, [("writer", "writer", CONFIGMAP), ("reader", "reader", SERVICEACCOUNT)], SEED)
     def stale(n: int) -> Perturbations:
         return Perturbations(stale_reads=(StaleReadSpec("reader", (CONFIGMAP,), max_lag=n),)) if n else Perturbations()
 
@@ -207,10 +213,52 @@ def test_executions_that_miss_an_intermediate_state_are_explored(make_scenario: 
 
 
 def test_kind_refs_for_stale_reads_default_to_watched_kinds(make_scenario: MakeScenario) -> None:
-    base = make_scenario(COUNTER, [("writer", "writer", CONFIGMAP), ("reader", "reader", CONFIGMAP)], SEED)
+    base = make_scenario(COUNTER, [("writer", "writer", CONFIGMAP), ("reader", "reader", SERVICEACCOUNT)], SEED)
     explicit = explore(replace(base, perturbations=Perturbations(
         stale_reads=(StaleReadSpec("reader", (CONFIGMAP,), max_lag=1),)))).result.stats.states
+    watched = explore(replace(base, perturbations=Perturbations(
+        stale_reads=(StaleReadSpec("reader", (SERVICEACCOUNT,), max_lag=1),)))).result.stats.states
     default = explore(replace(base, perturbations=Perturbations(
         stale_reads=(StaleReadSpec("reader", (), max_lag=1),)))).result.stats.states
-    assert explicit == default  # the reader watches ConfigMaps only
-    assert KindRef.parse("v1/ConfigMap") == CONFIGMAP
+    assert default == watched  # the reader watches ServiceAccounts only
+    assert explicit > default  # naming the ConfigMaps it reads from a cache adds staleness
+
+
+COPIER = """
+from kubernetes import client
+core = client.CoreV1Api()
+
+def reconcile(request):
+    if request.name != "src":
+        return None
+    src = core.read_namespaced_config_map("src", request.namespace)
+    try:
+        copy = core.read_namespaced_config_map("copy", request.namespace)
+    except client.ApiException as e:
+        if e.status != 404:
+            raise
+        core.create_namespaced_config_map(request.namespace, client.V1ConfigMap(
+            metadata=client.V1ObjectMeta(name="copy"), data=src.data))
+        return None
+    if copy.data != src.data:
+        core.patch_namespaced_config_map("copy", request.namespace, {"data": src.data})
+"""
+
+
+def test_the_write_that_enqueued_a_reconcile_is_never_hidden_by_a_stale_view(make_scenario: MakeScenario) -> None:
+    """client-go updates an informer's cache before it delivers the event, so a level-triggered copier
+    stays correct under stale reads of the kind it is triggered by."""
+    from kamera_cli.model.objects import ObjectRef
+    from kamera_cli.model.result import Verdict
+    from kamera_cli.model.scenario import ActionSpec, ExpectSpec, InvariantSpec
+
+    src = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "src", "namespace": "default"},
+           "data": {"v": "1"}}
+    edit = ActionSpec(name="edit", verb="patch", at="any", patch_type="merge", patch={"data": {"v": "2"}},
+                      target=ObjectRef("v1", "ConfigMap", "default", "src"))
+    same = InvariantSpec(name="copy follows", expect=ExpectSpec(has_equals=True, equals="2"),
+                         select="$.items[?@.kind == 'ConfigMap' && @.metadata.name == 'copy'].data.v")
+    s = make_scenario(COPIER, [("copier", "reconcile", CONFIGMAP)], [src], actions=(edit,), invariants=(same,),
+                      perturbations=Perturbations(stale_reads=(StaleReadSpec("copier", (CONFIGMAP,), max_lag=1),)))
+    r = explore(s).result
+    assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]

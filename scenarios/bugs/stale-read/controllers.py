@@ -1,7 +1,10 @@
 """BUG (Sieve's "stale state"): the controller decides from a cached list whether a child exists.
 
-It names the child with `generateName`, so when its cache has not yet seen the child it created a
-moment ago, it creates a second one. With a fresh view every time, it never happens.
+It names the child with `generateName` and then records the request on the app; that update
+re-triggers it, and when its Secret cache has not yet seen the child it created a moment ago, it
+creates a second one. (A reconcile caused by a Secret event would see that Secret: informers update
+their cache before they deliver the event. The app's own update gives no such guarantee.) With a
+fresh view every time, it never happens.
 FIX (`fixed`): give the child a deterministic name (`<app>-token`) so a second create answers 409
 AlreadyExists instead of duplicating — creation becomes idempotent whatever the cache says.
 """
@@ -32,6 +35,10 @@ def _reconcile(request, deterministic_name):
     except ApiException as exc:
         if exc.status != 409:
             raise
+        return None  # it exists already
+    requested = int((app.metadata.annotations or {}).get("example.com/tokens-created", "0")) + 1
+    core.patch_namespaced_config_map(request.name, request.namespace, {"metadata": {"annotations": {
+        "example.com/tokens-created": str(requested)}}})
     return None
 
 
