@@ -79,19 +79,25 @@ def _replicaset(obj: Obj) -> None:
         _template(spec)
 
 
-def _statefulset(obj: Obj) -> None:
-    spec = obj.get("spec")
-    if not isinstance(spec, dict):
-        return
-    spec.setdefault("replicas", 1)
-    spec.setdefault("podManagementPolicy", "OrderedReady")
+def _rolling_update(spec: Obj, **defaults: Any) -> None:
+    """StatefulSet/DaemonSet ``updateStrategy``: RollingUpdate unless set, with its parameters defaulted."""
     strategy = spec.setdefault("updateStrategy", {})
     if isinstance(strategy, dict):
         strategy.setdefault("type", "RollingUpdate")
         if strategy.get("type") == "RollingUpdate":
             rolling = strategy.setdefault("rollingUpdate", {})
             if isinstance(rolling, dict):
-                rolling.setdefault("partition", 0)
+                for key, value in defaults.items():
+                    rolling.setdefault(key, value)
+
+
+def _statefulset(obj: Obj) -> None:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    spec.setdefault("replicas", 1)
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    _rolling_update(spec, partition=0)
     spec.setdefault("revisionHistoryLimit", 10)
     _template(spec)
 
@@ -100,14 +106,7 @@ def _daemonset(obj: Obj) -> None:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
-    strategy = spec.setdefault("updateStrategy", {})
-    if isinstance(strategy, dict):
-        strategy.setdefault("type", "RollingUpdate")
-        if strategy.get("type") == "RollingUpdate":
-            rolling = strategy.setdefault("rollingUpdate", {})
-            if isinstance(rolling, dict):
-                rolling.setdefault("maxUnavailable", 1)
-                rolling.setdefault("maxSurge", 0)
+    _rolling_update(spec, maxUnavailable=1, maxSurge=0)
     spec.setdefault("revisionHistoryLimit", 10)
     _template(spec)
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kamera_cli.adapters import ReconcileAbort, Request, VirtualClock, run_reconcile
-from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
+from kamera_cli.apiserver import ApiServer, Registry, Snapshot
+from kamera_cli.apiserver import errors as api_errors
 from kamera_cli.apiserver.semantics import generate_name_key, incarnation_key
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.sim.labels import Finding, WriteRec
@@ -137,7 +138,8 @@ class ControllerRuntime:
                 # only these can lose an optimistic-concurrency race; a create's only 409 is AlreadyExists
                 conflictable += 1
                 if fault is not None and fault.kind == "conflict" and conflictable == fault.at:
-                    raise ApiError(409, _conflict_status(access))
+                    res = access.resource
+                    raise api_errors.stale(res.plural if res else "objects", res.group if res else "", access.name)
             if fault is None:
                 return
             if fault.kind == "crash" and attempts == fault.at + 1:
@@ -419,18 +421,3 @@ def _scrub_times(value: Any) -> Any:
     if isinstance(value, list):
         return [_scrub_times(v) for v in value]
     return value
-
-
-def _conflict_status(access: Any) -> dict[str, Any]:
-    res = access.resource
-    plural = res.plural if res is not None else "objects"
-    group = res.group if res is not None else ""
-    resource = f"{plural}.{group}" if group else plural
-    return {
-        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-        "message": (f'Operation cannot be fulfilled on {resource} "{access.name}": the object has been modified; '
-                    "please apply your changes to the latest version and try again"),
-        "reason": "Conflict",
-        "details": {"name": access.name, "group": group, "kind": plural},
-        "code": 409,
-    }
