@@ -80,18 +80,26 @@ def check(
     fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop after the first failing scenario.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only failures and the summary.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print converged states.")] = False,
+    max_memory: Annotated[
+        str | None,
+        typer.Option("--max-memory", help="Resident memory the search may use (e.g. 4G); default half the machine."),
+    ] = None,
 ) -> None:
     """Explore every scenario and report pass/fail for each check."""
-    from kamera_cli import runner
+    from kamera_cli import runner, supervisor
     from kamera_cli.report import terminal
 
     def body() -> int:
         if quiet and verbose:
             raise UsageError("--quiet and --verbose contradict each other: choose one")
         overrides = runner.Overrides(max_depth=max_depth, max_states=max_states, timeout=_parse_duration(timeout))
+        try:
+            memory = None if max_memory is None else supervisor.parse_size(max_memory)
+        except ValueError as exc:
+            raise UsageError(f"invalid value for --max-memory: {exc}") from exc
         progress = _progress_printer() if _use_color(sys.stderr) or sys.stderr.isatty() else None
-        result = runner.check_paths(paths, overrides=overrides, workers=workers, fail_fast=fail_fast,
-                                    on_progress=progress)
+        options = supervisor.Options(workers=workers, fail_fast=fail_fast, max_memory=memory)
+        result = supervisor.supervise(paths, overrides=overrides, options=options, on_progress=progress)
         if progress is not None:
             sys.stderr.write("\r\x1b[2K")
             sys.stderr.flush()

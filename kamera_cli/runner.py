@@ -56,6 +56,38 @@ class Overrides:
     memoize: bool | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class RunHooks:
+    """What a supervisor needs to watch a run from outside (all optional, all cheap).
+
+    Why callbacks and not return values: when user code kills the process mid-step, the only
+    evidence left is what was reported *before* the step ran.
+    """
+
+    #: a phase begins: ("import" | "search" | "judge", scenario name, its wall-clock budget or None)
+    on_phase: Callable[[str, str, float | None], None] | None = None
+    #: a step is about to run (its one-line description), called before any user code of the step
+    on_step: Callable[[str], None] | None = None
+    #: polled by the search: a reason (non-empty string) ends it early, verdicts inconclusive
+    should_stop: Callable[[], str] | None = None
+
+
+class _Observed:
+    """The model as the search sees it, announcing each step before it runs."""
+
+    def __init__(self, model: KubeModel, on_step: Callable[[str], None]) -> None:
+        self._model = model
+        self._on_step = on_step
+        self.initial_states = model.initial_states
+        self.fingerprint = model.fingerprint
+        self.is_converged = model.is_converged
+        self.actions = model.actions
+
+    def successor(self, state: SimState, act: Any) -> Any:
+        self._on_step(act.describe())
+        return self._model.successor(state, act)
+
+
 # ---------------------------------------------------------------------------- public API
 def check(path: str | Path, *, overrides: Overrides | None = None) -> CheckResult:
     """Check one scenario file, or every scenario under a folder (the library form of ``kamera check``)."""
@@ -94,11 +126,11 @@ def check_paths(
             results.append(res)
             if fail_fast and res.verdict in (Verdict.FAILED, Verdict.ERROR):
                 break
-    return CheckResult(tuple(_dedupe_names(results)))
+    return CheckResult(tuple(dedupe_names(results)))
 
 
 def check_file(path: Path, overrides: Overrides | None = None,
-               on_progress: ProgressCallback | None = None) -> ScenarioResult:
+               on_progress: ProgressCallback | None = None, hooks: RunHooks | None = None) -> ScenarioResult:
     """Load and check one scenario file; a scenario that cannot load becomes an ERROR result."""
     from kamera_cli.scenario import load_scenario
 
@@ -106,17 +138,16 @@ def check_file(path: Path, overrides: Overrides | None = None,
     try:
         scenario = load_scenario(path)
     except ScenarioError as exc:
-        return ScenarioResult(name=path.parent.name if path.name.startswith("scenario.") else path.stem,
-                              file=str(path), verdict=Verdict.ERROR, started_at=started, error=str(exc),
-                              checks=(Check(CheckName.LOAD, Verdict.ERROR, _first_line(str(exc))),))
-    return run_scenario(scenario, overrides=overrides, on_progress=on_progress)
+        return ScenarioResult(name=scenario_label(path), file=str(path), verdict=Verdict.ERROR, started_at=started,
+                              error=str(exc), checks=(Check(CheckName.LOAD, Verdict.ERROR, _first_line(str(exc))),))
+    return run_scenario(scenario, overrides=overrides, on_progress=on_progress, hooks=hooks)
 
 
 def run_scenario(scenario: Scenario, *, overrides: Overrides | None = None,
-                 on_progress: ProgressCallback | None = None) -> ScenarioResult:
+                 on_progress: ProgressCallback | None = None, hooks: RunHooks | None = None) -> ScenarioResult:
     started = _now_iso()
     try:
-        exploration = explore(scenario, overrides=overrides, on_progress=on_progress)
+        exploration = explore(scenario, overrides=overrides, on_progress=on_progress, hooks=hooks)
     except (ScenarioError, EntrypointError) as exc:
         return ScenarioResult(name=scenario.name, file=scenario.file, verdict=Verdict.ERROR, started_at=started,
                               error=str(exc), description=scenario.description, position=scenario.position,
@@ -133,7 +164,7 @@ class Exploration:
 
 
 def explore(scenario: Scenario, *, overrides: Overrides | None = None,
-            on_progress: ProgressCallback | None = None) -> Exploration:
+            on_progress: ProgressCallback | None = None, hooks: RunHooks | None = None) -> Exploration:
     """Explore one loaded scenario and judge every check; raises only for scenarios that cannot run."""
     o = overrides or Overrides()
     bounds = scenario.explore
@@ -145,6 +176,9 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         memoize=o.memoize if o.memoize is not None else bounds.memoize,
     )
     scenario = replace(scenario, explore=bounds)
+    hooks = hooks or RunHooks()
+    if hooks.on_phase is not None:
+        hooks.on_phase("import", scenario.name, None)
     with Simulation(scenario, memoize=bounds.memoize) as sim:
         model = sim.model
         properties = _properties(scenario)
@@ -154,8 +188,14 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
                 rate = p.states / p.elapsed if p.elapsed > 0 else 0.0
                 on_progress(scenario.name, p.states, p.depth, rate, p.elapsed)
         started = time.monotonic()
-        search = ex.search(model, properties=properties, strategy=bounds.strategy, max_depth=bounds.max_depth,
-                           max_states=bounds.max_states, timeout=bounds.timeout_seconds, on_progress=progress)
+        if hooks.on_phase is not None:
+            hooks.on_phase("search", scenario.name, bounds.timeout_seconds)
+        searched: Any = model if hooks.on_step is None else _Observed(model, hooks.on_step)
+        search = ex.search(searched, properties=properties, strategy=bounds.strategy, max_depth=bounds.max_depth,
+                           max_states=bounds.max_states, timeout=bounds.timeout_seconds, on_progress=progress,
+                           should_stop=hooks.should_stop)
+        if hooks.on_phase is not None:
+            hooks.on_phase("judge", scenario.name, None)
         judge = _Judge(scenario, model, search, sim)
         checks = judge.checks()
         elapsed = time.monotonic() - started
@@ -482,7 +522,12 @@ def _scenario_verdict(checks: Iterable[Check]) -> Verdict:
     return Verdict.PASSED
 
 
-def _dedupe_names(results: list[ScenarioResult]) -> list[ScenarioResult]:
+def scenario_label(path: Path) -> str:
+    """A scenario's name before its file is read: its folder for ``scenario.yaml``, else the file stem."""
+    return path.parent.name if path.name.startswith("scenario.") else path.stem
+
+
+def dedupe_names(results: list[ScenarioResult]) -> list[ScenarioResult]:
     """metadata.name must be unique in a run: later duplicates become load errors."""
     seen: dict[str, str] = {}
     out = []

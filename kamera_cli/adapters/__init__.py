@@ -30,7 +30,7 @@ from kamera_cli.adapters.running import (
     run_mapper,
     run_reconcile,
 )
-from kamera_cli.adapters.sandbox import NetworkBlocked, VirtualClock
+from kamera_cli.adapters.sandbox import NetworkBlocked, VirtualClock, install_audit_fence
 
 __all__ = [
     "ErrorInfo",
@@ -47,6 +47,7 @@ __all__ = [
     "Result",
     "VirtualClock",
     "check_entrypoint",
+    "install_audit_fence",
     "load_mapper",
     "load_reconciler",
     "normalise_result",

@@ -231,6 +231,11 @@ def _call_sandboxed(
             stuck_at = _stack_of(worker.thread)
             _abandon(worker, call)
         network = tuple(run.network)
+        blocked = getattr(call.error, "blocked_address", None)
+        if not network and isinstance(blocked, str) and call.error is not None:
+            # refused before any socket existed (e.g. a urllib3 pool in requests): still the attempt
+            network = (NetworkAttempt(blocked or "an unknown address",
+                                      tuple(traceback.extract_tb(call.error.__traceback__))),)
     if not timed_out:
         ms.adopt_late_imports()
         if isinstance(call.error, ReconcileAbort):

@@ -81,8 +81,16 @@ class NetworkBlocked(KameraError, ConnectionError):
     """A real network connection was attempted while a simulation was contained.
 
     It is a ``ConnectionError`` so that code expecting network failures handles it as one; it is a
-    ``KameraError`` so kamera can tell it apart from the user's own errors.
+    ``KameraError`` so kamera can tell it apart from the user's own errors.  ``blocked_address``
+    lets the adapters report it as the controller's network attempt (a finding), like a socket
+    the fence refused.
     """
+
+    controller_fault = True
+
+    def __init__(self, message: str, address: str = "") -> None:
+        super().__init__(message)
+        self.blocked_address = address
 
 
 class WatchBlocked(BaseException):
@@ -588,8 +596,9 @@ def _fake_load_config(**kwargs: Any) -> None:
     load(**kwargs)
 
 
-def _blocked_connection(*args: Any, **kwargs: Any) -> Any:
-    raise NetworkBlocked("kamera blocked a real network connection while a simulation is running")
+def _blocked_connection(address: Any = None, *args: Any, **kwargs: Any) -> Any:
+    where = ":".join(str(part) for part in address) if isinstance(address, tuple) else str(address or "")
+    raise NetworkBlocked("kamera blocked a real network connection while a simulation is running", where)
 
 
 def _blocked_websocket(*args: Any, **kwargs: Any) -> Any:
@@ -662,8 +671,9 @@ class _Patches:
 
         # Defence in depth: no urllib3 connection pool can be created and no socket opened through
         # urllib3 while contained (the stand-in never needs either).
-        def no_pool(self: Any, *args: Any, **kwargs: Any) -> None:
-            _blocked_connection()
+        def no_pool(self: Any, host: Any = "", port: Any = None, *args: Any, **kwargs: Any) -> None:
+            address = f"{host}:{port}" if port is not None else str(host)
+            raise NetworkBlocked("kamera blocked a real network connection while a simulation is running", address)
 
         self._set(urllib3.connectionpool.HTTPConnectionPool, "__init__", no_pool)
         self._set(urllib3.util.connection, "create_connection", _blocked_connection)

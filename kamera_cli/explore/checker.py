@@ -134,7 +134,7 @@ def search(
     on_progress: Callable[[Progress], None] | None = None,
     stop_on_first: bool = False,
     expand_converged: bool = True,
-    should_stop: Callable[[], bool] | None = None,
+    should_stop: Callable[[], object] | None = None,
 ) -> SearchResult[S, A]:
     """Explore every state reachable from ``model.initial_states()`` within the bounds.
 
@@ -142,7 +142,8 @@ def search(
     one with actions left is a depth cut). ``max_states``: discovering one more distinct state than
     this stops the search. ``timeout``: seconds of wall-clock time. A bound or ``stop_on_first``
     ending the search makes the result incomplete. ``expand_converged=False`` treats converged
-    states as terminal (their actions are not taken).
+    states as terminal (their actions are not taken). ``should_stop`` is polled before each
+    expansion: a true answer ends the search (a string answer says why, in ``bound_hit``).
     """
     if strategy not in ("bfs", "dfs"):
         raise ExploreError(f"unknown search strategy {strategy!r} (expected 'bfs' or 'dfs')")
@@ -254,9 +255,11 @@ def search(
         if deadline is not None and now >= deadline:
             bound_hit = f"timeout {timeout:g}s reached"
             break
-        if should_stop is not None and should_stop():
-            bound_hit = "stopped by the caller"
-            break
+        if should_stop is not None:
+            reason = should_stop()
+            if reason:
+                bound_hit = reason if isinstance(reason, str) else "stopped by the caller"
+                break
         if on_progress is not None and now >= next_report:
             next_report = now + _PROGRESS_INTERVAL
             on_progress(Progress(len(states), len(e_src), max_depth_seen, now - start))

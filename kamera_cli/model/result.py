@@ -178,6 +178,8 @@ class CheckResult:
     """The outcome of ``kamera check`` over one or more scenarios."""
 
     scenarios: tuple[ScenarioResult, ...]
+    #: run-level remarks a reader must see: weaker containment than usual, an interruption
+    notes: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> Verdict:

@@ -48,7 +48,7 @@ def to_json(result: CheckResult) -> JSONDict:
     counts = {v.value: 0 for v in Verdict}
     for scenario in result.scenarios:
         counts[scenario.verdict.value] += 1
-    doc = {
+    doc: JSONDict = {
         "version": RESULT_FORMAT_VERSION,
         "verdict": result.verdict.value,
         "passed": result.passed,
@@ -59,6 +59,8 @@ def to_json(result: CheckResult) -> JSONDict:
         },
         "scenarios": [_scenario(s) for s in result.scenarios],
     }
+    if result.notes:
+        doc["notes"] = list(result.notes)
     out: JSONDict = _sorted(doc)
     return out
 
@@ -202,7 +204,8 @@ def from_json(doc: Mapping[str, Any]) -> CheckResult:
             f"unsupported result format version {version!r}: this kamera reads {RESULT_FORMAT_VERSION!r}"
         )
     try:
-        return CheckResult(tuple(_read_scenario(s) for s in doc["scenarios"]))
+        return CheckResult(tuple(_read_scenario(s) for s in doc["scenarios"]),
+                           notes=tuple(str(n) for n in doc.get("notes", ())))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ResultFormatError(f"malformed kamera result document: {type(exc).__name__}: {exc}") from exc
 

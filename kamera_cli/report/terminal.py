@@ -47,6 +47,7 @@ def render(result: CheckResult, *, color: bool = False, verbosity: int = NORMAL,
         spaced = roomy
     if lines:
         lines.append("")
+    lines.extend(style("note: " + clean(note), "yellow") for note in result.notes)
     lines.append(summary_line(result, style))
     if github:
         lines.extend(github_annotations(result))

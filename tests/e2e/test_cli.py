@@ -95,7 +95,7 @@ def test_internal_error_is_exit_3_with_a_report(tmp_path: Path, monkeypatch: pyt
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(runner, "check_paths", broken)
+    monkeypatch.setattr(runner, "check_file", broken)  # runs in the (forked) worker process
     monkeypatch.chdir(tmp_path)
     code, _, err = invoke("check", str(SCENARIOS / "quickstart"))
     assert code == 3
@@ -109,7 +109,10 @@ def test_fail_fast_stops_after_the_first_failure(tmp_path: Path) -> None:
     code, _, _ = invoke("check", str(SCENARIOS / "bugs" / "livelock"), str(SCENARIOS / "bugs" / "order-dependent"),
                         "--fail-fast", "--json", str(out_json))
     assert code == 1
-    assert len(json.loads(out_json.read_text())["scenarios"]) == 1
+    first, second = json.loads(out_json.read_text())["scenarios"]
+    assert first["verdict"] == "failed"
+    assert second["verdict"] == "inconclusive"  # listed, never silently dropped
+    assert "not checked: --fail-fast" in second["checks"][0]["message"]
 
 
 def test_workers_give_the_same_verdicts_as_one_process(tmp_path: Path) -> None:

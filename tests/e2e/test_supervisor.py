@@ -1,0 +1,247 @@
+"""The supervised worker: a controller that kills, hangs, floods memory or reaches for the network.
+
+Each case is a real ``kamera check`` process over a copy of the quickstart scenario whose controller
+misbehaves in one way; what is pinned is what a CI job would see: the exit code, the finding's
+text, the reports on disk, and — for containment — a real 127.0.0.1 listener that must receive
+zero connections and zero bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "scenarios" / "quickstart"
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the supervisor needs fork (POSIX)")
+
+
+def scenario_with(tmp_path: Path, code: str, *, at_import: bool = False) -> Path:
+    """The quickstart scenario whose controller runs ``code`` first in every reconcile (or at import)."""
+    target = tmp_path / "scenario"
+    shutil.copytree(QUICKSTART, target)
+    ctrl = target / "controllers" / "widget.py"
+    text = ctrl.read_text()
+    if at_import:
+        text = text.replace("config.load_kube_config()\n", "config.load_kube_config()\n" + textwrap.dedent(code) + "\n")
+    else:
+        body = textwrap.indent(textwrap.dedent(code), "    ")
+        text = text.replace("def reconcile(request):\n", "def reconcile(request):\n" + body + "\n")
+    ctrl.write_text(text)
+    return target
+
+
+def kamera(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kamera_cli", "check", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "NO_COLOR": "1", **(env or {})})
+
+
+def test_os_exit_in_a_reconcile_is_a_finding_naming_the_step(tmp_path: Path) -> None:
+    proc = kamera(str(scenario_with(tmp_path, "import os; os._exit(0)")), "--json", str(tmp_path / "r.json"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "exited with status 0" in proc.stdout
+    assert "during step 'widget reconcile default/demo'" in proc.stdout
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["verdict"] == "failed"
+
+
+def test_os_exit_at_import_is_a_finding(tmp_path: Path) -> None:
+    proc = kamera(str(scenario_with(tmp_path, "import os; os._exit(3)", at_import=True)))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "exited with status 3" in proc.stdout and "while importing the controllers" in proc.stdout
+
+
+def test_a_segfault_is_a_finding(tmp_path: Path) -> None:
+    proc = kamera(str(scenario_with(tmp_path, "import ctypes; ctypes.string_at(0)")))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "killed by SIGSEGV" in proc.stdout
+
+
+def test_a_forked_child_does_not_hold_stdout_or_outlive_kamera(tmp_path: Path) -> None:
+    code = """
+    import os, select
+    if os.fork() == 0:
+        print("child alive", flush=True)
+        select.select([], [], [], 120)
+        os._exit(0)
+    """
+    started = time.monotonic()
+    proc = kamera(str(scenario_with(tmp_path, code)), timeout=60)  # capture_output waits for every writer
+    assert time.monotonic() - started < 30
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "child alive" not in proc.stdout
+
+
+def test_timeout_is_enforced_from_outside_on_code_blocked_in_c(tmp_path: Path) -> None:
+    code = "import select; select.select([], [], [], 120)"
+    started = time.monotonic()
+    proc = kamera(str(scenario_with(tmp_path, code)), "--timeout", "1s", "--junit", str(tmp_path / "r.xml"))
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert elapsed < 8, elapsed  # start-up + 1 s + at most a second of grace
+    assert "timeout 1s reached" in proc.stdout
+    assert "during step 'widget reconcile default/demo'" in proc.stdout
+    assert (tmp_path / "r.xml").exists()
+
+
+def test_memory_limit_is_inconclusive_with_partial_results(tmp_path: Path) -> None:
+    code = """
+    global HOG
+    HOG = b"x" * (400 << 20)
+    import select; select.select([], [], [], 120)
+    """
+    proc = kamera(str(scenario_with(tmp_path, code)), "--max-memory", "150M", "--json", str(tmp_path / "r.json"))
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "memory limit 150.0 MiB reached" in proc.stdout
+    assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "inconclusive"
+
+
+def test_bad_max_memory_is_a_usage_error(tmp_path: Path) -> None:
+    proc = kamera(str(QUICKSTART), "--max-memory", "lots")
+    assert proc.returncode == 2
+    assert "--max-memory" in proc.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_still_writes_every_report(tmp_path: Path, sig: signal.Signals) -> None:
+    scenario = scenario_with(tmp_path, "import select; select.select([], [], [], 120)")
+    out_json, out_xml = tmp_path / "r.json", tmp_path / "r.xml"
+    proc = subprocess.Popen([sys.executable, "-m", "kamera_cli", "check", str(scenario), "--json", str(out_json),
+                             "--junit", str(out_xml)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "NO_COLOR": "1"})
+    time.sleep(2.5)
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 4, stdout + stderr
+    assert f"interrupted by {sig.name}" in stdout
+    doc = json.loads(out_json.read_text())
+    assert doc["verdict"] == "inconclusive"
+    assert any(f"interrupted by {sig.name}" in note for note in doc["notes"])
+    assert out_xml.exists()
+
+
+def test_keyboard_interrupt_raised_by_a_controller_is_its_error(tmp_path: Path) -> None:
+    proc = kamera(str(scenario_with(tmp_path, "raise KeyboardInterrupt")))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "KeyboardInterrupt" in proc.stdout and "interrupted by" not in proc.stdout
+
+
+# ---------------------------------------------------------------------------- containment
+class Listener:
+    """A real TCP and UDP listener on 127.0.0.1 that counts what reaches it."""
+
+    def __init__(self) -> None:
+        self.tcp = socket.socket()
+        self.tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.tcp.bind(("127.0.0.1", 0))
+        self.tcp.listen(64)
+        self.tcp.settimeout(0.2)
+        self.port = self.tcp.getsockname()[1]
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", self.port))
+        self.udp.settimeout(0.2)
+        self.connections = 0
+        self.bytes = 0
+        self._done = threading.Event()
+        self._threads = [threading.Thread(target=self._accept, daemon=True),
+                         threading.Thread(target=self._datagrams, daemon=True)]
+        for t in self._threads:
+            t.start()
+
+    def _accept(self) -> None:
+        while not self._done.is_set():
+            try:
+                conn, _ = self.tcp.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.settimeout(0.5)
+            try:
+                while data := conn.recv(4096):
+                    self.bytes += len(data)
+            except OSError:
+                pass
+            conn.close()
+
+    def _datagrams(self) -> None:
+        while not self._done.is_set():
+            try:
+                data, _ = self.udp.recvfrom(65536)
+            except OSError:
+                continue
+            self.connections += 1
+            self.bytes += len(data)
+
+    def close(self) -> None:
+        self._done.set()
+        for t in self._threads:
+            t.join(2)
+        self.tcp.close()
+        self.udp.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    lst = Listener()
+    yield lst
+    lst.close()
+
+
+HOLES = """
+import _socket, os, socket, subprocess, sys, threading
+ADDR = ("127.0.0.1", {port})
+def attempt(fn):
+    try:
+        fn()
+    except Exception:
+        pass  # swallowed on purpose: containment must not depend on the controller reporting it
+def raw():
+    s = _socket.socket(); s.connect(ADDR); s.send(b"raw")
+def udp():
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendmsg([b"udp"], [], 0, ADDR)
+def udp_sendto():
+    _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM).sendto(b"udp", ADDR)
+def child():
+    code = "import socket; socket.create_connection(('127.0.0.1', {port})).send(b'child')"
+    subprocess.run([sys.executable, "-c", code], timeout=20)
+def shell():
+    os.system("exec 3<>/dev/tcp/127.0.0.1/{port}; echo shell >&3")
+def late():
+    import select
+    select.select([], [], [], 0.5)
+    s = _socket.socket(); s.connect(ADDR); s.send(b"late")
+def http():
+    import requests
+    requests.get("http://127.0.0.1:{port}/", timeout=2)
+for fn in (raw, udp, udp_sendto, child, shell, http):
+    attempt(fn)
+threading.Thread(target=attempt, args=(late,)).start()
+"""
+
+
+@pytest.mark.parametrize("netns", [True, False], ids=["namespace", "fence-only"])
+def test_no_byte_reaches_a_real_listener(tmp_path: Path, listener: Listener, netns: bool) -> None:
+    scenario = scenario_with(tmp_path, HOLES.format(port=listener.port))
+    env = {} if netns else {"KAMERA_NO_NETNS": "1"}
+    proc = kamera(str(scenario), "--json", str(tmp_path / "r.json"), env=env)
+    time.sleep(1.0)  # the late thread's attempt, and anything a child might still send
+    assert (listener.connections, listener.bytes) == (0, 0), proc.stdout
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the attempts are findings, even though swallowed
+    assert "opened a network connection of its own" in proc.stdout
+    notes = json.loads((tmp_path / "r.json").read_text()).get("notes", [])
+    if netns:
+        assert not any("containment" in n for n in notes)
+    else:
+        assert any("in-process fence only" in n for n in notes)
