@@ -185,9 +185,9 @@ def _run(body: Callable[[], int]) -> NoReturn:
     except KameraError as exc:
         typer.echo(f"error: {exc}", err=True)
         code = int(exc.exit_code)
-    except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
-        code = int(ExitCode.INTERRUPTED)
+    except KeyboardInterrupt:  # before or after the search (the supervisor handles it during one)
+        typer.echo("interrupted: nothing was checked", err=True)
+        code = int(ExitCode.INCONCLUSIVE)
     except (typer.Exit, typer.Abort):
         raise
     except Exception as exc:  # a bug in kamera: say so, keep the evidence

@@ -25,8 +25,6 @@ class ExitCode(enum.IntEnum):
     INTERNAL = 3
     #: A bound (states, depth, time) was hit before the search finished, and nothing failed.
     INCONCLUSIVE = 4
-    #: Interrupted by the user (Ctrl-C).
-    INTERRUPTED = 130
 
 
 class KameraError(Exception):

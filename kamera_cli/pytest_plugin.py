@@ -80,9 +80,9 @@ class KameraScenario(pytest.File):
 
     def result(self) -> ScenarioResult:
         if self._result is None:
-            from kamera_cli.runner import check_file
+            from kamera_cli.supervisor import run_one
 
-            self._result = check_file(self.path)
+            self._result = run_one(self.path)  # supervised, like kamera check
         return self._result
 
 
