@@ -21,7 +21,7 @@ from typing import Any
 from kamera_cli import explore as ex
 from kamera_cli.apiserver.snapshot import object_digest
 from kamera_cli.errors import EntrypointError, KameraError, ScenarioError
-from kamera_cli.invariants import compile_invariant, state_document
+from kamera_cli.invariants import compile_invariant, state_document, vacuity_hint
 from kamera_cli.model.result import (
     Check,
     CheckName,
@@ -34,7 +34,7 @@ from kamera_cli.model.result import (
     Step,
     Verdict,
 )
-from kamera_cli.model.scenario import Position, Scenario
+from kamera_cli.model.scenario import InvariantSpec, Position, Scenario
 from kamera_cli.sim.bootstrap import Simulation
 from kamera_cli.sim.diffs import created, diff
 from kamera_cli.sim.labels import Finding
@@ -181,7 +181,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         hooks.on_phase("import", scenario.name, None)
     with Simulation(scenario, memoize=bounds.memoize) as sim:
         model = sim.model
-        properties = _properties(scenario)
+        properties, coverage = _properties(scenario)
         progress = None
         if on_progress is not None:
             def progress(p: ex.Progress) -> None:
@@ -196,7 +196,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
                            should_stop=hooks.should_stop)
         if hooks.on_phase is not None:
             hooks.on_phase("judge", scenario.name, None)
-        judge = _Judge(scenario, model, search, sim)
+        judge = _Judge(scenario, model, search, sim, coverage)
         checks = judge.checks()
         elapsed = time.monotonic() - started
         stats = Stats(
@@ -227,7 +227,8 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
 # ---------------------------------------------------------------------------- judging
 class _Judge:
     def __init__(self, scenario: Scenario, model: KubeModel, search: ex.SearchResult[SimState, Any],
-                 sim: Simulation) -> None:
+                 sim: Simulation, coverage: dict[str, _Coverage]) -> None:
+        self.coverage = coverage
         self.scenario = scenario
         self.model = model
         self.search = search
@@ -261,7 +262,7 @@ class _Judge:
         if s.actions:
             out.append(self._actions())
         for inv in s.invariants:
-            out.append(self._invariant(inv.name, inv.position))
+            out.append(self._invariant(inv))
         if s.expect.deterministic:
             # last, so that replay divergences seen while verifying the other checks are included
             out.insert(1 if s.expect.converges else 0, self._deterministic())
@@ -398,7 +399,8 @@ class _Judge:
         return Counterexample(kind=kind, summary=f.message.splitlines()[0] + more, steps=steps, details=details)
 
     # -- invariants
-    def _invariant(self, name: str, position: Position) -> Check:
+    def _invariant(self, spec: InvariantSpec) -> Check:
+        name, position = spec.name, spec.position
         check_name = CheckName.invariant(name)
         for v in self.search.violations:
             if v.property == name:
@@ -415,7 +417,26 @@ class _Judge:
         if self.incomplete:
             return Check(check_name, Verdict.INCONCLUSIVE, f"search incomplete: {self.search.bound_hit}",
                          position=position)
-        return Check(check_name, Verdict.PASSED, "holds", position=position)
+        cov = self.coverage[name]
+        where = "converged state" if spec.when == "converged" else "state"
+        if cov.states == 0:
+            why = "no execution converged" if spec.when == "converged" else "no state was reached"
+            return Check(check_name, Verdict.INCONCLUSIVE, f"not checked: {why}", position=position)
+        counted = f"{cov.states} {where}{'s' if cov.states != 1 else ''}, {cov.selected} node(s) selected"
+        if cov.selected == 0 and spec.vacuous != "allowed":
+            query = "forEach" if spec.for_each is not None else "select"
+            hint = vacuity_hint([spec.for_each or "", spec.select], self._sample_objects())
+            allow = ("; if nothing is the point (count: 0, exists: false), say so with vacuous: allowed"
+                     if spec.expect.count == 0 or spec.expect.exists is False else "")
+            return Check(check_name, Verdict.FAILED,
+                         f"vacuous: its {query} selected nothing in any of the {counted.split(',')[0]} it was "
+                         f"evaluated on" + (f" ({hint})" if hint else "") + allow, position=position)
+        return Check(check_name, Verdict.PASSED, f"holds ({counted})", position=position)
+
+    def _sample_objects(self) -> list[Any]:
+        """Objects of the initial state and every converged state: what the user's expression met."""
+        nodes = [*self.search.initial[:1], *self.search.converged[:20]]
+        return [obj for n in nodes for obj in self.search.state(n).snapshot.objects()]
 
     # -- replay
     def _verified(self, cex: Counterexample, *paths: Sequence[ex.Edge[Any]]) -> Counterexample:
@@ -440,8 +461,17 @@ class _Judge:
         return cex
 
 
-def _properties(scenario: Scenario) -> list[ex.Property[SimState]]:
+@dataclass
+class _Coverage:
+    """How much an invariant actually looked at: states evaluated, nodes its first query selected."""
+
+    states: int = 0
+    selected: int = 0
+
+
+def _properties(scenario: Scenario) -> tuple[list[ex.Property[SimState]], dict[str, _Coverage]]:
     props: list[ex.Property[SimState]] = []
+    coverage: dict[str, _Coverage] = {}
     cache: dict[str, dict[str, Any]] = {}
 
     def document(state: SimState) -> dict[str, Any]:
@@ -455,18 +485,21 @@ def _properties(scenario: Scenario) -> list[ex.Property[SimState]]:
 
     for inv in scenario.invariants:
         compiled = compile_invariant(inv)
+        cov = coverage[inv.name] = _Coverage()
 
-        def predicate(state: SimState, compiled: Any = compiled) -> object:
+        def predicate(state: SimState, compiled: Any = compiled, cov: _Coverage = cov) -> object:
             if state.halted:
                 return None
-            violations = compiled.evaluate(document(state))
+            violations, selected = compiled.evaluate_counting(document(state))
+            cov.states += 1
+            cov.selected += selected
             if not violations:
                 return None
             return "\n".join(str(getattr(v, "message", v)) for v in violations)
 
         kind = ex.ALWAYS if inv.when == "always" else ex.CONVERGED
         props.append(ex.Property(inv.name, kind, predicate))
-    return props
+    return props, coverage
 
 
 def outcome_key(snapshot: Any) -> str:

@@ -6,6 +6,7 @@ from kamera_cli.invariants.document import state_document
 from kamera_cli.invariants.evaluation import CompiledInvariant, Violation, compile_invariant
 from kamera_cli.invariants.queries import InvariantSyntaxError, compile_query, find, find_located
 from kamera_cli.invariants.templates import parse_template
+from kamera_cli.invariants.vacuity import vacuity_hint
 
 __all__ = [
     "CompiledInvariant",
@@ -17,4 +18,5 @@ __all__ = [
     "find_located",
     "parse_template",
     "state_document",
+    "vacuity_hint",
 ]

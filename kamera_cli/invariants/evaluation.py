@@ -193,9 +193,17 @@ class CompiledInvariant:
 
     def evaluate(self, document: Any) -> tuple[Violation, ...]:
         """Every violation in this state (empty: the invariant holds)."""
+        return self.evaluate_counting(document)[0]
+
+    def evaluate_counting(self, document: Any) -> tuple[tuple[Violation, ...], int]:
+        """The violations, and how many nodes the invariant's first query selected (forEach, else select).
+
+        Why the count: an invariant that selects nothing anywhere "holds" without having checked
+        anything (a kind misspelled in lower case); the runner reports that as vacuous.
+        """
         if self.spec.for_each is None:
-            message = self._check(self.template.text, document)
-            return () if message is None else (Violation(self.spec.name, message),)
+            message, selected = self._check(self.template.text, document)
+            return (() if message is None else (Violation(self.spec.name, message),)), selected
         violations: list[Violation] = []
         #: instantiated select text -> outcome: nodes with equal template values share one evaluation
         outcomes: dict[str, str | None] = {}
@@ -203,12 +211,12 @@ class CompiledInvariant:
             nodes = find_located(self.spec.for_each, document)
         except jsonpath.JSONPathError as exc:
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            return (Violation(self.spec.name, f"cannot evaluate forEach {self.spec.for_each!r}: {reason}"),)
+            return (Violation(self.spec.name, f"cannot evaluate forEach {self.spec.for_each!r}: {reason}"),), 0
         for path, node in nodes:
             try:
                 text = instantiate(self.template, node) if self.template.refs else self.template.text
                 if text not in outcomes:
-                    outcomes[text] = self._check(text, document)
+                    outcomes[text] = self._check(text, document)[0]
                 message = outcomes[text]
             except MissingValue as missing:
                 message = missing.reason
@@ -217,13 +225,14 @@ class CompiledInvariant:
             if message is not None:
                 label, ref = describe_node(node, path)
                 violations.append(Violation(self.spec.name, f"{message} for {label}", ref, path))
-        return tuple(violations)
+        return tuple(violations), len(nodes)
 
-    def _check(self, text: str, document: Any) -> str | None:
+    def _check(self, text: str, document: Any) -> tuple[str | None, int]:
         try:
             values: list[Any] = find(text, document)
         except jsonpath.JSONPathError as exc:  # e.g. nesting deeper than the recursion limit of '..'
-            return f"cannot evaluate {text!r}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return f"cannot evaluate {text!r}: {reason}", 0
         cache: list[list[tuple[str, Any]]] = []
 
         def located() -> list[tuple[str, Any]]:
@@ -234,8 +243,8 @@ class CompiledInvariant:
         for check in self.checks:
             message = check(values, located)
             if message is not None:
-                return message
-        return None
+                return message, len(values)
+        return None, len(values)
 
 
 def compile_invariant(spec: InvariantSpec) -> CompiledInvariant:

@@ -83,6 +83,8 @@ class InvariantSpec:
     when: Literal["converged", "always"] = "converged"
     for_each: str | None = None
     position: Position = Position("")
+    #: "fail": selecting nothing in every evaluated state fails the check; "allowed": it may
+    vacuous: Literal["fail", "allowed"] = "fail"
 
 
 @dataclass(frozen=True, slots=True)

@@ -457,6 +457,7 @@ class _Loader:
                 when="always" if when == "always" else "converged",
                 for_each=for_each if isinstance(for_each, str) else None,
                 position=self.position(path),
+                vacuous="allowed" if raw.get("vacuous") == "allowed" else "fail",
             )
             try:
                 compile_invariant(invariant)

@@ -1,0 +1,91 @@
+"""No vacuous verdicts: an invariant that looked at nothing must not show as holding."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import kamera_cli
+from kamera_cli.invariants import vacuity_hint
+from kamera_cli.model.result import Check, Verdict
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "scenarios" / "quickstart"
+
+
+def with_invariants(tmp_path: Path, invariants: str) -> Path:
+    target = tmp_path / "scenario"
+    shutil.copytree(QUICKSTART, target)
+    text = (target / "scenario.yaml").read_text()
+    text = text[: text.index("  invariants:")] + "  invariants:\n" + invariants
+    (target / "scenario.yaml").write_text(text)
+    return target
+
+
+def only_invariant(path: Path) -> Check:
+    (scenario,) = kamera_cli.check(path).scenarios
+    (check,) = [c for c in scenario.checks if c.name.startswith("invariant:")]
+    return check
+
+
+def test_a_lower_case_kind_is_vacuous_with_a_hint(tmp_path: Path) -> None:
+    check = only_invariant(with_invariants(tmp_path, """\
+    - name: at most one config map per widget
+      select: "$.items[?@.kind == 'configmap' && @.metadata.name == 'demo-config']"
+      expect: {max: 1}
+"""))
+    assert check.verdict is Verdict.FAILED
+    assert "vacuous: its select selected nothing in any of the 1 converged state" in check.message
+    assert "did you mean 'ConfigMap'?" in check.message
+
+
+def test_a_misspelt_field_in_foreach_is_vacuous_with_a_hint(tmp_path: Path) -> None:
+    check = only_invariant(with_invariants(tmp_path, """\
+    - name: widgets have a message
+      forEach: "$.items[?@.kind == 'Widget' && @.spec.mesage]"
+      select: "$.items[?@.kind == 'ConfigMap']"
+      expect: {min: 1}
+"""))
+    assert check.verdict is Verdict.FAILED
+    assert "its forEach selected nothing" in check.message
+    assert "no object has a field 'mesage'; did you mean 'message'?" in check.message
+
+
+def test_count_zero_must_allow_vacuity_explicitly(tmp_path: Path) -> None:
+    invariant = """\
+    - name: no secrets
+      select: "$.items[?@.kind == 'Secret']"
+      expect: {count: 0}
+"""
+    check = only_invariant(with_invariants(tmp_path / "a", invariant))
+    assert check.verdict is Verdict.FAILED
+    assert "vacuous: allowed" in check.message
+    check = only_invariant(with_invariants(tmp_path / "b", invariant + "      vacuous: allowed\n"))
+    assert check.verdict is Verdict.PASSED
+
+
+def test_holding_says_how_much_was_checked(tmp_path: Path) -> None:
+    check = only_invariant(with_invariants(tmp_path, """\
+    - name: every widget is ready
+      select: "$.items[?@.kind == 'Widget'].status.phase"
+      expect: {equals: Ready}
+"""))
+    assert check.verdict is Verdict.PASSED
+    assert check.message == "holds (1 converged state, 2 node(s) selected)"
+
+
+def test_no_converged_state_means_not_checked(tmp_path: Path) -> None:
+    target = tmp_path / "livelock"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "scenarios" / "bugs" / "livelock", target)
+    with (target / "scenario.yaml").open("a") as fh:
+        fh.write("  invariants:\n    - name: replicas set\n      select: \"$.items[*].data.replicas\"\n"
+                 "      expect: {exists: true}\n")
+    check = only_invariant(target)
+    assert check.verdict is Verdict.INCONCLUSIVE
+    assert check.message == "not checked: no execution converged"
+
+
+def test_hint_lists_the_kinds_when_nothing_is_close() -> None:
+    objects = [{"kind": "ConfigMap", "metadata": {"name": "a"}}, {"kind": "Widget", "metadata": {"name": "b"}}]
+    assert vacuity_hint(["$.items[?@.kind == 'Banana']"], objects) == "the kinds present are ConfigMap, Widget"
+    assert vacuity_hint(["$.items[?@.kind == 'configmap']"], objects) == (
+        "no object has kind 'configmap'; did you mean 'ConfigMap'?")
