@@ -69,9 +69,11 @@ def check(
     paths: Annotated[list[Path], typer.Argument(help="Scenario files, or folders searched for scenario.yaml.")],
     junit: Annotated[Path | None, typer.Option("--junit", help="Write a JUnit XML report to FILE.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the full JSON result to FILE.")] = None,
-    max_depth: Annotated[int | None, typer.Option("--max-depth", min=1, help="Override spec.explore.maxDepth.")] = None,
+    max_depth: Annotated[
+        int | None, typer.Option("--max-depth", min=1, max=100_000, help="Override spec.explore.maxDepth.")
+    ] = None,
     max_states: Annotated[
-        int | None, typer.Option("--max-states", min=1, help="Override spec.explore.maxStates.")
+        int | None, typer.Option("--max-states", min=1, max=1_000_000_000, help="Override spec.explore.maxStates.")
     ] = None,
     timeout: Annotated[
         str | None, typer.Option("--timeout", help="Override spec.explore.timeout (e.g. 30s, 10m).")

@@ -253,7 +253,7 @@ def compile_invariant(spec: InvariantSpec) -> CompiledInvariant:
         try:
             compile_query(spec.for_each)
         except InvariantSyntaxError as exc:
-            raise InvariantSyntaxError(f"forEach: {exc.message}") from None
+            raise InvariantSyntaxError(f"forEach: {exc.message}", exc.hint) from None
         if "{{" in spec.for_each or "}}" in spec.for_each:
             raise InvariantSyntaxError("forEach cannot use {{ }} templates; they belong in select")
     template = parse_template(spec.select)

@@ -8,6 +8,7 @@ works here also works in any other conforming implementation.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -36,14 +37,44 @@ class InvariantSyntaxError(KameraError):
     ``message`` is one line, fit to follow ``file:line:col: $.path:`` in a scenario problem.
     """
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, hint: str = "") -> None:
         self.message = message
+        self.hint = hint
         super().__init__(message)
+
+
+#: the parser's token names, as a reader would say them
+_TOKEN_WORDS = {
+    "TOKEN_ROOT": "'$'", "TOKEN_DOT": "'.'", "TOKEN_DDOT": "'..'", "TOKEN_LBRACKET": "'['",
+    "TOKEN_RBRACKET": "']'", "TOKEN_LPAREN": "'('", "TOKEN_RPAREN": "')'", "TOKEN_FILTER": "'?'",
+    "TOKEN_SELF": "'@'", "TOKEN_WILD": "'*'", "TOKEN_COMMA": "','", "TOKEN_COLON": "':'",
+    "TOKEN_EQ": "'=='", "TOKEN_NE": "'!='", "TOKEN_EOF": "the end of the expression",
+    "TOKEN_NAME": "a name", "TOKEN_DOT_PROPERTY": "a name", "TOKEN_INT": "a number", "TOKEN_FLOAT": "a number",
+}
+_TOKEN = re.compile(r"'?(TOKEN_[A-Z_]+)'?")
+_LONE_EQUALS = re.compile(r"(?<![=!<>])=(?!=)")
+
+
+def _hint(text: str) -> str:
+    """Recognise the usual slips: kubectl's JSONPath dialect and a missing root."""
+    stripped = text.strip()
+    if stripped.startswith("{") and stripped.endswith("}") and not stripped.startswith("{{"):
+        inner = stripped[1:-1].strip()
+        suggestion = "$" + inner if inner.startswith((".", "[")) else inner
+        return f"this is kubectl's JSONPath form; RFC 9535 has no braces: {suggestion}"
+    if stripped.startswith((".", "[")):
+        return f"a query must start with $ (the root): ${stripped}"
+    if _LONE_EQUALS.search(stripped):
+        return "compare with == (a single = is kubectl's form, not RFC 9535)"
+    if not stripped.startswith("$"):
+        return "a query must start with $ (the root), e.g. $.items[?@.kind == 'Pod']"
+    return ""
 
 
 def _describe(exc: jsonpath.JSONPathError, text: str) -> str:
     message = str(exc.args[0]) if exc.args else "invalid expression"
     message = message.splitlines()[0] if message else "invalid expression"
+    message = _TOKEN.sub(lambda m: _TOKEN_WORDS.get(m.group(1), m.group(1)[6:].lower().replace("_", " ")), message)
     token = getattr(exc, "token", None)
     index = getattr(token, "index", -1)
     if isinstance(index, int) and 0 <= index < len(text):
@@ -57,9 +88,11 @@ def compile_query(text: str) -> Any:
     try:
         return _ENV.compile(text)
     except jsonpath.JSONPathError as exc:
-        raise InvariantSyntaxError(_describe(exc, text)) from None
+        raise InvariantSyntaxError(_describe(exc, text), _hint(text)) from None
+    except OverflowError:  # 1e400: no JSON number the state document can hold
+        raise InvariantSyntaxError(f"invalid JSONPath {text!r}: a number is out of range") from None
     except (RecursionError, ValueError, TypeError) as exc:  # pathological input, still the user's
-        raise InvariantSyntaxError(f"invalid JSONPath {text!r}: {exc}") from None
+        raise InvariantSyntaxError(f"invalid JSONPath {text!r}: {exc}", _hint(text)) from None
 
 
 def find(text: str, document: Any) -> list[Any]:

@@ -103,7 +103,7 @@ def _parse_ref(source: str, body: str) -> TemplateRef:
     try:
         compiled = compile_query(query)
     except InvariantSyntaxError as exc:
-        raise InvariantSyntaxError(f"template {source!r}: {exc.message}") from None
+        raise InvariantSyntaxError(f"template {source!r}: {exc.message}", exc.hint) from None
     if not compiled.singular_query():
         raise InvariantSyntaxError(
             f"template {source!r} must name a single value (names and indexes only, e.g. @.spec.items[0].name)"

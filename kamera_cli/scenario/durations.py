@@ -10,6 +10,10 @@ _NUMBER = re.compile(r"^[0-9]+(?:\.[0-9]+)?$")
 _UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
+#: the longest duration accepted (timers and budgets beyond a year are typos, and overflow OS timeouts)
+MAX_SECONDS = 366 * 86400
+
+
 def parse_duration(value: object) -> float:
     """Seconds; raises ValueError with the reason for anything else (booleans included)."""
     if isinstance(value, bool):
@@ -24,4 +28,6 @@ def parse_duration(value: object) -> float:
         raise ValueError(f"{value!r} is not a duration (e.g. 500ms, 30s, 10m, 1h30m, or a number of seconds)")
     if not seconds > 0 or seconds == float("inf"):
         raise ValueError(f"a duration must be greater than zero, got {value!r}")
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"{value!r} is longer than {MAX_SECONDS // 86400} days: surely not meant")
     return seconds

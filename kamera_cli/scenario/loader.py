@@ -430,7 +430,7 @@ class _Loader:
                 try:
                     compile_query(for_each)
                 except InvariantSyntaxError as exc:
-                    self.add((*path, "forEach"), exc.message)
+                    self.add((*path, "forEach"), exc.message, exc.hint)
                 if "{{" in for_each:
                     self.add((*path, "forEach"), "forEach cannot use {{ }} templates; they belong in select")
             select = raw.get("select")
@@ -438,7 +438,7 @@ class _Loader:
                 try:
                     template = parse_template(select)
                 except InvariantSyntaxError as exc:
-                    self.add((*path, "select"), exc.message)
+                    self.add((*path, "select"), exc.message, exc.hint)
                 else:
                     if template.refs and not isinstance(for_each, str):
                         self.add(
@@ -462,7 +462,7 @@ class _Loader:
             try:
                 compile_invariant(invariant)
             except InvariantSyntaxError as exc:
-                self.add(path, exc.message)
+                self.add(path, exc.message, exc.hint)
                 continue
             invariants.append(invariant)
         return tuple(invariants)

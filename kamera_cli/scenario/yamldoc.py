@@ -20,6 +20,12 @@ from kamera_cli.scenario.paths import Path_, render_path
 
 _MERGE = "tag:yaml.org,2002:merge"
 
+#: deepest nesting of mappings and sequences accepted (Kubernetes objects, CRD schemas included,
+#: stay far below); checked on the event stream, before anything recurses over the tree
+MAX_DEPTH = 200
+#: most nodes one file may hold once its aliases are expanded (a "billion laughs" file holds 10^9)
+MAX_NODES = 1_000_000
+
 
 #: libyaml's parser when PyYAML was built with it (several times faster), else the pure-Python one
 _Base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -78,9 +84,9 @@ class _Builder:
         if isinstance(node, yaml.ScalarNode):
             try:
                 value = self.loader.construct_object(node, deep=True)
-            except yaml.YAMLError as exc:
+            except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:  # e.g. !!int abc
                 problem = getattr(exc, "problem", None) or str(exc)
-                self.problems.append(self.doc.problem(path, f"cannot read this value: {problem}"))
+                self.problems.append(self.doc.problem(path, f"cannot read this value ({node.tag}): {problem}"))
                 return None
             if isinstance(value, bytes):
                 self.problems.append(self.doc.problem(path, "binary values are not JSON: write a base64 string"))
@@ -151,7 +157,71 @@ class _Builder:
         return pairs
 
 
-def syntax_problem(file: str, exc: yaml.YAMLError) -> Problem:
+def _line_column(text: str, index: int) -> tuple[int, int]:
+    index = max(0, min(index, len(text)))
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def size_problem(text: str, file: str) -> Problem | None:
+    """Refuse, before composing, a document nested too deeply or whose aliases expand too far.
+
+    Why on the event stream: libyaml's parser is iterative, while composing the node tree and
+    building values recurse — a 100,000-deep document crashes libyaml's composer and a 1,000-deep
+    one exhausts Python's recursion — and a 554-byte "billion laughs" file only becomes huge when
+    its aliases are expanded.  Counting each anchor's expanded size as its events go by catches
+    both at the first offending event, in time linear in the file.
+    """
+    sizes: dict[str, int] = {}
+    open_nodes: list[list[Any]] = []  # [anchor, expanded size so far] per open collection
+    total = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            added = 0
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(open_nodes) >= MAX_DEPTH:
+                    line, column = _mark_of(event)
+                    return Problem(file, line, column, "$", f"nesting deeper than {MAX_DEPTH} levels: refused")
+                open_nodes.append([event.anchor, 1])
+                added = 1
+            elif isinstance(event, yaml.CollectionEndEvent):
+                anchor, size = open_nodes.pop()
+                if anchor:
+                    sizes[anchor] = size
+                if open_nodes:
+                    open_nodes[-1][1] += size
+                continue
+            elif isinstance(event, yaml.ScalarEvent):
+                added = 1
+                if event.anchor:
+                    sizes[event.anchor] = 1
+            elif isinstance(event, yaml.AliasEvent):
+                added = sizes.get(event.anchor or "", 1)
+            else:
+                continue
+            if open_nodes and not isinstance(event, yaml.CollectionStartEvent):
+                open_nodes[-1][1] += added
+            total += added
+            if total > MAX_NODES:
+                line, column = _mark_of(event)
+                what = "this alias expands" if isinstance(event, yaml.AliasEvent) else "the file expands"
+                return Problem(file, line, column, "$", f"{what} the document past {MAX_NODES:,} nodes "
+                                                        "(aliases multiply what they repeat): refused")
+    except yaml.YAMLError:
+        return None  # the composer reports syntax errors with their position
+    return None
+
+
+def _mark_of(event: yaml.Event) -> tuple[int, int]:
+    mark = event.start_mark
+    return (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+
+
+def syntax_problem(file: str, exc: yaml.YAMLError, text: str = "") -> Problem:
+    if isinstance(exc, yaml.reader.ReaderError):  # e.g. a control character: no mark, only an index
+        line, column = _line_column(text, exc.position)
+        char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        return Problem(file, line, column, "$", f"invalid YAML: the character {char!r} is not allowed in YAML text")
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None)
     context = getattr(exc, "context", None)
@@ -172,6 +242,10 @@ def syntax_problem(file: str, exc: yaml.YAMLError) -> Problem:
 def parse_documents(text: str, file: str, problems: list[Problem]) -> list[Document] | None:
     """Every document in ``text`` (empty ones skipped); None (and one problem) for a syntax error."""
     documents: list[Document] = []
+    too_big = size_problem(text, file)
+    if too_big is not None:
+        problems.append(too_big)
+        return None
     loader = _Loader(text)
     try:
         while loader.check_node():
@@ -184,7 +258,7 @@ def parse_documents(text: str, file: str, problems: list[Problem]) -> list[Docum
             doc.data = _Builder(loader, doc, problems).build(node, ())
             documents.append(doc)
     except yaml.YAMLError as exc:
-        problems.append(syntax_problem(file, exc))
+        problems.append(syntax_problem(file, exc, text))
         return None
     finally:
         loader.dispose()
@@ -202,6 +276,10 @@ def read_documents(path: str, display: str, problems: list[Problem]) -> list[Doc
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        problems.append(Problem(display, 0, 0, "$", f"not UTF-8 text (byte {exc.start}): {exc.reason}"))
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = len(raw[raw.rfind(b"\n", 0, exc.start) + 1: exc.start].decode("utf-8", "replace")) + 1
+        byte = exc.object[exc.start]
+        problems.append(Problem(display, line, column, "$",
+                                f"not UTF-8 text (byte {byte:#04x} at offset {exc.start}): {exc.reason}"))
         return None
     return parse_documents(text, display, problems)

@@ -278,7 +278,7 @@ def test_invariant_expressions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     )
     assert problems_of(tmp_path, monkeypatch, {"scenario.yaml": text}) == [
         "scenario.yaml:8:25: $.spec.invariants[0].select: invalid JSONPath \"$.items[?@.kind = 'x']\":"
-        " unexpected token '=' at character 17",
+        " unexpected token '=' at character 17 (compare with == (a single = is kubectl's form, not RFC 9535))",
         "scenario.yaml:9:26: $.spec.invariants[1].forEach: invalid JSONPath '$.items[': unexpected end of query",
         "scenario.yaml:10:48: $.spec.invariants[2].select: malformed template in"
         " '$.items[?@.name == {{ @.metadata.name ]': '{{' at character 20 has no matching '}}'",

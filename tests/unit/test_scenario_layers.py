@@ -206,7 +206,8 @@ def test_yaml_merge_keys_tags_and_keys(tmp_path: Path, monkeypatch: pytest.Monke
         load_scenario("scenario.yaml", known_kind=lambda k: True, check_entrypoint=lambda e, b: None)
     assert [p.render() for p in info.value.problems] == [
         "objs.yaml:4:14: $.data.blob: binary values are not JSON: write a base64 string",
-        "objs.yaml:4:40: $.data.other: cannot read this value: could not determine a constructor for the tag '!custom'",
+        "objs.yaml:4:40: $.data.other: cannot read this value (!custom): "
+        "could not determine a constructor for the tag '!custom'",
         "objs.yaml:4:51: $.data: keys must be plain strings",
     ]
 
