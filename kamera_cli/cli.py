@@ -7,6 +7,7 @@ from outcomes to process exit codes, and it is here.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import sys
@@ -64,7 +65,23 @@ def _parse_duration(text: str | None) -> float | None:
         raise UsageError(f"invalid value for --timeout: {exc}") from exc
 
 
-@app.command()
+_CHECK_EPILOG = """\b
+Examples:
+  kamera check scenarios/                      every scenario under a folder
+  kamera check scenario.yaml --junit k.xml     a JUnit report for CI
+  kamera check scenarios/ --timeout 2m --workers 2
+
+\b
+Exit codes:
+  0  every check of every scenario passed
+  1  a check failed (a counterexample was found)
+  2  usage error, or a scenario that cannot be loaded
+  3  internal error (a bug in kamera; a report file is written)
+  4  inconclusive: a bound, the time or memory limit was hit, or the run was interrupted
+"""
+
+
+@app.command(epilog=_CHECK_EPILOG)
 def check(
     paths: Annotated[list[Path], typer.Argument(help="Scenario files, or folders searched for scenario.yaml.")],
     junit: Annotated[Path | None, typer.Option("--junit", help="Write a JUnit XML report to FILE.")] = None,
@@ -79,9 +96,13 @@ def check(
         str | None, typer.Option("--timeout", help="Override spec.explore.timeout (e.g. 30s, 10m).")
     ] = None,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Check scenarios in N parallel processes.")] = 1,
-    fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop after the first failing scenario.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only failures and the summary.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print converged states.")] = False,
+    fail_fast: Annotated[bool, typer.Option(
+        "--fail-fast", metavar="", help="Stop at the first failing scenario; the rest are listed as not checked."
+    )] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", metavar="", help="Print only failures and the summary.")
+    ] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", metavar="", help="Also print converged states.")] = False,
     max_memory: Annotated[
         str | None,
         typer.Option("--max-memory", help="Resident memory the search may use (e.g. 4G); default half the machine."),
@@ -99,24 +120,26 @@ def check(
             memory = None if max_memory is None else supervisor.parse_size(max_memory)
         except ValueError as exc:
             raise UsageError(f"invalid value for --max-memory: {exc}") from exc
+        junit_path, json_path = _report_path(junit, "--junit"), _report_path(json_out, "--json")
         progress = _progress_printer() if _use_color(sys.stderr) or sys.stderr.isatty() else None
         options = supervisor.Options(workers=workers, fail_fast=fail_fast, max_memory=memory)
         result = supervisor.supervise(paths, overrides=overrides, options=options, on_progress=progress)
         if progress is not None:
             sys.stderr.write("\r\x1b[2K")
             sys.stderr.flush()
+        # reports first: a closed stdout (| head) must not cost the files CI reads
+        if junit_path is not None:
+            from kamera_cli.report import junit as junit_report
+
+            junit_report.write_junit(result, junit_path)
+        if json_path is not None:
+            from kamera_cli.report import json_report
+
+            json_report.write_json(result, json_path)
         verbosity = -1 if quiet else (1 if verbose else 0)
         text = terminal.render(result, color=_use_color(sys.stdout), verbosity=verbosity,
                                github=os.environ.get("GITHUB_ACTIONS") == "true")
-        typer.echo(text)  # with GITHUB_ACTIONS=true it ends with the ::error annotations
-        if junit is not None:
-            from kamera_cli.report import junit as junit_report
-
-            junit_report.write_junit(result, junit)
-        if json_out is not None:
-            from kamera_cli.report import json_report
-
-            json_report.write_json(result, json_out)
+        _echo_quietly(text)  # with GITHUB_ACTIONS=true it ends with the ::error annotations
         return int(_exit_code(result))
 
     _run(body)
@@ -152,6 +175,32 @@ def schema_command(
         return int(ExitCode.OK)
 
     _run(body)
+
+
+def _report_path(path: Path | None, option: str) -> Path | None:
+    """Absolute (so a controller's chdir cannot move it) and writable, or a usage error now, not after the search."""
+    if path is None:
+        return None
+    target = path.absolute()
+    if target.is_dir():
+        raise UsageError(f"{option} {path}: is a folder; give a file name")
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise UsageError(f"{option} {path}: cannot write there (permission denied or not a folder)")
+    return target
+
+
+def _echo_quietly(text: str) -> None:
+    """Print, ending quietly when the reader went away (``kamera check ... | head``)."""
+    try:
+        typer.echo(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
 
 
 def _exit_code(result: CheckResult) -> ExitCode:

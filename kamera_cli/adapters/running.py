@@ -22,6 +22,7 @@ import contextvars
 import ctypes
 import json
 import os
+import re
 import sys
 import threading
 import traceback
@@ -343,6 +344,24 @@ def _api_exception_type() -> type[BaseException] | None:
 
 
 def _classify(exc: BaseException, roots: tuple[str, ...], base: str) -> tuple[OutcomeKind, ErrorInfo]:
+    kind, info = _classify_raw(exc, roots, base)
+    return kind, ErrorInfo(clean_text(info.type_name), clean_text(info.message), clean_text(info.traceback),
+                           info.api_status)
+
+
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """Text any reporter can write: control characters, line separators and lone surrogates escaped.
+
+    Why here, once: an exception message is the controller's text, and a lone surrogate in it made
+    the JSON and JUnit writers fail; escaping at the source keeps every reporter simple.
+    """
+    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def _classify_raw(exc: BaseException, roots: tuple[str, ...], base: str) -> tuple[OutcomeKind, ErrorInfo]:
     text = _format_tb(exc, roots, base)
     name = type(exc).__qualname__
     if isinstance(exc, SystemExit):
@@ -406,10 +425,20 @@ def _render(frames: list[traceback.FrameSummary], header: str = "Traceback (most
     return header + "".join(traceback.StackSummary.from_list(frames).format())
 
 
-def _format_tb(exc: BaseException, roots: tuple[str, ...], base: str) -> str:
+def _format_tb(exc: BaseException, roots: tuple[str, ...], base: str, depth: int = 0) -> str:
     frames = _user_frames(traceback.extract_tb(exc.__traceback__), roots, base)
-    tail = "".join(traceback.format_exception_only(type(exc), exc))
-    return _render(frames) + tail if frames else tail
+    try:
+        tail = "".join(traceback.format_exception_only(type(exc), exc))
+    except Exception:
+        tail = f"{type(exc).__qualname__}: {_safe_str(exc)}\n"
+    text = _render(frames) + tail if frames else tail
+    # the cause first, as Python prints it: "raise ... from err" hides the real error otherwise
+    cause, link = exc.__cause__, "The above exception was the direct cause of the following exception:"
+    if cause is None and exc.__context__ is not None and not exc.__suppress_context__:
+        cause, link = exc.__context__, "During handling of the above exception, another exception occurred:"
+    if cause is not None and depth < 4:
+        text = _format_tb(cause, roots, base, depth + 1) + f"\n{link}\n\n" + text
+    return text
 
 
 def _network_error(attempts: tuple[NetworkAttempt, ...], roots: tuple[str, ...], base: str) -> ErrorInfo:

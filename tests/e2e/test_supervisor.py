@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -23,24 +21,9 @@ from pathlib import Path
 
 import pytest
 
-QUICKSTART = Path(__file__).resolve().parents[2] / "scenarios" / "quickstart"
+from tests.e2e.misbehaving import QUICKSTART, scenario_with
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the supervisor needs fork (POSIX)")
-
-
-def scenario_with(tmp_path: Path, code: str, *, at_import: bool = False) -> Path:
-    """The quickstart scenario whose controller runs ``code`` first in every reconcile (or at import)."""
-    target = tmp_path / "scenario"
-    shutil.copytree(QUICKSTART, target)
-    ctrl = target / "controllers" / "widget.py"
-    text = ctrl.read_text()
-    if at_import:
-        text = text.replace("config.load_kube_config()\n", "config.load_kube_config()\n" + textwrap.dedent(code) + "\n")
-    else:
-        body = textwrap.indent(textwrap.dedent(code), "    ")
-        text = text.replace("def reconcile(request):\n", "def reconcile(request):\n" + body + "\n")
-    ctrl.write_text(text)
-    return target
 
 
 def kamera(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
