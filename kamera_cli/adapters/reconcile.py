@@ -60,10 +60,16 @@ class Result:
     ``requeue_after`` (seconds; an int, float or ``timedelta`` is accepted and stored as float) asks
     for the same request again after that much virtual time, which implies a requeue; ``requeue``
     alone asks for it again right away (controller-runtime's ``Requeue: true``, without backoff).
+    ``retry=True`` with ``requeue_after`` marks the requeue as a retry of failed work (kopf's delayed
+    handlers are retries); without it a ``requeue_after`` from a reconcile that wrote nothing is a
+    periodic resync, which does not stop the cluster from being converged.
     """
 
     requeue: bool = False
     requeue_after: float | None = None
+    #: the requeue retries failed work (a backoff after an error), rather than a periodic resync: a
+    #: pending retry keeps the cluster from counting as converged until it has run
+    retry: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.requeue, bool):

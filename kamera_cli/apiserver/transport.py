@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http
+import importlib.util
 import json
 import os
 import shutil
@@ -683,6 +684,15 @@ class _Patches:
             from kubernetes.stream import ws_client
 
             self._set(ws_client, "create_websocket", _blocked_websocket)
+        # aiohttp (kopf's own client, kubernetes_asyncio): answered by the bound server in-process
+        if importlib.util.find_spec("aiohttp") is not None:
+            import aiohttp
+
+            from kamera_cli.apiserver.transports.aiohttp import route_request
+
+            self._set(aiohttp.ClientSession, "_request", route_request(
+                _current, lambda address: NetworkBlocked(
+                    "kamera blocked a real network connection while a simulation is running", address)))
         aio_rest = sys.modules.get("kubernetes.aio.client.rest")
         if aio_rest is not None and hasattr(aio_rest, "RESTClientObject"):
             self._set(aio_rest.RESTClientObject, "_create_pool_manager", _blocked_aio_session)

@@ -41,6 +41,8 @@ class ControllerSpec:
     #: wall-clock budget for one reconcile, in seconds
     timeout: float = 10.0
     position: Position = Position("")
+    #: a kopf operator module (``operator.py`` or ``package.module``) instead of ``entrypoint``
+    kopf: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -141,6 +141,12 @@ class _Loader:
             self.oracle.suggest(ref) or "add its CustomResourceDefinition to spec.crds",
         )
 
+    def _kopf_module(self, value: str, path: Path_) -> None:
+        """A kopf operator file must exist (its import, like an entry point's, waits for the run)."""
+        if value.endswith(".py") and not (Path(self.base_dir) / value).is_file():
+            self.add(path, f"kopf operator file {value!r} not found (looked for {Path(self.base_dir) / value})",
+                     "paths are relative to the scenario file's folder")
+
     def entrypoint(self, value: Any, path: Path_) -> None:
         if not isinstance(value, str) or self.check_entrypoint is None or not _ENTRYPOINT.match(value):
             return  # malformed ones are the schema's to report, once
@@ -362,7 +368,11 @@ class _Loader:
             elif name:
                 first_line[name] = self.doc.at((*path, "name"))[0]
                 self.controller_names.append(name)
-            self.entrypoint(raw.get("entrypoint"), (*path, "entrypoint"))
+            kopf = raw.get("kopf")
+            if isinstance(kopf, str):
+                self._kopf_module(kopf, (*path, "kopf"))
+            else:
+                self.entrypoint(raw.get("entrypoint"), (*path, "entrypoint"))
             for_kind = self.kind_ref(raw.get("for"), (*path, "for"))
             owns = [self.kind_ref(v, (*path, "owns", j)) for j, v in enumerate(_list(raw.get("owns")))]
             watches: list[WatchSpec] = []
@@ -376,12 +386,13 @@ class _Loader:
                 if kind is not None and mapper:
                     watches.append(WatchSpec(kind, mapper, self.position(wpath)))
             timeout = self._duration(raw.get("timeout", 10.0), (*path, "timeout"), 10.0)
-            if for_kind is None or not name or not isinstance(raw.get("entrypoint"), str):
+            if for_kind is None or not name or not isinstance(raw.get("entrypoint", kopf), str):
                 continue
             controllers.append(
                 ControllerSpec(
                     name=name,
-                    entrypoint=raw["entrypoint"],
+                    entrypoint=raw.get("entrypoint") or "",
+                    kopf=kopf if isinstance(kopf, str) else None,
                     for_kind=for_kind,
                     owns=tuple(k for k in owns if k is not None),
                     watches=tuple(watches),

@@ -15,9 +15,10 @@ from types import TracebackType
 from typing import Any
 
 from kamera_cli.adapters import VirtualClock, load_mapper, load_reconciler, run_mapper
+from kamera_cli.adapters.kopf import load_kopf_operator
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
 from kamera_cli.apiserver.transport import Containment
-from kamera_cli.errors import Problem, ScenarioError
+from kamera_cli.errors import EntrypointError, Problem, ScenarioError
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import Scenario
 from kamera_cli.sim.labels import Finding
@@ -103,12 +104,23 @@ class Simulation:
         containment = self._containment
         assert containment is not None
         for spec in scenario.controllers:
-            factory = load_reconciler(spec.entrypoint, base, scenario=scenario.name, controller=spec.name)
-            self._factories.append(factory)
             info = self.registry.lookup(spec.for_kind.api_version, spec.for_kind.kind)
             if info is None:
                 raise ScenarioError([Problem(scenario.file, spec.position.line, spec.position.column,
                                              "$.spec.controllers", f"unknown kind {spec.for_kind}")])
+            factory: Any
+            if spec.kopf is not None:
+                factory = load_kopf_operator(spec.kopf, base, scenario=scenario.name, controller=spec.name,
+                                             host=containment.host)
+                self._factories.append(factory)
+                if not factory.handles(info.group, info.version, info.plural, info.kind):
+                    raise EntrypointError(f"kopf operator {spec.kopf!r} has no handler for {spec.for_kind}",
+                                          scenario=scenario.name, controller=spec.name,
+                                          hint="'for' names the resource whose events the operator handles")
+                factory.bind_resource(info.group, info.version, info.plural, info.kind, info.namespaced)
+            else:
+                factory = load_reconciler(spec.entrypoint, base, scenario=scenario.name, controller=spec.name)
+                self._factories.append(factory)
             watches: list[tuple[KindRef, Any]] = []
             for w in spec.watches:
                 mapping: Any = w.map

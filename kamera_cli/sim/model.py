@@ -279,7 +279,8 @@ class KubeModel:
         elif run.requeue_after is not None:
             delay = max(1, math.ceil(run.requeue_after))
             new_items.append(
-                PendingItem(act.controller, act.namespace, act.name, clock + delay, TIMER, stable=not changed)
+                PendingItem(act.controller, act.namespace, act.name, clock + delay, TIMER,
+                            stable=not changed and not run.retry)
             )
         pending = merge_pending(state.pending, new_items, item)
         self._inherit_idle_actors(state.snapshot, run.snapshot, run.writes)

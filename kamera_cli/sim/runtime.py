@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kamera_cli.adapters import ReconcileAbort, Request, VirtualClock, run_reconcile
@@ -51,6 +51,8 @@ class ReconcileRun:
     findings: tuple[Finding, ...] = ()
     note: str = ""
     error_text: str = ""
+    #: the requeue_after retries failed work (never a resync): it blocks convergence until it runs
+    retry: bool = False
 
 
 @dataclass
@@ -89,7 +91,8 @@ class ControllerRuntime:
     # ------------------------------------------------------------------ public
     def run(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
             views: Mapping[KindRef, Snapshot] | None = None) -> ReconcileRun:
-        key = (item.namespace, item.name, fault)
+        # a controller that reads the clock (kopf's retry backoffs) is also a function of the time
+        key = (item.namespace, item.name, fault, clock if getattr(self.factory, "time_dependent", False) else None)
         if self.memoize and not self.replaying:
             for entry in self._memo.get(key, ()):
                 if self._digests(snapshot, entry.regions, views) == entry.digests:
@@ -178,13 +181,15 @@ class ControllerRuntime:
         error_text = ""
         requeue_now = False
         requeue_after: float | None = None
+        retry = False
         if outcome is not None:
             outcome_kind = outcome.kind
             if outcome_kind == "ok":
                 res = outcome.result
                 if res is not None and res.requeue_after:
                     requeue_after = float(res.requeue_after)
-                    note = f"requeue after {requeue_after:g}s"
+                    retry = res.retry
+                    note = f"{'retry' if retry else 'requeue'} after {requeue_after:g}s"
                 elif res is not None and res.requeue:
                     requeue_now = True
                     note = "requeue"
@@ -221,6 +226,7 @@ class ControllerRuntime:
             requeue_now=requeue_now,
             requeue_after=requeue_after,
             findings=tuple(findings),
+            retry=retry,
             note=note,
             error_text=error_text,
         )
@@ -280,8 +286,7 @@ class ControllerRuntime:
         for w in entry.run.story_writes:
             story.append(w if w.refused else next(it))
         run = entry.run
-        return ReconcileRun(new, tuple(writes), tuple(story), run.write_attempts, run.conflictable, run.requeue_now,
-                            run.requeue_after, run.findings, run.note, run.error_text)
+        return replace(run, snapshot=new, writes=tuple(writes), story_writes=tuple(story))
 
 
 def _api_reason(message: str) -> str:
@@ -296,9 +301,7 @@ def _api_reason(message: str) -> str:
 
 
 def _with_findings(run: ReconcileRun, findings: list[Finding]) -> ReconcileRun:
-    return ReconcileRun(run.snapshot, run.writes, run.story_writes, run.write_attempts, run.conflictable,
-                        run.requeue_now,
-                        run.requeue_after, tuple(findings), run.note, run.error_text)
+    return replace(run, findings=tuple(findings))
 
 
 def _signature(acc: Any) -> str | None:

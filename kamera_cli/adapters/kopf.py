@@ -1,0 +1,263 @@
+"""kopf operators as controllers: one step is kopf processing one watch event for one object.
+
+Why drive kopf's own per-event processing (``process_resource_event``) rather than call the
+handlers: cause detection (create, update, delete, resume, field changes), filters, ``old``/``new``/
+``diff``, the progress and last-handled-configuration annotations, ``status.<handler>`` results,
+the finalizer for ``on.delete``, retries with ``TemporaryError``/``PermanentError``/``retries=``/
+``backoff=`` — all of that is kopf's code, and every one of the bugs kopf operators have lives in
+how user handlers meet it.  A re-implementation would check a different program.
+
+A step reads the object as kopf's watch would deliver it (through kopf's own aiohttp client, which
+the containment routes into the simulated API server), then lets kopf process that one event with
+fresh per-step memories (so a step is a function of what it reads, like any reconcile).  Where kopf
+would sleep before retrying a delayed handler, the step ends and asks for a *retry* after that many
+virtual seconds instead (kopf's "touch" patch that wakes it up is not written: the retry is
+delivered directly).  A handler exception kopf only logs is re-raised after kopf stored its
+progress, so it becomes a ``no controller errors`` finding with the handler's traceback.
+
+Simplifications (written down in docs/controllers.md): timers, daemons and indexes are not run; the
+``memo`` is per step; Events kopf posts are not stored; ``@kopf.on.login`` is replaced (kopf talks to
+the simulation); ``@kopf.on.startup`` handlers run once per (re)load with ``settings``, ``memo`` and
+``logger`` only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+from collections.abc import Callable, Iterator
+from types import ModuleType
+from typing import Any, cast
+
+from kamera_cli.adapters.loading import ReconcilerFactory, _Shape
+from kamera_cli.adapters.reconcile import Request, Result
+from kamera_cli.errors import EntrypointError
+
+__all__ = ["KopfHandlerError", "KopfOperator", "load_kopf_operator", "supported"]
+
+#: kopf versions whose internals this adapter follows (``process_resource_event`` and friends)
+SUPPORTED = ">=1.44,<1.46"
+
+
+def supported() -> str | None:
+    """None when a usable kopf is installed, else the reason (for a clear error or a test skip)."""
+    try:
+        import kopf
+    except ImportError:
+        return "kopf is not installed (pip install 'kamera-cli[kopf]')"
+    version = getattr(kopf, "__version__", "") or _dist_version()
+    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    if parts and not ((1, 44) <= parts < (1, 46)):
+        return f"kopf {version} is not supported (kamera follows kopf {SUPPORTED})"
+    return None
+
+
+def _dist_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kopf")
+    except PackageNotFoundError:
+        return ""
+
+
+class KopfHandlerError(Exception):
+    """A handler failed and kopf only logged it: re-raised so that it becomes a finding."""
+
+    controller_fault = True
+
+
+class _LogCapture(logging.Handler):
+    """What kopf logs as a failure during one step: an exception, or a permanent failure."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.failures: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            import traceback
+
+            exc = record.exc_info[1]
+            if type(exc).__name__ in ("TemporaryError",):
+                return  # a requested retry, not a failure
+            detail = "".join(traceback.format_exception(exc)).rstrip()
+            self.failures.append(f"{message}\n{detail}")
+        elif "failed permanently" in message:
+            self.failures.append(message)
+
+
+class KopfOperator(ReconcilerFactory):
+    """A kopf operator module: its handlers, its settings, and one step per (object, event)."""
+
+    #: a step compares progress timestamps with the (virtual) clock: memoised per clock value
+    time_dependent = True
+    registry: Any
+    resource: Any
+    settings: Any
+    host: str
+
+    def __init__(self, module: str, base_dir: Any, *, scenario: str, controller: str, host: str) -> None:
+        self.kopf_module = module
+        self.host = host
+        self.resource = None
+        reason = supported()
+        if reason is not None:
+            raise EntrypointError(reason, scenario=scenario, controller=controller)
+        # "operator.py" (a file) or "package.module" / "package:module" (importable)
+        entry = f"{module}:__name__" if module.endswith(".py") else f"{module.replace(':', '.')}:__name__"
+        super().__init__(entry, base_dir, scenario=scenario, controller=controller)
+
+    def _tried(self) -> str:
+        return f"kopf operator {self.kopf_module!r}"
+
+    # -- loading ------------------------------------------------------------------------------------------------
+    def _import(self) -> ModuleType:
+        import kopf
+        from kopf._core.intents import registries
+
+        registry = kopf.OperatorRegistry()
+        previous = registries.get_default_registry()
+        registries.set_default_registry(registry)
+        try:
+            module = super()._import()
+        finally:
+            registries.set_default_registry(previous)
+        self.registry = registry
+        self.settings = kopf.OperatorSettings()
+        return module
+
+    def _resolve(self, module: ModuleType) -> Any:
+        if not self.registry._changing.get_all_handlers() and not self.registry._watching.get_all_handlers():
+            raise self._error(f"{self._tried()}: no @kopf.on.create/update/delete/resume/field/event handler found",
+                              "kamera runs the handlers the module registers when it is imported")
+        self._shape = _Shape("function", 1, False)
+        self._run_startup()
+        return self._step
+
+    def _check_shape(self, value: Any, where: str) -> Any:  # pragma: no cover - _resolve never calls it
+        return value
+
+    def _run_startup(self) -> None:
+        """``@kopf.on.startup`` handlers configure ``settings``: run them, as ``kopf run`` does first."""
+        from kopf._cogs.structs import ephemera
+        from kopf._core.intents import causes
+
+        logger = logging.getLogger("kopf.activities.startup")
+        for handler in self.registry._activities.get_handlers(activity=causes.Activity.STARTUP):
+            available = {"settings": self.settings, "memo": ephemera.Memo(), "logger": logger, "param": handler.param}
+            params = inspect.signature(handler.fn).parameters
+            takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+            kwargs = available if takes_all else {k: v for k, v in available.items() if k in params}
+            result = handler.fn(**kwargs)
+            if inspect.isawaitable(result):
+                asyncio.run(_awaited(result))
+
+    def handles(self, group: str, version: str, plural: str, kind: str) -> bool:
+        """Whether any resource handler of the operator selects this resource."""
+        resource = self._resource(group, version, plural, kind, True)
+        for sub in (self.registry._changing, self.registry._watching):
+            if any(h.selector is not None and h.selector.check(resource) for h in sub.get_all_handlers()):
+                return True
+        return False
+
+    def bind_resource(self, group: str, version: str, plural: str, kind: str, namespaced: bool) -> None:
+        self.resource = self._resource(group, version, plural, kind, namespaced)
+
+    @staticmethod
+    def _resource(group: str, version: str, plural: str, kind: str, namespaced: bool) -> Any:
+        from kopf._cogs.structs import references
+
+        return references.Resource(group=group, version=version, plural=plural, kind=kind, namespaced=namespaced,
+                                   preferred=True, verbs=frozenset({"list", "watch", "patch", "get"}),
+                                   subresources=frozenset({"status"}))
+
+    # -- one step -----------------------------------------------------------------------------------------------
+    def _step(self, request: Request) -> Any:
+        capture = _LogCapture()
+        kopf_log = logging.getLogger("kopf")
+        kopf_log.addHandler(capture)
+        try:
+            with _retries_instead_of_sleeps() as delays:
+                asyncio.run(self._process(request))
+        finally:
+            kopf_log.removeHandler(capture)
+        if capture.failures:
+            raise KopfHandlerError("\n\n".join(capture.failures))
+        if delays:
+            return Result(requeue_after=max(1.0, min(delays)), retry=True)
+        return None
+
+    async def _process(self, request: Request) -> None:
+        import aiohttp
+        from kopf._cogs.clients import api, auth
+        from kopf._cogs.clients import errors as kerrors
+        from kopf._cogs.structs import credentials, ephemera
+        from kopf._core.actions import lifecycles
+        from kopf._core.engines import indexing
+        from kopf._core.reactor import inventory, processing
+
+        assert self.resource is not None, "bind_resource() first"
+        session = aiohttp.ClientSession()
+        try:
+            vault = credentials.Vault()
+            await vault.populate({"kamera": credentials.AiohttpSession(
+                aiohttp_session=session, server=self.host, default_namespace="default")})
+            auth.vault_var.set(vault)
+            logger = logging.getLogger("kopf.objects")
+            url = self.resource.get_url(namespace=request.namespace, name=request.name)
+            try:
+                raw = await api.get(url, settings=self.settings, logger=logger)
+            except kerrors.APINotFoundError:
+                return  # gone: a real watch would deliver DELETED, and kopf would only forget it
+            indexers = indexing.OperatorIndexers()
+            indexers.ensure(self.registry._indexing.get_all_handlers())
+            await processing.process_resource_event(
+                lifecycle=lifecycles.get_default_lifecycle(),
+                indexers=indexers,
+                registry=self.registry,
+                settings=self.settings,
+                memories=inventory.ResourceMemories(),
+                memobase=cast(Any, ephemera.Memo()),
+                resource=self.resource,
+                raw_event={"type": "MODIFIED", "object": raw},
+                event_queue=asyncio.Queue(),
+                no_throttling=True,
+            )
+        finally:
+            await session.close()
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+@contextlib.contextmanager
+def _retries_instead_of_sleeps() -> Iterator[list[float]]:
+    """kopf sleeps out a delayed handler's backoff: end the step and record the delay instead."""
+    from kopf._cogs.aiokits import aiotime
+
+    delays: list[float] = []
+    real: Callable[..., Any] = aiotime.sleep
+
+    async def sleep(delay: float | list[float], wakeup: Any = None) -> float | None:
+        value = min(delay) if isinstance(delay, list) else delay
+        if value and value > 0:
+            delays.append(float(value))
+            return float(value)  # "unslept": kopf then writes no touch-patch; kamera delivers the retry
+        return None
+
+    aiotime.sleep = sleep  # type: ignore[assignment, unused-ignore]
+    try:
+        yield delays
+    finally:
+        aiotime.sleep = real  # type: ignore[assignment, unused-ignore]
+
+
+def load_kopf_operator(module: str, base_dir: Any, *, scenario: str, controller: str, host: str) -> KopfOperator:
+    """Import a kopf operator module (its handlers register into a registry of its own)."""
+    return KopfOperator(module, base_dir, scenario=scenario, controller=controller, host=host)
+
