@@ -54,7 +54,7 @@ def _use_color(stream: Any) -> bool:
     return bool(isatty and isatty())
 
 
-def _parse_duration(text: str | None) -> float | None:
+def _parse_duration(text: str | None, option: str = "--timeout") -> float | None:
     if text is None:
         return None
     from kamera_cli.scenario import parse_duration
@@ -62,7 +62,7 @@ def _parse_duration(text: str | None) -> float | None:
     try:
         return parse_duration(text)
     except ValueError as exc:
-        raise UsageError(f"invalid value for --timeout: {exc}") from exc
+        raise UsageError(f"invalid value for {option}: {exc}") from exc
 
 
 _CHECK_EPILOG = """\b
@@ -103,6 +103,10 @@ def check(
         bool, typer.Option("--quiet", "-q", metavar="", help="Print only failures and the summary.")
     ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", metavar="", help="Also print converged states.")] = False,
+    reconcile_timeout: Annotated[
+        str | None,
+        typer.Option("--reconcile-timeout", help="Every controller's budget for one reconcile (e.g. 2s)."),
+    ] = None,
     max_memory: Annotated[
         str | None,
         typer.Option("--max-memory", help="Resident memory the search may use (e.g. 4G); default half the machine."),
@@ -115,7 +119,8 @@ def check(
     def body() -> int:
         if quiet and verbose:
             raise UsageError("--quiet and --verbose contradict each other: choose one")
-        overrides = runner.Overrides(max_depth=max_depth, max_states=max_states, timeout=_parse_duration(timeout))
+        overrides = runner.Overrides(max_depth=max_depth, max_states=max_states, timeout=_parse_duration(timeout),
+                                     reconcile_timeout=_parse_duration(reconcile_timeout, "--reconcile-timeout"))
         try:
             memory = None if max_memory is None else supervisor.parse_size(max_memory)
         except ValueError as exc:

@@ -54,6 +54,8 @@ class Overrides:
     max_states: int | None = None
     timeout: float | None = None
     memoize: bool | None = None
+    #: every controller's per-reconcile budget (seconds), overriding their ``timeout``
+    reconcile_timeout: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +178,9 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         memoize=o.memoize if o.memoize is not None else bounds.memoize,
     )
     scenario = replace(scenario, explore=bounds)
+    if o.reconcile_timeout is not None:
+        scenario = replace(scenario, controllers=tuple(replace(c, timeout=o.reconcile_timeout)
+                                                       for c in scenario.controllers))
     hooks = hooks or RunHooks()
     if hooks.on_phase is not None:
         hooks.on_phase("import", scenario.name, None)

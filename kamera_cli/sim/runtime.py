@@ -53,6 +53,8 @@ class ReconcileRun:
     error_text: str = ""
     #: the requeue_after retries failed work (never a resync): it blocks convergence until it runs
     retry: bool = False
+    #: the reconcile overran its budget (its finding is memoised; it is never run twice to compare)
+    timed_out: bool = False
 
 
 @dataclass
@@ -93,15 +95,21 @@ class ControllerRuntime:
             views: Mapping[KindRef, Snapshot] | None = None) -> ReconcileRun:
         # a controller that reads the clock (kopf's retry backoffs) is also a function of the time
         key = (item.namespace, item.name, fault, clock if getattr(self.factory, "time_dependent", False) else None)
-        if self.memoize and not self.replaying:
+        if self.memoize:
             for entry in self._memo.get(key, ()):
-                if self._digests(snapshot, entry.regions, views) == entry.digests:
+                # replays re-execute to verify a counterexample, except a known overrun: running into
+                # the same loop again would only cost another whole budget
+                if (not self.replaying or entry.run.timed_out) and \
+                        self._digests(snapshot, entry.regions, views) == entry.digests:
                     self.stats.memo_hits += 1
                     return self._replay(entry, snapshot)
         run, regions, signature = self._execute(snapshot, item, clock, fault, views)
         findings = list(run.findings)
         check_key = (item.namespace, item.name)
-        if check_key not in self._checked and fault is None and not views and not self.replaying:
+        # a reconcile that overran its budget is not run again to compare: a second overrun proves
+        # nothing about determinism and costs another whole budget
+        if (check_key not in self._checked and fault is None and not views and not self.replaying
+                and not run.timed_out):
             self._checked.add(check_key)
             self.stats.determinism_checks += 1
             _again, _regions2, signature2 = self._execute(snapshot, item, clock, fault, views)
@@ -227,10 +235,13 @@ class ControllerRuntime:
             requeue_after=requeue_after,
             findings=tuple(findings),
             retry=retry,
+            timed_out=outcome is not None and outcome.kind == "timeout",
             note=note,
             error_text=error_text,
         )
-        regions = None if (crashed or outcome is None or outcome.kind in ("timeout",)) else _regions(server)
+        # A timeout is memoised by what the reconcile had read before it overran: the same reads lead
+        # the same (deterministic) code into the same loop, so it is a finding once, not once per state.
+        regions = None if (crashed or outcome is None) else _regions(server)
         return run, regions, signature
 
     # ------------------------------------------------------------------ memo

@@ -228,3 +228,18 @@ def test_no_byte_reaches_a_real_listener(tmp_path: Path, listener: Listener, net
         assert not any("containment" in n for n in notes)
     else:
         assert any("in-process fence only" in n for n in notes)
+
+
+def test_a_busy_loop_is_one_finding_and_never_a_determinism_finding(tmp_path: Path) -> None:
+    scenario = scenario_with(tmp_path, "while True:\n    pass")
+    started = time.monotonic()
+    proc = kamera(str(scenario), "--reconcile-timeout", "1s", "--json", str(tmp_path / "r.json"))
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "did not return within its time budget" in proc.stdout
+    assert "not deterministic" not in proc.stdout
+    doc = json.loads((tmp_path / "r.json").read_text())
+    stats = doc["scenarios"][0]["stats"]
+    # two widgets, each overruns once; the memo answers every later visit (no 10 s per state)
+    assert stats["reconciles"] == 2, stats
+    assert elapsed < 15, elapsed
