@@ -45,6 +45,10 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "kopf/create-child": (0, set(), 3, 1),
     "kopf/duplicate-child": (1, {"deterministic", "invariant: one config map per widget"}, 6, 2),
     "kopf/duplicate-child/fixed": (0, set(), 6, 1),
+    "kopf/conflict-forever": (1, {"converges", "no controller errors"}, 15, 1),
+    "kopf/conflict-forever/fixed": (0, set(), 6, 1),
+    "kopf/orphan": (1, {"invariant: no orphaned config maps"}, 5, 1),
+    "kopf/orphan/fixed": (0, set(), 7, 1),
 }
 
 
