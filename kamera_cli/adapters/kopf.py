@@ -95,6 +95,8 @@ class KopfOperator(ReconcilerFactory):
 
     #: a step compares progress timestamps with the (virtual) clock: memoised per clock value
     time_dependent = True
+    #: the first event of each object after a restart is kopf's initial listing (resume handlers)
+    relists = True
     registry: Any
     resource: Any
     settings: Any
@@ -223,7 +225,8 @@ class KopfOperator(ReconcilerFactory):
                 memories=inventory.ResourceMemories(),
                 memobase=cast(Any, ephemera.Memo()),
                 resource=self.resource,
-                raw_event={"type": "MODIFIED", "object": raw},
+                # None: kopf's initial listing after a (re)start, where resume handlers run
+                raw_event={"type": None if request.relisted else "MODIFIED", "object": raw},
                 event_queue=asyncio.Queue(),
                 no_throttling=True,
             )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["InvalidResult", "Request", "Result", "normalise_result"]
@@ -25,6 +25,9 @@ class Request:
 
     namespace: str | None
     name: str
+    #: delivered by the initial listing after the controller (re)started (only frameworks that tell
+    #: a listing from an update, such as kopf, are told; always False for plain reconcilers)
+    relisted: bool = field(default=False, compare=False)
 
     @property
     def key(self) -> str:

@@ -105,7 +105,10 @@ class KubeModel:
 
     # ------------------------------------------------------------------ explorer protocol
     def initial_states(self) -> Sequence[SimState]:
-        items = [PendingItem(c, ns, n, self._start_clock, WATCH) for c, ns, n in self._seed_requests]
+        # a controller that tells a listing from an update (kopf) gets its first events as a listing
+        items = [PendingItem(c, ns, n, self._start_clock, WATCH,
+                             relist=getattr(self.controllers[c].factory, "relists", False))
+                 for c, ns, n in self._seed_requests]
         return [SimState(self.initial, merge_pending((), items, None), self._start_clock)]
 
     def fingerprint(self, state: SimState) -> str:
@@ -265,7 +268,8 @@ class KubeModel:
             elif act.fault.kind == "crash":
                 faults = replace(faults, crashes=faults.crashes + 1)
                 new_items.extend(
-                    PendingItem(act.controller, ns, name, clock + 1, RESTART)
+                    PendingItem(act.controller, ns, name, clock + 1, RESTART,
+                                relist=getattr(ctrl.factory, "relists", False))
                     for ns, name in object_names(run.snapshot, ctrl.for_kind)
                 )
             elif act.fault.kind == "stale":

@@ -94,7 +94,8 @@ class ControllerRuntime:
     def run(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
             views: Mapping[KindRef, Snapshot] | None = None) -> ReconcileRun:
         # a controller that reads the clock (kopf's retry backoffs) is also a function of the time
-        key = (item.namespace, item.name, fault, clock if getattr(self.factory, "time_dependent", False) else None)
+        key = (item.namespace, item.name, fault, clock if getattr(self.factory, "time_dependent", False) else None,
+               item.relist)
         if self.memoize:
             for entry in self._memo.get(key, ()):
                 # replays re-execute to verify a counterexample, except a known overrun: running into
@@ -157,7 +158,7 @@ class ControllerRuntime:
                 raise InjectedCrash()
 
         server.before_write = before_write
-        request = Request(item.namespace or None, item.name)
+        request = Request(item.namespace or None, item.name, relisted=item.relist)
         seed = hashlib.sha256(
             f"{self.name}\0{item.namespace}\0{item.name}\0{snapshot.fingerprint()}".encode()
         ).digest()

@@ -36,6 +36,9 @@ class PendingItem:
     #: kinds whose write enqueued this request: an informer updates its cache before it delivers the
     #: event, so the reconcile sees those kinds fresh (never through a stale view)
     fresh: tuple[str, ...] = ()
+    #: delivered by the initial listing of a restarted controller (kopf tells a listing from an
+    #: update: resume handlers run on it); set only for controllers that can tell the difference
+    relist: bool = False
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -97,6 +100,8 @@ class SimState:
             h.update(f"\n{p.controller}\x00{p.namespace}\x00{p.name}\x00{delay}\x00{int(p.stable)}".encode())
             if p.fresh:
                 h.update(("\x00" + ",".join(p.fresh)).encode())
+            if p.relist:
+                h.update(b"\x00relist")
         h.update(f"\na{self.next_action}".encode())
         if track_steps:
             h.update(f"s{self.steps_since_action}".encode())
@@ -127,5 +132,7 @@ def merge_pending(
             old = item
         if fresh != old.fresh:
             old = replace(old, fresh=fresh)
+        if item.relist and not old.relist:  # the restart's listing is still to be delivered
+            old = replace(old, relist=True)
         table[item.key] = old
     return tuple(sorted(table.values(), key=lambda p: p.key))
