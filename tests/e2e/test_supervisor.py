@@ -208,7 +208,18 @@ def late():
 def http():
     import requests
     requests.get("http://127.0.0.1:{port}/", timeout=2)
-for fn in (raw, udp, udp_sendto, child, shell, http):
+def aio():
+    import asyncio
+    try:
+        import aiohttp
+    except ImportError:
+        return
+    async def get():
+        async with aiohttp.ClientSession() as session:
+            async with session.get("http://127.0.0.1:{port}/") as response:
+                await response.read()
+    asyncio.run(get())
+for fn in (raw, udp, udp_sendto, child, shell, http, aio):
     attempt(fn)
 threading.Thread(target=attempt, args=(late,)).start()
 """
