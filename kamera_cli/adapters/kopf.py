@@ -102,7 +102,8 @@ class KopfOperator(ReconcilerFactory):
     settings: Any
     host: str
 
-    def __init__(self, module: str, base_dir: Any, *, scenario: str, controller: str, host: str) -> None:
+    def __init__(self, module: str, base_dir: Any, *, scenario: str, controller: str, host: str,
+                 env: Any = None) -> None:
         self.kopf_module = module
         self.host = host
         self.resource = None
@@ -111,7 +112,7 @@ class KopfOperator(ReconcilerFactory):
             raise EntrypointError(reason, scenario=scenario, controller=controller)
         # "operator.py" (a file) or "package.module" / "package:module" (importable)
         entry = f"{module}:__name__" if module.endswith(".py") else f"{module.replace(':', '.')}:__name__"
-        super().__init__(entry, base_dir, scenario=scenario, controller=controller)
+        super().__init__(entry, base_dir, scenario=scenario, controller=controller, env=env)
 
     def _tried(self) -> str:
         return f"kopf operator {self.kopf_module!r}"
@@ -260,7 +261,8 @@ def _retries_instead_of_sleeps() -> Iterator[list[float]]:
         aiotime.sleep = real  # type: ignore[assignment, unused-ignore]
 
 
-def load_kopf_operator(module: str, base_dir: Any, *, scenario: str, controller: str, host: str) -> KopfOperator:
+def load_kopf_operator(module: str, base_dir: Any, *, scenario: str, controller: str, host: str,
+                       env: Any = None) -> KopfOperator:
     """Import a kopf operator module (its handlers register into a registry of its own)."""
-    return KopfOperator(module, base_dir, scenario=scenario, controller=controller, host=host)
+    return KopfOperator(module, base_dir, scenario=scenario, controller=controller, host=host, env=env)
 

@@ -14,6 +14,7 @@ for the first time keeps the real classes).
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import importlib
@@ -23,7 +24,7 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -130,7 +131,10 @@ def _short(exc: BaseException) -> str:
 class _Loader:
     """Shared by controllers and mappers: import the entry point's module in its own module set."""
 
-    def __init__(self, entrypoint: str, base_dir: str | os.PathLike[str], *, scenario: str, controller: str) -> None:
+    def __init__(self, entrypoint: str, base_dir: str | os.PathLike[str], *, scenario: str, controller: str,
+                 env: Mapping[str, str] | None = None) -> None:
+        #: environment variables set while this controller's code runs (its import included)
+        self.env: dict[str, str] = dict(env or {})
         self.entrypoint = entrypoint
         self.base_dir = Path(os.path.abspath(base_dir))
         self.scenario = scenario
@@ -182,7 +186,8 @@ class _Loader:
         parsed = self.parsed
         where = _display(parsed, self.base_dir)
         clock = VirtualClock(IMPORT_EPOCH)
-        with self.module_set.importing(), sandboxed(clock, _IMPORT_SEED, importing=True) as run:
+        with self.module_set.importing(), environment(self.env), \
+                sandboxed(clock, _IMPORT_SEED, importing=True) as run:
             try:
                 module = self._exec_entry_module()
             except (KeyboardInterrupt, EntrypointError):
@@ -524,10 +529,29 @@ def _clip(value: object) -> str:
 
 
 def load_reconciler(
-    entrypoint: str, base_dir: str | os.PathLike[str], *, scenario: str = "", controller: str = ""
+    entrypoint: str, base_dir: str | os.PathLike[str], *, scenario: str = "", controller: str = "",
+    env: Mapping[str, str] | None = None,
 ) -> ReconcilerFactory:
     """Import a controller's entry point and check its shape; raise EntrypointError when it is unusable."""
-    return ReconcilerFactory(entrypoint, base_dir, scenario=scenario, controller=controller)
+    return ReconcilerFactory(entrypoint, base_dir, scenario=scenario, controller=controller, env=env)
+
+
+@contextlib.contextmanager
+def environment(env: Mapping[str, str]) -> Iterator[None]:
+    """Set a controller's ``env:`` for the duration of its code, then put every variable back."""
+    if not env:
+        yield
+        return
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def load_mapper(

@@ -30,7 +30,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kamera_cli.adapters.loading import InvalidMapping, Mapper, ReconcilerFactory, _Loader, requests_from_mapping
+from kamera_cli.adapters.loading import (
+    InvalidMapping,
+    Mapper,
+    ReconcilerFactory,
+    _Loader,
+    environment,
+    requests_from_mapping,
+)
 from kamera_cli.adapters.modules import is_user_file
 from kamera_cli.adapters.reconcile import InvalidResult, Request, Result, normalise_result
 from kamera_cli.adapters.sandbox import NetworkAttempt, VirtualClock, sandboxed
@@ -220,7 +227,7 @@ def _call_sandboxed(
     call = _Call(fn, contextvars.copy_context())
     stuck_at: tuple[traceback.FrameSummary, ...] = ()
     worker = _get_worker()
-    with ms.on_path(), sandboxed(clock, seed, plan) as run:
+    with ms.on_path(), environment(loader.env), sandboxed(clock, seed, plan) as run:
         worker.submit(call)
         try:
             finished = call.finished.acquire(timeout=max(budget_seconds, 0.0))

@@ -43,6 +43,8 @@ class ControllerSpec:
     position: Position = Position("")
     #: a kopf operator module (``operator.py`` or ``package.module``) instead of ``entrypoint``
     kopf: str | None = None
+    #: environment variables set while the controller's code runs (its import included)
+    env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -393,6 +393,7 @@ class _Loader:
                     name=name,
                     entrypoint=raw.get("entrypoint") or "",
                     kopf=kopf if isinstance(kopf, str) else None,
+                    env=tuple(sorted((str(k), str(v)) for k, v in _dict(raw.get("env")).items())),
                     for_kind=for_kind,
                     owns=tuple(k for k in owns if k is not None),
                     watches=tuple(watches),

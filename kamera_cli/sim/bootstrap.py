@@ -111,7 +111,7 @@ class Simulation:
             factory: Any
             if spec.kopf is not None:
                 factory = load_kopf_operator(spec.kopf, base, scenario=scenario.name, controller=spec.name,
-                                             host=containment.host)
+                                             host=containment.host, env=dict(spec.env))
                 self._factories.append(factory)
                 if not factory.handles(info.group, info.version, info.plural, info.kind):
                     raise EntrypointError(f"kopf operator {spec.kopf!r} has no handler for {spec.for_kind}",
@@ -119,7 +119,8 @@ class Simulation:
                                           hint="'for' names the resource whose events the operator handles")
                 factory.bind_resource(info.group, info.version, info.plural, info.kind, info.namespaced)
             else:
-                factory = load_reconciler(spec.entrypoint, base, scenario=scenario.name, controller=spec.name)
+                factory = load_reconciler(spec.entrypoint, base, scenario=scenario.name, controller=spec.name,
+                                          env=dict(spec.env))
                 self._factories.append(factory)
             watches: list[tuple[KindRef, Any]] = []
             for w in spec.watches:
