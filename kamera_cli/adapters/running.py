@@ -20,13 +20,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import ctypes
+import io
 import json
 import os
 import re
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -100,6 +101,8 @@ class ReconcileOutcome:
     error: ErrorInfo | None = None
     #: every address the call tried to connect to, in order
     network: tuple[str, ...] = ()
+    #: what the call printed (stdout and stderr, interleaved; escaped, at most ``OUTPUT_LIMIT`` chars)
+    output: str = ""
 
     @property
     def ok(self) -> bool:
@@ -211,6 +214,7 @@ def _abandon(worker: _Worker, call: _Call) -> None:
 
 @dataclass(frozen=True, slots=True)
 class _Raw:
+    output: str
     value: Any
     error: BaseException | None
     timed_out: bool
@@ -227,7 +231,8 @@ def _call_sandboxed(
     call = _Call(fn, contextvars.copy_context())
     stuck_at: tuple[traceback.FrameSummary, ...] = ()
     worker = _get_worker()
-    with ms.on_path(), environment(loader.env), sandboxed(clock, seed, plan) as run:
+    printed = io.StringIO()
+    with ms.on_path(), environment(loader.env), _captured(printed), sandboxed(clock, seed, plan) as run:
         worker.submit(call)
         try:
             finished = call.finished.acquire(timeout=max(budget_seconds, 0.0))
@@ -255,7 +260,32 @@ def _call_sandboxed(
                 f"controller (a bug in kamera, not in the controller):\n"
                 + "".join(traceback.format_exception(call.error))
             ) from call.error
-    return _Raw(call.value, call.error, timed_out, stuck_at, network)
+    return _Raw(_output_text(printed.getvalue()), call.value, call.error, timed_out, stuck_at, network)
+
+
+#: the most a step's log keeps of what the controller printed
+OUTPUT_LIMIT = 4000
+
+
+@contextlib.contextmanager
+def _captured(buffer: io.StringIO) -> Iterator[None]:
+    """What user code prints belongs to its step's log, never to kamera's own output.
+
+    Swapping ``sys.stdout``/``sys.stderr`` is process-wide, which is what is wanted: the reconcile
+    runs on a worker thread while kamera's thread only waits for it.
+    """
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = buffer
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _output_text(text: str) -> str:
+    if len(text) > OUTPUT_LIMIT:
+        text = text[: OUTPUT_LIMIT] + f"\n… ({len(text) - OUTPUT_LIMIT} more characters)"
+    return clean_text(text.rstrip("\n")) if text else ""
 
 
 def _raised_inside_kamera(exc: BaseException) -> bool:
@@ -305,18 +335,20 @@ def run_reconcile(
     roots = factory.module_set.roots
     base = str(factory.base_dir)
     network = tuple(a.address for a in raw.network)
+    out = raw.output
     if raw.network:
-        return ReconcileOutcome("network", error=_network_error(raw.network, roots, base), network=network)
+        return ReconcileOutcome("network", error=_network_error(raw.network, roots, base), network=network,
+                                output=out)
     if raw.timed_out:
-        return ReconcileOutcome("timeout", error=_timeout_error(raw, budget_seconds, roots, base))
+        return ReconcileOutcome("timeout", error=_timeout_error(raw, budget_seconds, roots, base), output=out)
     if raw.error is not None:
         kind, error = _classify(raw.error, roots, base)
-        return ReconcileOutcome(kind, result=_REQUEUE if kind == "api-error" else None, error=error)
+        return ReconcileOutcome(kind, result=_REQUEUE if kind == "api-error" else None, error=error, output=out)
     try:
         result = normalise_result(raw.value)
     except InvalidResult as exc:
-        return ReconcileOutcome("exception", error=ErrorInfo("InvalidResult", str(exc), ""))
-    return ReconcileOutcome("ok", result=result)
+        return ReconcileOutcome("exception", error=ErrorInfo("InvalidResult", str(exc), ""), output=out)
+    return ReconcileOutcome("ok", result=result, output=out)
 
 
 def run_mapper(

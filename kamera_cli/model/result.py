@@ -83,6 +83,8 @@ class Step:
     note: str = ""
     #: the controller's traceback when it raised
     error: str = ""
+    #: what the controller printed during the step (stdout and stderr), escaped and bounded
+    log: str = ""
 
     def headline(self) -> str:
         head = f"{self.index}. {self.actor}"

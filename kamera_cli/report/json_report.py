@@ -138,6 +138,7 @@ def _step(s: Step) -> JSONDict:
         "request": s.request,
         "note": s.note,
         "error": s.error,
+        "log": s.log,
         "writes": [_write(w) for w in s.writes],
         "headline": s.headline(),
     }
@@ -272,6 +273,7 @@ def _read_steps(items: Any) -> tuple[Step, ...]:
             writes=tuple(_read_write(w) for w in d.get("writes", ())),
             note=str(d.get("note", "")),
             error=str(d.get("error", "")),
+            log=str(d.get("log", "")),
         )
         for d in items
     )

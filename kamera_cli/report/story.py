@@ -65,6 +65,8 @@ def step_lines(step: Step, style: Style = PLAIN, *, verbose: bool = False) -> li
         else:
             lines.append(pad + style(f"{label(str(write.ref))}:", "dim"))
             lines.extend(pad + "  " + line for line in diff_lines(write.diff, style, verbose=verbose))
+    if step.log:
+        lines.extend(pad + style("│ " + line, "dim") for line in clean(step.log).splitlines())
     if step.error:
         lines.extend(pad + style(line, "red") for line in traceback_lines(step.error, verbose=verbose))
     return lines

@@ -55,6 +55,7 @@ class StepLabel:
     writes: tuple[WriteRec, ...] = ()
     note: str = ""
     error: str = ""
+    log: str = ""
 
     def to_step(self, index: int) -> Step:
         return Step(
@@ -65,6 +66,7 @@ class StepLabel:
             writes=tuple(w.to_write() for w in self.writes),
             note=self.note,
             error=self.error,
+            log=self.log,
         )
 
 

@@ -304,6 +304,7 @@ class KubeModel:
             writes=tuple(run.story_writes),
             note=note if act.fault is None else _join(act.fault.describe(), note),
             error=run.error_text,
+            log=run.output,
         )
         return Transition(new_state, label, tuple(findings))
 

@@ -55,6 +55,8 @@ class ReconcileRun:
     retry: bool = False
     #: the reconcile overran its budget (its finding is memoised; it is never run twice to compare)
     timed_out: bool = False
+    #: what the controller printed during the step (its log, shown with the step)
+    output: str = ""
 
 
 @dataclass
@@ -237,6 +239,7 @@ class ControllerRuntime:
             findings=tuple(findings),
             retry=retry,
             timed_out=outcome is not None and outcome.kind == "timeout",
+            output=outcome.output if outcome is not None else "",
             note=note,
             error_text=error_text,
         )

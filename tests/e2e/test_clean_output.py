@@ -70,3 +70,21 @@ def test_help_lists_exit_codes_and_examples() -> None:
     assert "Exit codes:" in proc.stdout and "4  inconclusive" in proc.stdout
     assert "Examples:" in proc.stdout
     assert "--fail-fast  <bool>" not in proc.stdout
+
+
+def test_print_output_goes_into_the_step_log(tmp_path: Path) -> None:
+    code = """
+    print("looking at", request.name)
+    import sys
+    print("to stderr", file=sys.stderr)
+    raise RuntimeError("boom")
+    """
+    proc = kamera("check", str(scenario_with(tmp_path, code)), "--json", str(tmp_path / "r.json"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    logged = [line for line in lines if "│ looking at" in line]
+    assert logged, proc.stdout  # shown with its step ...
+    assert not any(line.startswith("looking at") for line in lines)  # ... never raw
+    doc = json.loads((tmp_path / "r.json").read_text())
+    steps = [s for c in doc["scenarios"][0]["checks"] for x in c["counterexamples"] for s in x["steps"]]
+    assert any(s["log"].startswith("looking at demo\nto stderr") for s in steps), steps
