@@ -37,6 +37,15 @@ def pytest_configure(config: pytest.Config) -> None:
         files = discover([Path(p) for p in paths])
     except KameraError as exc:
         raise pytest.UsageError(f"--kamera: {exc}") from exc
+    # `pytest --kamera A B`: B reaches pytest as a plain argument; when it holds scenarios, the user
+    # meant them too (argparse gives --kamera one value) — never check A alone in silence
+    for arg in config.args:
+        candidate = Path(arg.split("::")[0])
+        if candidate.exists() and not candidate.name.endswith(".py"):
+            try:
+                files.extend(f for f in discover([candidate]) if f not in files)
+            except KameraError:
+                pass  # a folder of tests, not of scenarios
     config.stash[_FILES] = {f.resolve() for f in files}
     # collected like any other argument, so -k, --co, -x and the summary counts all see them
     config.args = [*config.args, *(str(f) for f in files)]

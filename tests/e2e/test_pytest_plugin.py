@@ -40,3 +40,11 @@ def test_collect_only_and_bad_paths(tmp_path: Path) -> None:
     assert bad.returncode == 4  # pytest's usage error
     assert "--kamera: no such file or folder" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_a_second_path_after_kamera_is_checked_too(tmp_path: Path) -> None:
+    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+    proc = run_pytest(tmp_path, "--kamera", str(ROOT / "scenarios" / "quickstart"),
+                      str(ROOT / "scenarios" / "bugs" / "livelock"), str(tmp_path / "test_x.py"), "--co")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "9 tests collected" in proc.stdout  # 5 + 3 scenario checks, and the ordinary test
