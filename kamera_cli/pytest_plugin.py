@@ -6,6 +6,7 @@ puts kamera's verdicts in that same report without a second CI step.  Off unless
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,10 +43,8 @@ def pytest_configure(config: pytest.Config) -> None:
     for arg in config.args:
         candidate = Path(arg.split("::")[0])
         if candidate.exists() and not candidate.name.endswith(".py"):
-            try:
+            with contextlib.suppress(KameraError):  # a folder of tests, not of scenarios
                 files.extend(f for f in discover([candidate]) if f not in files)
-            except KameraError:
-                pass  # a folder of tests, not of scenarios
     config.stash[_FILES] = {f.resolve() for f in files}
     # collected like any other argument, so -k, --co, -x and the summary counts all see them
     config.args = [*config.args, *(str(f) for f in files)]

@@ -336,12 +336,28 @@ def _signature(acc: Any) -> str | None:
 def _first_difference(a: list[str], b: list[str]) -> str:
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y:
-            return f"#{i + 1}: first run sent `{x[:200]}`, second run sent `{y[:200]}`"
+            x_part, y_part = _around_difference(x, y)
+            return f"#{i + 1}: first run sent `{x_part}`, second run sent `{y_part}`"
     if len(a) != len(b):
         i = min(len(a), len(b))
         extra = (a if len(a) > len(b) else b)[i]
         return f"#{i + 1}: only one run sent `{extra[:200]}`"
     return ""
+
+
+def _around_difference(x: str, y: str, width: int = 80) -> tuple[str, str]:
+    """Both texts cut around where they first differ (a long shared prefix would hide the point)."""
+    if len(x) <= 200 and len(y) <= 200:
+        return x, y
+    at = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
+    start = max(0, at - width)
+    head = " ".join(x.split(" ", 2)[:2]) + " " if start > 0 else ""  # keep "PATCH /path" for context
+
+    def cut(text: str) -> str:
+        end = min(len(text), at + width)
+        return (head + "…" if start > 0 else "") + text[start:end] + ("…" if end < len(text) else "")
+
+    return cut(x), cut(y)
 
 
 def _regions(server: ApiServer) -> tuple[tuple[Any, ...], ...]:
