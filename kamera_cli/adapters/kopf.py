@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any, cast
 
+from kamera_cli.adapters.aio import run_async
 from kamera_cli.adapters.loading import ReconcilerFactory, _Shape
 from kamera_cli.adapters.reconcile import Request, Result
 from kamera_cli.errors import EntrypointError
@@ -185,7 +186,7 @@ class KopfOperator(ReconcilerFactory):
         kopf_log.addHandler(capture)
         try:
             with _retries_instead_of_sleeps() as delays:
-                asyncio.run(self._process(request))
+                run_async(self._process(request))
         finally:
             kopf_log.removeHandler(capture)
         if capture.failures:

@@ -374,7 +374,12 @@ class ReconcilerFactory(_Loader):
         return target  # type: ignore[no-any-return]
 
     def invoke(self, request: Request, client: object) -> Any:
-        return self.build(client)(request)
+        result = self.build(client)(request)
+        if inspect.iscoroutine(result):  # async def reconcile: one fresh loop per step, virtual time
+            from kamera_cli.adapters.aio import run_async
+
+            return run_async(result)
+        return result
 
     def _check_shape(self, value: Any, where: str) -> Any:
         name = self.parsed.attr
@@ -392,11 +397,11 @@ class ReconcilerFactory(_Loader):
         return value
 
     def _refuse_async(self, func: Any, what: str) -> None:
-        if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
+        """``async def`` reconciles are run on a virtual-time loop; async generators are not reconciles."""
+        if inspect.isasyncgenfunction(func):
             raise self._error(
-                f"{self._tried()}: {what} is async; kamera calls reconciles synchronously, as the official "
-                "kubernetes client is synchronous",
-                "make it a plain `def` (kamera virtualises time.sleep, so waiting costs nothing)",
+                f"{self._tried()}: {what} is an async generator; a reconcile returns (or awaits) its result",
+                "make it `async def reconcile(request)` returning None or a Result",
             )
 
     def _reconcile_args(self, arity: _Arity | None, what: str) -> int:

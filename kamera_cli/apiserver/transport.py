@@ -693,6 +693,10 @@ class _Patches:
             self._set(aiohttp.ClientSession, "_request", route_request(
                 _current, lambda address: NetworkBlocked(
                     "kamera blocked a real network connection while a simulation is running", address)))
+        if importlib.util.find_spec("kubernetes_asyncio") is not None:
+            from kamera_cli.apiserver.transports import kubernetes_asyncio
+
+            kubernetes_asyncio.patch(self._set, _current)
         aio_rest = sys.modules.get("kubernetes.aio.client.rest")
         if aio_rest is not None and hasattr(aio_rest, "RESTClientObject"):
             self._set(aio_rest.RESTClientObject, "_create_pool_manager", _blocked_aio_session)

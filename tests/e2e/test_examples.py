@@ -6,6 +6,7 @@ explorer, the triggers and the API server at once — any change in semantics mo
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -41,6 +42,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "bugs/action-mid-chain": (1, {"deterministic", "invariant: the copy follows the app"}, 14, 2),
     "bugs/action-mid-chain/unperturbed": (0, set(), 5, 1),
     "bugs/action-mid-chain/fixed": (0, set(), 12, 1),
+    # an async def reconcile on kubernetes_asyncio: the quickstart's counts exactly
+    "asyncio": (0, set(), 9, 1),
     # kopf operators, run by kopf's own event processing (issue 9)
     "kopf/create-child": (0, set(), 3, 1),
     "kopf/duplicate-child": (1, {"deterministic", "invariant: one config map per widget"}, 6, 2),
@@ -65,6 +68,8 @@ def test_every_example_is_pinned() -> None:
 def test_example_through_the_cli(rel: str, tmp_path: Path) -> None:
     if rel.startswith("kopf/") and (reason := kopf_supported()) is not None:
         pytest.skip(reason)
+    if rel == "asyncio" and importlib.util.find_spec("kubernetes_asyncio") is None:
+        pytest.skip("kubernetes_asyncio is not installed (pip install 'kamera-cli[asyncio]')")
     code, failing, states, converged = EXPECTED[rel]
     out_json = tmp_path / "result.json"
     junit = tmp_path / "junit.xml"
