@@ -60,6 +60,8 @@ class Write:
     diff: tuple[DiffEntry, ...] = ()
     #: HTTP status when the write was refused (e.g. 409); 0 when it was applied
     refused: int = 0
+    #: for a create: how many fields the server filled in beyond what was sent (not in ``diff``)
+    defaulted: int = 0
 
     def describe(self) -> str:
         what = f"{self.verb} status of {self.ref}" if self.subresource == "status" else f"{self.verb} {self.ref}"

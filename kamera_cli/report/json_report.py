@@ -150,6 +150,7 @@ def _write(w: Write) -> JSONDict:
         "ref": _ref(w.ref),
         "subresource": w.subresource,
         "refused": w.refused,
+        "defaulted": w.defaulted,
         "diff": [_diff(d) for d in w.diff],
         "description": w.describe(),
     }
@@ -286,6 +287,7 @@ def _read_write(d: Mapping[str, Any]) -> Write:
         subresource=str(d.get("subresource", "")),
         diff=tuple(_read_diff(x) for x in d.get("diff", ())),
         refused=int(d.get("refused", 0)),
+        defaulted=int(d.get("defaulted", 0)),
     )
 
 

@@ -60,11 +60,12 @@ def step_lines(step: Step, style: Style = PLAIN, *, verbose: bool = False) -> li
     pad = " " * (len(number) + 1)
     with_diff = [w for w in step.writes if w.diff]
     for write in with_diff:
+        folded = [style(f"(+{write.defaulted} field(s) defaulted by the server)", "dim")] if write.defaulted else []
         if len(step.writes) == 1:
-            lines.extend(pad + line for line in diff_lines(write.diff, style, verbose=verbose))
+            lines.extend(pad + line for line in [*diff_lines(write.diff, style, verbose=verbose), *folded])
         else:
             lines.append(pad + style(f"{label(str(write.ref))}:", "dim"))
-            lines.extend(pad + "  " + line for line in diff_lines(write.diff, style, verbose=verbose))
+            lines.extend(pad + "  " + line for line in [*diff_lines(write.diff, style, verbose=verbose), *folded])
     if step.log:
         lines.extend(pad + style("│ " + line, "dim") for line in clean(step.log).splitlines())
     if step.error:

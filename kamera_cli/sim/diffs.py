@@ -34,6 +34,31 @@ def created(new: Any, *, limit: int = 40) -> tuple[DiffEntry, ...]:
     return tuple(out[:limit])
 
 
+def created_as_sent(new: Any, sent: Mapping[str, Any], *, limit: int = 40) -> tuple[tuple[DiffEntry, ...], int]:
+    """What the writer put in a new object, and how many more leaves the server filled in (defaults).
+
+    Why: a created Deployment carries dozens of defaulted fields; the story should show what the
+    controller wrote and fold the rest into a count.
+    """
+    out: list[DiffEntry] = []
+    _leaves(new, (), out)
+    mine = [e for e in out if _sent_has(sent, e.path)]
+    return tuple(mine[:limit]), len(out) - len(mine)
+
+
+def _sent_has(sent: Any, pointer: str) -> bool:
+    node = sent
+    for raw in pointer.split("/")[1:]:
+        key = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return False
+    return True
+
+
 def _leaves(value: Any, path: tuple[str, ...], out: list[DiffEntry]) -> None:
     if path in _CREATION_NOISE:
         return

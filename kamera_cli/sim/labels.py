@@ -13,7 +13,7 @@ from typing import Any
 
 from kamera_cli.model.objects import ObjectRef
 from kamera_cli.model.result import DiffEntry, Step, Write
-from kamera_cli.sim.diffs import created, diff
+from kamera_cli.sim.diffs import created, created_as_sent, diff
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +24,8 @@ class WriteRec:
     before: Mapping[str, Any] | None
     after: Mapping[str, Any] | None
     refused: int = 0
+    #: for a create: the body the controller sent (so the story can fold the server's defaults)
+    sent: Mapping[str, Any] | None = None
 
     def story_verb(self) -> str:
         if self.refused:
@@ -37,14 +39,18 @@ class WriteRec:
         return {"update": "updated", "patch": "patched", "apply": "applied"}.get(self.verb, self.verb)
 
     def to_write(self) -> Write:
+        defaulted = 0
         if self.refused or self.after is None:
             changes: tuple[DiffEntry, ...] = ()
         elif self.before is None:
-            changes = created(self.after)
+            if self.sent is not None:
+                changes, defaulted = created_as_sent(self.after, self.sent)
+            else:
+                changes = created(self.after)
         else:
             changes = diff(self.before, self.after)
         return Write(verb=self.story_verb(), ref=self.ref, subresource=self.subresource, diff=changes,
-                     refused=self.refused)
+                     refused=self.refused, defaulted=defaulted)
 
 
 @dataclass(frozen=True, slots=True)

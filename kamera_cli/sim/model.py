@@ -477,10 +477,12 @@ def journal_writes(server: ApiServer) -> list[WriteRec]:
             if ref is not None:
                 out.append(WriteRec(acc.verb, ref, acc.subresource or "", None, None, refused=acc.status))
             continue
+        sent = acc.request_body if acc.verb == "create" and isinstance(acc.request_body, dict) else None
         for before, after in _changes(acc):
             obj = after if after is not None else before
             assert obj is not None
-            out.append(WriteRec(acc.verb, ObjectRef.of(obj), acc.subresource or "", before, after))
+            out.append(WriteRec(acc.verb, ObjectRef.of(obj), acc.subresource or "", before, after,
+                                sent=sent if before is None else None))
     return out
 
 

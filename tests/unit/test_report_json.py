@@ -96,6 +96,7 @@ def test_counterexample_carries_steps_writes_diffs_loop_and_story() -> None:
         "ref": {"api_version": "v1", "kind": "ConfigMap", "namespace": "default", "name": "demo-cfg"},
         "subresource": "",
         "refused": 0,
+        "defaulted": 0,
         "diff": [{"op": "add", "path": "/data/key", "old": None, "new": "v"}],
         "description": "created v1/ConfigMap default/demo-cfg",
     }
