@@ -52,6 +52,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "kopf/conflict-forever/fixed": (0, set(), 6, 1),
     "kopf/orphan": (1, {"invariant: no orphaned config maps"}, 5, 1),
     "kopf/orphan/fixed": (0, set(), 7, 1),
+    "kopf/self-trigger": (1, {"converges"}, 11, 0),
+    "kopf/self-trigger/fixed": (0, set(), 6, 1),
 }
 
 

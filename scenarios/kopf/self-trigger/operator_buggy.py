@@ -1,0 +1,3 @@
+from operators import register, stamp_buggy
+
+register(stamp_buggy)

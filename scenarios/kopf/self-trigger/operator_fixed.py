@@ -1,0 +1,3 @@
+from operators import register, stamp_fixed
+
+register(stamp_fixed)
