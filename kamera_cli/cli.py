@@ -97,7 +97,8 @@ def check(
     ] = None,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Check scenarios in N parallel processes.")] = 1,
     fail_fast: Annotated[bool, typer.Option(
-        "--fail-fast", metavar="", help="Stop at the first failing scenario; the rest are listed as not checked."
+        "--fail-fast", metavar="",
+        help="Stop at the first finding: the search ends there and later scenarios are listed as not checked.",
     )] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", metavar="", help="Print only failures and the summary.")
@@ -120,7 +121,8 @@ def check(
         if quiet and verbose:
             raise UsageError("--quiet and --verbose contradict each other: choose one")
         overrides = runner.Overrides(max_depth=max_depth, max_states=max_states, timeout=_parse_duration(timeout),
-                                     reconcile_timeout=_parse_duration(reconcile_timeout, "--reconcile-timeout"))
+                                     reconcile_timeout=_parse_duration(reconcile_timeout, "--reconcile-timeout"),
+                                     stop_on_first=fail_fast)
         try:
             memory = None if max_memory is None else supervisor.parse_size(max_memory)
         except ValueError as exc:

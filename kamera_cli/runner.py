@@ -56,6 +56,8 @@ class Overrides:
     memoize: bool | None = None
     #: every controller's per-reconcile budget (seconds), overriding their ``timeout``
     reconcile_timeout: float | None = None
+    #: end the search at the first controller error or invariant violation (``--fail-fast``)
+    stop_on_first: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +200,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         searched: Any = model if hooks.on_step is None else _Observed(model, hooks.on_step)
         search = ex.search(searched, properties=properties, strategy=bounds.strategy, max_depth=bounds.max_depth,
                            max_states=bounds.max_states, timeout=bounds.timeout_seconds, on_progress=progress,
-                           should_stop=hooks.should_stop)
+                           should_stop=hooks.should_stop, stop_on_first=o.stop_on_first)
         if hooks.on_phase is not None:
             hooks.on_phase("judge", scenario.name, None)
         judge = _Judge(scenario, model, search, sim, coverage)

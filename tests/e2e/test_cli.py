@@ -185,3 +185,14 @@ def test_a_seed_object_the_server_refuses_points_at_its_line(tmp_path: Path) -> 
 def test_timeout_accepts_plain_seconds() -> None:
     code, out, _ = invoke("check", str(SCENARIOS / "quickstart"), "--timeout", "120")
     assert code == 0, out
+
+
+def test_fail_fast_stops_the_search_at_the_first_finding(tmp_path: Path) -> None:
+    out_json = tmp_path / "r.json"
+    code, _, _ = invoke("check", str(SCENARIOS / "bugs" / "exception-one-ordering"), "--fail-fast",
+                        "--json", str(out_json))
+    assert code == 1
+    (scenario,) = json.loads(out_json.read_text())["scenarios"]
+    assert scenario["stats"]["states"] < 28  # the whole space has 28 states
+    assert scenario["stats"]["bound_hit"].startswith("stopped at the first problem")
+    assert {c["name"]: c["verdict"] for c in scenario["checks"]}["no controller errors"] == "failed"
