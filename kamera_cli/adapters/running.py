@@ -154,9 +154,26 @@ class _Call:
             self.value = self.context.run(self.fn)
         except BaseException as exc:  # classified by the caller, in the caller's thread
             self.error = exc
+            _probe_text(exc)  # an exception whose __str__ never returns must hang here, within the budget
         finally:
             self.done = True
             self.finished.release()
+
+
+def _probe_text(exc: BaseException) -> None:
+    """Render the exception (and its causes) once in the worker thread: the caller renders it again.
+
+    Why: kamera formats the controller's exception in its own thread; a ``__str__`` that loops would
+    hang kamera there, out of any budget.  Rendered first here, such a loop is the reconcile's own
+    overrun, caught by the budget like any busy loop.
+    """
+    seen = 0
+    current: BaseException | None = exc
+    while current is not None and seen < 5:
+        with contextlib.suppress(Exception):
+            traceback.format_exception_only(type(current), current)
+        current = current.__cause__ or current.__context__
+        seen += 1
 
 
 class _Worker:

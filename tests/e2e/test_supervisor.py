@@ -254,3 +254,18 @@ def test_a_busy_loop_is_one_finding_and_never_a_determinism_finding(tmp_path: Pa
     # two widgets, each overruns once; the memo answers every later visit (no 10 s per state)
     assert stats["reconciles"] == 2, stats
     assert elapsed < 15, elapsed
+
+
+def test_an_exception_whose_str_never_returns_is_an_overrun_not_a_hang(tmp_path: Path) -> None:
+    code = """
+    class Endless(Exception):
+        def __str__(self):
+            while True:
+                pass
+    raise Endless()
+    """
+    started = time.monotonic()
+    proc = kamera(str(scenario_with(tmp_path, code)), "--reconcile-timeout", "1s")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "did not return within its time budget" in proc.stdout
+    assert time.monotonic() - started < 20
