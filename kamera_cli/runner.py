@@ -227,7 +227,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
     verdict = _scenario_verdict(checks)
     result = ScenarioResult(name=scenario.name, file=scenario.file, verdict=verdict, checks=tuple(checks),
                             stats=stats, converged=converged, description=scenario.description,
-                            position=scenario.position)
+                            position=scenario.position, notes=tuple(sim.warnings))
     return Exploration(result, search)
 
 

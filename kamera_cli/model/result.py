@@ -175,6 +175,8 @@ class ScenarioResult:
     #: the load error text when verdict is ERROR
     error: str = ""
     position: Position = Position("")
+    #: located warnings about the scenario's input (e.g. a seed field the API server dropped)
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

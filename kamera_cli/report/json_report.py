@@ -85,6 +85,7 @@ def _scenario(s: ScenarioResult) -> JSONDict:
         "description": s.description,
         "started_at": s.started_at,
         "error": s.error,
+        "notes": list(s.notes),
         "position": _position(s.position),
         "stats": _stats(s.stats),
         "checks": [_check(c) for c in s.checks],
@@ -224,6 +225,7 @@ def _read_scenario(d: Mapping[str, Any]) -> ScenarioResult:
         started_at=str(d.get("started_at", "")),
         error=str(d.get("error", "")),
         position=_read_position(d.get("position")),
+        notes=tuple(str(n) for n in d.get("notes", ())),
     )
 
 

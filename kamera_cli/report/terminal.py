@@ -63,6 +63,7 @@ def scenario_lines(scenario: ScenarioResult, style: Style, *, verbosity: int = N
         lines.extend("    " + line for line in clean(scenario.error or "could not be loaded").rstrip("\n").splitlines())
         return lines
     lines = [f"{head} {style(stats_text(scenario.stats), 'dim')}"]
+    lines.extend("  " + style("warning: " + clean(note), "yellow") for note in scenario.notes)
     if verbosity >= VERBOSE and scenario.description:
         lines.extend("    " + style(line, "dim") for line in clean(scenario.description).strip().splitlines())
     for check in scenario.checks:

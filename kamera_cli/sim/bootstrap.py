@@ -32,25 +32,53 @@ BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system"
 EPOCH = 1_767_225_600
 
 
-def initial_snapshot(scenario: Scenario, registry: Registry) -> Snapshot:
-    """The cluster before any step: namespaces, CRDs and seed objects, created through the API."""
+def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str] | None = None) -> Snapshot:
+    """The cluster before any step: namespaces, CRDs and seed objects, created through the API.
+
+    ``warnings`` receives one located line per field the API server dropped from a seed object
+    (an unknown field: the real server's default ``fieldValidation=Warn`` answers with a warning too).
+    """
     server = ApiServer(registry, Snapshot.empty(), now=lambda: EPOCH)
     problems: list[Problem] = []
+    warnings = warnings if warnings is not None else []
     for ns in BUILTIN_NAMESPACES:
         server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     for crd in scenario.crds:
         _create(server, crd, scenario, "$.spec.crds", problems)
     ordered = sorted(enumerate(scenario.seed), key=lambda e: (0 if e[1].get("kind") == "Namespace" else 1, e[0]))
     for i, obj in ordered:
-        _create(server, obj, scenario, f"seed[{i}]", problems)
+        stored = _create(server, obj, scenario, f"seed[{i}]", problems)
+        if stored is not None:
+            pos = scenario.positions.get(f"seed[{i}]") or scenario.positions.get("$.spec.seed") or scenario.position
+            where = f"{pos.file or scenario.file}:{pos.line}:{pos.column}"
+            for field_path in _dropped(obj, stored):
+                warnings.append(f"{where}: {ObjectRef.of(obj)}: unknown field {field_path!r} was dropped by the "
+                                "API server (a real one warns: fieldValidation=Warn); check its spelling")
     if problems:
         raise ScenarioError(problems)
     return server.snapshot
 
 
-def _create(server: ApiServer, obj: Any, scenario: Scenario, path: str, problems: list[Problem]) -> None:
+def _dropped(sent: Any, stored: Any, path: str = "") -> list[str]:
+    """Fields present (and not null) in what was sent but absent from what the server stored."""
+    out: list[str] = []
+    if isinstance(sent, dict) and isinstance(stored, dict):
+        for key, value in sent.items():
+            child = f"{path}.{key}" if path else str(key)
+            if key not in stored:
+                if value is not None:
+                    out.append(child)
+            else:
+                out.extend(_dropped(value, stored[key], child))
+    elif isinstance(sent, list) and isinstance(stored, list) and len(sent) == len(stored):
+        for i, (a, b) in enumerate(zip(sent, stored)):
+            out.extend(_dropped(a, b, f"{path}[{i}]"))
+    return out
+
+
+def _create(server: ApiServer, obj: Any, scenario: Scenario, path: str, problems: list[Problem]) -> Any:
     try:
-        server.create(dict(obj))
+        return server.create(dict(obj))
     except ApiError as exc:
         ref = ObjectRef.of(obj)
         pos = scenario.positions.get(path) or scenario.positions.get("$.spec.seed") or scenario.position
@@ -58,6 +86,7 @@ def _create(server: ApiServer, obj: Any, scenario: Scenario, path: str, problems
         problems.append(Problem(pos.file or scenario.file, pos.line, pos.column, json_path,
                                 f"cannot create {ref}: {exc}",
                                 "seed objects must be valid for the API server, as kubectl create would require"))
+        return None
 
 
 @dataclass
@@ -69,11 +98,13 @@ class Simulation:
     runtimes: list[ControllerRuntime] = field(init=False, default_factory=list)
     _containment: Containment | None = field(init=False, default=None)
     _factories: list[Any] = field(init=False, default_factory=list)
+    #: located warnings found while building the initial cluster (fields the server dropped)
+    warnings: list[str] = field(init=False, default_factory=list)
 
     def __enter__(self) -> Simulation:
         scenario = self.scenario
         self.registry = Registry.builtin().with_crds(scenario.crds)
-        snapshot = initial_snapshot(scenario, self.registry)
+        snapshot = initial_snapshot(scenario, self.registry, self.warnings)
         self._containment = Containment()
         self._containment.__enter__()
         try:

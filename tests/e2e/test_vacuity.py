@@ -89,3 +89,17 @@ def test_hint_lists_the_kinds_when_nothing_is_close() -> None:
     assert vacuity_hint(["$.items[?@.kind == 'Banana']"], objects) == "the kinds present are ConfigMap, Widget"
     assert vacuity_hint(["$.items[?@.kind == 'configmap']"], objects) == (
         "no object has kind 'configmap'; did you mean 'ConfigMap'?")
+
+
+def test_a_seed_field_the_server_drops_is_a_located_warning(tmp_path: Path) -> None:
+    target = tmp_path / "scenario"
+    shutil.copytree(QUICKSTART, target)
+    text = (target / "scenario.yaml").read_text()
+    text = text.replace("spec: {message: world}", "spec: {message: world, mesage: typo}")
+    (target / "scenario.yaml").write_text(text)
+    (scenario,) = kamera_cli.check(target).scenarios
+    (note,) = scenario.notes
+    assert note.startswith(f"{target / 'scenario.yaml'}:16:7: example.com/v1/Widget default/second: ")
+    assert "unknown field 'spec.mesage' was dropped by the API server" in note
+    (clean,) = kamera_cli.check(QUICKSTART).scenarios
+    assert clean.notes == ()
