@@ -120,7 +120,8 @@ class KameraCheck(pytest.Item):
         from kamera_cli.report.terminal import check_lines
 
         story = "\n".join(check_lines(check, PLAIN, verbose=True))
-        raise KameraFailure(f"{check.verdict.value}: {check.message}\n{story}")
+        # the header pytest prints is the file path; say which scenario failed in the first line
+        raise KameraFailure(f"scenario {result.name!r}: {check.name} {check.verdict.value}: {check.message}\n{story}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, KameraFailure):

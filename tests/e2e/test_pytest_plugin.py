@@ -28,6 +28,7 @@ def test_scenario_checks_become_items(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "1 failed, 7 passed" in proc.stdout
     assert "livelock" in proc.stdout and "back to step" in proc.stdout
+    assert "scenario 'bug-livelock': converges failed:" in proc.stdout  # the failure names its scenario
     text = junit.read_text()
     assert 'name="converges"' in text and 'name="invariant: every widget is ready"' in text
 
