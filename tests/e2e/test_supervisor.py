@@ -236,6 +236,8 @@ def test_no_byte_reaches_a_real_listener(tmp_path: Path, listener: Listener, net
     assert "opened a network connection of its own" in proc.stdout
     notes = json.loads((tmp_path / "r.json").read_text()).get("notes", [])
     if netns:
+        if any("no network namespace" in n for n in notes):
+            pytest.skip("this machine refuses unshare(CLONE_NEWNET): only the fence was tested (still 0 bytes)")
         assert not any("containment" in n for n in notes)
     else:
         assert any("in-process fence only" in n for n in notes)
