@@ -79,7 +79,6 @@ class Options:
     max_memory: int | None = None
     #: move workers into their own network namespace (Linux); off only for tests of the fence
     isolate_network: bool = True
-    import_budget: float = IMPORT_BUDGET_SECONDS
 
 
 def default_max_memory() -> int:
