@@ -168,6 +168,10 @@ class KopfOperator(ReconcilerFactory):
                 return True
         return False
 
+    def handled_resources(self, candidates: list[tuple[str, str, str, str, bool]]) -> list[int]:
+        """Which of ``candidates`` (group, version, plural, kind, namespaced) the handlers select."""
+        return [i for i, (g, v, p, k, _ns) in enumerate(candidates) if self.handles(g, v, p, k)]
+
     def bind_resource(self, group: str, version: str, plural: str, kind: str, namespaced: bool) -> None:
         self.resource = self._resource(group, version, plural, kind, namespaced)
 

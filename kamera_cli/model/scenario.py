@@ -35,7 +35,8 @@ class ControllerSpec:
     name: str
     #: ``package.module:attr`` or ``relative/path.py:attr`` (relative to ``Scenario.base_dir``)
     entrypoint: str
-    for_kind: KindRef
+    #: None only for a kopf operator whose ``for`` is derived from its handlers when it is loaded
+    for_kind: KindRef | None
     owns: tuple[KindRef, ...] = ()
     watches: tuple[WatchSpec, ...] = ()
     #: wall-clock budget for one reconcile, in seconds

@@ -386,7 +386,8 @@ class _Loader:
                 if kind is not None and mapper:
                     watches.append(WatchSpec(kind, mapper, self.position(wpath)))
             timeout = self._duration(raw.get("timeout", 10.0), (*path, "timeout"), 10.0)
-            if for_kind is None or not name or not isinstance(raw.get("entrypoint", kopf), str):
+            if (for_kind is None and not isinstance(kopf, str)) or not name \
+                    or not isinstance(raw.get("entrypoint", kopf), str):
                 continue
             controllers.append(
                 ControllerSpec(

@@ -9,7 +9,7 @@ the scenario is done, whatever happened.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -135,15 +135,19 @@ class Simulation:
         containment = self._containment
         assert containment is not None
         for spec in scenario.controllers:
-            info = self.registry.lookup(spec.for_kind.api_version, spec.for_kind.kind)
-            if info is None:
-                raise ScenarioError([Problem(scenario.file, spec.position.line, spec.position.column,
-                                             "$.spec.controllers", f"unknown kind {spec.for_kind}")])
-            factory: Any
+            factory: Any = None
             if spec.kopf is not None:
                 factory = load_kopf_operator(spec.kopf, base, scenario=scenario.name, controller=spec.name,
                                              host=containment.host, env=dict(spec.env))
                 self._factories.append(factory)
+                if spec.for_kind is None:
+                    spec = replace(spec, for_kind=self._kopf_resource(factory, spec))
+            assert spec.for_kind is not None
+            info = self.registry.lookup(spec.for_kind.api_version, spec.for_kind.kind)
+            if info is None:
+                raise ScenarioError([Problem(scenario.file, spec.position.line, spec.position.column,
+                                             "$.spec.controllers", f"unknown kind {spec.for_kind}")])
+            if spec.kopf is not None:
                 if not factory.handles(info.group, info.version, info.plural, info.kind):
                     raise EntrypointError(f"kopf operator {spec.kopf!r} has no handler for {spec.for_kind}",
                                           scenario=scenario.name, controller=spec.name,
@@ -167,6 +171,21 @@ class Simulation:
                 registry=self.registry, bind=containment.bind, client=client,
                 budget_seconds=spec.timeout, memoize=self.memoize and scenario.explore.memoize,
             ))
+
+    def _kopf_resource(self, factory: Any, spec: Any) -> KindRef:
+        """The one resource a kopf operator's handlers select, when the scenario does not name it."""
+        infos = [i for i in self.registry.resources() if "watch" in i.verbs or i.custom]
+        found = factory.handled_resources([(i.group, i.version, i.plural, i.kind, i.namespaced) for i in infos])
+        # a versionless handler selects every served version: take the preferred (first) one per kind
+        kinds: dict[tuple[str, str], KindRef] = {}
+        for i in found:
+            kinds.setdefault((infos[i].group, infos[i].kind), infos[i].kind_ref)
+        if len(kinds) == 1:
+            return next(iter(kinds.values()))
+        what = ", ".join(str(k) for k in kinds.values()) if kinds else "no resource of this scenario"
+        raise EntrypointError(f"kopf operator {spec.kopf!r} handles {what}: name the one to check with 'for:'",
+                              scenario=self.scenario.name, controller=spec.name,
+                              hint="one controller entry per resource (several entries may name the same module)")
 
     def _finish(self, snapshot: Snapshot, wirings: list[Wiring]) -> None:
         scenario = self.scenario

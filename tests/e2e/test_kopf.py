@@ -174,3 +174,31 @@ def test_without_a_restart_no_resume_handler_runs(tmp_path: Path) -> None:
     result = run(tmp_path, RESUMING)
     assert result.verdict is Verdict.PASSED, result.checks
     assert not [o for o in result.converged[0].objects if o["kind"] == "ConfigMap"]
+
+
+def test_an_operator_handling_several_resources_must_name_one(tmp_path: Path) -> None:
+    (tmp_path / "crds").mkdir()
+    shutil.copy(CREATE_CHILD / "crds" / "widget.yaml", tmp_path / "crds" / "widget.yaml")
+    shutil.copytree(CREATE_CHILD / "manifests", tmp_path / "manifests")
+    (tmp_path / "operator.py").write_text(textwrap.dedent("""
+        import kopf
+        @kopf.on.create("example.com", "v1", "widgets")
+        def widget(**_):
+            pass
+        @kopf.on.create("v1", "configmaps")
+        def configmap(**_):
+            pass
+    """))
+    (tmp_path / "scenario.yaml").write_text(textwrap.dedent("""\
+        apiVersion: kamera.dev/v1alpha1
+        kind: Scenario
+        metadata: {name: kopf-two}
+        spec:
+          controllers: [{name: op, kopf: operator.py}]
+          crds: [crds/widget.yaml]
+          seed: [manifests/widget.yaml]
+        """))
+    (result,) = kamera_cli.check(tmp_path).scenarios
+    assert result.verdict is Verdict.ERROR
+    assert "handles example.com/v1/Widget, v1/ConfigMap: name the one to check with 'for:'" in result.error \
+        or "handles v1/ConfigMap, example.com/v1/Widget: name the one to check with 'for:'" in result.error
