@@ -91,6 +91,10 @@ class ControllerRuntime:
     stats: Stats = field(default_factory=Stats)
     _memo: dict[tuple[Any, ...], list[_MemoEntry]] = field(default_factory=dict)
     _checked: set[tuple[str, str]] = field(default_factory=set)
+    #: per key: regions read -> digests of their answers -> position of the first entry in ``_memo``.
+    #: A lookup digests each distinct set of regions once instead of every stored entry.
+    _index: dict[tuple[Any, ...], dict[tuple[tuple[Any, ...], ...], dict[tuple[str, ...], int]]] = field(
+        default_factory=dict)
 
     # ------------------------------------------------------------------ public
     def run(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
@@ -99,13 +103,12 @@ class ControllerRuntime:
         key = (item.namespace, item.name, fault, clock if getattr(self.factory, "time_dependent", False) else None,
                item.relist)
         if self.memoize:
-            for entry in self._memo.get(key, ()):
-                # replays re-execute to verify a counterexample, except a known overrun: running into
-                # the same loop again would only cost another whole budget
-                if (not self.replaying or entry.run.timed_out) and \
-                        self._digests(snapshot, entry.regions, views) == entry.digests:
-                    self.stats.memo_hits += 1
-                    return self._replay(entry, snapshot)
+            found = self._lookup(key, snapshot, views)
+            # replays re-execute to verify a counterexample, except a known overrun: running into
+            # the same loop again would only cost another whole budget
+            if found is not None and (not self.replaying or found.run.timed_out):
+                self.stats.memo_hits += 1
+                return self._replay(found, snapshot)
         run, regions, signature = self._execute(snapshot, item, clock, fault, views)
         findings = list(run.findings)
         check_key = (item.namespace, item.name)
@@ -129,10 +132,21 @@ class ControllerRuntime:
             run = _with_findings(run, findings)
         if self.memoize and regions is not None and not self.replaying:
             counters = tuple((k, run.snapshot.counter(k)) for k in _counter_keys(regions))
-            self._memo.setdefault(key, []).append(
-                _MemoEntry(regions, self._digests(snapshot, regions, views), run, counters)
-            )
+            entries = self._memo.setdefault(key, [])
+            digests = self._digests(snapshot, regions, views)
+            self._index.setdefault(key, {}).setdefault(regions, {}).setdefault(digests, len(entries))
+            entries.append(_MemoEntry(regions, digests, run, counters))
         return run
+
+    def _lookup(self, key: tuple[Any, ...], snapshot: Snapshot,
+                views: Mapping[KindRef, Snapshot] | None) -> _MemoEntry | None:
+        """The earliest stored entry whose reads answer the same in ``snapshot`` (what a scan would find)."""
+        best: int | None = None
+        for regions, table in self._index.get(key, {}).items():
+            position = table.get(self._digests(snapshot, regions, views))
+            if position is not None and (best is None or position < best):
+                best = position
+        return None if best is None else self._memo[key][best]
 
     # ------------------------------------------------------------------ execution
     def _execute(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
