@@ -165,7 +165,9 @@ def route_request(
         url = str(str_or_url)
         base = getattr(session, "_base_url", None)
         if base is not None and "://" not in url:
-            url = str(base.join(__import__("yarl").URL(url)))
+            from yarl import URL  # aiohttp's own URL type, present wherever aiohttp is
+
+            url = str(base.join(URL(url)))
         parts = urlsplit(url)
         host = f"{parts.scheme}://{parts.netloc}"
         if owner is None or host != owner.host:
