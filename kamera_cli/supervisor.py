@@ -395,13 +395,14 @@ class _Supervisor:
         self.interrupted_at = time.monotonic()
 
     def run(self) -> CheckResult:
-        _warm_up()
+        # handlers first: a signal during the warm-up imports must still end with the reports written
         previous: dict[signal.Signals, Any] = {}
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
                 previous[sig] = signal.signal(sig, self._on_signal)
         running: list[_Job] = []
         try:
+            _warm_up()
             self._loop(running)
         finally:
             for job in running:

@@ -99,12 +99,16 @@ def test_bad_max_memory_is_a_usage_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_still_writes_every_report(tmp_path: Path, sig: signal.Signals) -> None:
-    scenario = scenario_with(tmp_path, "import select; select.select([], [], [], 120)")
+    started = tmp_path / "started"
+    scenario = scenario_with(tmp_path, f"open({str(started)!r}, 'w').close(); "
+                                       "import select; select.select([], [], [], 120)")
     out_json, out_xml = tmp_path / "r.json", tmp_path / "r.xml"
     proc = subprocess.Popen([sys.executable, "-m", "kamera_cli", "check", str(scenario), "--json", str(out_json),
                              "--junit", str(out_xml)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "NO_COLOR": "1"})
-    time.sleep(2.5)
+    deadline = time.monotonic() + 60  # a loaded CI machine may take long to start the search
+    while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 4, stdout + stderr
