@@ -25,6 +25,8 @@ from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver import scale as scale_view
 from kamera_cli.apiserver import semantics as S
 from kamera_cli.apiserver import watching
+from kamera_cli.apiserver.binding import SUCCESS as BINDING_SUCCESS
+from kamera_cli.apiserver.binding import bound_pod
 from kamera_cli.apiserver.defaults import apply_builtin_defaults, default_apply_keys
 from kamera_cli.apiserver.encoding import ListBody, encode, encode_object
 from kamera_cli.apiserver.errors import ApiError
@@ -55,7 +57,9 @@ _PATCH_TYPES = {
 }
 _PATCH_ALIASES = {"json": "application/json-patch+json", "merge": "application/merge-patch+json",
                   "strategic": "application/strategic-merge-patch+json", "apply": "application/apply-patch+yaml"}
-_SIMULATED_SUBRESOURCES = frozenset({"status", "scale"})
+_SIMULATED_SUBRESOURCES = frozenset({"status", "scale", "binding"})
+#: apps kinds whose status strategy (pkg/registry/apps/*/strategy.go) keeps a status write's annotations
+_ANNOTATED_STATUS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"})
 _HISTORY = 64
 #: Namespaces the NamespaceLifecycle admission plugin never lets anyone delete.
 _IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
@@ -370,7 +374,7 @@ class ApiServer:
             if req.flag("watch"):
                 return "watch"
             return "get" if named else "list"
-        if m == "POST" and not named:
+        if m == "POST" and (not named or req.sub):
             return "create"
         if m == "PUT" and named:
             return "update"
@@ -707,10 +711,21 @@ class ApiServer:
 
     def _do_create(self, req: _Req) -> tuple[int, Any, None]:
         info = req.info
+        if req.sub == "binding" and info.kind == "Pod" and not info.group:
+            return self._bind(req)
         if req.sub:
             raise E.method_not_allowed()
         obj = self._check_kind(info, req.parsed)
         return self._create(req, obj, self._manager(req), managed=None)
+
+    def _bind(self, req: _Req) -> tuple[int, Any, None]:
+        ref = self._ref(req.info, req.namespace, req.name)
+        before = self.snapshot.get(ref)
+        if before is None:
+            raise E.not_found(req.info.plural, req.info.group, req.name)
+        after = bound_pod(before, req.parsed, req.name)
+        self._commit(req, ref, before, after)
+        return 201, dict(BINDING_SUCCESS), None
 
     def _create(self, req: _Req, obj: dict[str, Any], manager: str, managed: list[Any] | None
                 ) -> tuple[int, Any, None]:
@@ -806,6 +821,14 @@ class ApiServer:
         live_meta: Mapping[str, Any] = live["metadata"]
         if req.sub == "status":
             merged = {**live, "metadata": dict(live_meta)}
+            if info.group == "apps" and info.kind in _ANNOTATED_STATUS:
+                # the apps status strategies reset only the spec (and labels): the annotations a
+                # status write carries are kept (the Deployment controller stores the revision so)
+                notes = (new.get("metadata") or {}).get("annotations")
+                if notes:
+                    merged["metadata"]["annotations"] = notes
+                else:
+                    merged["metadata"].pop("annotations", None)
             if "status" in new:
                 merged["status"] = new["status"]
             else:

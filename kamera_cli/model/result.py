@@ -64,7 +64,11 @@ class Write:
     defaulted: int = 0
 
     def describe(self) -> str:
-        what = f"{self.verb} status of {self.ref}" if self.subresource == "status" else f"{self.verb} {self.ref}"
+        if self.subresource == "binding":
+            node = next((d.new for d in self.diff if d.path == "/spec/nodeName"), None)
+            what = f"bound {self.ref} to node {node}" if isinstance(node, str) else f"bound {self.ref}"
+        else:
+            what = f"{self.verb} status of {self.ref}" if self.subresource == "status" else f"{self.verb} {self.ref}"
         if self.refused:
             what += f" (refused: {self.refused})"
         return what

@@ -144,6 +144,30 @@ class Perturbations:
 
 
 @dataclass(frozen=True, slots=True)
+class PodRuleSpec:
+    """Pods whose labels ``selector`` matches (in ``namespaces``, if any) end in one of ``outcomes``."""
+
+    selector: Manifest
+    outcomes: tuple[str, ...]
+    namespaces: tuple[str, ...] = ()
+    position: Position = Position("")
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSpec:
+    """The built-in control plane a scenario runs (``spec.cluster``; docs/builtins.md)."""
+
+    #: the built-in controllers, by name, sorted (``all`` already expanded)
+    builtins: tuple[str, ...] = ()
+    #: Node objects created with the seed (``nodes: N`` gives N fake nodes)
+    nodes: tuple[Manifest, ...] = ()
+    #: what a pod no rule matches ends as (``default: {ready: true}`` is ``("ready",)``)
+    pod_default: tuple[str, ...] = ("ready",)
+    pod_rules: tuple[PodRuleSpec, ...] = ()
+    position: Position = Position("")
+
+
+@dataclass(frozen=True, slots=True)
 class Scenario:
     name: str
     #: the scenario file, as given (used in reports and JUnit ``file`` attributes)
@@ -159,6 +183,7 @@ class Scenario:
     invariants: tuple[InvariantSpec, ...] = ()
     actions: tuple[ActionSpec, ...] = ()
     perturbations: Perturbations = Perturbations()
+    cluster: ClusterSpec = ClusterSpec()
     #: positions of notable nodes by JSONPath (e.g. "$.spec.expect.converges") for annotations
     positions: dict[str, Position] = field(default_factory=dict)
     position: Position = Position("")

@@ -31,6 +31,7 @@ from kamera_cli.model.scenario import (
     StaleReadSpec,
     WatchSpec,
 )
+from kamera_cli.scenario.cluster import parse_cluster
 from kamera_cli.scenario.durations import parse_duration
 from kamera_cli.scenario.kinds import KindOracle, KnownKind
 from kamera_cli.scenario.manifests import Located, Sources, check_manifest
@@ -228,6 +229,11 @@ class _Loader:
         invariants = self._invariants(spec)
         actions = self._actions(sources, spec)
         perturbations = self._perturbations(_dict(spec.get("perturbations")))
+        cluster = parse_cluster(_dict(spec.get("cluster")), add=lambda path, msg, hint: self.add(path, msg, hint),
+                                position=self.position, controller_names=self.controller_names)
+        if spec.get("controllers") == [] and not cluster.builtins:
+            self.add(("spec", "controllers"), "no controllers to check",
+                     "name at least one controller (or built-ins under spec.cluster.builtins)")
         if self.problems:
             return None
         return Scenario(
@@ -243,6 +249,7 @@ class _Loader:
             invariants=invariants,
             actions=actions,
             perturbations=perturbations,
+            cluster=cluster,
             positions=self._positions(spec),
             position=self.position(()),
         )

@@ -18,9 +18,11 @@ from kamera_cli.adapters import VirtualClock, load_mapper, load_reconciler, run_
 from kamera_cli.adapters.kopf import load_kopf_operator
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
 from kamera_cli.apiserver.transport import Containment
+from kamera_cli.controlplane import PodRule, make_builtins
 from kamera_cli.errors import EntrypointError, Problem, ScenarioError
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import Scenario
+from kamera_cli.sim.builtins import BuiltinFactory, builtin_wiring
 from kamera_cli.sim.labels import Finding
 from kamera_cli.sim.model import KubeModel, object_names
 from kamera_cli.sim.runtime import ControllerRuntime
@@ -43,6 +45,8 @@ def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str]
     warnings = warnings if warnings is not None else []
     for ns in BUILTIN_NAMESPACES:
         server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    for node in scenario.cluster.nodes:
+        _create(server, node, scenario, "$.spec.cluster.nodes", problems)
     for crd in scenario.crds:
         _create(server, crd, scenario, "$.spec.crds", problems)
     ordered = sorted(enumerate(scenario.seed), key=lambda e: (0 if e[1].get("kind") == "Namespace" else 1, e[0]))
@@ -128,6 +132,7 @@ class Simulation:
             self._load(snapshot, client, base, wirings)
         finally:
             containment.bind(None)
+        self._load_builtins(wirings)
         self._finish(snapshot, wirings)
 
     def _load(self, snapshot: Snapshot, client: Any, base: Path, wirings: list[Wiring]) -> None:
@@ -170,6 +175,22 @@ class Simulation:
                 watched_kinds=tuple(sorted({*spec.owns, *(w.kind for w in spec.watches)})), factory=factory,
                 registry=self.registry, bind=containment.bind, client=client,
                 budget_seconds=spec.timeout, memoize=self.memoize and scenario.explore.memoize,
+            ))
+
+    def _load_builtins(self, wirings: list[Wiring]) -> None:
+        """The scenario's built-in controllers, after its own (their names are reserved)."""
+        cluster = self.scenario.cluster
+        containment = self._containment
+        assert containment is not None
+        rules = [PodRule(r.selector, r.outcomes, r.namespaces) for r in cluster.pod_rules]
+        for ctrl in make_builtins(cluster.builtins, rules=rules, default_outcomes=cluster.pod_default):
+            for_kind, namespaced, owns, watches = builtin_wiring(ctrl, self.registry)
+            wirings.append(Wiring(ctrl.name, for_kind, namespaced, owns, watches))
+            self.runtimes.append(ControllerRuntime(
+                name=ctrl.name, for_kind=for_kind, namespaced=namespaced,
+                watched_kinds=tuple(sorted({*owns, *(k for k, _ in watches)})), factory=BuiltinFactory(ctrl),
+                registry=self.registry, bind=containment.bind, client=None,
+                memoize=self.memoize and self.scenario.explore.memoize,
             ))
 
     def _kopf_resource(self, factory: Any, spec: Any) -> KindRef:

@@ -32,6 +32,8 @@ class WriteRec:
             return {"create": "create", "delete": "delete"}.get(self.verb, self.verb)
         if self.after is None:
             return "deleted" if self.verb == "delete" else "removed"
+        if self.subresource == "binding":
+            return "bound"
         if self.before is None:
             return "created" if self.verb != "apply" else "applied"
         if self.verb == "delete":

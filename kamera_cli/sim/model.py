@@ -61,11 +61,14 @@ class Act:
     name: str = ""
     index: int = 0  # action index
     fault: Fault | None = None
+    #: the branch a built-in took among its possible outcomes (a pod's fate), "" when it had none
+    choice: str = ""
 
     def describe(self) -> str:
         if self.kind == "reconcile":
             req = f"{self.namespace}/{self.name}" if self.namespace else self.name
-            return f"{self.controller} reconcile {req}" + (f" [{self.fault.describe()}]" if self.fault else "")
+            return (f"{self.controller} reconcile {req}" + (f" [{self.fault.describe()}]" if self.fault else "")
+                    + (f" [outcome: {self.choice}]" if self.choice else ""))
         if self.kind == "actor":
             return self.controller
         return f"action #{self.index + 1}"
@@ -142,6 +145,11 @@ class KubeModel:
                 ready = [p for p in timers if p.ready_at == first]
         if not quiet:
             for item in ready:
+                choices = self._choices(state, item)
+                if choices:
+                    acts.extend(Act("reconcile", item.controller, item.namespace, item.name, choice=c)
+                                for c in choices)
+                    continue
                 acts.append(Act("reconcile", item.controller, item.namespace, item.name))
                 acts.extend(self._fault_variants(state, item))
             gc, ns = self._actor_work(state.snapshot)
@@ -192,11 +200,21 @@ class KubeModel:
         if not gc and not ns:
             child.derived(_ACTOR_WORK, lambda s: ([], []))
 
+    def _choices(self, state: SimState, item: PendingItem) -> tuple[str, ...]:
+        """The outcomes a built-in's step may have (each an explored branch); () for everyone else."""
+        ctrl = self.controllers[item.controller]
+        if not ctrl.native:
+            return ()
+        ref = ObjectRef(ctrl.for_kind.api_version, ctrl.for_kind.kind, item.namespace, item.name)
+        return tuple(ctrl.factory.choices(state.snapshot.get(ref)))
+
     def _fault_variants(self, state: SimState, item: PendingItem) -> list[Act]:
         p = self.perturbations
         if not p.any:
             return []
         ctrl = self.controllers[item.controller]
+        if ctrl.native:
+            return []  # the control plane is not the code under test: it is never perturbed
         out: list[Act] = []
         base = Act("reconcile", item.controller, item.namespace, item.name)
 
@@ -248,7 +266,7 @@ class KubeModel:
         ctrl = self.controllers[act.controller]
         clock = max(state.clock, item.ready_at)
         views = stale_views(state.snapshot, act.fault) if act.fault and act.fault.kind == "stale" else None
-        run = ctrl.run(state.snapshot, item, clock, act.fault, views)
+        run = ctrl.run(state.snapshot, item, clock, act.fault, views, act.choice)
         findings: list[Finding] = list(run.findings)
         new_items: list[PendingItem] = []
         try:
@@ -259,7 +277,7 @@ class KubeModel:
         note = run.note
         seen: dict[str, int] = {}  # the view this reconcile read, per tracked kind (lag)
         for spec in self.perturbations.stale_reads:
-            if spec.controller in ("*", act.controller):
+            if spec.controller in ("*", act.controller) and not ctrl.native:
                 for kind in self._stale_kinds(spec, act.controller):
                     seen[str(kind)] = 0
         if act.fault is not None:
@@ -302,7 +320,8 @@ class KubeModel:
             actor=act.controller,
             request=item.request_text,
             writes=tuple(run.story_writes),
-            note=note if act.fault is None else _join(act.fault.describe(), note),
+            note=_join(f"outcome: {act.choice}", note) if act.choice
+            else note if act.fault is None else _join(act.fault.describe(), note),
             error=run.error_text,
             log=run.output,
         )
@@ -402,7 +421,7 @@ class KubeModel:
         for spec in self.perturbations.stale_reads:
             names = self.controllers if spec.controller == "*" else [spec.controller]
             for name in names:
-                if name not in self.controllers:
+                if name not in self.controllers or self.controllers[name].native:
                     continue
                 for kind in self._stale_kinds(spec, name):
                     n = counts.get(str(kind), 0)

@@ -98,27 +98,33 @@ class ControllerRuntime:
 
     # ------------------------------------------------------------------ public
     def run(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
-            views: Mapping[KindRef, Snapshot] | None = None) -> ReconcileRun:
+            views: Mapping[KindRef, Snapshot] | None = None, choice: str = "") -> ReconcileRun:
         # a controller that reads the clock (kopf's retry backoffs) is also a function of the time
         key = (item.namespace, item.name, fault, clock if getattr(self.factory, "time_dependent", False) else None,
-               item.relist)
+               item.relist, choice)
+        # a built-in that asked for the time in a run is memoised per instant (under this key)
+        timed_key = (*key[:3], clock, *key[4:])
         if self.memoize:
             found = self._lookup(key, snapshot, views)
+            if found is None and self.native:
+                found = self._lookup(timed_key, snapshot, views)
             # replays re-execute to verify a counterexample, except a known overrun: running into
             # the same loop again would only cost another whole budget
             if found is not None and (not self.replaying or found.run.timed_out):
                 self.stats.memo_hits += 1
                 return self._replay(found, snapshot)
-        run, regions, signature = self._execute(snapshot, item, clock, fault, views)
+        run, regions, signature = self._execute(snapshot, item, clock, fault, views, choice)
+        if self.native and self.factory.read_clock:
+            key = timed_key
         findings = list(run.findings)
         check_key = (item.namespace, item.name)
         # a reconcile that overran its budget is not run again to compare: a second overrun proves
         # nothing about determinism and costs another whole budget
         if (check_key not in self._checked and fault is None and not views and not self.replaying
-                and not run.timed_out):
+                and not run.timed_out and not self.native):
             self._checked.add(check_key)
             self.stats.determinism_checks += 1
-            _again, _regions2, signature2 = self._execute(snapshot, item, clock, fault, views)
+            _again, _regions2, signature2 = self._execute(snapshot, item, clock, fault, views, choice)
             difference = _first_difference(signature, signature2)
             if difference:
                 findings.append(Finding(
@@ -149,8 +155,13 @@ class ControllerRuntime:
         return None if best is None else self._memo[key][best]
 
     # ------------------------------------------------------------------ execution
+    @property
+    def native(self) -> bool:
+        """A built-in controller: trusted code called directly (see ``sim/builtins.py``)."""
+        return bool(getattr(self.factory, "builtin", False))
+
     def _execute(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
-                 views: Mapping[KindRef, Snapshot] | None) -> tuple[
+                 views: Mapping[KindRef, Snapshot] | None, choice: str = "") -> tuple[
                      ReconcileRun, tuple[tuple[Any, ...], ...] | None, list[str]]:
         server = ApiServer(self.registry, snapshot, now=lambda: clock)
         for kind, view in (views or {}).items():
@@ -180,15 +191,18 @@ class ControllerRuntime:
         ).digest()
         vclock = VirtualClock(float(clock))
         self.stats.executions += 1
-        self.bind(server)
-        try:
-            outcome = run_reconcile(self.factory, request, self.client, budget_seconds=self.budget_seconds,
-                                    clock=vclock, seed=seed)
-        except InjectedCrash:
-            crashed = True
-            outcome = None
-        finally:
-            self.bind(None)
+        if self.native:
+            outcome = self.factory.invoke_native(server, item.namespace, item.name, clock, choice)
+        else:
+            self.bind(server)
+            try:
+                outcome = run_reconcile(self.factory, request, self.client, budget_seconds=self.budget_seconds,
+                                        clock=vclock, seed=seed)
+            except InjectedCrash:
+                crashed = True
+                outcome = None
+            finally:
+                self.bind(None)
         if crashed:
             # the restarted module's top-level code may call the API (e.g. build a DynamicClient):
             # it sees the cluster as the crash left it; anything it writes is discarded

@@ -1,0 +1,31 @@
+"""Which built-ins a scenario may name in ``spec.cluster.builtins``, and building them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kamera_cli.controlplane.api import BuiltinController
+from kamera_cli.controlplane.deployment import DeploymentController
+from kamera_cli.controlplane.job import JobController
+from kamera_cli.controlplane.kubelet import Kubelet, PodRule
+from kamera_cli.controlplane.replicaset import ReplicaSetController
+
+#: every name ``builtins:`` accepts (``all`` stands for all of them)
+BUILTIN_NAMES = ("deployment", "replicaset", "job", "kubelet")
+
+
+def make_builtins(names: Sequence[str], *, rules: Sequence[PodRule] = (),
+                  default_outcomes: tuple[str, ...] = ("ready",)) -> list[BuiltinController]:
+    """The built-in controllers for ``names`` (already validated), sorted by name."""
+    chosen = set(BUILTIN_NAMES) if "all" in names else set(names)
+    out: list[BuiltinController] = []
+    for name in sorted(chosen):
+        if name == "kubelet":
+            out.append(Kubelet(rules=tuple(rules), default=default_outcomes))
+        elif name == "replicaset":
+            out.append(ReplicaSetController())
+        elif name == "deployment":
+            out.append(DeploymentController())
+        elif name == "job":
+            out.append(JobController())
+    return out

@@ -1,0 +1,172 @@
+"""Built-in controllers as explored actors: the glue between ``controlplane`` and the simulation.
+
+Why they run as ``ControllerRuntime``s like users' controllers: that gives them, for free, the
+watch-driven queue, memoisation by what they read, footprints for the search, and a place in every
+counterexample's story.  What differs: they are trusted code, so they are called directly (no
+sandbox, no HTTP client, no determinism re-run), and they are never perturbed by the scenario's
+``"*"`` crashes, conflicts or stale reads (the control plane is not the code under test).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kamera_cli.adapters import ReconcileOutcome, Result
+from kamera_cli.adapters.running import ErrorInfo
+from kamera_cli.apiserver import ApiError, ApiServer, Registry
+from kamera_cli.apiserver.semantics import format_time
+from kamera_cli.controlplane import BuiltinController, ClusterError, Obj
+from kamera_cli.model.objects import KindRef, ObjectRef
+
+
+class ServerCluster:
+    """``controlplane.Cluster`` over one step's API server session: every call is an ordinary request."""
+
+    def __init__(self, server: ApiServer, clock: int) -> None:
+        self.server = server
+        self._clock = clock
+        #: the step asked for the time to decide something (it is memoised per instant)
+        self.read_clock = False
+
+    def _ref(self, api_version: str, kind: str, namespace: str, name: str) -> ObjectRef:
+        return ObjectRef(api_version, kind, namespace, name)
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Obj | None:
+        try:
+            return self.server.get(self._ref(api_version, kind, namespace, name))
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise _refused(exc) from None
+
+    def list(self, api_version: str, kind: str, namespace: str = "") -> list[Obj]:
+        try:
+            items = self.server.list_objects(KindRef.of(api_version, kind), namespace).get("items") or []
+        except ApiError as exc:
+            raise _refused(exc) from None
+        out = []
+        for obj in items:  # list items carry no kind on the wire; the controllers compare kinds
+            obj.setdefault("apiVersion", api_version)
+            obj.setdefault("kind", kind)
+            out.append(obj)
+        return out
+
+    def create(self, obj: Mapping[str, Any]) -> Obj:
+        try:
+            if obj.get("kind") == "Binding":
+                meta = obj.get("metadata") or {}
+                ns, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
+                resp = self.server.handle("POST", f"/api/v1/namespaces/{ns}/pods/{name}/binding", [],
+                                          {"Content-Type": "application/json", "User-Agent": "kamera-scheduler"},
+                                          _json(obj))
+                if resp.status >= 400:
+                    raise ApiError(resp.status, json.loads(resp.body))
+                return dict(obj)
+            return self.server.create(dict(obj))
+        except ApiError as exc:
+            raise _refused(exc) from None
+
+    def update(self, obj: Mapping[str, Any], *, subresource: str = "") -> Obj:
+        try:
+            return self.server.update(dict(obj), subresource=subresource)
+        except ApiError as exc:
+            raise _refused(exc) from None
+
+    def patch(self, api_version: str, kind: str, namespace: str, name: str, body: Any, *,
+              patch_type: str = "merge", subresource: str = "") -> Obj:
+        try:
+            return self.server.patch(self._ref(api_version, kind, namespace, name), patch_type, body,
+                                     subresource=subresource)
+        except ApiError as exc:
+            raise _refused(exc) from None
+
+    def delete(self, api_version: str, kind: str, namespace: str, name: str, *,
+               grace_period_seconds: int | None = None, preconditions_uid: str = "") -> None:
+        ref = self._ref(api_version, kind, namespace, name)
+        info = self.server.registry.lookup(api_version, kind)
+        if info is None:
+            raise ClusterError(404, "NotFound", f"no resource type for {api_version}/{kind}")
+        body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if grace_period_seconds is not None:
+            body["gracePeriodSeconds"] = grace_period_seconds
+        if preconditions_uid:
+            body["preconditions"] = {"uid": preconditions_uid}
+        base = f"/apis/{info.group}/{info.version}" if info.group else f"/api/{info.version}"
+        scope = f"/namespaces/{namespace}" if info.namespaced else ""
+        resp = self.server.handle("DELETE", f"{base}{scope}/{info.plural}/{ref.name}", [],
+                                  {"Content-Type": "application/json", "User-Agent": "kamera"}, _json(body))
+        if resp.status >= 400:
+            raise _refused(ApiError(resp.status, json.loads(resp.body)))
+
+    def now(self) -> int:
+        self.read_clock = True
+        return self._clock
+
+    def stamp(self) -> str:
+        return format_time(self._clock)
+
+
+def _json(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def _refused(exc: ApiError) -> ClusterError:
+    body = exc.body if isinstance(exc.body, Mapping) else {}
+    return ClusterError(exc.status, str(body.get("reason", "")), str(body.get("message", exc)))
+
+
+@dataclass
+class BuiltinFactory:
+    """Stands where a user's ``ReconcilerFactory`` stands in a ``ControllerRuntime``."""
+
+    controller: BuiltinController
+    builtin: bool = True
+    relists: bool = False
+    time_dependent: bool = False
+    #: set by the last :meth:`invoke_native`: whether it read the clock
+    read_clock: bool = field(default=False, init=False)
+
+    @property
+    def for_kind(self) -> KindRef:
+        return KindRef.of(self.controller.api_version, self.controller.kind)
+
+    def choices(self, obj: Mapping[str, Any] | None) -> tuple[str, ...]:
+        return self.controller.choices(obj)
+
+    def invoke_native(self, server: ApiServer, namespace: str, name: str, clock: int,
+                      choice: str) -> ReconcileOutcome:
+        cluster = ServerCluster(server, clock)
+        try:
+            outcome = self.controller.reconcile(cluster, namespace, name, choice)
+        except ClusterError as exc:
+            # a request the server refused that the controller does not handle: it retries (requeue)
+            self.read_clock = cluster.read_clock
+            return ReconcileOutcome("api-error", result=Result(requeue=True),
+                                    error=ErrorInfo("ApiException", exc.message, "", exc.status))
+        self.read_clock = cluster.read_clock
+        return ReconcileOutcome("ok", result=Result(requeue_after=outcome.requeue_after, retry=outcome.retry))
+
+    # what the simulation calls on every factory
+    def reload(self) -> None:
+        return None
+
+    def unload(self) -> None:
+        return None
+
+
+def builtin_wiring(controller: BuiltinController, registry: Registry) -> tuple[
+        KindRef, bool, frozenset[KindRef], tuple[tuple[KindRef, str], ...]]:
+    """(for kind, namespaced, owned kinds, watches) for the trigger table."""
+    for_kind = KindRef.of(controller.api_version, controller.kind)
+    info = registry.lookup(controller.api_version, controller.kind)
+    namespaced = bool(info.namespaced) if info is not None else True
+    owns = frozenset(KindRef.of(a, k) for a, k in controller.owns)
+    watches = tuple((KindRef.of(w.api_version, w.kind), w.map) for w in controller.watches)
+    return for_kind, namespaced, owns, watches
+
+
+def sorted_builtins(controllers: Sequence[BuiltinController]) -> list[BuiltinController]:
+    return sorted(controllers, key=lambda c: c.name)
