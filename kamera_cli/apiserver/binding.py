@@ -38,7 +38,7 @@ def bound_pod(pod: Manifest, binding: Any, name: str) -> dict[str, Any]:
     if spec.get("nodeName"):
         raise E.error(409, "Conflict", f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is '
                                        f'already assigned to node "{spec.get("nodeName")}"',
-                      details={"name": name, "kind": "pods/binding"})
+                      name=name, kind="pods/binding")
     out = copy.deepcopy(dict(pod))
     out.setdefault("spec", {})["nodeName"] = node
     annotations = _mapping(meta.get("annotations"))

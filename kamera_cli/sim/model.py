@@ -314,6 +314,8 @@ class KubeModel:
             steps_since_action=state.steps_since_action + 1,
             faults=faults,
             extra=self._extra(run.snapshot, faults),
+            outcomes=state.outcomes if not act.choice else tuple(sorted(
+                {**dict(state.outcomes), f"{act.namespace}/{act.name}": act.choice}.items())),
         )
         label = StepLabel(
             kind="reconcile",
@@ -349,6 +351,7 @@ class KubeModel:
             steps_since_action=state.steps_since_action + 1,
             faults=faults,
             extra=self._extra(server.snapshot, faults),
+            outcomes=state.outcomes,
         )
         what = work.describe()
         what = what[len(act.controller) + 2:] if what.startswith(act.controller + ": ") else what
@@ -383,6 +386,7 @@ class KubeModel:
             faults=faults,
             halted=error,
             extra=self._extra(server.snapshot, faults),
+            outcomes=state.outcomes,
         )
         label = StepLabel(kind="action", actor=f"action {spec.name!r}", writes=tuple(writes),
                           note="failed: " + error if error else "")

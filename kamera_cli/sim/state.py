@@ -85,6 +85,9 @@ class SimState:
     halted: str = ""
     #: extra fingerprint material (e.g. recent history of kinds read stale)
     extra: str = ""
+    #: the environment's choices so far, ``(object, outcome)`` sorted (a pod's fate): executions that
+    #: differ in them are different experiments, not different orders of the same one
+    outcomes: tuple[tuple[str, str], ...] = ()
     _fp: list[str] = field(default_factory=list, compare=False, repr=False)
 
     def ready(self) -> list[PendingItem]:
@@ -110,6 +113,8 @@ class SimState:
             h.update(b"\nhalted:" + self.halted.encode())
         if self.extra:
             h.update(b"\nextra:" + self.extra.encode())
+        if self.outcomes:
+            h.update(("\noutcomes:" + ";".join(f"{k}={v}" for k, v in self.outcomes)).encode())
         fp = h.hexdigest()
         self._fp.append(fp)
         return fp

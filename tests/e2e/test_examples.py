@@ -54,6 +54,11 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "kopf/orphan/fixed": (0, set(), 7, 1),
     "kopf/self-trigger": (1, {"converges"}, 11, 0),
     "kopf/self-trigger/fixed": (0, set(), 6, 1),
+    # operators over the built-in control plane (issue 10): deployment/replicaset/job/kubelet actors
+    "workloads/wait-for-deployment": (0, set(), 1644, 1),
+    "workloads/conditions-no-null-check": (0, set(), 125, 1),
+    "workloads/job-failure-ignored": (1, {"invariant: every task ends"}, 35, 2),
+    "workloads/job-failure-ignored/fixed": (0, set(), 39, 2),
 }
 
 

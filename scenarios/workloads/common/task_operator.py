@@ -1,0 +1,70 @@
+"""A Task runs a Job; the Task is Done when the Job succeeded.
+
+``reconcile`` has the bug: it only ever looks for success, so a Job that fails leaves the Task
+Running forever. ``reconcile_fixed`` also reads the Job's Failed condition.
+"""
+
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+config.load_kube_config()
+custom = client.CustomObjectsApi()
+batch = client.BatchV1Api()
+
+GROUP, VERSION, PLURAL = "example.com", "v1", "tasks"
+
+
+def _job(task):
+    name = task["metadata"]["name"]
+    owner = client.V1OwnerReference(api_version=f"{GROUP}/{VERSION}", kind="Task", name=name,
+                                    uid=task["metadata"]["uid"], controller=True, block_owner_deletion=True)
+    return client.V1Job(
+        metadata=client.V1ObjectMeta(name=name, namespace=task["metadata"]["namespace"], owner_references=[owner]),
+        spec=client.V1JobSpec(
+            backoff_limit=0,
+            template=client.V1PodTemplateSpec(
+                metadata=client.V1ObjectMeta(labels={"task": name}),
+                spec=client.V1PodSpec(restart_policy="Never",
+                                      containers=[client.V1Container(name="run", image=task["spec"]["image"])]),
+            ),
+        ),
+    )
+
+
+def _observe(request, judge):
+    try:
+        task = custom.get_namespaced_custom_object(GROUP, VERSION, request.namespace, PLURAL, request.name)
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+    try:
+        job = batch.read_namespaced_job(request.name, request.namespace)
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+        job = batch.create_namespaced_job(request.namespace, _job(task))
+    phase = judge(job)
+    if (task.get("status") or {}).get("phase") != phase:
+        custom.patch_namespaced_custom_object_status(GROUP, VERSION, request.namespace, PLURAL, request.name,
+                                                     {"status": {"phase": phase}})
+    return None
+
+
+def _condition(job, kind):
+    return any(c.type == kind and c.status == "True" for c in (job.status.conditions or [])) if job.status else False
+
+
+def reconcile(request):
+    return _observe(request, lambda job: "Done" if job.status and (job.status.succeeded or 0) >= 1 else "Running")
+
+
+def reconcile_fixed(request):
+    def judge(job):
+        if _condition(job, "Complete"):
+            return "Done"
+        if _condition(job, "Failed"):
+            return "Failed"
+        return "Running"
+
+    return _observe(request, judge)
