@@ -5,13 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kamera_cli.controlplane.api import BuiltinController
+from kamera_cli.controlplane.daemonset import DaemonSetController
 from kamera_cli.controlplane.deployment import DeploymentController
+from kamera_cli.controlplane.endpoints import EndpointsController, EndpointSliceController
 from kamera_cli.controlplane.job import JobController
 from kamera_cli.controlplane.kubelet import Kubelet, PodRule
 from kamera_cli.controlplane.replicaset import ReplicaSetController
+from kamera_cli.controlplane.statefulset import StatefulSetController
 
 #: every name ``builtins:`` accepts (``all`` stands for all of them)
-BUILTIN_NAMES = ("deployment", "replicaset", "job", "kubelet")
+BUILTIN_NAMES = ("deployment", "replicaset", "statefulset", "daemonset", "job", "endpoints", "endpointslice",
+                 "kubelet")
 
 
 def make_builtins(names: Sequence[str], *, rules: Sequence[PodRule] = (),
@@ -28,4 +32,12 @@ def make_builtins(names: Sequence[str], *, rules: Sequence[PodRule] = (),
             out.append(DeploymentController())
         elif name == "job":
             out.append(JobController())
+        elif name == "statefulset":
+            out.append(StatefulSetController())
+        elif name == "daemonset":
+            out.append(DaemonSetController())
+        elif name == "endpoints":
+            out.append(EndpointsController())
+        elif name == "endpointslice":
+            out.append(EndpointSliceController())
     return out

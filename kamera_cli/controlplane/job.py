@@ -16,7 +16,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kamera_cli.controlplane.api import NO_REQUEUE, Cluster, ClusterError, Obj, Outcome, Watch
-from kamera_cli.controlplane.objects import deleting, meta, name_of, owned_by, pod_ready, spec, status
+from kamera_cli.controlplane.objects import (
+    delete_quietly,
+    deleting,
+    meta,
+    name_of,
+    owned_by,
+    pod_ready,
+    spec,
+    status,
+    write_status,
+)
 from kamera_cli.controlplane.pods import deletion_order, pod_from_template, slow_start_batches
 
 TRACKING = "batch.kubernetes.io/job-tracking"
@@ -220,19 +230,9 @@ class JobController:
 
     @staticmethod
     def _delete(cluster: Cluster, pod: Obj) -> None:
-        try:
-            cluster.delete("v1", "Pod", str(meta(pod).get("namespace", "")), name_of(pod))
-        except ClusterError as exc:
-            if not exc.not_found:
-                raise
+        delete_quietly(cluster, "v1", "Pod", pod)
 
     @staticmethod
     def _write(cluster: Cluster, job: Obj, st: Obj) -> Outcome:
-        if st != dict(status(job)):
-            job["status"] = st
-            try:
-                cluster.update(job, subresource="status")
-            except ClusterError as exc:
-                if not (exc.not_found or exc.conflict):
-                    raise
+        write_status(cluster, job, st)
         return NO_REQUEUE

@@ -156,22 +156,67 @@ def _tolerates(tolerations: Sequence[Mapping[str, Any]], taint: Mapping[str, Any
     return False
 
 
-def _schedulable(node: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
-    """The filters the simulated scheduler applies: Ready, not cordoned, nodeSelector, NoSchedule taints."""
-    if spec(node).get("unschedulable"):
-        return False
-    ready = next((c for c in status(node).get("conditions") or () if c.get("type") == "Ready"), None)
-    if ready is not None and ready.get("status") != "True":
-        return False
+def _requirement(values: Mapping[str, Any], expr: Mapping[str, Any]) -> bool:
+    """``nodeaffinity``'s NodeSelectorRequirement: In, NotIn, Exists, DoesNotExist, Gt, Lt."""
+    key, op = str(expr.get("key", "")), expr.get("operator")
+    wanted = [str(v) for v in expr.get("values") or ()]
+    present = key in values
+    if op == "In":
+        return present and str(values[key]) in wanted
+    if op == "NotIn":
+        return not present or str(values[key]) not in wanted
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    if op in ("Gt", "Lt") and present and len(wanted) == 1:
+        try:
+            have, bound = int(values[key]), int(wanted[0])
+        except ValueError:
+            return False
+        return have > bound if op == "Gt" else have < bound
+    return False
+
+
+def _affinity_matches(node: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+    """Required node affinity: any term whose every label expression and field expression matches."""
+    required = (((spec(pod).get("affinity") or {}).get("nodeAffinity") or {})
+                .get("requiredDuringSchedulingIgnoredDuringExecution"))
+    if not required:
+        return True
+    node_labels = meta(node).get("labels") or {}
+    fields = {"metadata.name": name_of(node)}
+    return any(all(_requirement(node_labels, e) for e in term.get("matchExpressions") or ())
+               and all(_requirement(fields, e) for e in term.get("matchFields") or ())
+               for term in required.get("nodeSelectorTerms") or ())
+
+
+def node_fits(node: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+    """The node-side filters: nodeSelector, required node affinity, NoSchedule/NoExecute taints.
+
+    An ``unschedulable`` (cordoned) node carries the ``node.kubernetes.io/unschedulable`` taint's
+    meaning here: only a pod tolerating it fits (daemon pods do).
+    """
     node_labels = meta(node).get("labels") or {}
     for key, value in (spec(pod).get("nodeSelector") or {}).items():
         if node_labels.get(key) != value:
             return False
+    if not _affinity_matches(node, pod):
+        return False
     tolerations = [t for t in spec(pod).get("tolerations") or () if isinstance(t, Mapping)]
-    for taint in spec(node).get("taints") or ():
-        if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(tolerations, taint):
-            return False
-    return True
+    taints = list(spec(node).get("taints") or ())
+    if spec(node).get("unschedulable"):
+        taints.append({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"})
+    return all(not (taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(tolerations, taint))
+               for taint in taints)
+
+
+def _schedulable(node: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+    """What the simulated scheduler requires: a Ready node the pod fits."""
+    ready = next((c for c in status(node).get("conditions") or () if c.get("type") == "Ready"), None)
+    if ready is not None and ready.get("status") != "True":
+        return False
+    return node_fits(node, pod)
 
 
 def _pick(nodes: Sequence[Obj], pod: Mapping[str, Any]) -> Obj:

@@ -12,7 +12,7 @@ import datetime as _dt
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kamera_cli.controlplane.api import Obj
+from kamera_cli.controlplane.api import Cluster, ClusterError, Obj
 
 
 def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -176,3 +176,27 @@ def set_condition(conditions: list[Obj], kind: str, state: str, reason: str, mes
 
 def sorted_by_name(objs: Iterable[Obj]) -> list[Obj]:
     return sorted(objs, key=name_of)
+
+
+# --------------------------------------------------------------------------- writes every built-in makes
+def write_status(cluster: Cluster, obj: Obj, new: Obj) -> Obj:
+    """Write ``new`` as the status when it differs; an object gone or changed meanwhile is left to the
+    next sync (its event brings the controller back), as upstream's status updaters do."""
+    if new == dict(status(obj)):
+        return obj
+    obj["status"] = new
+    try:
+        return cluster.update(obj, subresource="status")
+    except ClusterError as exc:
+        if not (exc.not_found or exc.conflict):
+            raise
+        return obj
+
+
+def delete_quietly(cluster: Cluster, api_version: str, kind: str, obj: Mapping[str, Any]) -> None:
+    """Delete ``obj``; already gone is fine."""
+    try:
+        cluster.delete(api_version, kind, str(meta(obj).get("namespace", "")), name_of(obj))
+    except ClusterError as exc:
+        if not exc.not_found:
+            raise

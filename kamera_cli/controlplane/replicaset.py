@@ -34,6 +34,7 @@ from kamera_cli.controlplane.objects import (
     set_condition,
     spec,
     status,
+    write_status,
 )
 from kamera_cli.controlplane.pods import BURST_REPLICAS, deletion_order, pod_from_template, slow_start_batches
 
@@ -154,15 +155,7 @@ class ReplicaSetController:
         new = workload_status({"replicas": len(pods), "fullyLabeledReplicas": fully, "readyReplicas": ready,
                                "availableReplicas": available, "observedGeneration": meta(rs).get("generation")},
                               conditions)
-        if new != dict(old):
-            rs = dict(rs)
-            rs["status"] = new
-            try:
-                rs = cluster.update(rs, subresource="status")
-            except ClusterError as exc:
-                if not (exc.not_found or exc.conflict):
-                    raise
-                return NO_REQUEUE
+        write_status(cluster, rs, new)
         if not error and min_ready > 0 and ready == want and available != want:
             return Outcome(requeue_after=float(min_ready), retry=True)
         return NO_REQUEUE
@@ -170,7 +163,8 @@ class ReplicaSetController:
 
 #: status fields that are ``omitempty`` integers in the Go types (a zero is not written)
 _OMIT_ZERO = frozenset({"fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration",
-                        "updatedReplicas", "unavailableReplicas", "collisionCount", "terminatingReplicas"})
+                        "updatedReplicas", "unavailableReplicas", "collisionCount", "terminatingReplicas",
+                        "numberAvailable", "numberUnavailable", "updatedNumberScheduled"})
 
 
 def workload_status(fields: Mapping[str, Any], conditions: Sequence[Obj]) -> Obj:

@@ -59,6 +59,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "workloads/conditions-no-null-check": (0, set(), 125, 1),
     "workloads/job-failure-ignored": (1, {"invariant: every task ends"}, 35, 2),
     "workloads/job-failure-ignored/fixed": (0, set(), 39, 2),
+    "workloads/scale-down-before-move": (1, {"invariant: every shard's pod exists"}, 11, 1),
+    "workloads/scale-down-before-move/fixed": (0, set(), 10, 1),
 }
 
 
