@@ -86,6 +86,8 @@ class _Observed:
         self.fingerprint = model.fingerprint
         self.is_converged = model.is_converged
         self.actions = model.actions
+        self.process = model.process
+        self.footprint = model.footprint
 
     def successor(self, state: SimState, act: Any) -> Any:
         self._on_step(act.describe())
@@ -188,6 +190,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         hooks.on_phase("import", scenario.name, None)
     with Simulation(scenario, memoize=bounds.memoize) as sim:
         model = sim.model
+        model.footprints = bounds.reduction != "none"
         properties, coverage = _properties(scenario)
         progress = None
         if on_progress is not None:
@@ -200,7 +203,8 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         searched: Any = model if hooks.on_step is None else _Observed(model, hooks.on_step)
         search = ex.search(searched, properties=properties, strategy=bounds.strategy, max_depth=bounds.max_depth,
                            max_states=bounds.max_states, timeout=bounds.timeout_seconds, on_progress=progress,
-                           should_stop=hooks.should_stop, stop_on_first=o.stop_on_first)
+                           should_stop=hooks.should_stop, stop_on_first=o.stop_on_first,
+                           reduction=bounds.reduction)
         if hooks.on_phase is not None:
             hooks.on_phase("judge", scenario.name, None)
         judge = _Judge(scenario, model, search, sim, coverage)

@@ -9,7 +9,17 @@ See docs/explorer.md.
 from __future__ import annotations
 
 from kamera_cli.explore.checker import finding_key, search
-from kamera_cli.explore.model import ALWAYS, CONVERGED, ExploreError, Model, Property, PropertyKind, Transition
+from kamera_cli.explore.model import (
+    ALWAYS,
+    CONVERGED,
+    ExploreError,
+    Footprint,
+    Model,
+    Property,
+    PropertyKind,
+    Transition,
+)
+from kamera_cli.explore.reduction import NONE, PERSISTENT, Reducible, Reduction
 from kamera_cli.explore.result import (
     Edge,
     FindingRecord,
@@ -27,15 +37,20 @@ from kamera_cli.explore.trace import first_divergence, replay
 __all__ = [
     "ALWAYS",
     "CONVERGED",
+    "NONE",
+    "PERSISTENT",
     "Edge",
     "ExploreError",
     "FindingRecord",
+    "Footprint",
     "Graph",
     "Livelock",
     "Model",
     "Progress",
     "Property",
     "PropertyKind",
+    "Reducible",
+    "Reduction",
     "SearchResult",
     "Stats",
     "Strategy",

@@ -20,7 +20,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from kamera_cli.explore.model import ALWAYS, ExploreError, Model, Property
+from kamera_cli.explore.model import ALWAYS, ExploreError, Footprint, Model, Property, Transition
+from kamera_cli.explore.reduction import NONE, PERSISTENT, Reducible, Reduction, persistent_subset
 from kamera_cli.explore.result import (
     CONVERGED_LEAF,
     DEPTH_CUT,
@@ -135,6 +136,7 @@ def search(
     stop_on_first: bool = False,
     expand_converged: bool = True,
     should_stop: Callable[[], object] | None = None,
+    reduction: Reduction = PERSISTENT,
 ) -> SearchResult[S, A]:
     """Explore every state reachable from ``model.initial_states()`` within the bounds.
 
@@ -144,7 +146,11 @@ def search(
     ending the search makes the result incomplete. ``expand_converged=False`` treats converged
     states as terminal (their actions are not taken). ``should_stop`` is polled before each
     expansion: a true answer ends the search (a string answer says why, in ``bound_hit``).
+    ``reduction``: ``"persistent"`` expands a persistent subset of the actions where the model
+    reports footprints (``Reducible``; see ``reduction.py``), ``"none"`` every action.
     """
+    if reduction not in (PERSISTENT, NONE):
+        raise ExploreError(f"unknown reduction {reduction!r} (expected 'persistent' or 'none')")
     if strategy not in ("bfs", "dfs"):
         raise ExploreError(f"unknown search strategy {strategy!r} (expected 'bfs' or 'dfs')")
     if max_depth < 0:
@@ -181,6 +187,29 @@ def search(
     successor = model.successor
 
     has_properties = bool(properties)
+    reducer: Reducible[S, A] | None = (
+        model if reduction == PERSISTENT and isinstance(model, Reducible) else None)
+    reduced_count = 0
+
+    def process_steps(state: S, process: object) -> tuple[list[A], list[Transition[S]]]:
+        assert reducer is not None
+        mine = [a for a in actions_of(state) if reducer.process(a) == process]
+        return mine, [successor(state, a) for a in mine]
+
+    def visible(state_converged: bool, picked: list[int], ts: list[Transition[S]],
+                prints: list[Footprint]) -> bool:
+        """A persistent subset may stand for all actions only if none of its steps is visible."""
+        for i in picked:
+            if is_converged(ts[i].state) != state_converged:
+                return True
+            fp = prints[i]
+            touched = fp.writes | fp.marks
+            if not touched:
+                continue
+            for p in always:
+                if p.observes is None or any(p.observes(tok) for tok in touched):
+                    return True
+        return False
 
     def check(node: int, state: S, converged: bool) -> None:
         if converged:
@@ -280,41 +309,66 @@ def search(
         eid = len(e_src)
         first_edge[node] = eid
         first_new = len(states)
-        for a in acts:
-            t = successor(state, a)
-            s2 = t.state
-            fp = fingerprint(s2)
-            dst = index.get(fp)
-            if dst is None:
-                dst = len(states)
-                if dst >= max_states:
-                    bound_hit = f"maxStates {max_states} reached"
+        ts: list[Transition[S]] | None = None
+        order: Sequence[int] = range(len(acts))
+        rest: list[int] = []
+        if reducer is not None and len(acts) > 1:
+            ts = [successor(state, a) for a in acts]
+            chosen = persistent_subset(reducer, state, acts, ts, process_steps, fingerprint)
+            if chosen is not None and not visible(bool(conv[node]), chosen[0], ts, chosen[1]):
+                order = chosen[0]
+                taken = set(order)
+                rest = [i for i in range(len(acts)) if i not in taken]
+        taken_count = 0
+        planned = len(order)
+        while True:
+            proviso_ok = True
+            for i in order:
+                a = acts[i]
+                t = successor(state, a) if ts is None else ts[i]
+                s2 = t.state
+                fp = fingerprint(s2)
+                dst = index.get(fp)
+                if dst is None:
+                    dst = len(states)
+                    if dst >= max_states:
+                        bound_hit = f"maxStates {max_states} reached"
+                        break
+                    index[fp] = dst
+                    add_state(s2)
+                    add_depth(nd)
+                    add_parent(eid)
+                    add_first(0)
+                    add_last(0)
+                    add_status(UNEXPANDED)
+                    c = is_converged(s2)
+                    add_conv(c)
+                    if c:
+                        converged_nodes.append(dst)
+                    if has_properties:
+                        check(dst, s2, c)
+                elif dst <= node:
+                    proviso_ok = False  # the cycle proviso: a reduced state's edges must lead to newer states
+                add_src(node)
+                add_action(a)
+                add_label(t.label)
+                add_dst(dst)
+                if t.findings:
+                    run.finding(node, eid, t.findings)
+                eid += 1
+                taken_count += 1
+                if stop_on_first and run.is_stopped():
+                    stopped = True
                     break
-                index[fp] = dst
-                add_state(s2)
-                add_depth(nd)
-                add_parent(eid)
-                add_first(0)
-                add_last(0)
-                add_status(UNEXPANDED)
-                c = is_converged(s2)
-                add_conv(c)
-                if c:
-                    converged_nodes.append(dst)
-                if has_properties:
-                    check(dst, s2, c)
-            add_src(node)
-            add_action(a)
-            add_label(t.label)
-            add_dst(dst)
-            if t.findings:
-                run.finding(node, eid, t.findings)
-            eid += 1
-            if stop_on_first and run.is_stopped():
-                stopped = True
+            if not rest or bound_hit is not None or stopped:
                 break
+            if proviso_ok:
+                reduced_count += 1
+                break
+            order, rest = rest, []
+            planned += len(order)
         last_edge[node] = eid
-        status[node] = EXPANDED if eid - first_edge[node] == len(acts) else PARTIAL
+        status[node] = EXPANDED if taken_count == planned else PARTIAL
         if dfs and len(states) > first_new:
             stack.extend(range(len(states) - 1, first_new - 1, -1))
 
@@ -354,6 +408,7 @@ def search(
         livelocks=len(livelocks),
         elapsed=elapsed,
         states_per_second=len(states) / elapsed if elapsed > 0 else 0.0,
+        reduced=reduced_count,
     )
     return SearchResult(
         graph=graph,

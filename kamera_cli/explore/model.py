@@ -7,7 +7,7 @@ beyond its fingerprint, so the same search, bounds and cycle analysis serve ever
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Literal, Protocol, TypeVar
 
@@ -29,18 +29,52 @@ class ExploreError(UsageError):
 
 
 @dataclass(frozen=True, slots=True)
+class Footprint:
+    """What one step touched, as opaque tokens the model chooses.
+
+    ``reads``: what the step's outcome depends on. ``writes``: what it changed. ``marks``: extra
+    tokens a write shows to readers only (kamera: the list query a new object appears in), so two
+    writers of different objects do not conflict through them. ``wakes``: processes whose pending
+    work the step creates or changes.
+    """
+
+    process: Hashable
+    reads: frozenset[Hashable] = frozenset()
+    writes: frozenset[Hashable] = frozenset()
+    marks: frozenset[Hashable] = frozenset()
+    wakes: frozenset[Hashable] = frozenset()
+
+    def union(self, other: Footprint) -> Footprint:
+        return Footprint(self.process, self.reads | other.reads, self.writes | other.writes,
+                         self.marks | other.marks, self.wakes | other.wakes)
+
+    def conflicts(self, other: Footprint) -> bool:
+        """Dependent: one writes what the other reads or writes, or one wakes the other's process."""
+        if other.process in self.wakes or self.process in other.wakes:
+            return True
+        if self.writes & other.writes:
+            return True
+        if (self.writes or self.marks) and other.reads and not (self.writes | self.marks).isdisjoint(other.reads):
+            return True
+        return bool((other.writes or other.marks) and self.reads
+                    and not (other.writes | other.marks).isdisjoint(self.reads))
+
+
+@dataclass(frozen=True, slots=True)
 class Transition(Generic[S]):
     """The outcome of taking one action.
 
     ``label`` says what the step did (the model's business; kept on the edge for the story).
     ``findings`` are problems observed during the step, e.g. a controller exception. A finding may
     carry a ``key`` attribute (a string, or a method returning one) that says which findings are the
-    same problem; otherwise ``repr(finding)`` is the key.
+    same problem; otherwise ``repr(finding)`` is the key. ``footprint`` is what the step touched,
+    for partial-order reduction (``None``: unknown, the step is dependent on every other).
     """
 
     state: S
     label: object = None
     findings: tuple[object, ...] = ()
+    footprint: Footprint | None = None
 
 
 class Model(Protocol[S, A]):
@@ -71,11 +105,16 @@ class Property(Generic[S]):
     offending nodes, anything the caller wants back) when it is violated. ``always`` properties are
     checked at every reachable state, initial states included; ``converged`` ones at every distinct
     converged state.
+
+    ``observes`` tells partial-order reduction which written tokens (``Footprint.writes`` and
+    ``marks``) can change the predicate's answer; ``None`` means any write can. A property must not
+    depend on anything a step changes without reporting it in its footprint.
     """
 
     name: str
     kind: PropertyKind
     predicate: Callable[[S], object]
+    observes: Callable[[Hashable], bool] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in (ALWAYS, CONVERGED):

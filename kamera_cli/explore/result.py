@@ -34,7 +34,12 @@ NO_PARENT = -1
 
 @dataclass(frozen=True, slots=True)
 class Edge(Generic[A]):
-    """One recorded transition: ``src --actions(src)[action_index]--> dst``."""
+    """One recorded transition from ``src`` to ``dst``.
+
+    ``action_index`` is the edge's position among the recorded edges of ``src``: the index into
+    ``actions(src)`` when the state was expanded fully, not when partial-order reduction took a
+    subset (``action`` is always the action itself).
+    """
 
     id: int
     src: int
@@ -65,6 +70,8 @@ class Stats:
     livelocks: int
     elapsed: float
     states_per_second: float
+    #: states expanded through a persistent subset of their actions (partial-order reduction)
+    reduced: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +115,8 @@ class Graph(Generic[S, A]):
     """The explored state graph. Node ids count from 0 in discovery order; edge ids likewise.
 
     Read-only once the search returns. Edges leaving node ``n`` are the contiguous id range
-    ``out_range(n)``, in the order of ``actions(state)`` (so an edge's action index is its offset
-    in that range and need not be stored).
+    ``out_range(n)``, in the order of ``actions(state)`` (under partial-order reduction: the
+    persistent subset first, in that order, then the rest if the state had to be expanded fully).
     """
 
     __slots__ = (

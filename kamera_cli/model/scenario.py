@@ -56,6 +56,8 @@ class ExploreBounds:
     strategy: Literal["bfs", "dfs"] = "bfs"
     #: memoize reconciles by what they read (turn off only to measure the baseline)
     memoize: bool = True
+    #: partial-order reduction: "persistent" (one order of independent steps) or "none" (every order)
+    reduction: Literal["persistent", "none"] = "persistent"
 
 
 @dataclass(frozen=True, slots=True)

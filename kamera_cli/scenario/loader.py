@@ -429,6 +429,7 @@ class _Loader:
             timeout_seconds=self._duration(raw.get("timeout", 600.0), ("spec", "explore", "timeout"), 600.0),
             strategy="dfs" if strategy == "dfs" else "bfs",
             memoize=raw.get("memoize", True) is not False,
+            reduction="none" if raw.get("reduction") == "none" else "persistent",
         )
 
     # -- invariants ----------------------------------------------------------------------------

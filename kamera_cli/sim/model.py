@@ -17,9 +17,10 @@ from typing import Any
 
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
 from kamera_cli.apiserver import actors as api_actors
-from kamera_cli.explore import Transition
+from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec, Perturbations
+from kamera_cli.sim.footprints import process_of, step_footprint
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
 from kamera_cli.sim.runtime import ControllerRuntime, ReconcileRun
 from kamera_cli.sim.state import (
@@ -105,6 +106,8 @@ class KubeModel:
         self._seed_requests = tuple(seed_requests)
         self._start_clock = start_clock
         self._track_steps = any(isinstance(a.at, int) for a in self.action_specs)
+        #: report step footprints (off when the search does not reduce: they would go unread)
+        self.footprints = True
 
     # ------------------------------------------------------------------ explorer protocol
     def initial_states(self) -> Sequence[SimState]:
@@ -160,6 +163,27 @@ class KubeModel:
         if ext == "enabled":
             acts.append(Act("action", index=state.next_action))
         return acts
+
+    def process(self, act: Act) -> tuple[str, ...]:
+        """Partial-order reduction's process: one reconcile request (its variants are one process)."""
+        if act.kind == "reconcile":
+            return process_of(act.controller, act.namespace, act.name)
+        return (act.kind, act.controller, str(act.index))
+
+    def footprint(self, state: SimState, act: Act, transition: Transition[SimState]) -> Footprint | None:
+        return transition.footprint
+
+    def _reducible(self, state: SimState) -> bool:
+        """Whether steps from this state may be reordered at all (see docs/explorer.md).
+
+        Not with perturbations (their budgets and lagging views are shared by every step), not with
+        an external action due after a number of steps (every step brings it closer), and not while
+        a timer is pending (a step's place in the order moves the clock every timer is measured by).
+        """
+        if self.perturbations.any or self._track_steps or state.halted:
+            return False
+        clock = state.clock
+        return all(p.ready_at <= clock and not p.stable for p in state.pending)
 
     def successor(self, state: SimState, act: Act) -> Transition[SimState]:
         if act.kind == "reconcile":
@@ -269,9 +293,12 @@ class KubeModel:
         run = ctrl.run(state.snapshot, item, clock, act.fault, views, act.choice)
         findings: list[Finding] = list(run.findings)
         new_items: list[PendingItem] = []
+        listed: list[tuple[KindRef, str | None]] = []
+        mapped = True
         try:
-            new_items.extend(self._triggered(run.snapshot, run.writes, clock + 1))
+            new_items.extend(self._triggered(run.snapshot, run.writes, clock + 1, listed))
         except MapperFailed as exc:
+            mapped = False
             findings.append(Finding("controller-error", exc.controller, str(exc)))
         faults = state.faults
         note = run.note
@@ -317,6 +344,12 @@ class KubeModel:
             outcomes=state.outcomes if not act.choice else tuple(sorted(
                 {**dict(state.outcomes), f"{act.namespace}/{act.name}": act.choice}.items())),
         )
+        footprint = None
+        if (self.footprints and mapped and run.regions is not None and not run.clocked and run.requeue_after is None
+                and not getattr(ctrl.factory, "time_dependent", False) and self._reducible(state)
+                and all(_idle_for_actors(w) for w in run.writes)):
+            footprint = step_footprint(self.registry, self.process(act), run.regions, run.writes, listed,
+                                       {process_of(i.controller, i.namespace, i.name) for i in new_items})
         label = StepLabel(
             kind="reconcile",
             actor=act.controller,
@@ -327,7 +360,7 @@ class KubeModel:
             error=run.error_text,
             log=run.output,
         )
-        return Transition(new_state, label, tuple(findings))
+        return Transition(new_state, label, tuple(findings), footprint)
 
     def _actor(self, state: SimState, act: Act) -> Transition[SimState]:
         gc, ns = self._actor_work(state.snapshot)
@@ -392,8 +425,12 @@ class KubeModel:
                           note="failed: " + error if error else "")
         return Transition(new_state, label, tuple(findings))
 
-    def _triggered(self, snapshot: Snapshot, writes: Sequence[WriteRec], ready_at: int) -> list[PendingItem]:
+    def _triggered(self, snapshot: Snapshot, writes: Sequence[WriteRec], ready_at: int,
+                   listed: list[tuple[KindRef, str | None]] | None = None) -> list[PendingItem]:
+        """The requests the writes enqueue; ``listed`` collects the listings a watch mapping read."""
         def lister(kind: KindRef, namespace: str | None) -> list[tuple[str, str]]:
+            if listed is not None:
+                listed.append((kind, namespace))
             return object_names(snapshot, kind, namespace)
 
         items: list[PendingItem] = []

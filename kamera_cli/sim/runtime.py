@@ -58,6 +58,11 @@ class ReconcileRun:
     timed_out: bool = False
     #: what the controller printed during the step (its log, shown with the step)
     output: str = ""
+    #: the regions the reconcile read or wrote (objects, list queries, counters), for partial-order
+    #: reduction; None when unknown (a crash, a reconcile that never returned)
+    regions: tuple[tuple[Any, ...], ...] | None = None
+    #: a built-in read the clock: the step depends on the time it runs at, not only on its reads
+    clocked: bool = False
 
 
 @dataclass
@@ -117,6 +122,7 @@ class ControllerRuntime:
         run, regions, signature = self._execute(snapshot, item, clock, fault, views, choice)
         if self.native and self.factory.read_clock:
             key = timed_key
+            run = replace(run, clocked=True)
         findings = list(run.findings)
         check_key = (item.namespace, item.name)
         # a reconcile that overran its budget is not run again to compare: a second overrun proves
@@ -275,7 +281,7 @@ class ControllerRuntime:
         # A timeout is memoised by what the reconcile had read before it overran: the same reads lead
         # the same (deterministic) code into the same loop, so it is a finding once, not once per state.
         regions = None if (crashed or outcome is None) else _regions(server)
-        return run, regions, signature
+        return replace(run, regions=regions), regions, signature
 
     # ------------------------------------------------------------------ memo
     def _digests(self, snapshot: Snapshot, regions: Sequence[tuple[Any, ...]],
@@ -444,16 +450,8 @@ def _with_rv(obj: Mapping[str, Any], rv: int) -> dict[str, Any]:
     return {**obj, "metadata": meta}
 
 
-def _snapshot_list_digest(registry: Registry, snapshot: Snapshot, path: str,
-                          query: tuple[tuple[str, str], ...]) -> str | None:
-    """A list region's digest read straight from the snapshot's stored objects (no request).
-
-    Why: a memo lookup digests every list region it holds; answering each through the server (encode
-    the list, decode it, scrub its timestamps) was most of the search time for controllers that list
-    pods. The digest only has to be the same function at recording and at lookup, and a function of
-    exactly what the list would answer: the stored objects of the collection that pass the selectors.
-    None (use the request path) for anything unusual: an unknown collection or a bad selector.
-    """
+def list_scope(registry: Registry, path: str) -> tuple[Any, str] | None:
+    """The kind (registry entry) and namespace ("" for all) a collection path lists; None if unknown."""
     parts = path.strip("/").split("/")
     if len(parts) >= 3 and parts[0] == "api":
         group, version, rest = "", parts[1], parts[2:]
@@ -470,6 +468,23 @@ def _snapshot_list_digest(registry: Registry, snapshot: Snapshot, path: str,
     info = registry.lookup_plural(group, version, plural)
     if info is None or (namespace and not info.namespaced):
         return None
+    return info, namespace
+
+
+def _snapshot_list_digest(registry: Registry, snapshot: Snapshot, path: str,
+                          query: tuple[tuple[str, str], ...]) -> str | None:
+    """A list region's digest read straight from the snapshot's stored objects (no request).
+
+    Why: a memo lookup digests every list region it holds; answering each through the server (encode
+    the list, decode it, scrub its timestamps) was most of the search time for controllers that list
+    pods. The digest only has to be the same function at recording and at lookup, and a function of
+    exactly what the list would answer: the stored objects of the collection that pass the selectors.
+    None (use the request path) for anything unusual: an unknown collection or a bad selector.
+    """
+    scope = list_scope(registry, path)
+    if scope is None:
+        return None
+    info, namespace = scope
     params = dict(query)
     try:
         labels = label_matcher(params.get("labelSelector", ""))

@@ -76,3 +76,72 @@ def node_of(result: object, state: int) -> int:
     """The node id of a graph model's state in a search result."""
     graph = result.graph  # type: ignore[attr-defined]
     return int(graph.fingerprints.index(f"n{state}"))
+
+
+@dataclass(frozen=True)
+class Worker:
+    """One process of ``Workers``: reads ``reads``, then writes ``target`` (one of ``choices``) when
+    the value differs, waking every worker that watches the target."""
+
+    reads: tuple[int, ...]
+    target: int
+    #: value written as a function of the values read: (sum(read values) + offset) % domain, one per choice
+    offsets: tuple[int, ...]
+    #: report a finding when writing this value (-1: never)
+    alarm: int = -1
+
+
+@dataclass
+class Workers:
+    """A kamera-shaped toy: shared variables, a set of pending workers, watch wiring.
+
+    A state is (variables, pending workers). A worker's step consumes its pending entry; a write
+    that changes a variable wakes its watchers. Converged: nothing pending. Implements ``Reducible``
+    with exact footprints, so partial-order reduction can be compared with the full search.
+    """
+
+    workers: Sequence[Worker]
+    initial_vars: tuple[int, ...]
+    watchers: Mapping[int, tuple[int, ...]]
+    domain: int = 3
+
+    def initial_states(self) -> Sequence[tuple[tuple[int, ...], frozenset[int]]]:
+        return ((self.initial_vars, frozenset(range(len(self.workers)))),)
+
+    def actions(self, state: tuple[tuple[int, ...], frozenset[int]]) -> Sequence[tuple[int, int]]:
+        return [(w, c) for w in sorted(state[1]) for c in range(len(self.workers[w].offsets))]
+
+    def successor(self, state: tuple[tuple[int, ...], frozenset[int]],
+                  action: tuple[int, int]) -> Transition[tuple[tuple[int, ...], frozenset[int]]]:
+        from kamera_cli.explore import Footprint
+
+        values, pending = state
+        w, c = action
+        worker = self.workers[w]
+        value = (sum(values[r] for r in worker.reads) + worker.offsets[c]) % self.domain
+        woken: frozenset[int] = frozenset()
+        writes: frozenset[object] = frozenset()
+        findings: tuple[object, ...] = ()
+        new_values = values
+        if values[worker.target] != value:
+            new_values = (*values[:worker.target], value, *values[worker.target + 1:])
+            woken = frozenset(self.watchers.get(worker.target, ()))
+            writes = frozenset({("var", worker.target)})
+            if value == worker.alarm:
+                findings = (Finding(f"alarm-{w}"),)
+        new_pending = (pending - {w}) | woken
+        footprint = Footprint(w, frozenset(("var", r) for r in (*worker.reads, worker.target)), writes,
+                              frozenset(), woken)
+        return Transition((new_values, new_pending), label=f"w{w}/{c}", findings=findings, footprint=footprint)
+
+    def fingerprint(self, state: tuple[tuple[int, ...], frozenset[int]]) -> str:
+        return f"{state[0]}|{sorted(state[1])}"
+
+    def is_converged(self, state: tuple[tuple[int, ...], frozenset[int]]) -> bool:
+        return not state[1]
+
+    def process(self, action: tuple[int, int]) -> int:
+        return action[0]
+
+    def footprint(self, state: object, action: object, transition: Transition[object]) -> object:
+        return transition.footprint

@@ -69,8 +69,15 @@ def test_unknown_fields_did_you_mean_and_yaml11_keys(tmp_path: Path, monkeypatch
         "scenario.yaml:5:3: $.spec.controlers: unknown field 'controlers' (did you mean 'controllers'?)",
         "scenario.yaml:7:13: $.spec.explore.maxStats: unknown field 'maxStats' (did you mean 'maxStates'?)",
         "scenario.yaml:7:26: $.spec.explore.colour: unknown field 'colour'"
-        " (allowed here: maxDepth, maxStates, memoize, strategy, timeout)",
+        " (allowed here: maxDepth, maxStates, memoize, reduction, strategy, timeout)",
         "scenario.yaml:8:1: $.on: unknown field 'on' (allowed here: apiVersion, kind, metadata, spec)",
+    ]
+
+
+def test_a_bad_reduction_is_named_with_its_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = HEAD + "  seed: []\n  explore: {reduction: full}\n"
+    assert problems_of(tmp_path, monkeypatch, {"scenario.yaml": text}) == [
+        'scenario.yaml:7:24: $.spec.explore.reduction: must be one of persistent, none; got "full"',
     ]
 
 
