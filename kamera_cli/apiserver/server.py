@@ -25,6 +25,7 @@ from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver import scale as scale_view
 from kamera_cli.apiserver import semantics as S
 from kamera_cli.apiserver import watching
+from kamera_cli.apiserver.allocation import allocate_cluster_ip, keep_allocated, label_namespace
 from kamera_cli.apiserver.binding import SUCCESS as BINDING_SUCCESS
 from kamera_cli.apiserver.binding import bound_pod
 from kamera_cli.apiserver.defaults import apply_builtin_defaults, default_apply_keys
@@ -772,6 +773,8 @@ class ApiServer:
         if info.has_status:
             obj.pop("status", None)
         _builtin_defaults(info, obj)
+        if not info.group and info.kind == "Service":
+            allocate_cluster_ip(self.snapshot, obj)
         _normalise(info, obj)
         obj = self._validate(info, obj, name)
         if managed is not None:
@@ -855,6 +858,10 @@ class ApiServer:
                 meta.pop("managedFields", None)
                 if "managedFields" in live_meta:
                     meta["managedFields"] = live_meta["managedFields"]
+            if not info.group and info.kind == "Namespace":
+                label_namespace(merged)
+            elif not info.group and info.kind == "Service":
+                keep_allocated(live, merged)
         deleting = bool(live_meta.get("deletionTimestamp"))
         if deleting:
             added = [f for f in merged["metadata"].get("finalizers") or [] if f not in (live_meta.get("finalizers")
@@ -1170,6 +1177,7 @@ def _builtin_defaults(info: ResourceInfo, obj: dict[str, Any]) -> None:
     if info.custom or info.group:
         return
     if info.kind == "Namespace":
+        label_namespace(obj)
         spec = dict(obj.get("spec") or {})
         spec.setdefault("finalizers", ["kubernetes"])
         obj["spec"] = spec

@@ -12,10 +12,11 @@ from kamera_cli.controlplane.job import JobController
 from kamera_cli.controlplane.kubelet import Kubelet, PodRule
 from kamera_cli.controlplane.replicaset import ReplicaSetController
 from kamera_cli.controlplane.statefulset import StatefulSetController
+from kamera_cli.controlplane.volumes import PVCBinder
 
 #: every name ``builtins:`` accepts (``all`` stands for all of them)
 BUILTIN_NAMES = ("deployment", "replicaset", "statefulset", "daemonset", "job", "endpoints", "endpointslice",
-                 "kubelet")
+                 "pvc-binder", "kubelet")
 
 
 def make_builtins(names: Sequence[str], *, rules: Sequence[PodRule] = (),
@@ -34,6 +35,8 @@ def make_builtins(names: Sequence[str], *, rules: Sequence[PodRule] = (),
             out.append(JobController())
         elif name == "statefulset":
             out.append(StatefulSetController())
+        elif name == "pvc-binder":
+            out.append(PVCBinder())
         elif name == "daemonset":
             out.append(DaemonSetController())
         elif name == "endpoints":

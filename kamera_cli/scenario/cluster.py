@@ -15,7 +15,8 @@ from kamera_cli.model.scenario import ClusterSpec, PodRuleSpec, Position
 from kamera_cli.scenario.paths import Path_
 
 #: every name ``builtins:`` takes, and the built-ins each one needs to do anything useful
-KNOWN = ("daemonset", "deployment", "endpoints", "endpointslice", "job", "kubelet", "replicaset", "statefulset")
+KNOWN = ("daemonset", "deployment", "endpoints", "endpointslice", "job", "kubelet", "pvc-binder", "replicaset",
+         "statefulset")
 _SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 

@@ -19,6 +19,7 @@ from kamera_cli.adapters.kopf import load_kopf_operator
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
 from kamera_cli.apiserver.transport import Containment
 from kamera_cli.controlplane import PodRule, make_builtins
+from kamera_cli.controlplane.volumes import default_storage_class
 from kamera_cli.errors import EntrypointError, Problem, ScenarioError
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import Scenario
@@ -47,6 +48,8 @@ def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str]
         server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     for node in scenario.cluster.nodes:
         _create(server, node, scenario, "$.spec.cluster.nodes", problems)
+    if "pvc-binder" in scenario.cluster.builtins and not any(o.get("kind") == "StorageClass" for o in scenario.seed):
+        server.create(default_storage_class())  # what a cluster's installer provides
     for crd in scenario.crds:
         _create(server, crd, scenario, "$.spec.crds", problems)
     ordered = sorted(enumerate(scenario.seed), key=lambda e: (0 if e[1].get("kind") == "Namespace" else 1, e[0]))
