@@ -204,7 +204,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         search = ex.search(searched, properties=properties, strategy=bounds.strategy, max_depth=bounds.max_depth,
                            max_states=bounds.max_states, timeout=bounds.timeout_seconds, on_progress=progress,
                            should_stop=hooks.should_stop, stop_on_first=o.stop_on_first,
-                           reduction=bounds.reduction)
+                           reduction=bounds.reduction, seed=bounds.seed, walks=bounds.walks)
         if hooks.on_phase is not None:
             hooks.on_phase("judge", scenario.name, None)
         judge = _Judge(scenario, model, search, sim, coverage)

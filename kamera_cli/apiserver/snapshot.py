@@ -51,10 +51,44 @@ def object_digest(obj: Manifest) -> str:
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         obj = {**obj, "metadata": {k: v for k, v in meta.items() if k not in _SCRUBBED_META}}
+        generation = meta.get("generation")
+        if isinstance(generation, int) and not isinstance(generation, bool):
+            obj = _generation_relations(obj, generation)
     text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     if "T" in text:
         text = _QUOTED_TIMESTAMP.sub('"<time>"', text)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _relation(value: object, generation: int) -> object:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return value
+    return "=generation" if value == generation else "<generation" if value < generation else ">generation"
+
+
+def _generation_relations(obj: Manifest, generation: int) -> Manifest:
+    """The object with metadata.generation left out and its observedGeneration mirrors (``status`` and
+    each ``status.conditions[]``) replaced by their relation to it: equal, behind or ahead.
+
+    Why: generation counts spec writes, so a fight over the spec never repeats a state by value and
+    looks like progress. Controllers compare ``observedGeneration`` with ``generation``; they do not
+    do arithmetic on either. Fingerprinting the relation merges states that differ only in how many
+    rounds were fought (docs/semantics.md, "Counters").
+    """
+    meta = {k: v for k, v in obj["metadata"].items() if k != "generation"}
+    out = {**obj, "metadata": meta}
+    status = obj.get("status")
+    if isinstance(status, dict):
+        status = dict(status)
+        if "observedGeneration" in status:
+            status["observedGeneration"] = _relation(status["observedGeneration"], generation)
+        conditions = status.get("conditions")
+        if isinstance(conditions, list):
+            status["conditions"] = [
+                {**c, "observedGeneration": _relation(c["observedGeneration"], generation)}
+                if isinstance(c, dict) and "observedGeneration" in c else c for c in conditions]
+        out["status"] = status
+    return out
 
 
 def _member(ref: ObjectRef, digest: str) -> int:

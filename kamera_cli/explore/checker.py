@@ -16,6 +16,7 @@ The inner loop is written for speed: bound methods and lists in locals, one appe
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -124,6 +125,41 @@ def _shortest_depths(graph: Graph[S, A], initial: Sequence[int], max_depth: int)
     return retry
 
 
+class _Walker:
+    """Chooses the next state for ``strategy="random"``: walks on through expanded states, one
+    successor drawn at random each step, and returns the first unexpanded state it reaches (-1 when
+    every walk is done). A walk ends at a state without recorded successors or after ``length`` steps."""
+
+    def __init__(self, graph: Graph[S, A], initial: list[int], rng: random.Random, walks: int, length: int) -> None:
+        self.graph, self.initial, self.rng = graph, initial, rng
+        self.walks_left, self.length = walks, length
+        self.current = -1
+        self.steps = 0
+
+    def next_node(self) -> int:
+        g = self.graph
+        while True:
+            cur = self.current
+            if cur < 0 or self.steps >= self.length:
+                if self.walks_left <= 0 or not self.initial:
+                    return -1
+                self.walks_left -= 1
+                cur = self.initial[self.rng.randrange(len(self.initial))]
+                self.steps = 0
+            else:
+                lo, hi = g.first_edge[cur], g.last_edge[cur]
+                if g.status[cur] == UNEXPANDED:
+                    return cur
+                if hi <= lo:
+                    self.current = -1
+                    continue
+                cur = g.e_dst[self.rng.randrange(lo, hi)]
+                self.steps += 1
+            self.current = cur
+            if g.status[cur] == UNEXPANDED:
+                return cur
+
+
 def search(
     model: Model[S, A],
     *,
@@ -137,6 +173,8 @@ def search(
     expand_converged: bool = True,
     should_stop: Callable[[], object] | None = None,
     reduction: Reduction = PERSISTENT,
+    seed: int = 0,
+    walks: int = 100,
 ) -> SearchResult[S, A]:
     """Explore every state reachable from ``model.initial_states()`` within the bounds.
 
@@ -148,11 +186,17 @@ def search(
     expansion: a true answer ends the search (a string answer says why, in ``bound_hit``).
     ``reduction``: ``"persistent"`` expands a persistent subset of the actions where the model
     reports footprints (``Reducible``; see ``reduction.py``), ``"none"`` every action.
+    ``strategy="random"``: ``walks`` random walks of at most ``max_depth`` steps from a generator
+    seeded with ``seed`` (the same seed, the same walks); each state a walk reaches is expanded
+    fully and the walk goes on through one successor drawn at random. Not exhaustive: unless the
+    walks happened to expand every state they discovered, the result is incomplete and says so.
     """
     if reduction not in (PERSISTENT, NONE):
         raise ExploreError(f"unknown reduction {reduction!r} (expected 'persistent' or 'none')")
-    if strategy not in ("bfs", "dfs"):
-        raise ExploreError(f"unknown search strategy {strategy!r} (expected 'bfs' or 'dfs')")
+    if strategy not in ("bfs", "dfs", "random"):
+        raise ExploreError(f"unknown search strategy {strategy!r} (expected 'bfs', 'dfs' or 'random')")
+    if walks < 1:
+        raise ExploreError(f"walks must be at least 1, got {walks}")
     if max_depth < 0:
         raise ExploreError(f"max depth must be at least 0, got {max_depth}")
     if max_states < 1:
@@ -250,12 +294,13 @@ def search(
         initial_index[node] = i
 
     dfs = strategy == "dfs"
+    walker = _Walker(graph, initial, random.Random(seed), walks, max_depth) if strategy == "random" else None
     stack: list[int] = list(reversed(initial)) if dfs else []
     cursor = 0  # BFS: the next node id to expand
     next_report = start + _PROGRESS_INTERVAL
     max_depth_seen = 0
     stopped = run.is_stopped()
-    depths_final = not dfs
+    depths_final = not dfs and walker is None
     terminal_converged = not expand_converged
 
     while bound_hit is None and not stopped:
@@ -272,6 +317,10 @@ def search(
             node = stack.pop()
             if status[node] != UNEXPANDED:
                 continue
+        elif walker is not None:
+            node = walker.next_node()
+            if node < 0:
+                break
         else:
             if cursor >= len(states):
                 break
@@ -375,6 +424,11 @@ def search(
     graph.fingerprints = list(index)  # insertion order is node order
     if run.is_stopped() and bound_hit is None:
         bound_hit = "stopped at the first problem (stop on first)"
+    if walker is not None and bound_hit is None:
+        left = sum(1 for v in range(len(states)) if status[v] in (UNEXPANDED, PARTIAL))
+        if left:
+            bound_hit = (f"random walks are not exhaustive: {walks} walks from seed {seed} left {left} "
+                         f"discovered state(s) unexpanded")
     complete = bound_hit is None
     if not depths_final:
         _shortest_depths(graph, initial, max_depth)  # shortest parents for the stories

@@ -15,7 +15,7 @@ from typing import Generic, Literal, TypeVar
 S = TypeVar("S")
 A = TypeVar("A")
 
-Strategy = Literal["bfs", "dfs"]
+Strategy = Literal["bfs", "dfs", "random"]
 
 # Node status codes (a bytearray entry per node).
 #: discovered, successors not computed (the search stopped first)

@@ -53,11 +53,14 @@ class ExploreBounds:
     max_depth: int = 50
     max_states: int = 100_000
     timeout_seconds: float = 600.0
-    strategy: Literal["bfs", "dfs"] = "bfs"
+    strategy: Literal["bfs", "dfs", "random"] = "bfs"
     #: memoize reconciles by what they read (turn off only to measure the baseline)
     memoize: bool = True
     #: partial-order reduction: "persistent" (one order of independent steps) or "none" (every order)
     reduction: Literal["persistent", "none"] = "persistent"
+    #: strategy "random": the generator's seed and how many walks
+    seed: int = 0
+    walks: int = 100
 
 
 @dataclass(frozen=True, slots=True)

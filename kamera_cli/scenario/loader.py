@@ -427,9 +427,11 @@ class _Loader:
             max_depth=_int(raw.get("maxDepth"), 50),
             max_states=_int(raw.get("maxStates"), 100_000),
             timeout_seconds=self._duration(raw.get("timeout", 600.0), ("spec", "explore", "timeout"), 600.0),
-            strategy="dfs" if strategy == "dfs" else "bfs",
+            strategy="dfs" if strategy == "dfs" else "random" if strategy == "random" else "bfs",
             memoize=raw.get("memoize", True) is not False,
             reduction="none" if raw.get("reduction") == "none" else "persistent",
+            seed=_int(raw.get("seed"), 0),
+            walks=_int(raw.get("walks"), 100),
         )
 
     # -- invariants ----------------------------------------------------------------------------

@@ -146,3 +146,26 @@ def test_before_writes_gives_a_lagging_view_with_an_older_rv():
     assert view.fingerprint() == build([cm("a", data={"v": "1"}), cm("b")]).fingerprint()
     assert [w.rv for w in snap.writes_since(view.resource_version)] == [3, 4]  # what the lagging cache missed
     assert snap.before_writes(KindRef("", "v1", "Secret"), 3) is snap
+
+
+def _deployment(generation: int, observed: int | None, replicas: int = 3) -> dict[str, object]:
+    obj: dict[str, object] = {"apiVersion": "apps/v1", "kind": "Deployment",
+                              "metadata": {"name": "web", "namespace": "default", "generation": generation},
+                              "spec": {"replicas": replicas}}
+    if observed is not None:
+        obj["status"] = {"observedGeneration": observed,
+                         "conditions": [{"type": "Available", "status": "True", "observedGeneration": observed}]}
+    return obj
+
+
+def test_generation_counts_only_through_its_relation_to_observed_generation():
+    from kamera_cli.apiserver.snapshot import object_digest
+
+    # the same relation at different counts: one state (a fight that repeats is a loop, not progress)
+    assert object_digest(_deployment(2, 2)) == object_digest(_deployment(7, 7))
+    assert object_digest(_deployment(3, 2)) == object_digest(_deployment(9, 4))
+    assert object_digest(_deployment(2, None)) == object_digest(_deployment(5, None))
+    # a different relation, or different content, is a different state
+    assert object_digest(_deployment(3, 2)) != object_digest(_deployment(3, 3))
+    assert object_digest(_deployment(3, 4)) != object_digest(_deployment(3, 3))
+    assert object_digest(_deployment(2, 2, replicas=5)) != object_digest(_deployment(2, 2))

@@ -26,6 +26,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "quickstart": (0, set(), 9, 1),
     "bugs/order-dependent": (1, {"deterministic"}, 7, 2),
     "bugs/livelock": (1, {"converges"}, 5, 0),
+    # generation grows on every write; fingerprinted by its relation to observedGeneration (issue 11)
+    "bugs/generation-fight": (1, {"converges"}, 9, 0),
     "bugs/invariant-at-convergence": (1, {"invariant: every app has credentials"}, 4, 1),
     "bugs/always-intermediate": (1, {"invariant: ready apps have credentials"}, 3, 1),
     "bugs/exception-one-ordering": (1, {"no controller errors"}, 19, 1),
@@ -99,3 +101,11 @@ def test_example_through_the_cli(rel: str, tmp_path: Path) -> None:
     assert junit.read_text().startswith("<?xml")
     for name in failing:
         assert f"✗ {name}" in result.output
+
+
+def test_a_fight_that_raises_the_generation_is_a_livelock_with_its_loop() -> None:
+    result = CliRunner().invoke(app, ["check", str(_scenario_file("bugs/generation-fight"))],
+                                env={"NO_COLOR": "1", "COLUMNS": "120"})
+    assert result.exit_code == 1, result.output
+    assert "livelock" in result.output and "loop:" in result.output and "↺ back to step" in result.output
+    assert "/metadata/generation" in result.output

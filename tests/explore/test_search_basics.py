@@ -292,7 +292,7 @@ def test_progress_is_reported_and_rate_limited() -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"strategy": "random"}, {"max_depth": -1}, {"max_states": 0}, {"timeout": 0}, {"timeout": -3.0}],
+    [{"strategy": "sideways"}, {"max_depth": -1}, {"max_states": 0}, {"timeout": 0}, {"timeout": -3.0}],
 )
 def test_bad_bounds_are_a_kamera_usage_error(kwargs: dict[str, object]) -> None:
     with pytest.raises(ExploreError) as info:

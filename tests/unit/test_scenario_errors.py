@@ -69,7 +69,7 @@ def test_unknown_fields_did_you_mean_and_yaml11_keys(tmp_path: Path, monkeypatch
         "scenario.yaml:5:3: $.spec.controlers: unknown field 'controlers' (did you mean 'controllers'?)",
         "scenario.yaml:7:13: $.spec.explore.maxStats: unknown field 'maxStats' (did you mean 'maxStates'?)",
         "scenario.yaml:7:26: $.spec.explore.colour: unknown field 'colour'"
-        " (allowed here: maxDepth, maxStates, memoize, reduction, strategy, timeout)",
+        " (allowed here: maxDepth, maxStates, memoize, reduction, seed, strategy, timeout, walks)",
         "scenario.yaml:8:1: $.on: unknown field 'on' (allowed here: apiVersion, kind, metadata, spec)",
     ]
 
@@ -107,7 +107,8 @@ def test_schema_violations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         " (e.g. 10s, 10m, 1h30m, 500ms)",
         "scenario.yaml:7:10: $.spec.seed[0]: expected a file, folder or glob (relative to the scenario's folder)"
         " or an inline manifest, got integer",
-        "scenario.yaml:8:23: $.spec.explore.strategy: must be one of bfs, dfs; got \"bfz\" (did you mean 'bfs'?)",
+        "scenario.yaml:8:23: $.spec.explore.strategy: must be one of bfs, dfs, random; got \"bfz\""
+        " (did you mean 'bfs'?)",
         'scenario.yaml:8:38: $.spec.explore.maxDepth: expected integer, got string "7"',
         "scenario.yaml:8:52: $.spec.explore.timeout: must be greater than 0; got 0",
         "scenario.yaml:10:42: $.spec.invariants[0].expect: must have at least 1 field"
