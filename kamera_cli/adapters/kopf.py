@@ -15,8 +15,9 @@ virtual seconds instead (kopf's "touch" patch that wakes it up is not written: t
 delivered directly).  A handler exception kopf only logs is re-raised after kopf stored its
 progress, so it becomes a ``no controller errors`` finding with the handler's traceback.
 
-Simplifications (written down in docs/controllers.md): timers, daemons and indexes are not run; the
-``memo`` is per step; Events kopf posts are not stored; ``@kopf.on.login`` is replaced (kopf talks to
+Timers are controllers of their own (``kopf_timers.py``).  Simplifications (written down in
+docs/controllers.md): daemons are not run; indexes start empty in every step; the ``memo`` is per
+step; Events kopf posts are not stored; ``@kopf.on.login`` is replaced (kopf talks to
 the simulation); ``@kopf.on.startup`` handlers run once per (re)load with ``settings``, ``memo`` and
 ``logger`` only.
 """
@@ -27,7 +28,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from types import ModuleType
 from typing import Any, cast
 
@@ -135,8 +136,10 @@ class KopfOperator(ReconcilerFactory):
         return module
 
     def _resolve(self, module: ModuleType) -> Any:
-        if not self.registry._changing.get_all_handlers() and not self.registry._watching.get_all_handlers():
-            raise self._error(f"{self._tried()}: no @kopf.on.create/update/delete/resume/field/event handler found",
+        if not any(sub.get_all_handlers() for sub in (self.registry._changing, self.registry._watching,
+                                                        self.registry._spawning)):
+            raise self._error(f"{self._tried()}: no @kopf.on.create/update/delete/resume/field/event or "
+                              "@kopf.timer handler found",
                               "kamera runs the handlers the module registers when it is imported")
         self._shape = _Shape("function", 1, False)
         self._run_startup()
@@ -163,7 +166,7 @@ class KopfOperator(ReconcilerFactory):
     def handles(self, group: str, version: str, plural: str, kind: str) -> bool:
         """Whether any resource handler of the operator selects this resource."""
         resource = self._resource(group, version, plural, kind, True)
-        for sub in (self.registry._changing, self.registry._watching):
+        for sub in (self.registry._changing, self.registry._watching, self.registry._spawning):
             if any(h.selector is not None and h.selector.check(resource) for h in sub.get_all_handlers()):
                 return True
         return False
@@ -183,30 +186,47 @@ class KopfOperator(ReconcilerFactory):
                                    preferred=True, verbs=frozenset({"list", "watch", "patch", "get"}),
                                    subresources=frozenset({"status"}))
 
+    def spawning_handlers(self, kind: str) -> list[str]:
+        """Ids of the operator's ``@kopf.daemon`` (kind "daemon") or ``@kopf.timer`` handlers for the bound resource."""
+        from kopf._core.intents import handlers
+
+        cls = handlers.DaemonHandler if kind == "daemon" else handlers.TimerHandler
+        return [str(h.id) for h in self.registry._spawning.get_all_handlers()
+                if isinstance(h, cls) and h.selector is not None and h.selector.check(self.resource)]
+
     # -- one step -----------------------------------------------------------------------------------------------
-    def _step(self, request: Request) -> Any:
+    logger = logging.getLogger("kopf.objects")
+
+    def run_logged(self, run: Callable[[], Any]) -> Any:
+        """Run one step of kopf's; what kopf only logs as a handler failure is raised as a finding."""
         capture = _LogCapture()
         kopf_log = logging.getLogger("kopf")
         kopf_log.addHandler(capture)
         try:
-            with _retries_instead_of_sleeps() as delays:
-                run_async(self._process(request))
+            value = run()
         finally:
             kopf_log.removeHandler(capture)
         if capture.failures:
             raise KopfHandlerError("\n\n".join(capture.failures))
+        return value
+
+    def _step(self, request: Request) -> Any:
+        def run() -> list[float]:
+            with _retries_instead_of_sleeps() as delays, _no_spawning():
+                run_async(self._process(request))
+            return delays
+
+        delays = self.run_logged(run)
         if delays:
             return Result(requeue_after=max(1.0, min(delays)), retry=True)
         return None
 
-    async def _process(self, request: Request) -> None:
+    @contextlib.asynccontextmanager
+    async def session(self) -> AsyncIterator[None]:
+        """kopf's API context for one step: a fresh aiohttp session (routed in-process) in a vault."""
         import aiohttp
-        from kopf._cogs.clients import api, auth
-        from kopf._cogs.clients import errors as kerrors
-        from kopf._cogs.structs import credentials, ephemera
-        from kopf._core.actions import lifecycles
-        from kopf._core.engines import indexing
-        from kopf._core.reactor import inventory, processing
+        from kopf._cogs.clients import auth
+        from kopf._cogs.structs import credentials
 
         assert self.resource is not None, "bind_resource() first"
         session = aiohttp.ClientSession()
@@ -215,10 +235,23 @@ class KopfOperator(ReconcilerFactory):
             await vault.populate({"kamera": credentials.AiohttpSession(
                 aiohttp_session=session, server=self.host, default_namespace="default")})
             auth.vault_var.set(vault)
-            logger = logging.getLogger("kopf.objects")
+            yield
+        finally:
+            await session.close()
+
+    async def _process(self, request: Request) -> None:
+        from kopf._cogs.clients import api
+        from kopf._cogs.clients import errors as kerrors
+        from kopf._cogs.structs import ephemera
+        from kopf._core.actions import lifecycles
+        from kopf._core.engines import indexing
+        from kopf._core.reactor import inventory, processing
+
+        assert self.resource is not None, "bind_resource() first"
+        async with self.session():
             url = self.resource.get_url(namespace=request.namespace, name=request.name)
             try:
-                raw = await api.get(url, settings=self.settings, logger=logger)
+                raw = await api.get(url, settings=self.settings, logger=self.logger)
             except kerrors.APINotFoundError:
                 return  # gone: a real watch would deliver DELETED, and kopf would only forget it
             indexers = indexing.OperatorIndexers()
@@ -236,12 +269,31 @@ class KopfOperator(ReconcilerFactory):
                 event_queue=asyncio.Queue(),
                 no_throttling=True,
             )
-        finally:
-            await session.close()
 
 
 async def _awaited(value: Any) -> Any:
     return await value
+
+
+@contextlib.contextmanager
+def _no_spawning() -> Iterator[None]:
+    """Timers are controllers of their own (``kopf_timers``): an event step does not start them.
+
+    kopf would spawn a task per timer and daemon here; inside one step such a task would run a
+    first tick at an arbitrary point and be cancelled at the step's end.
+    """
+    from kopf._core.engines import daemons
+
+    real = daemons.spawn_daemons
+
+    async def spawn(**_: Any) -> list[float]:
+        return []
+
+    daemons.spawn_daemons = spawn  # type: ignore[assignment, unused-ignore]
+    try:
+        yield
+    finally:
+        daemons.spawn_daemons = real  # type: ignore[assignment, unused-ignore]
 
 
 @contextlib.contextmanager

@@ -28,6 +28,12 @@ class Request:
     #: delivered by the initial listing after the controller (re)started (only frameworks that tell
     #: a listing from an update, such as kopf, are told; always False for plain reconcilers)
     relisted: bool = field(default=False, compare=False)
+    #: delivered by the controller's own requeue timer rather than by an event (only timer-shaped
+    #: controllers, such as kopf timers, are told; always False for plain reconcilers)
+    timer: bool = field(default=False, compare=False)
+    #: what this controller's previous run carried to the requeue (only kamera's framework adapters
+    #: carry anything: a kopf timer's retry state, which kopf keeps in memory between ticks)
+    carried: str = field(default="", compare=False, repr=False)
 
     @property
     def key(self) -> str:

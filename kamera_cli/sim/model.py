@@ -329,7 +329,8 @@ class KubeModel:
             delay = max(1, math.ceil(run.requeue_after))
             new_items.append(
                 PendingItem(act.controller, act.namespace, act.name, clock + delay, TIMER,
-                            stable=not changed and not run.retry)
+                            stable=not changed and not run.retry,
+                            woken=bool(getattr(ctrl.factory, "timer_shaped", False)), carry=run.carry)
             )
         pending = merge_pending(state.pending, new_items, item)
         self._inherit_idle_actors(state.snapshot, run.snapshot, run.writes)
@@ -435,12 +436,13 @@ class KubeModel:
 
         items: list[PendingItem] = []
         track = bool(self.perturbations.stale_reads)
+        spawns: set[tuple[str, str, str]] = set()
         for w in writes:
             if w.refused:
                 continue
             fresh = (str(w.ref.kind_ref),) if track else ()
-            for ctrl, ns, name in self.triggers.requests(w.before, w.after, lister):
-                items.append(PendingItem(ctrl, ns, name, ready_at, WATCH, fresh=fresh))
+            for req in self.triggers.requests(w.before, w.after, lister, spawns):
+                items.append(PendingItem(*req, ready_at, WATCH, fresh=fresh, spawn=req in spawns))
         return items
 
     def _stale_kinds(self, spec: Any, controller: str) -> list[KindRef]:

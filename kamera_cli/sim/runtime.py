@@ -54,6 +54,8 @@ class ReconcileRun:
     error_text: str = ""
     #: the requeue_after retries failed work (never a resync): it blocks convergence until it runs
     retry: bool = False
+    #: carried to the requeue (``PendingItem.carry``)
+    carry: str = ""
     #: the reconcile overran its budget (its finding is memoised; it is never run twice to compare)
     timed_out: bool = False
     #: what the controller printed during the step (its log, shown with the step)
@@ -107,7 +109,7 @@ class ControllerRuntime:
             views: Mapping[KindRef, Snapshot] | None = None, choice: str = "") -> ReconcileRun:
         # a controller that reads the clock (kopf's retry backoffs) is also a function of the time
         key = (item.namespace, item.name, fault, clock if getattr(self.factory, "time_dependent", False) else None,
-               item.relist, choice)
+               item.relist, choice, item.woken, item.carry)
         # a built-in that asked for the time in a run is memoised per instant (under this key)
         timed_key = (*key[:3], clock, *key[4:])
         if self.memoize:
@@ -192,7 +194,8 @@ class ControllerRuntime:
                 raise InjectedCrash()
 
         server.before_write = before_write
-        request = Request(item.namespace or None, item.name, relisted=item.relist)
+        request = Request(item.namespace or None, item.name, relisted=item.relist, timer=item.woken,
+                          carried=item.carry)
         seed = hashlib.sha256(
             f"{self.name}\0{item.namespace}\0{item.name}\0{snapshot.fingerprint()}".encode()
         ).digest()
@@ -228,6 +231,7 @@ class ControllerRuntime:
         requeue_now = False
         requeue_after: float | None = None
         retry = False
+        carry = ""
         if outcome is not None:
             outcome_kind = outcome.kind
             if outcome_kind == "ok":
@@ -235,7 +239,11 @@ class ControllerRuntime:
                 if res is not None and res.requeue_after:
                     requeue_after = float(res.requeue_after)
                     retry = res.retry
+                    carry = str(getattr(res, "carry", ""))
                     note = f"{'retry' if retry else 'requeue'} after {requeue_after:g}s"
+                    # work not done yet (a timer armed by an event, waiting for its first tick)
+                    # keeps the cluster from counting as converged, like a retry
+                    retry = retry or bool(getattr(res, "armed", False))
                 elif res is not None and res.requeue:
                     requeue_now = True
                     note = "requeue"
@@ -273,6 +281,7 @@ class ControllerRuntime:
             requeue_after=requeue_after,
             findings=tuple(findings),
             retry=retry,
+            carry=carry,
             timed_out=outcome is not None and outcome.kind == "timeout",
             output=outcome.output if outcome is not None else "",
             note=note,

@@ -39,6 +39,15 @@ class PendingItem:
     #: delivered by the initial listing of a restarted controller (kopf tells a listing from an
     #: update: resume handlers run on it); set only for controllers that can tell the difference
     relist: bool = False
+    #: delivered by the controller's own requeue timer, to a controller that tells it from an event
+    #: (a kopf timer runs its handler on its own tick, and only re-arms on an event)
+    woken: bool = False
+    #: only while merging: an event that starts the controller's timer when it is not running, and
+    #: must not disturb it when it is (a kopf interval timer keeps its schedule across events)
+    spawn: bool = False
+    #: what the controller's last run carries to this requeue (a kopf timer's retry count and
+    #: backoff, which kopf keeps in the timer task's memory)
+    carry: str = ""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -105,6 +114,10 @@ class SimState:
                 h.update(("\x00" + ",".join(p.fresh)).encode())
             if p.relist:
                 h.update(b"\x00relist")
+            if p.woken:
+                h.update(b"\x00woken")
+            if p.carry:
+                h.update(("\x00carry:" + p.carry).encode())
         h.update(f"\na{self.next_action}".encode())
         if track_steps:
             h.update(f"s{self.steps_since_action}".encode())
@@ -130,7 +143,9 @@ def merge_pending(
     for item in new:
         old = table.get(item.key)
         if old is None:
-            table[item.key] = item
+            table[item.key] = replace(item, spawn=False) if item.spawn else item
+            continue
+        if item.spawn:  # the timer is already running: the event leaves its schedule alone
             continue
         fresh = tuple(sorted(set(old.fresh) | set(item.fresh)))
         if item.ready_at < old.ready_at or (item.ready_at == old.ready_at and old.stable and not item.stable):

@@ -16,6 +16,9 @@ from kamera_cli.model.objects import KindRef
 Mapper = Callable[[Mapping[str, Any]], Iterable[tuple[str | None, str]]]
 #: Lists the names of every object of a kind (in a namespace, or everywhere when None).
 Lister = Callable[[KindRef, str | None], list[tuple[str, str]]]
+#: How a change to an object reaches a timer-shaped controller: "reset" (re-arm it now), "spawn"
+#: (start it only if it is not running) or "" (not at all).
+TimerEvents = Callable[[Mapping[str, Any] | None, Mapping[str, Any] | None], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +29,8 @@ class Wiring:
     owns: frozenset[KindRef]
     #: (kind, mapping) with mapping in owner | sameName | namespace | all | a mapper callable
     watches: tuple[tuple[KindRef, str | Mapper], ...]
+    #: set for a timer-shaped controller (a kopf timer): which changes to its object reach it, and how
+    timer: TimerEvents | None = None
 
 
 class MapperError(Exception):
@@ -65,8 +70,12 @@ class Triggers:
                 self._watch.setdefault(k, []).append((w, mapping))
 
     def requests(self, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
-                 lister: Lister) -> list[tuple[str, str, str]]:
-        """(controller, namespace, name) requests one change to one object enqueues, deduplicated, in order."""
+                 lister: Lister, spawns: set[tuple[str, str, str]] | None = None) -> list[tuple[str, str, str]]:
+        """(controller, namespace, name) requests one change to one object enqueues, deduplicated, in order.
+
+        ``spawns`` collects the requests that only start a timer-shaped controller that is not
+        running (they must not replace its pending tick).
+        """
         obj = after if after is not None else before
         if obj is None:
             return []
@@ -76,6 +85,12 @@ class Triggers:
         name = str(meta.get("name") or "")
         out: list[tuple[str, str, str]] = []
         for w in self._for.get(kind, ()):
+            if w.timer is not None:
+                mode = w.timer(before, after)
+                if not mode:
+                    continue
+                if mode == "spawn" and spawns is not None:
+                    spawns.add((w.controller, ns, name))
             out.append((w.controller, ns, name))
         for w in self._owns.get(kind, ()):
             for version in (before, after):

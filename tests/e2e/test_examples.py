@@ -58,6 +58,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "kopf/orphan/fixed": (0, set(), 7, 1),
     "kopf/self-trigger": (1, {"converges"}, 11, 0),
     "kopf/self-trigger/fixed": (0, set(), 6, 1),
+    "kopf/timer-before-child": (1, {"no controller errors"}, 9, 1),
+    "kopf/timer-before-child/fixed": (0, set(), 16, 1),
     # operators over the built-in control plane (issue 10): deployment/replicaset/job/kubelet actors
     "workloads/wait-for-deployment": (0, set(), 1604, 1),
     "workloads/conditions-no-null-check": (0, set(), 107, 1),

@@ -89,3 +89,30 @@ def test_mapper_function_and_its_mistakes() -> None:
 def test_requests_are_deduplicated_in_order() -> None:
     t = Triggers([Wiring("w", CM, True, frozenset({CM}), ((CM, "sameName"),))])
     assert t.requests(None, obj(CM, "x"), lister) == [("w", "default", "x")]
+
+
+def test_a_timer_wiring_says_which_changes_reach_it_and_how() -> None:
+    """A timer-shaped controller (a kopf timer) decides per change: re-arm, start if idle, or nothing."""
+    def events(before: Any, after: Any) -> str:
+        return "" if after is None else "reset" if before is None else "spawn"
+
+    t = Triggers([Wiring("t", WIDGET, True, frozenset(), (), timer=events)])
+    spawns: set[tuple[str, str, str]] = set()
+    assert t.requests(None, obj(WIDGET, "a"), lister, spawns) == [("t", "default", "a")]
+    assert spawns == set()
+    assert t.requests(obj(WIDGET, "a"), obj(WIDGET, "a"), lister, spawns) == [("t", "default", "a")]
+    assert spawns == {("t", "default", "a")}
+    assert t.requests(obj(WIDGET, "a"), None, lister, spawns) == []
+
+
+def test_a_spawning_event_leaves_a_running_timer_alone_and_starts_a_stopped_one() -> None:
+    from kamera_cli.sim.state import TIMER, WATCH, PendingItem, merge_pending
+
+    tick = PendingItem("t", "default", "a", 60, TIMER, woken=True, carry="{}")
+    event = PendingItem("t", "default", "a", 2, WATCH, spawn=True)
+    assert merge_pending((tick,), [event], None) == (tick,)  # kopf keeps an interval timer's schedule
+    (started,) = merge_pending((), [event], None)
+    assert (started.ready_at, started.spawn, started.woken) == (2, False, False)
+    reset = PendingItem("t", "default", "a", 2, WATCH)  # an essential change re-arms an idle timer
+    (rearmed,) = merge_pending((tick,), [reset], None)
+    assert (rearmed.ready_at, rearmed.woken, rearmed.carry) == (2, False, "")

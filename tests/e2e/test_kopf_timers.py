@@ -1,0 +1,149 @@
+"""``@kopf.timer`` handlers as controllers of their own: one tick is one step on the virtual clock.
+
+Pinned here: a tick runs kopf's own timer loop (results stored in ``status.<id>``, failures retried
+with kopf's backoff, filters honoured), the first tick comes when kopf's loop would run it (at once,
+after ``initial_delay``, after ``idle``), a timer without interval and idle runs once, deletion ends a
+timer, and daemons — not run — are named in the run's notes rather than passing silently.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kamera_cli.adapters.kopf import supported
+from kamera_cli.model.result import ScenarioResult, Verdict
+from tests.e2e.test_kopf import checks, run, widget
+
+reason = supported()
+pytestmark = pytest.mark.skipif(reason is not None, reason=reason or "")
+
+TIMER = "op/timer:tick"
+
+
+def ticks(result: ScenarioResult, index: int = 0) -> list[str]:
+    """The notes of the timer's steps on the path to a converged state."""
+    return [s.note for s in result.converged[index].path if s.actor == TIMER]
+
+
+def test_an_interval_timer_ticks_at_once_and_stores_its_result(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import kopf
+        @kopf.timer("example.com", "v1", "widgets", interval=60)
+        def tick(spec, **_):
+            return {"seen": spec["message"]}
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    assert widget(result)["status"]["tick"] == {"seen": "hello"}
+    assert "requeue after 60s" in ticks(result)
+    assert (result.stats.states, result.stats.converged_states) == (12, 1)
+
+
+def test_initial_delay_comes_before_the_first_tick(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import kopf
+        @kopf.timer("example.com", "v1", "widgets", interval=60, initial_delay=30)
+        def tick(**_):
+            return {"ran": True}
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    notes = ticks(result)
+    assert notes[0] == "requeue after 30s", notes  # armed by the first event, nothing run yet
+    assert widget(result)["status"]["tick"] == {"ran": True}
+
+
+def test_an_idle_timer_waits_for_idle_seconds_without_essential_changes(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import kopf
+        @kopf.timer("example.com", "v1", "widgets", idle=45)
+        def tick(**_):
+            return {"ran": True}
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    notes = ticks(result)
+    assert notes[0] == "requeue after 45s", notes
+    assert widget(result)["status"]["tick"] == {"ran": True}
+    # an idle-only timer waits for the next essential change after it ran: no tick is pending
+    assert notes[-1] == "", notes
+
+
+def test_a_timer_without_interval_or_idle_runs_once(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import kopf
+        @kopf.timer("example.com", "v1", "widgets")
+        def tick(**_):
+            return {"ran": True}
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    assert ticks(result) == [""]
+    assert widget(result)["status"]["tick"] == {"ran": True}
+
+
+def test_a_timer_whose_filter_does_not_match_never_runs(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import kopf
+        @kopf.timer("example.com", "v1", "widgets", interval=60, labels={"timed": "yes"})
+        def tick(**_):
+            return {"ran": True}
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    assert "tick" not in widget(result).get("status", {})
+
+
+def test_a_failing_tick_is_a_finding_named_after_the_timer(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import kopf
+        @kopf.timer("example.com", "v1", "widgets", interval=60)
+        def tick(**_):
+            raise RuntimeError("the backend is down")
+    """)
+    assert checks(result)["no controller errors"] is Verdict.FAILED
+    (check,) = [c for c in result.checks if c.name == "no controller errors"]
+    assert TIMER in check.message and "the backend is down" in check.counterexamples[0].steps[-1].error
+
+
+def test_a_temporary_error_in_a_tick_is_a_retry_that_blocks_convergence(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import kopf
+        @kopf.timer("example.com", "v1", "widgets", interval=60)
+        def tick(retry, **_):
+            if retry < 1:
+                raise kopf.TemporaryError("not yet", delay=20)
+            return {"retries": retry}
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    assert "retry after 20s" in ticks(result)
+    assert widget(result)["status"]["tick"] == {"retries": 1}
+
+
+def test_deleting_the_object_ends_its_timer(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import kopf
+        @kopf.timer("example.com", "v1", "widgets", interval=60)
+        def tick(**_):
+            return {"ran": True}
+    """, extra="""
+        actions:
+          - name: delete it
+            at: converged
+            delete: {apiVersion: example.com/v1, kind: Widget, namespace: default, name: demo}
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    for state in result.converged:
+        assert not [o for o in state.objects if o["kind"] == "Widget"]
+
+
+def test_daemons_are_not_run_and_the_run_says_so(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import kopf
+        @kopf.on.create("example.com", "v1", "widgets")
+        def create(**_):
+            return {"ok": True}
+        @kopf.daemon("example.com", "v1", "widgets")
+        def watcher(stopped, **_):
+            while not stopped:
+                stopped.wait(10)
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    assert any("@kopf.daemon handler(s) watcher are not run" in n for n in result.notes), result.notes
