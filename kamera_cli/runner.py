@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kamera_cli import explore as ex
-from kamera_cli.apiserver.snapshot import object_digest
+from kamera_cli.apiserver.snapshot import is_record, object_digest
 from kamera_cli.errors import EntrypointError, KameraError, ScenarioError
 from kamera_cli.invariants import compile_invariant, state_document, vacuity_hint
 from kamera_cli.model.result import (
@@ -528,6 +528,8 @@ def outcome_key(snapshot: Any) -> str:
     (and status.observedGeneration, which controllers set to it)."""
     h = hashlib.sha256()
     for obj in snapshot.objects():
+        if is_record(str(obj.get("apiVersion", "")), str(obj.get("kind", ""))):
+            continue  # Events record how an outcome was reached; they are not the outcome
         meta = obj.get("metadata") or {}
         if "generation" in meta:
             obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "generation"}}
@@ -556,6 +558,8 @@ def _state_diff(a: Any, b: Any) -> tuple[Any, ...]:
     objs_b = {ObjectRef.of(o): o for o in b.objects()}
     out = []
     for ref in sorted(set(objs_a) | set(objs_b)):
+        if is_record(ref.api_version, ref.kind):
+            continue
         if ref not in objs_a:
             d = created(objs_b[ref])
         elif ref not in objs_b:

@@ -17,7 +17,7 @@ progress, so it becomes a ``no controller errors`` finding with the handler's tr
 
 Timers are controllers of their own (``kopf_timers.py``).  Simplifications (written down in
 docs/controllers.md): daemons are not run; indexes start empty in every step; the ``memo`` is per
-step; Events kopf posts are not stored; ``@kopf.on.login`` is replaced (kopf talks to
+step; ``@kopf.on.login`` is replaced (kopf talks to
 the simulation); ``@kopf.on.startup`` handlers run once per (re)load with ``settings``, ``memo`` and
 ``logger`` only.
 """
@@ -202,10 +202,16 @@ class KopfOperator(ReconcilerFactory):
         capture = _LogCapture()
         kopf_log = logging.getLogger("kopf")
         kopf_log.addHandler(capture)
+        # `kopf run` logs at INFO (kopf's loggers.configure): what it logs about an object at the
+        # posting level ("Handler 'x' succeeded.") is posted as an Event, so it must be emitted
+        level = kopf_log.level
+        if not kopf_log.isEnabledFor(logging.INFO):
+            kopf_log.setLevel(logging.INFO)
         try:
             value = run()
         finally:
             kopf_log.removeHandler(capture)
+            kopf_log.setLevel(level)
         if capture.failures:
             raise KopfHandlerError("\n\n".join(capture.failures))
         return value
@@ -222,11 +228,18 @@ class KopfOperator(ReconcilerFactory):
         return None
 
     @contextlib.asynccontextmanager
-    async def session(self) -> AsyncIterator[None]:
-        """kopf's API context for one step: a fresh aiohttp session (routed in-process) in a vault."""
+    async def session(self) -> AsyncIterator[Any]:
+        """kopf's context for one step: a fresh aiohttp session (routed in-process) in a vault, and
+        the queue of Events to post (kopf.info/warn/event, and log lines at the posting level).
+
+        The Events the step queued are posted at its end with kopf's own ``post_event``, as kopf's
+        background poster would: they are stored as ``v1/Event`` objects (records, not state:
+        docs/semantics.md).
+        """
         import aiohttp
-        from kopf._cogs.clients import auth
+        from kopf._cogs.clients import auth, events
         from kopf._cogs.structs import credentials
+        from kopf._core.engines import posting
 
         assert self.resource is not None, "bind_resource() first"
         session = aiohttp.ClientSession()
@@ -235,7 +248,17 @@ class KopfOperator(ReconcilerFactory):
             await vault.populate({"kamera": credentials.AiohttpSession(
                 aiohttp_session=session, server=self.host, default_namespace="default")})
             auth.vault_var.set(vault)
-            yield
+            queue: asyncio.Queue[Any] = asyncio.Queue()
+            posting.settings_var.set(self.settings)
+            posting.event_queue_var.set(queue)
+            posting.event_queue_loop_var.set(asyncio.get_running_loop())
+            yield queue
+            await asyncio.sleep(0)  # events enqueued from handler threads arrive through the loop
+            resource = self._resource("", "v1", "events", "Event", True)
+            while not queue.empty():
+                event = queue.get_nowait()
+                await events.post_event(ref=event.ref, type=event.type, reason=event.reason, message=event.message,
+                                        resource=resource, settings=self.settings, logger=self.logger)
         finally:
             await session.close()
 
@@ -248,7 +271,7 @@ class KopfOperator(ReconcilerFactory):
         from kopf._core.reactor import inventory, processing
 
         assert self.resource is not None, "bind_resource() first"
-        async with self.session():
+        async with self.session() as event_queue:
             url = self.resource.get_url(namespace=request.namespace, name=request.name)
             try:
                 raw = await api.get(url, settings=self.settings, logger=self.logger)
@@ -266,7 +289,7 @@ class KopfOperator(ReconcilerFactory):
                 resource=self.resource,
                 # None: kopf's initial listing after a (re)start, where resume handlers run
                 raw_event={"type": None if request.relisted else "MODIFIED", "object": raw},
-                event_queue=asyncio.Queue(),
+                event_queue=event_queue,
                 no_throttling=True,
             )
 

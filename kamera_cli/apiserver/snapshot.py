@@ -91,6 +91,20 @@ def _generation_relations(obj: Manifest, generation: int) -> Manifest:
     return out
 
 
+#: Kinds that record what happened rather than state anything controllers act on (Events).
+_RECORD_KINDS = frozenset({("v1", "Event"), ("events.k8s.io/v1", "Event")})
+
+
+def is_record(api_version: str, kind: str) -> bool:
+    """Events: kept and queryable, but not part of the fingerprint or of what counts as a change.
+
+    Why: an operator posts an Event on every handler run (kopf does by default), each under a fresh
+    generated name, so with Events in the fingerprint no state would ever repeat — a loop would look
+    like progress and a periodic timer like unending work (docs/semantics.md, "Records").
+    """
+    return (api_version, kind) in _RECORD_KINDS
+
+
 def _member(ref: ObjectRef, digest: str) -> int:
     key = f"{ref.api_version}\0{ref.kind}\0{ref.namespace}\0{ref.name}\0{digest}"
     return int.from_bytes(hashlib.sha256(key.encode()).digest(), "big")
@@ -232,7 +246,8 @@ class Snapshot:
         names = self._kinds.get(kind_key) or immutables.Map()
         old: _Entry | None = names.get(name_key)
         acc, count = self._acc, self._count
-        if old is not None:
+        weighed = not is_record(ref.api_version, ref.kind)
+        if old is not None and weighed:
             acc = (acc - old[1]) % _MOD
             count -= 1
         if obj is None:
@@ -241,10 +256,11 @@ class Snapshot:
             names = names.delete(name_key)
             kind = "DELETED"
         else:
-            member = _member(ref, object_digest(obj))
+            member = _member(ref, object_digest(obj)) if weighed else 0
             names = names.set(name_key, (obj, member))
-            acc = (acc + member) % _MOD
-            count += 1
+            if weighed:
+                acc = (acc + member) % _MOD
+                count += 1
             kind = "MODIFIED" if old is not None else "ADDED"
         kinds = self._kinds.set(kind_key, names) if len(names) else self._kinds.delete(kind_key)
         record = WriteRecord(rv, kind, ref, old[0] if old else None, obj)

@@ -17,6 +17,7 @@ from typing import Any
 
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
 from kamera_cli.apiserver import actors as api_actors
+from kamera_cli.apiserver.snapshot import is_record
 from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec, Perturbations
@@ -322,7 +323,7 @@ class KubeModel:
         for kind_text, lag in seen.items():
             faults = faults.with_lag(act.controller, kind_text, lag)  # a fresh read (or a restart) catches up
         faults = self._age_views(faults, run.writes)
-        changed = bool(run.writes)
+        changed = any(not is_record(w.ref.api_version, w.ref.kind) for w in run.writes)  # an Event is no change
         if run.requeue_now:
             new_items.append(PendingItem(act.controller, act.namespace, act.name, clock + 1, REQUEUE))
         elif run.requeue_after is not None:

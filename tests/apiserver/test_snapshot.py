@@ -169,3 +169,19 @@ def test_generation_counts_only_through_its_relation_to_observed_generation():
     assert object_digest(_deployment(3, 2)) != object_digest(_deployment(3, 3))
     assert object_digest(_deployment(3, 4)) != object_digest(_deployment(3, 3))
     assert object_digest(_deployment(2, 2, replicas=5)) != object_digest(_deployment(2, 2))
+
+
+def test_events_are_kept_but_leave_the_fingerprint_alone() -> None:
+    """Events are records: two clusters that differ only in Events are the same state."""
+    from kamera_cli.apiserver.snapshot import Snapshot, is_record
+    from kamera_cli.model.objects import ObjectRef
+
+    base = Snapshot.empty()
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "d"}}
+    ev = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1", "namespace": "d"}, "reason": "X"}
+    one = base.with_object(ObjectRef.of(cm), cm)
+    two = one.with_object(ObjectRef.of(ev), ev)
+    assert two.get(ObjectRef.of(ev)) == ev
+    assert two.fingerprint() == one.fingerprint()
+    assert two.with_object(ObjectRef.of(ev), None).fingerprint() == one.fingerprint()
+    assert is_record("events.k8s.io/v1", "Event") and not is_record("v1", "ConfigMap")

@@ -202,3 +202,30 @@ def test_an_operator_handling_several_resources_must_name_one(tmp_path: Path) ->
     assert result.verdict is Verdict.ERROR
     assert "handles example.com/v1/Widget, v1/ConfigMap: name the one to check with 'for:'" in result.error \
         or "handles v1/ConfigMap, example.com/v1/Widget: name the one to check with 'for:'" in result.error
+
+
+def test_events_kopf_posts_are_stored_as_v1_events_but_are_not_state(tmp_path: Path) -> None:
+    """kopf.info/warn/event inside a handler post real Events (they used to fail with a LookupError)."""
+    result = run(tmp_path, """
+        import kopf
+        @kopf.on.create("example.com", "v1", "widgets")
+        def hello(body, retry, **_):
+            kopf.warn(body, reason="Odd", message=f"attempt {retry}")
+            if retry < 1:
+                raise kopf.TemporaryError("again", delay=5)
+            return {"ok": 1}
+    """, extra="""
+        invariants:
+          - name: the handler warned about its widget
+            forEach: "$.items[?@.kind == 'Widget']"
+            select: >-
+              $.items[?@.kind == 'Event' && @.type == 'Warning' && @.involvedObject.name == {{ @.metadata.name }}]
+            expect: {count: 2}
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    events = [o for o in result.converged[0].objects if o["kind"] == "Event"]
+    assert sorted(e["message"] for e in events) == ["attempt 0", "attempt 1"]
+    assert {e["reason"] for e in events} == {"Odd"}
+    assert all(e["metadata"]["name"].startswith("kopf-event-") for e in events)
+    # two Events more are no change: the same states as without them
+    assert (result.stats.states, result.stats.converged_states) == (5, 1)
