@@ -37,6 +37,9 @@ def spins(request):
 
 def exits(request):
     sys.exit(3)
+
+def raises(request):
+    raise ValueError("always")
 """
 
 
@@ -128,3 +131,17 @@ def test_a_watch_that_would_block_forever_is_a_controller_error(make_scenario: M
     assert err.verdict is Verdict.FAILED
     assert "would block forever" in err.counterexamples[0].summary
     assert _check(r, CheckName.CONVERGES).verdict is Verdict.PASSED  # not retried in a hot loop
+
+
+def test_a_controller_that_always_raises_is_one_finding_not_two(make_scenario: MakeScenario) -> None:
+    """Its retries never settle; that is the exception's story, told once by 'no controller errors'."""
+    s = make_scenario(CODE, [("boom", "raises", CONFIGMAP)], [CM])
+    r = explore(s).result
+    assert r.verdict is Verdict.FAILED
+    assert _check(r, CheckName.NO_CONTROLLER_ERRORS).verdict is Verdict.FAILED
+    conv = _check(r, CheckName.CONVERGES)
+    assert conv.verdict is Verdict.INCONCLUSIVE, conv.message
+    assert "loop on a controller error" in conv.message and "no controller errors" in conv.message
+    # where errors are tolerated, the loop is the finding again
+    tolerated = explore(replace(s, expect=Expectations(controller_errors=True))).result
+    assert _check(tolerated, CheckName.CONVERGES).verdict is Verdict.FAILED
