@@ -308,8 +308,8 @@ class _Judge:
                 steps=steps_of([e.label for e in edges]), details=self._pending_text(search.state(node)),
             ), edges))
         pos = self._pos("$.spec.expect.converges")
-        if cexs and not self.scenario.expect.controller_errors and not search.depth_cuts and not search.deadlocks and all(
-                any(e.label.error for e in ll.cycle) for ll in search.livelocks):
+        if (cexs and not self.scenario.expect.controller_errors and not search.depth_cuts and not search.deadlocks
+                and all(any(getattr(e.label, "error", "") for e in ll.cycle) for ll in search.livelocks)):
             # one exception, one finding: a controller that raises on every run never lets its
             # execution settle, and that is the error's story, told by 'no controller errors'
             return Check(CheckName.CONVERGES, Verdict.INCONCLUSIVE,
