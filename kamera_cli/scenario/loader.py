@@ -271,6 +271,12 @@ class _Loader:
         for i, item in enumerate(self.seed_items):
             line, column = item.doc.at(item.path)
             positions[f"seed[{i}]"] = Position(item.doc.file, line, column)
+            # each field's key, as "seed[i]:spec.template[0].name": a dropped unknown field is
+            # reported where it was written, not at its object
+            depth = len(item.path)
+            for sub, (kline, kcolumn) in item.doc.keys.items():
+                if sub[:depth] == item.path and len(sub) > depth:
+                    positions[f"seed[{i}]:{_dotted(sub[depth:])}"] = Position(item.doc.file, kline, kcolumn)
         return positions
 
     # -- manifests -----------------------------------------------------------------------------
@@ -641,3 +647,11 @@ class _Loader:
             if controller is not None:
                 conflicts.append(ConflictSpec(controller, max(1, _int(item.get("max"), 1)), self.position(path)))
         return Perturbations(tuple(stale), tuple(crashes), tuple(conflicts))
+
+
+def _dotted(path: Path_) -> str:
+    """``("spec", "ports", 0, "name")`` as ``spec.ports[0].name`` (how a dropped field is named)."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out

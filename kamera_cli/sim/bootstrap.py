@@ -60,7 +60,9 @@ def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str]
             pos = scenario.positions.get(f"seed[{i}]") or scenario.positions.get("$.spec.seed") or scenario.position
             where = f"{pos.file or scenario.file}:{pos.line}:{pos.column}"
             for field_path in _dropped(obj, stored):
-                warnings.append(f"{where}: {ObjectRef.of(obj)}: unknown field {field_path!r} was dropped by the "
+                at = scenario.positions.get(f"seed[{i}]:{field_path}")
+                here = f"{at.file or scenario.file}:{at.line}:{at.column}" if at else where
+                warnings.append(f"{here}: {ObjectRef.of(obj)}: unknown field {field_path!r} was dropped by the "
                                 "API server (a real one warns: fieldValidation=Warn); check its spelling")
     if problems:
         raise ScenarioError(problems)

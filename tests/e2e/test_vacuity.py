@@ -99,7 +99,7 @@ def test_a_seed_field_the_server_drops_is_a_located_warning(tmp_path: Path) -> N
     (target / "scenario.yaml").write_text(text)
     (scenario,) = kamera_cli.check(target).scenarios
     (note,) = scenario.notes
-    assert note.startswith(f"{target / 'scenario.yaml'}:16:7: example.com/v1/Widget default/second: ")
+    assert note.startswith(f"{target / 'scenario.yaml'}:19:30: example.com/v1/Widget default/second: ")  # at the field
     assert "unknown field 'spec.mesage' was dropped by the API server" in note
     (clean,) = kamera_cli.check(QUICKSTART).scenarios
     assert clean.notes == ()
