@@ -112,6 +112,10 @@ def check(
         str | None,
         typer.Option("--max-memory", help="Resident memory the search may use (e.g. 4G); default half the machine."),
     ] = None,
+    import_timeout: Annotated[
+        str | None,
+        typer.Option("--import-timeout", help="How long importing a scenario's controllers may take (default 60s)."),
+    ] = None,
 ) -> None:
     """Explore every scenario and report pass/fail for each check."""
     from kamera_cli import runner, supervisor
@@ -129,7 +133,9 @@ def check(
             raise UsageError(f"invalid value for --max-memory: {exc}") from exc
         junit_path, json_path = _report_path(junit, "--junit"), _report_path(json_out, "--json")
         progress = _progress_printer() if _use_color(sys.stderr) or sys.stderr.isatty() else None
-        options = supervisor.Options(workers=workers, fail_fast=fail_fast, max_memory=memory)
+        imports = _parse_duration(import_timeout, "--import-timeout")
+        options = supervisor.Options(workers=workers, fail_fast=fail_fast, max_memory=memory,
+                                     import_timeout=imports if imports is not None else supervisor.IMPORT_BUDGET_SECONDS)
         result = supervisor.supervise(paths, overrides=overrides, options=options, on_progress=progress)
         if progress is not None:
             sys.stderr.write("\r\x1b[2K")

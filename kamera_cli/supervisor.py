@@ -55,7 +55,7 @@ from kamera_cli.model.result import (
     Verdict,
 )
 
-__all__ = ["Options", "default_max_memory", "parse_size", "supervise"]
+__all__ = ["IMPORT_BUDGET_SECONDS", "Options", "default_max_memory", "parse_size", "supervise"]
 
 #: how long after its own deadline a worker may take to stop by itself before it is killed
 GRACE_SECONDS = 1.0
@@ -79,6 +79,8 @@ class Options:
     max_memory: int | None = None
     #: move workers into their own network namespace (Linux); off only for tests of the fence
     isolate_network: bool = True
+    #: wall-clock seconds importing a scenario's controllers may take (module top-level code)
+    import_timeout: float = IMPORT_BUDGET_SECONDS
 
 
 def default_max_memory() -> int:
@@ -168,8 +170,10 @@ def _isolate_network() -> str:
 class _Job:
     """One scenario file in one worker, and everything known about it from outside."""
 
-    def __init__(self, index: int, path: Path, ctx: Any, overrides: runner.Overrides, isolate: bool) -> None:
+    def __init__(self, index: int, path: Path, ctx: Any, overrides: runner.Overrides, isolate: bool,
+                 import_budget: float = IMPORT_BUDGET_SECONDS) -> None:
         self.index = index
+        self.import_budget = import_budget
         self.path = path
         self.name = runner.scenario_label(path)
         self.started_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -235,7 +239,7 @@ class _Job:
     # -- control
     def deadline(self) -> float | None:
         if self.phase == "import":
-            return self.phase_started + IMPORT_BUDGET_SECONDS
+            return self.phase_started + self.import_budget
         if self.phase == "search" and self.budget is not None:
             return self.phase_started + self.budget + GRACE_SECONDS
         if self.phase == "judge":
@@ -426,7 +430,8 @@ class _Supervisor:
         while pending or running:
             while pending and len(running) < self.workers and not self.interrupted and not self.stopping:
                 index, path = pending.pop(0)
-                running.append(_Job(index, path, self.ctx, self.overrides, self.options.isolate_network))
+                running.append(_Job(index, path, self.ctx, self.overrides, self.options.isolate_network,
+                                    self.options.import_timeout))
             if not running:
                 break
             wait([j.conn for j in running if not j.eof] + [j.process.sentinel for j in running], timeout=0.1)
@@ -465,7 +470,7 @@ class _Supervisor:
         deadline = job.deadline()
         if deadline is not None and now > deadline:
             if job.phase == "import":
-                job.kill(f"importing the controllers took longer than {IMPORT_BUDGET_SECONDS:g}s")
+                job.kill(f"importing the controllers took longer than {job.import_budget:g}s")
             elif job.phase == "search":
                 job.kill(f"timeout {job.budget:g}s reached")
             else:

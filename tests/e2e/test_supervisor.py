@@ -275,3 +275,18 @@ def test_an_exception_whose_str_never_returns_is_an_overrun_not_a_hang(tmp_path:
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "did not return within its time budget" in proc.stdout
     assert time.monotonic() - started < 20
+
+
+def test_an_import_that_never_finishes_is_killed_at_its_budget(tmp_path: Path) -> None:
+    """Top-level code blocked in C (here a select with no timeout) is stopped from outside."""
+    started = time.monotonic()
+    proc = kamera(str(scenario_with(tmp_path, "import select; select.select([], [], [])", at_import=True)),
+                  "--import-timeout", "2s")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "importing the controllers took longer than 2s" in proc.stdout
+    assert time.monotonic() - started < 30
+
+
+def test_an_invalid_import_timeout_is_a_usage_error(tmp_path: Path) -> None:
+    proc = kamera(str(QUICKSTART), "--import-timeout", "soon")
+    assert proc.returncode == 2 and "--import-timeout" in proc.stdout + proc.stderr
