@@ -134,8 +134,9 @@ def check(
         junit_path, json_path = _report_path(junit, "--junit"), _report_path(json_out, "--json")
         progress = _progress_printer() if _use_color(sys.stderr) or sys.stderr.isatty() else None
         imports = _parse_duration(import_timeout, "--import-timeout")
-        options = supervisor.Options(workers=workers, fail_fast=fail_fast, max_memory=memory,
-                                     import_timeout=imports if imports is not None else supervisor.IMPORT_BUDGET_SECONDS)
+        if imports is None:
+            imports = supervisor.IMPORT_BUDGET_SECONDS
+        options = supervisor.Options(workers=workers, fail_fast=fail_fast, max_memory=memory, import_timeout=imports)
         result = supervisor.supervise(paths, overrides=overrides, options=options, on_progress=progress)
         if progress is not None:
             sys.stderr.write("\r\x1b[2K")
