@@ -46,6 +46,12 @@ from kamera_cli.apiserver.validation import (
 from kamera_cli.apiserver.validation_crd import apply_defaults, prune
 from kamera_cli.apiserver.validation_crd import validate as validate_cr
 from kamera_cli.apiserver.validation_update import validate_update
+from kamera_cli.apiserver.write_rules import (
+    check_preconditions,
+    check_update_version,
+    delete_answer,
+    refuse_resource_version_on_create,
+)
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 
 _JSON_HEADERS: Mapping[str, str] = {"Content-Type": "application/json"}
@@ -757,9 +763,7 @@ class ApiServer:
         meta["name"] = name
         ref = self._ref(info, ns, name)
         existing = self.snapshot.get(ref)
-        if existing is not None:
-            deleting = bool((existing.get("metadata") or {}).get("deletionTimestamp"))
-            raise E.already_exists(info.plural, info.group, name, deleting=deleting)
+        sent_version = meta.get("resourceVersion")
         inc_key = S.incarnation_key(ref)
         incarnation = self.snapshot.counter(inc_key) + 1
         counters[inc_key] = incarnation
@@ -777,6 +781,11 @@ class ApiServer:
             allocate_cluster_ip(self.snapshot, obj)
         _normalise(info, obj)
         obj = self._validate(info, obj, name)
+        if managed is None and not req.dry_run:  # a POST (apply creates through Store.Update)
+            refuse_resource_version_on_create({"resourceVersion": sent_version})
+        if existing is not None:  # the store answers after validation (BeforeCreate) and the RV check
+            deleting = bool((existing.get("metadata") or {}).get("deletionTimestamp"))
+            raise E.already_exists(info.plural, info.group, name, deleting=deleting)
         if managed is not None:
             obj["metadata"]["managedFields"] = managed
         else:
@@ -809,13 +818,7 @@ class ApiServer:
             raise E.not_found(info.plural, info.group, req.name)
         if req.sub == "scale":
             return self._write_scale(req, ref, live, req.parsed)
-        rv = meta.get("resourceVersion")
-        if not rv and info.custom:
-            raise E.invalid(info.kind, info.group, req.name, [E.cause(
-                "FieldValueInvalid", "metadata.resourceVersion",
-                "Invalid value: 0x0: must be specified for an update")])
-        if rv and rv != live["metadata"].get("resourceVersion"):
-            raise E.stale(info.plural, info.group, req.name)
+        check_update_version(info, req.name, meta, live)
         return self._update(req, ref, live, obj, self._manager(req), managed=None)
 
     def _update(self, req: _Req, ref: ObjectRef, live: Manifest, new: dict[str, Any], manager: str,
@@ -944,9 +947,7 @@ class ApiServer:
         meta = new["metadata"]
         if meta.get("name") != req.name or (info.namespaced and meta.get("namespace") != req.namespace):
             raise E.bad_request("metadata.name and metadata.namespace may not be changed by a patch")
-        rv = meta.get("resourceVersion")
-        if rv is not None and rv != live["metadata"].get("resourceVersion"):
-            raise E.stale(info.plural, info.group, req.name)
+        check_update_version(info, req.name, meta, live)
         return self._update(req, ref, live, new, manager, managed=None)
 
     def _apply(self, req: _Req, ref: ObjectRef, live: Manifest | None, manager: str, force: str,
@@ -1025,14 +1026,7 @@ class ApiServer:
                 ) -> tuple[int, Any, None]:
         info = req.info
         meta = live["metadata"]
-        if pre.get("uid") and pre["uid"] != meta.get("uid"):
-            raise E.conflict(info.plural, info.group, ref.name, f"Precondition failed: UID in precondition: "
-                                                                f"{pre['uid']}, UID in object meta: {meta.get('uid')}")
-        if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
-            raise E.conflict(info.plural, info.group, ref.name, f"Precondition failed: ResourceVersion in "
-                                                                f"precondition: {pre['resourceVersion']}, "
-                                                                f"ResourceVersion in object meta: "
-                                                                f"{meta.get('resourceVersion')}")
+        check_preconditions(info, ref.namespace, ref.name, live, pre.get("uid"), pre.get("resourceVersion"))
         finalizers = list(meta.get("finalizers") or [])
         if policy == "Foreground" and _FOREGROUND not in finalizers and not meta.get("deletionTimestamp"):
             finalizers.append(_FOREGROUND)
@@ -1041,11 +1035,11 @@ class ApiServer:
         holds = _namespace_holds(info, live)
         if not finalizers and not holds:
             if req.dry_run:
-                return 200, self._present(info, live), None
+                return 200, delete_answer(info, self._present(info, live)), None
             self._commit(req, ref, live, None)
             final = dict(live)
             final["metadata"] = {**meta, "resourceVersion": str(self.snapshot.resource_version)}
-            return 200, self._present(info, final), None
+            return 200, delete_answer(info, self._present(info, final)), None
         if meta.get("deletionTimestamp"):
             return 200, self._present(info, live), None  # already being deleted: nothing changes
         new = {**live, "metadata": dict(meta)}
@@ -1074,9 +1068,8 @@ class ApiServer:
         for obj in objs:
             if not match(obj):
                 continue
-            ref = ObjectRef.of(obj)
-            _, out, _ = self._delete(req, ref, obj, policy, pre)
-            deleted.append(out)
+            self._delete(req, ObjectRef.of(obj), obj, policy, pre)
+            deleted.append(self._present(info, obj))  # Store.DeleteCollection answers the list it deleted
         return 200, {"kind": info.list_kind, "apiVersion": info.api_version,
                      "metadata": {"resourceVersion": str(self.snapshot.resource_version)}, "items": deleted}, None
 

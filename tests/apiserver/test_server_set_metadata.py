@@ -54,11 +54,12 @@ def test_responses_carry_kind_and_api_version(server):
 
 
 def test_server_set_fields_in_the_body_are_ignored_on_create(server):
+    # a resourceVersion is refused outright (tests/apiserver/test_write_rules.py); "0" means unset
     out = server.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-        "name": "a", "namespace": "default", "uid": "mine", "resourceVersion": "999",
+        "name": "a", "namespace": "default", "uid": "mine", "resourceVersion": "0",
         "deletionTimestamp": "2020-01-01T00:00:00Z"}})
     assert out["metadata"]["uid"] != "mine" and "deletionTimestamp" not in out["metadata"]
-    assert out["metadata"]["resourceVersion"] != "999"
+    assert out["metadata"]["resourceVersion"] != "0"
 
 
 def test_managed_fields_manager_is_the_user_agent_prefix(api_client, server, fake_patching):

@@ -1,0 +1,120 @@
+"""Storage-layer rules of writes: resourceVersion on create, update preconditions, the DELETE answer.
+
+Why a module of its own: these answers do not come from a kind's strategy but from the generic
+registry and the etcd3 store underneath every kind, so they hold for built-ins and custom
+resources alike and are worded by the storage layer (``StorageError``), not by validation.
+Upstream: ``staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go`` (``Create``),
+``.../registry/generic/registry/store.go`` (``Update``, ``Delete``, ``finalizeDelete``),
+``.../storage/interfaces.go`` (``Preconditions.Check``), ``.../storage/errors.go``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kamera_cli.apiserver import errors as E
+from kamera_cli.apiserver.errors import ApiError
+from kamera_cli.apiserver.registry import ResourceInfo
+
+#: Built-in kinds whose store sets ``ReturnDeletedObject`` (pkg/registry/**/storage/storage.go):
+#: DELETE answers the object itself; every other built-in answers a ``Status{Success}``.
+_RETURNS_OBJECT = frozenset({
+    ("", "Pod"), ("", "PodTemplate"), ("", "Service"), ("", "ServiceAccount"), ("", "Namespace"),
+    ("", "PersistentVolume"), ("", "PersistentVolumeClaim"),
+})
+#: Resources whose etcd key is not ``/registry/<resource>`` (the storage prefix overrides).
+_KEY_PREFIX = {("", "services"): "services/specs", ("", "nodes"): "minions",
+               ("", "replicationcontrollers"): "controllers", ("", "endpoints"): "services/endpoints"}
+
+
+def parse_resource_version(value: Any) -> int | None:
+    """``APIObjectVersioner.ObjectResourceVersion``: "" is 0; a non-number is None (an error)."""
+    if value in (None, ""):
+        return 0
+    text = str(value)
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
+def _unknown(status: int, message: str) -> ApiError:
+    """A plain Go error from storage: ``ErrorToAPIStatus`` answers it with no reason."""
+    return ApiError(status, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                             "message": message, "code": status})
+
+
+def refuse_resource_version_on_create(meta: Mapping[str, Any]) -> None:
+    """The etcd3 store refuses to create an object that carries a (non-zero) resourceVersion.
+
+    The store returns a plain Go error, which the endpoint turns into a 500 with no reason
+    (``responsewriters.ErrorToAPIStatus``): controllers that copy a live object and create it
+    without stripping ``metadata.resourceVersion`` see exactly this.  A resourceVersion that is
+    not a number passes (the store cannot read it and clears it), as ``"0"`` does.
+    """
+    if parse_resource_version(meta.get("resourceVersion")):
+        raise _unknown(500, "resourceVersion should not be set on objects to be created")
+
+
+def storage_key(info: ResourceInfo, namespace: str, name: str) -> str:
+    """The etcd key the storage layer names in its errors (``/registry/...``)."""
+    prefix = _KEY_PREFIX.get((info.group, info.plural)) or (
+        f"{info.group}/{info.plural}" if info.custom else info.plural)
+    return f"/registry/{prefix}/{namespace}/{name}" if namespace else f"/registry/{prefix}/{name}"
+
+
+def _precondition_failed(info: ResourceInfo, namespace: str, name: str, why: str) -> ApiError:
+    # storage.NewInvalidObjError, mapped to a Conflict by storeerr.InterpretUpdateError/InterpretDeleteError
+    text = (f"StorageError: invalid object, Code: 4, Key: {storage_key(info, namespace, name)}, "
+            f"ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: {why}")
+    return E.conflict(info.plural, info.group, name, text)
+
+
+def check_preconditions(info: ResourceInfo, namespace: str, name: str, live: Mapping[str, Any],
+                        uid: Any = None, resource_version: Any = None) -> None:
+    """``storage.Preconditions.Check``: a uid (and for DELETE a resourceVersion) the caller pinned."""
+    meta = live.get("metadata") or {}
+    if uid and uid != meta.get("uid"):
+        raise _precondition_failed(info, namespace, name, f"UID in precondition: {uid}, UID in object meta: "
+                                                          f"{meta.get('uid', '')}")
+    if resource_version and resource_version != meta.get("resourceVersion"):
+        raise _precondition_failed(info, namespace, name, f"ResourceVersion in precondition: {resource_version}, "
+                                                          f"ResourceVersion in object meta: "
+                                                          f"{meta.get('resourceVersion', '')}")
+
+
+def check_update_version(info: ResourceInfo, name: str, new_meta: Mapping[str, Any],
+                         live: Mapping[str, Any]) -> None:
+    """The optimistic-concurrency rules of ``Store.Update`` for an update or a patch result.
+
+    The uid the new object carries is a precondition (``defaultUpdatedObjectInfo.Preconditions``),
+    checked first.  A resourceVersion of "" or "0" asks for an unconditional update, which built-ins
+    allow and custom resources refuse (422); a non-number fails ``strconv.ParseUint`` inside the
+    store (a 500 with no reason); any other value must equal the stored one (409).
+    """
+    check_preconditions(info, str((live.get("metadata") or {}).get("namespace") or ""), name, live,
+                        uid=new_meta.get("uid"))
+    raw = new_meta.get("resourceVersion")
+    version = parse_resource_version(raw)
+    if version is None:
+        raise _unknown(500, f'strconv.ParseUint: parsing "{raw}": invalid syntax')
+    if version == 0:
+        if info.custom:  # customResourceStrategy.AllowUnconditionalUpdate is false
+            raise E.invalid(info.kind, info.group, name, [E.cause(
+                "FieldValueInvalid", "metadata.resourceVersion",
+                "Invalid value: 0x0: must be specified for an update")])
+        return
+    if str(raw) != (live.get("metadata") or {}).get("resourceVersion"):
+        raise E.stale(info.plural, info.group, name)
+
+
+def delete_answer(info: ResourceInfo, final: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What DELETE answers once the object is gone: the object, or ``finalizeDelete``'s Status.
+
+    An object only marked for deletion (finalizers) is always answered as itself.
+    """
+    if info.custom or (info.group, info.kind) in _RETURNS_OBJECT:
+        return final
+    meta = final.get("metadata") or {}
+    details = {"name": meta.get("name", ""), "group": info.group, "kind": info.plural, "uid": meta.get("uid", "")}
+    if not info.group:
+        del details["group"]
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
