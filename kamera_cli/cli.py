@@ -191,6 +191,58 @@ def schema_command(
     _run(body)
 
 
+_IMPORT_EPILOG = """\b
+Examples:
+  kubectl get deploy,svc,cm,widgets -n shop -o yaml > cluster.yaml
+  kubectl get crd widgets.example.com -o yaml > crds.yaml
+  kamera import cluster.yaml crds.yaml -o scenarios/shop
+  kamera import dump/ --namespace shop --audit audit.log -o scenarios/incident --force
+
+\b
+Exit codes:
+  0  the scenario folder was written (warnings say what was left out)
+  2  bad input (file:line:col: message), or the folder is not empty without --force
+"""
+
+
+@app.command("import", epilog=_IMPORT_EPILOG)
+def import_command(
+    inputs: Annotated[list[Path] | None, typer.Argument(
+        help="What kubectl get -o yaml prints (a List or several documents), CRD dumps, or folders of manifests.",
+        show_default=False)] = None,
+    out_dir: Annotated[Path | None, typer.Option("--output", "-o", help="The scenario folder to write.",
+                                                 show_default=False)] = None,
+    namespace: Annotated[list[str] | None, typer.Option(
+        "--namespace", "-n", help="Import only namespaced objects of this namespace (repeatable).")] = None,
+    keep_status: Annotated[bool, typer.Option(
+        "--keep-status", metavar="", help="Keep status (and a pod's nodeName) instead of stripping them.")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", metavar="", help="Write into a folder that is not empty, overwriting the files it writes.")] = False,
+    name: Annotated[str, typer.Option("--name", help="The scenario's name (default: the folder's name).")] = "",
+) -> None:
+    """Scaffold a scenario from a real cluster's objects: CRDs and seed, server-owned fields stripped."""
+    from kamera_cli.importer import ImportOptions, import_scenario
+
+    def body() -> int:
+        if out_dir is None:
+            raise UsageError("missing -o/--output: the scenario folder to write")
+        report = import_scenario(ImportOptions(
+            inputs=tuple(str(p) for p in inputs or ()), out_dir=str(out_dir),
+            namespaces=tuple(namespace or ()), keep_status=keep_status, force=force, name=name))
+        for problem in report.warnings:
+            typer.echo(f"warning: {problem.render()}", err=True)
+        for note in report.notes:
+            typer.echo(f"note: {note}", err=True)
+        actions = f", {report.actions} user action(s)" if report.actions else ""
+        typer.echo(f"wrote {report.out_dir}: {report.objects} object(s) of {report.kinds} kind(s), "
+                   f"{report.crds} CRD(s){actions} in {len(report.files)} file(s)")
+        typer.echo(f"next: name the controllers under test in {Path(report.out_dir) / 'scenario.yaml'} (TODO), "
+                   f"then: kamera check {report.out_dir}")
+        return int(ExitCode.OK)
+
+    _run(body)
+
+
 def _report_path(path: Path | None, option: str) -> Path | None:
     """Absolute (so a controller's chdir cannot move it) and writable, or a usage error now, not after the search."""
     if path is None:

@@ -102,16 +102,22 @@ class ActionSpec:
     """An external write (a user acting on the cluster)."""
 
     name: str
-    verb: Literal["apply", "delete", "patch"]
+    verb: Literal["apply", "replace", "delete", "patch"]
     #: converged | any | an int: after exactly that many steps
     at: Literal["converged", "any"] | int = "converged"
-    #: apply: the objects to apply; patch: nothing
+    #: apply / replace: the objects to apply or put whole; patch: nothing
     objects: tuple[Manifest, ...] = ()
     #: delete / patch: the target
     target: ObjectRef | None = None
-    patch_type: Literal["merge", "json", "strategic"] = "merge"
+    patch_type: Literal["merge", "json", "strategic", "apply"] = "merge"
     patch: Any = None
     position: Position = Position("")
+    #: patch: "status" or "scale" to patch that subresource; "" for the object itself
+    subresource: str = ""
+    #: patch: the field manager the write is recorded under ("" = kamera's default for users)
+    field_manager: str = ""
+    #: patch type apply: take over conflicting fields
+    force: bool = False
 
 
 @dataclass(frozen=True, slots=True)

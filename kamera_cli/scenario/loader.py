@@ -534,13 +534,13 @@ class _Loader:
             path: Path_ = ("spec", "actions", i)
             if not isinstance(raw, dict):
                 continue
-            verbs = [verb for verb in ("apply", "delete", "patch") if verb in raw]
+            verbs = [verb for verb in ("apply", "replace", "delete", "patch") if verb in raw]
             if len(verbs) != 1:
                 got = "none" if not verbs else " and ".join(verbs)
                 hint = "split it into several actions" if verbs else ""
-                self.add(path, f"an action needs exactly one of apply, delete, patch; got {got}", hint)
+                self.add(path, f"an action needs exactly one of apply, replace, delete, patch; got {got}", hint)
                 continue
-            verb = cast(Literal["apply", "delete", "patch"], verbs[0])
+            verb = cast(Literal["apply", "replace", "delete", "patch"], verbs[0])
             at_raw = raw.get("at", "converged")
             at: Literal["converged", "any"] | int = "converged"
             if at_raw == "any":
@@ -549,14 +549,14 @@ class _Loader:
                 at = _int(at_raw.get("afterSteps"), 0)
             name = _str(raw.get("name")) or f"action {i + 1} ({verb})"
             position = self.position(path)
-            if verb == "apply":
-                entry = raw["apply"]
+            if verb in ("apply", "replace"):
+                entry = raw[verb]
                 before = len(self.problems)
-                located = sources.resolve(entry, (*path, "apply"))
+                located = sources.resolve(entry, (*path, verb))
                 if isinstance(entry, str) and entry and not located and len(self.problems) == before:
-                    self.add((*path, "apply"), f"{entry!r} holds no object to apply")
+                    self.add((*path, verb), f"{entry!r} holds no object to {verb}")
                 objects = tuple(obj for _, obj in self._objects(located))
-                actions.append(ActionSpec(name, "apply", at, objects=objects, position=position))
+                actions.append(ActionSpec(name, verb, at, objects=objects, position=position))
             elif verb == "delete":
                 target = self._target(raw["delete"], (*path, "delete"))
                 if target is not None:
@@ -567,17 +567,29 @@ class _Loader:
                 patch_type = patch.get("type", "merge")
                 body = patch.get("patch")
                 self._check_patch_body(patch_type, body, (*path, "patch", "patch"))
-                if target is not None and patch_type in ("merge", "json", "strategic"):
+                if patch_type == "apply" and isinstance(body, dict) and target is not None:
+                    self._check_apply_body(body, target, (*path, "patch", "patch"))
+                if target is not None and patch_type in ("merge", "json", "strategic", "apply"):
                     actions.append(
                         ActionSpec(
-                            name, "patch", at, target=target, patch_type=patch_type, patch=body, position=position
+                            name, "patch", at, target=target, patch_type=patch_type, patch=body, position=position,
+                            subresource=_str(patch.get("subresource")), field_manager=_str(patch.get("fieldManager")),
+                            force=patch.get("force") is True,
                         )
                     )
         return tuple(actions)
 
+    def _check_apply_body(self, body: dict[str, Any], target: ObjectRef, path: Path_) -> None:
+        """A server-side apply body names its object; it must be the target (the server answers 400 otherwise)."""
+        name = _dict(body.get("metadata")).get("name")
+        if body.get("apiVersion") != target.api_version or body.get("kind") != target.kind or name != target.name:
+            self.add(path, f"an apply patch carries apiVersion, kind and metadata.name of its target "
+                           f"({target.api_version}, {target.kind}, {target.name})")
+
     def _check_patch_body(self, patch_type: Any, body: Any, path: Path_) -> None:
-        if patch_type in ("merge", "strategic") and not isinstance(body, dict):
-            self.add(path, f"a {patch_type} patch is an object, got {json_type(body)}")
+        if patch_type in ("merge", "strategic", "apply") and not isinstance(body, dict):
+            article = "an" if patch_type == "apply" else "a"
+            self.add(path, f"{article} {patch_type} patch is an object, got {json_type(body)}")
         elif patch_type == "json":
             if not isinstance(body, list):
                 self.add(path, f"a json patch is a list of RFC 6902 operations, got {json_type(body)}")

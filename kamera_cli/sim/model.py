@@ -583,6 +583,10 @@ def same_content(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bo
     return {k: v for k, v in ma.items() if k not in _VOLATILE} == {k: v for k, v in mb.items() if k not in _VOLATILE}
 
 
+#: the field manager a server-side apply action is recorded under when it names none
+USER_FIELD_MANAGER = "kamera-user"
+
+
 def perform_action(server: ApiServer, spec: ActionSpec) -> None:
     """Apply one external action through the API server, as a user with kubectl would."""
     if spec.verb == "delete":
@@ -591,8 +595,23 @@ def perform_action(server: ApiServer, spec: ActionSpec) -> None:
         return
     if spec.verb == "patch":
         assert spec.target is not None
+        manager = spec.field_manager or USER_FIELD_MANAGER
+        if spec.patch_type == "apply":
+            body = {**spec.patch, "metadata": {**(spec.patch.get("metadata") or {})}}
+            if spec.target.namespace:
+                body["metadata"]["namespace"] = spec.target.namespace
+            server.apply(body, manager, force=spec.force, subresource=spec.subresource)
+            return
         ptype = {"merge": "merge", "json": "json", "strategic": "strategic"}[spec.patch_type]
-        server.patch(spec.target, ptype, spec.patch)
+        server.patch(spec.target, ptype, spec.patch, subresource=spec.subresource,
+                     field_manager=spec.field_manager or None)
+        return
+    if spec.verb == "replace":
+        for obj in spec.objects:
+            # kubectl replace: a PUT of the whole object, unconditional (the current resourceVersion)
+            current = server.get(ObjectRef.of(obj))
+            meta = {**(obj.get("metadata") or {}), "resourceVersion": current["metadata"]["resourceVersion"]}
+            server.update({**obj, "metadata": meta})
         return
     for obj in spec.objects:
         ref = ObjectRef.of(obj)

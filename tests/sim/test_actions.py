@@ -66,3 +66,59 @@ def test_a_refused_action_is_a_finding_and_stops_that_execution(make_scenario: M
     assert "delete a ghost" in check.message and "not found" in check.message
     # the halted execution is not an outcome
     assert r.stats.converged_states == 0
+
+
+def _final_cm(result) -> dict:
+    (final,) = result.converged
+    return next(o for o in final.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "x")
+
+
+def test_replace_puts_the_whole_object_so_left_out_fields_go(make_scenario: MakeScenario) -> None:
+    labelled = {**CM, "metadata": {**CM["metadata"], "labels": {"team": "a"}}}
+    put = ActionSpec(name="kubectl replace", verb="replace", objects=(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "default"},
+         "data": {"value": "3"}},))
+    r = explore(make_scenario(CODE, [("mark", "mark", CONFIGMAP)], [labelled], actions=(put,))).result
+    assert r.verdict is Verdict.PASSED
+    cm = _final_cm(r)
+    assert cm["data"] == {"value": "3", "seen": "3"} and "labels" not in cm["metadata"]
+
+
+def test_replace_of_a_missing_object_is_refused(make_scenario: MakeScenario) -> None:
+    put = ActionSpec(name="put a ghost", verb="replace", objects=(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ghost", "namespace": "default"}},))
+    r = explore(make_scenario(CODE, [("mark", "mark", CONFIGMAP)], [CM], actions=(put,))).result
+    check = next(c for c in r.checks if c.name == "actions apply")
+    assert check.verdict is Verdict.FAILED and "put a ghost" in check.message
+
+
+def test_server_side_apply_action_records_its_manager_and_conflicts_without_force(
+        make_scenario: MakeScenario) -> None:
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"value": "4"}}
+    ssa = ActionSpec(name="kubectl apply --server-side", verb="patch", target=X, patch_type="apply", patch=body,
+                     field_manager="kubectl", force=True)
+    r = explore(make_scenario(CODE, [("mark", "mark", CONFIGMAP)], [CM], actions=(ssa,))).result
+    assert r.verdict is Verdict.PASSED
+    cm = _final_cm(r)
+    assert cm["data"]["value"] == "4"
+    assert "kubectl" in {m["manager"] for m in cm["metadata"]["managedFields"]}
+    # without force, taking data.value from the manager that created it is a 409: the action is refused
+    polite = ActionSpec(name="polite apply", verb="patch", target=X, patch_type="apply", patch=body,
+                        field_manager="kubectl")
+    r = explore(make_scenario(CODE, [("mark", "mark", CONFIGMAP)], [CM], actions=(polite,))).result
+    check = next(c for c in r.checks if c.name == "actions apply")
+    assert check.verdict is Verdict.FAILED and "polite apply" in check.message
+
+
+def test_patch_of_the_scale_subresource(make_scenario: MakeScenario) -> None:
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+                  "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                           "template": {"metadata": {"labels": {"app": "web"}},
+                                        "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}
+    scale = ActionSpec(name="kubectl scale", verb="patch", target=ObjectRef("apps/v1", "Deployment", "default", "web"),
+                       patch_type="merge", patch={"spec": {"replicas": 3}}, subresource="scale")
+    r = explore(make_scenario(CODE, [("mark", "mark", CONFIGMAP)], [CM, deployment], actions=(scale,))).result
+    assert r.verdict is Verdict.PASSED
+    (final,) = r.converged
+    web = next(o for o in final.objects if o["kind"] == "Deployment")
+    assert web["spec"]["replicas"] == 3

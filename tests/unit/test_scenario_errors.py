@@ -316,8 +316,8 @@ def test_actions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "  ",
     )
     assert problems_of(tmp_path, monkeypatch, {"scenario.yaml": text}) == [
-        "scenario.yaml:8:7: $.spec.actions[0]: an action needs exactly one of apply, delete, patch; got none",
-        "scenario.yaml:9:7: $.spec.actions[1]: an action needs exactly one of apply, delete, patch;"
+        "scenario.yaml:8:7: $.spec.actions[0]: an action needs exactly one of apply, replace, delete, patch; got none",
+        "scenario.yaml:9:7: $.spec.actions[1]: an action needs exactly one of apply, replace, delete, patch;"
         " got apply and delete (split it into several actions)",
         "scenario.yaml:10:83: $.spec.actions[2].patch.patch: a json patch is a list of RFC 6902 operations, got object",
         "scenario.yaml:11:84: $.spec.actions[3].patch.patch[0]: a json patch operation is"
@@ -327,6 +327,31 @@ def test_actions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         " and not defined by the scenario's CRDs (add its CustomResourceDefinition to spec.crds)",
         "scenario.yaml:14:58: $.spec.actions[6].apply.metadata: missing metadata.name (or metadata.generateName)",
     ]
+
+
+def test_replace_and_patch_extensions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = HEAD + textwrap.indent(
+        textwrap.dedent("""\
+        seed: []
+        actions:
+          - replace: {apiVersion: v1, kind: ConfigMap, metadata: {}}
+          - patch: {target: {apiVersion: v1, kind: Secret, name: s}, type: apply, patch: [1]}
+          - patch: {target: {apiVersion: v1, kind: Secret, name: s}, type: apply, patch: {kind: Secret}}
+          - patch: {target: {apiVersion: v1, kind: Secret, name: s}, subresource: exec, patch: {}}
+          - {replace: {apiVersion: v1, kind: Secret, metadata: {name: s}}, apply: x.yaml}
+        """),
+        "  ",
+    )
+    problems = problems_of(tmp_path, monkeypatch, {"scenario.yaml": text})
+    assert problems[0] == "scenario.yaml:8:60: $.spec.actions[0].replace.metadata: missing metadata.name " \
+                          "(or metadata.generateName)"
+    assert problems[1] == "scenario.yaml:9:84: $.spec.actions[1].patch.patch: an apply patch is an object, got array"
+    assert problems[2] == ("scenario.yaml:10:84: $.spec.actions[2].patch.patch: an apply patch carries apiVersion, "
+                           "kind and metadata.name of its target (v1, Secret, s)")
+    assert problems[3].startswith("scenario.yaml:11:")
+    assert "$.spec.actions[3].patch.subresource" in problems[3] and "exec" in problems[3]
+    assert problems[4] == ("scenario.yaml:12:7: $.spec.actions[4]: an action needs exactly one of apply, replace, "
+                           "delete, patch; got apply and replace (split it into several actions)")
 
 
 def test_problems_are_sorted_by_file_line_column(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -98,6 +98,14 @@ spec:
         target: {apiVersion: v1, kind: Namespace, namespace: ignored, name: team-a}
         type: json
         patch: [{op: add, path: /metadata/labels, value: {a: b}}]
+    - replace: {apiVersion: v1, kind: ConfigMap, metadata: {name: cm, namespace: team-a}, data: {k: v}}
+    - patch:
+        target: {apiVersion: example.com/v1, kind: Widget, name: demo}
+        type: apply
+        fieldManager: kubectl
+        force: true
+        subresource: status
+        patch: {apiVersion: example.com/v1, kind: Widget, metadata: {name: demo}, status: {phase: Done}}
   perturbations:
     staleReads:
       - {controller: widget, kinds: [example.com/v1/Widget], maxLag: 2}
@@ -160,7 +168,10 @@ def test_every_field_reaches_the_model(full: Path) -> None:
     assert inv1.expect == ExpectSpec(
         min=1, max=9, exists=True, unique=True, matches="[a-z-]+", has_equals=True, equals=None
     )
-    delete, apply, patch = s.actions
+    delete, apply, patch, replace, ssa = s.actions
+    assert (replace.verb, replace.name, replace.objects[0]["data"]) == ("replace", "action 4 (replace)", {"k": "v"})
+    assert (ssa.patch_type, ssa.field_manager, ssa.force, ssa.subresource) == ("apply", "kubectl", True, "status")
+    assert (patch.field_manager, patch.force, patch.subresource) == ("", False, "")
     assert (delete.name, delete.verb, delete.at) == ("delete it", "delete", "converged")
     assert delete.target == ObjectRef("example.com/v1", "Widget", "default", "demo")
     assert (apply.name, apply.verb, apply.at) == ("action 2 (apply)", "apply", "any")

@@ -1,0 +1,195 @@
+"""Writing an imported cluster out as a scenario folder: ``scenario.yaml``, ``crds/``, ``seed/``.
+
+Why text for ``scenario.yaml`` and a dumper for the manifests: the scaffold's value is in its
+comments (what to fill in, what was found, what was skipped), which no YAML dumper writes; the
+manifests are data and must read back exactly as they were cleaned, so they go through PyYAML with
+block style and no anchors, and strings that YAML 1.1 would read as something else are quoted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kamera_cli.errors import UsageError
+from kamera_cli.importer.cluster import Imported, Seeded
+from kamera_cli.model.objects import KindRef
+from kamera_cli.scenario import API_VERSION, KIND
+
+#: the built-in controllers (spec.cluster.builtins) that act on a built-in kind
+_BUILTINS_FOR = {
+    KindRef("apps", "v1", "Deployment"): ("deployment",),
+    KindRef("apps", "v1", "ReplicaSet"): ("replicaset",),
+    KindRef("apps", "v1", "StatefulSet"): ("statefulset",),
+    KindRef("apps", "v1", "DaemonSet"): ("daemonset",),
+    KindRef("batch", "v1", "Job"): ("job",),
+    KindRef("", "v1", "Pod"): ("kubelet",),
+    KindRef("", "v1", "Service"): ("endpoints", "endpointslice"),
+    KindRef("", "v1", "PersistentVolumeClaim"): ("pvc-binder",),
+}
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$")  # the schema's metadata.name pattern
+_CLUSTER_FILE = "_cluster"  # '_' cannot start a namespace name, so no namespace file collides
+
+
+class _Dumper(yaml.SafeDumper):
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None  # the emitter falls back when a block cannot hold it
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def dump(value: Any) -> str:
+    return yaml.dump(value, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
+                     width=120)
+
+
+def dump_documents(objects: Sequence[Any]) -> str:
+    return "---\n".join(dump(o) for o in objects)
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """User actions for ``spec.actions`` and comment lines saying what was not replayed."""
+
+    actions: tuple[dict[str, Any], ...] = ()
+    comments: tuple[str, ...] = ()
+    source: str = ""
+
+
+@dataclass
+class Written:
+    files: list[str] = field(default_factory=list)
+    seed_files: list[str] = field(default_factory=list)
+    crd_files: list[str] = field(default_factory=list)
+
+
+def scenario_name(given: str, out_dir: str) -> str:
+    """``given``, or the folder's name made into a valid scenario name."""
+    if given:
+        if not _NAME.match(given):
+            raise UsageError(f"--name {given!r}: a scenario name is lower-case letters, digits, '-', '.' and '_', "
+                             "starting and ending with a letter or digit")
+        return given
+    base = os.path.basename(os.path.normpath(os.path.abspath(out_dir))).lower()
+    name = re.sub(r"[^a-z0-9._-]+", "-", base).strip("-._")
+    return name or "imported"
+
+
+def prepare(out_dir: str, force: bool) -> Path:
+    """The output folder, created; refuses a non-empty one unless ``force``."""
+    path = Path(out_dir)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"-o {out_dir}: is a file; give a folder for the scenario")
+    if path.is_dir() and any(path.iterdir()) and not force:
+        raise UsageError(f"-o {out_dir}: the folder is not empty; choose another or pass --force to overwrite "
+                         "the files the import writes")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"-o {out_dir}: cannot create the folder: {exc.strerror or exc}") from exc
+    return path
+
+
+def _seed_groups(objects: Sequence[Seeded]) -> list[tuple[str, list[Seeded]]]:
+    groups: dict[str, list[Seeded]] = {}
+    for s in objects:
+        groups.setdefault(s.ref.namespace or _CLUSTER_FILE, []).append(s)
+    return sorted(groups.items(), key=lambda kv: (kv[0] != _CLUSTER_FILE, kv[0]))
+
+
+def write(out: Path, imported: Imported, *, name: str, inputs: Sequence[str], timeline: Timeline) -> Written:
+    written = Written()
+
+    def put(rel: str, text: str) -> None:
+        target = out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from exc
+        written.files.append(rel)
+
+    for crd in imported.crds:
+        rel = f"crds/{crd.ref.name or 'crd'}.yaml"
+        put(rel, dump(crd.obj))
+        written.crd_files.append(rel)
+    for group, members in _seed_groups(imported.objects):
+        rel = f"seed/{group}.yaml"
+        put(rel, dump_documents([s.obj for s in members]))
+        written.seed_files.append(rel)
+    put("scenario.yaml", scenario_text(imported, name=name, inputs=inputs, timeline=timeline, written=written))
+    return written
+
+
+def _kind_counts(imported: Imported) -> list[tuple[KindRef, int]]:
+    counts: dict[KindRef, int] = {}
+    for s in imported.objects:
+        counts[s.ref.kind_ref] = counts.get(s.ref.kind_ref, 0) + 1
+    return sorted(counts.items(), key=lambda kv: (kv[0].group, kv[0].kind, kv[0].version))
+
+
+def _example_kind(imported: Imported, counts: list[tuple[KindRef, int]]) -> KindRef:
+    custom = [k for k, _ in counts if (info := imported.registry.lookup(k.api_version, k.kind)) and info.custom]
+    ordinary = [k for k, _ in counts if k.kind != "Namespace"]
+    return (custom or ordinary or [KindRef("example.com", "v1", "Widget")])[0]
+
+
+def scenario_text(imported: Imported, *, name: str, inputs: Sequence[str], timeline: Timeline,
+                  written: Written) -> str:
+    counts = _kind_counts(imported)
+    example = _example_kind(imported, counts)
+    builtins = sorted({b for k, _ in counts for b in _BUILTINS_FOR.get(k, ())})
+    sources = ", ".join(inputs) if inputs else "no manifests"
+    lines = [
+        f"# Scaffolded by `kamera import` from {sources}{' and ' + timeline.source if timeline.source else ''}.",
+        f"# {len(imported.objects)} seed object(s) of {len(counts)} kind(s) in {len(written.seed_files)} file(s), "
+        f"{len(imported.crds)} CustomResourceDefinition(s)"
+        + (f", {len(timeline.actions)} user action(s) from the audit log." if timeline.source else "."),
+        "# Next: name the controllers under test below (TODO), add invariants, then run kamera check on this folder.",
+        f"apiVersion: {API_VERSION}",
+        f"kind: {KIND}",
+        "metadata:",
+        f"  name: {json.dumps(name)}",
+        f"  description: {json.dumps('Imported from ' + sources, ensure_ascii=False)}",
+        "spec:",
+        "  # TODO(kamera import): the controllers under test. Until at least one is named here (or a",
+        '  # built-in under spec.cluster.builtins), kamera check stops with "no controllers to check".',
+        "  # The seed holds these kinds:",
+        *[f"  #   {k} ({n})" for k, n in counts],
+        "  # For example:",
+        f"  #   - name: {example.kind.lower()}",
+        "  #     entrypoint: controllers/my_controller.py:reconcile   # relative to this folder",
+        f"  #     for: {example}",
+        "  #     owns: [v1/ConfigMap]",
+        "  controllers: []",
+    ]
+    if builtins:
+        lines += [
+            "  # Built-in controllers acting on kinds found above (uncomment to run them with yours):",
+            "  # cluster:",
+            f"  #   builtins: [{', '.join(builtins)}]",
+        ]
+    if written.crd_files:
+        lines += ["  crds:", *[f"    - {f}" for f in written.crd_files]]
+    lines += ["  seed:" if written.seed_files else "  seed: []", *[f"    - {f}" for f in written.seed_files]]
+    if timeline.source:
+        lines.append(f"  # User actions replayed from {timeline.source}, in recorded order.")
+        lines += [f"  # {c}" for c in timeline.comments]
+        if timeline.actions:
+            lines.append("  actions:")
+            body = dump(list(timeline.actions))
+            lines += ["    " + line if line else line for line in body.rstrip("\n").split("\n")]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,64 @@
+"""``kamera import`` through the command line: import a dump, fill in a real controller, check it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from kamera_cli.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "import"
+QUICKSTART = ROOT / "scenarios" / "quickstart"
+ENV = {"NO_COLOR": "1", "COLUMNS": "200", "GITHUB_ACTIONS": ""}
+WIDGET = """  controllers:
+    - name: widget
+      entrypoint: controllers/widget.py:reconcile
+      for: example.com/v1/Widget
+      owns: [v1/ConfigMap]"""
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args), env=ENV)
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_import_then_check_with_the_quickstart_controller(tmp_path: Path) -> None:
+    out = tmp_path / "shop"
+    code, stdout, stderr = invoke("import", str(FIXTURES / "cluster.yaml"), str(FIXTURES / "crds.yaml"),
+                                  "-o", str(out))
+    assert code == 0, stderr
+    assert "7 object(s) of 6 kind(s), 1 CRD(s) in 4 file(s)" in stdout
+    assert "warning: " in stderr and "owner ReplicaSet 'web-6d4cf56db6'" in stderr
+    assert "note: skipped 1 object(s): Events" in stderr
+
+    code, stdout, _ = invoke("check", str(out))  # the scaffold as written: one clear problem
+    assert code == 2
+    assert "scenario.yaml:" in stdout and "$.spec.controllers: no controllers to check" in stdout
+
+    scenario = out / "scenario.yaml"
+    scenario.write_text(scenario.read_text(encoding="utf-8").replace("  controllers: []", WIDGET),
+                        encoding="utf-8")
+    shutil.copytree(QUICKSTART / "controllers", out / "controllers")
+    code, stdout, stderr = invoke("check", str(out))
+    assert code == 0, stdout + stderr
+    assert "✓ shop PASSED" in stdout and "1 converged" in stdout
+
+
+def test_import_refuses_bad_input_and_a_non_empty_folder(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: [oops\n", encoding="utf-8")
+    code, stdout, stderr = invoke("import", str(bad), "-o", str(tmp_path / "out"))
+    assert code == 2 and "Traceback" not in stdout + stderr
+    assert f"{bad}:4:1: $: invalid YAML" in stderr
+    assert not (tmp_path / "out").exists()
+
+    code, _, stderr = invoke("import", str(FIXTURES / "cluster.yaml"), "-o", str(FIXTURES))
+    assert code == 2 and "not empty" in stderr and "--force" in stderr
+    code, _, stderr = invoke("import", str(FIXTURES / "cluster.yaml"))
+    assert code == 2 and "missing -o/--output" in stderr
+    code, _, stderr = invoke("import", "-o", str(tmp_path / "o2"))
+    assert code == 2 and "nothing to import" in stderr
