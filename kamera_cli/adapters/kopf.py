@@ -16,7 +16,7 @@ delivered directly).  A handler exception kopf only logs is re-raised after kopf
 progress, so it becomes a ``no controller errors`` finding with the handler's traceback.
 
 Timers are controllers of their own (``kopf_timers.py``).  Simplifications (written down in
-docs/controllers.md): daemons are not run; indexes start empty in every step; the ``memo`` is per
+docs/controllers.md): daemons are not run; indices are rebuilt from the cluster in every step; the ``memo`` is per
 step; ``@kopf.on.login`` is replaced (kopf talks to
 the simulation); ``@kopf.on.startup`` handlers run once per (re)load with ``settings``, ``memo`` and
 ``logger`` only.
@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from types import ModuleType
 from typing import Any, cast
 
@@ -101,6 +101,8 @@ class KopfOperator(ReconcilerFactory):
     relists = True
     registry: Any
     resource: Any
+    #: the resources the operator's @kopf.index handlers select (``bind_resource``)
+    index_resources: list[Any]
     settings: Any
     host: str
 
@@ -109,6 +111,7 @@ class KopfOperator(ReconcilerFactory):
         self.kopf_module = module
         self.host = host
         self.resource = None
+        self.index_resources = []
         reason = supported()
         if reason is not None:
             raise EntrypointError(reason, scenario=scenario, controller=controller)
@@ -175,8 +178,49 @@ class KopfOperator(ReconcilerFactory):
         """Which of ``candidates`` (group, version, plural, kind, namespaced) the handlers select."""
         return [i for i, (g, v, p, k, _ns) in enumerate(candidates) if self.handles(g, v, p, k)]
 
-    def bind_resource(self, group: str, version: str, plural: str, kind: str, namespaced: bool) -> None:
+    def bind_resource(self, group: str, version: str, plural: str, kind: str, namespaced: bool,
+                      candidates: Sequence[tuple[str, str, str, str, bool]] = ()) -> None:
+        """The resource this controller entry handles; ``candidates`` (every resource of the scenario)
+        are searched for the ones the operator's ``@kopf.index`` handlers select."""
         self.resource = self._resource(group, version, plural, kind, namespaced)
+        self.index_resources = []
+        seen: set[tuple[str, str]] = set()
+        for g, v, p, k, ns in candidates:
+            res = self._resource(g, v, p, k, ns)
+            if (g, k) not in seen and any(h.selector is not None and h.selector.check(res)
+                                          for h in self.registry._indexing.get_all_handlers()):
+                seen.add((g, k))  # a versionless selector: the preferred (first) version only
+                self.index_resources.append(res)
+
+    async def indexers(self) -> Any:
+        """kopf's indices as the operator's watch streams would have filled them by now.
+
+        kopf indexes every object of an indexed resource as its events arrive, before any handler
+        runs; a step starts from scratch, so it lists each indexed resource and lets kopf's own
+        ``index_resource`` index every object (in name order, so the result is deterministic).
+        """
+        from kopf._cogs.clients import api
+        from kopf._cogs.structs import bodies, ephemera
+        from kopf._core.actions import loggers
+        from kopf._core.engines import indexing
+
+        indexers = indexing.OperatorIndexers()
+        indexers.ensure(self.registry._indexing.get_all_handlers())
+        for resource in self.index_resources:
+            listing = await api.get(resource.get_url(namespace=None), settings=self.settings, logger=self.logger)
+            items = sorted(listing.get("items") or [], key=lambda o: (
+                (o.get("metadata") or {}).get("namespace") or "", (o.get("metadata") or {}).get("name") or ""))
+            api_version = f"{resource.group}/{resource.version}" if resource.group else resource.version
+            for raw in items:
+                raw.setdefault("apiVersion", api_version)  # list items come without them (kopf adds them)
+                raw.setdefault("kind", resource.kind)
+                body = bodies.Body(raw)
+                await indexing.index_resource(
+                    indexers=indexers, registry=self.registry, settings=self.settings, resource=resource,
+                    raw_event={"type": None, "object": raw}, memory=indexing.IndexingMemory(),
+                    logger=loggers.TerseObjectLogger(body=body, settings=self.settings),
+                    memo=cast(Any, ephemera.Memo()), body=body)
+        return indexers
 
     @staticmethod
     def _resource(group: str, version: str, plural: str, kind: str, namespaced: bool) -> Any:
@@ -267,7 +311,6 @@ class KopfOperator(ReconcilerFactory):
         from kopf._cogs.clients import errors as kerrors
         from kopf._cogs.structs import ephemera
         from kopf._core.actions import lifecycles
-        from kopf._core.engines import indexing
         from kopf._core.reactor import inventory, processing
 
         assert self.resource is not None, "bind_resource() first"
@@ -277,8 +320,7 @@ class KopfOperator(ReconcilerFactory):
                 raw = await api.get(url, settings=self.settings, logger=self.logger)
             except kerrors.APINotFoundError:
                 return  # gone: a real watch would deliver DELETED, and kopf would only forget it
-            indexers = indexing.OperatorIndexers()
-            indexers.ensure(self.registry._indexing.get_all_handlers())
+            indexers = await self.indexers()
             await processing.process_resource_event(
                 lifecycle=lifecycles.get_default_lifecycle(),
                 indexers=indexers,

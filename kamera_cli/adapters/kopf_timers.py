@@ -98,7 +98,6 @@ class KopfTimer:
         from kopf._cogs.clients import errors as kerrors
         from kopf._cogs.structs import bodies, ephemera, finalizers, patches
         from kopf._core.actions import loggers
-        from kopf._core.engines import indexing
         from kopf._core.intents import causes, registries, stoppers
 
         operator = self.operator
@@ -115,8 +114,7 @@ class KopfTimer:
             body = bodies.Body(raw)
             if finalizers.is_deletion_ongoing(body):
                 return None
-            indexers = indexing.OperatorIndexers()
-            indexers.ensure(operator.registry._indexing.get_all_handlers())
+            indexers = await operator.indexers()
             cause = causes.DaemonCause(
                 resource=operator.resource, indices=indexers.indices,
                 logger=loggers.LocalObjectLogger(body=body, settings=settings), memo=cast(Any, ephemera.Memo()),

@@ -163,7 +163,9 @@ class Simulation:
                     raise EntrypointError(f"kopf operator {spec.kopf!r} has no handler for {spec.for_kind}",
                                           scenario=scenario.name, controller=spec.name,
                                           hint="'for' names the resource whose events the operator handles")
-                factory.bind_resource(info.group, info.version, info.plural, info.kind, info.namespaced)
+                candidates = [(i.group, i.version, i.plural, i.kind, i.namespaced) for i in self.registry.resources()
+                              if "watch" in i.verbs or i.custom]
+                factory.bind_resource(info.group, info.version, info.plural, info.kind, info.namespaced, candidates)
             else:
                 factory = load_reconciler(spec.entrypoint, base, scenario=scenario.name, controller=spec.name,
                                           env=dict(spec.env))

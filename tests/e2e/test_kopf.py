@@ -24,9 +24,12 @@ pytestmark = pytest.mark.skipif(reason is not None, reason=reason or "")
 CREATE_CHILD = Path(__file__).resolve().parents[2] / "scenarios" / "kopf" / "create-child"
 
 
-def run(tmp_path: Path, operator: str, extra: str = "") -> ScenarioResult:
+def run(tmp_path: Path, operator: str, extra: str = "", more_seed: str = "") -> ScenarioResult:
     shutil.copytree(CREATE_CHILD / "crds", tmp_path / "crds")
     shutil.copytree(CREATE_CHILD / "manifests", tmp_path / "manifests")
+    if more_seed:
+        (tmp_path / "manifests" / "widget.yaml").write_text(
+            (CREATE_CHILD / "manifests" / "widget.yaml").read_text() + "---\n" + textwrap.dedent(more_seed))
     (tmp_path / "operator.py").write_text(textwrap.dedent(operator))
     (tmp_path / "scenario.yaml").write_text(textwrap.dedent("""\
         apiVersion: kamera.dev/v1alpha1
@@ -229,3 +232,30 @@ def test_events_kopf_posts_are_stored_as_v1_events_but_are_not_state(tmp_path: P
     assert all(e["metadata"]["name"].startswith("kopf-event-") for e in events)
     # two Events more are no change: the same states as without them
     assert (result.stats.states, result.stats.converged_states) == (5, 1)
+
+
+def test_indices_hold_every_object_of_the_indexed_resource(tmp_path: Path) -> None:
+    """@kopf.index handlers see the cluster as kopf's watch streams would have delivered it."""
+    result = run(tmp_path, """
+        import kopf
+        @kopf.index("", "v1", "configmaps")
+        def by_widget(labels, name, **_):
+            return {labels["widget"]: name} if "widget" in labels else None
+        @kopf.on.create("example.com", "v1", "widgets")
+        def count(name, by_widget, **_):
+            return {"configMaps": sorted(by_widget.get(name, []))}
+    """, more_seed="""\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: a, namespace: default, labels: {widget: demo}}
+        ---
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: b, namespace: default, labels: {widget: demo}}
+        ---
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: c, namespace: default, labels: {widget: other}}
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    assert widget(result)["status"]["count"] == {"configMaps": ["a", "b"]}
