@@ -59,6 +59,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "kopf/self-trigger": (1, {"converges"}, 11, 0),
     "kopf/self-trigger/fixed": (0, set(), 6, 1),
     "kopf/timer-before-child": (1, {"no controller errors"}, 9, 1),
+    "kopf/async-client": (1, {"invariant: the config map follows the widget"}, 6, 1),
+    "kopf/async-client/fixed": (0, set(), 7, 1),
     "kopf/timer-before-child/fixed": (0, set(), 16, 1),
     # operators over the built-in control plane (issue 10): deployment/replicaset/job/kubelet actors
     "workloads/wait-for-deployment": (0, set(), 1604, 1),
@@ -83,7 +85,7 @@ def test_every_example_is_pinned() -> None:
 def test_example_through_the_cli(rel: str, tmp_path: Path) -> None:
     if rel.startswith("kopf/") and (reason := kopf_supported()) is not None:
         pytest.skip(reason)
-    if rel == "asyncio" and importlib.util.find_spec("kubernetes_asyncio") is None:
+    if rel.startswith(("asyncio", "kopf/async-client")) and importlib.util.find_spec("kubernetes_asyncio") is None:
         pytest.skip("kubernetes_asyncio is not installed (pip install 'kamera-cli[asyncio]')")
     code, failing, states, converged = EXPECTED[rel]
     out_json = tmp_path / "result.json"
