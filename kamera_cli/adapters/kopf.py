@@ -15,8 +15,8 @@ virtual seconds instead (kopf's "touch" patch that wakes it up is not written: t
 delivered directly).  A handler exception kopf only logs is re-raised after kopf stored its
 progress, so it becomes a ``no controller errors`` finding with the handler's traceback.
 
-Timers are controllers of their own (``kopf_timers.py``).  Simplifications (written down in
-docs/controllers.md): daemons are not run; indices are rebuilt from the cluster in every step; the ``memo`` is per
+Timers and daemons are controllers of their own (``kopf_spawning.py``).  Simplifications (written
+down in docs/controllers.md): indices are rebuilt from the cluster in every step; the ``memo`` is per
 step; ``@kopf.on.login`` is replaced (kopf talks to
 the simulation); ``@kopf.on.startup`` handlers run once per (re)load with ``settings``, ``memo`` and
 ``logger`` only.
@@ -342,7 +342,7 @@ async def _awaited(value: Any) -> Any:
 
 @contextlib.contextmanager
 def _no_spawning() -> Iterator[None]:
-    """Timers are controllers of their own (``kopf_timers``): an event step does not start them.
+    """Timers and daemons are controllers of their own (``kopf_spawning``): an event step does not start them.
 
     kopf would spawn a task per timer and daemon here; inside one step such a task would run a
     first tick at an arbitrary point and be cancelled at the step's end.

@@ -39,7 +39,7 @@ import sys
 import time
 import traceback
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
@@ -88,13 +88,15 @@ class NetworkAttempt:
 class SandboxRun:
     """What one sandboxed call observed (filled in while it runs)."""
 
-    __slots__ = ("_rng", "clock", "network", "seed")
+    __slots__ = ("_rng", "clock", "network", "on_sleep", "seed")
 
     def __init__(self, clock: VirtualClock, seed: bytes) -> None:
         self.clock = clock
         self.seed = seed
         self.network: list[NetworkAttempt] = []
         self._rng: random.Random | None = None
+        #: told of every sleep before the clock moves (a kopf daemon parks at its first sleep)
+        self.on_sleep: Callable[[float], None] | None = None
 
     def rng(self) -> random.Random:
         """The run's generator, seeded on first use (most reconciles never draw a random number)."""
@@ -176,6 +178,8 @@ def _sleep(secs: float, /) -> None:
     seconds = float(secs)
     if seconds != seconds:  # NaN, as the real sleep rejects it
         raise ValueError("Invalid value NaN (not a number)")
+    if run.on_sleep is not None and seconds > 0:
+        run.on_sleep(seconds)
     run.clock.advance(seconds)
 
 
@@ -597,4 +601,11 @@ def advance_active_clock(seconds: float) -> None:
     """Move the running sandbox's virtual clock forward (an event loop jumping to its next timer)."""
     run = _ACTIVE
     if run is not None and seconds > 0:
+        if run.on_sleep is not None:
+            run.on_sleep(seconds)
         run.clock.advance(seconds)
+
+
+def active_run() -> SandboxRun | None:
+    """The sandboxed call running now, if any (for a framework adapter's hooks)."""
+    return _ACTIVE

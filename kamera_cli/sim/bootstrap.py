@@ -16,7 +16,7 @@ from typing import Any
 
 from kamera_cli.adapters import VirtualClock, load_mapper, load_reconciler, run_mapper
 from kamera_cli.adapters.kopf import load_kopf_operator
-from kamera_cli.adapters.kopf_timers import KopfTimer
+from kamera_cli.adapters.kopf_spawning import KopfDaemon, KopfTimer
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
 from kamera_cli.apiserver.transport import Containment
 from kamera_cli.controlplane import PodRule, make_builtins
@@ -188,25 +188,20 @@ class Simulation:
                 self._kopf_timers(spec, factory, info.namespaced, client, wirings)
 
     def _kopf_timers(self, spec: Any, operator: Any, namespaced: bool, client: Any, wirings: list[Wiring]) -> None:
-        """Each ``@kopf.timer`` of the resource is a controller of its own, ``<name>/timer:<handler id>``
-        (docs/controllers.md, "Timers"); daemons are not run, and the run says so."""
+        """Each ``@kopf.timer`` and ``@kopf.daemon`` of the resource is a controller of its own,
+        ``<name>/timer:<handler id>`` or ``<name>/daemon:<handler id>`` (docs/controllers.md)."""
         containment = self._containment
         assert containment is not None and spec.for_kind is not None
-        for handler_id in operator.spawning_handlers("timer"):
-            timer = KopfTimer(operator, handler_id)
-            name = f"{spec.name}/timer:{handler_id}"
-            wirings.append(Wiring(name, spec.for_kind, namespaced, frozenset(), (), timer=timer.events))
-            self.runtimes.append(ControllerRuntime(
-                name=name, for_kind=spec.for_kind, namespaced=namespaced, watched_kinds=(), factory=timer,
-                registry=self.registry, bind=containment.bind, client=client, budget_seconds=spec.timeout,
-                memoize=self.memoize and self.scenario.explore.memoize,
-            ))
-        daemons = operator.spawning_handlers("daemon")
-        if daemons:
-            where = f"{self.scenario.file}:{spec.position.line}"
-            self.warnings.append(
-                f"{where}: controller {spec.name!r}: @kopf.daemon handler(s) {', '.join(daemons)} are not run by "
-                "kamera (only the operator's event handlers and timers are checked; see docs/controllers.md)")
+        for kind, cls in (("timer", KopfTimer), ("daemon", KopfDaemon)):
+            for handler_id in operator.spawning_handlers(kind):
+                factory = cls(operator, handler_id)
+                name = f"{spec.name}/{kind}:{handler_id}"
+                wirings.append(Wiring(name, spec.for_kind, namespaced, frozenset(), (), timer=factory.events))
+                self.runtimes.append(ControllerRuntime(
+                    name=name, for_kind=spec.for_kind, namespaced=namespaced, watched_kinds=(), factory=factory,
+                    registry=self.registry, bind=containment.bind, client=client, budget_seconds=spec.timeout,
+                    memoize=self.memoize and self.scenario.explore.memoize,
+                ))
 
     def _load_builtins(self, wirings: list[Wiring]) -> None:
         """The scenario's built-in controllers, after its own (their names are reserved)."""

@@ -1,24 +1,32 @@
-"""kopf timers as controllers of their own: one step is one tick of one ``@kopf.timer`` for one object.
+"""kopf timers and daemons as controllers of their own: one step is one tick of one ``@kopf.timer``,
+or one wake-up of one ``@kopf.daemon``, for one object.
 
-Why a process per (timer, object) instead of running timers inside the operator's event steps: in
-a real operator each timer of each object is an asyncio task of its own that interleaves with the
-event processing of the same object (kopf spawns it *before* running the changing handlers).  The
-orders that matter — a timer ticking before the create handler made the child it reads, or between
-two events — are only explored if a tick is a step the explorer can schedule.
+Why a process per (handler, object) instead of running them inside the operator's event steps: in
+a real operator each timer and daemon of each object is an asyncio task of its own that interleaves
+with the event processing of the same object (kopf spawns it *before* running the changing
+handlers).  The orders that matter — a timer ticking before the create handler made the child it
+reads, or between two events — are only explored if a tick is a step the explorer can schedule.
 
 A tick is one round of kopf's timer loop (``daemons._timer``) with kopf's own handler execution,
 result delivery and patching; the loop's sleep ends the step instead and becomes the next tick's
 time on the virtual clock (``Result(requeue_after=...)``; a backoff after a failure is a *retry*,
-carrying kopf's in-memory retry state to the next tick).  What a
-change to the object does to the timer follows kopf: an essential change (kopf's diff-base essence)
-re-arms an ``idle`` timer; any event starts a timer that is not running (spawn) and leaves a
-running one alone; a timer without interval and idle runs once per object.  Where this differs from
-kopf is written down in docs/controllers.md ("Timers").
+carrying kopf's in-memory retry state to the next tick).  What a change to the object does to the
+timer follows kopf: an essential change (kopf's diff-base essence) re-arms an ``idle`` timer; any
+event starts a timer that is not running (spawn) and leaves a running one alone; a timer without
+interval and idle runs once per object.
+
+A daemon wake-up runs kopf's daemon loop (``daemons._daemon``) — the handler from its start — until
+the handler first sleeps (``stopped.wait(t)``, ``time.sleep(t)``, ``await asyncio.sleep(t)``): there
+the daemon is told to stop (``stopped`` turns true, as on an operator shutdown), a well-behaved
+loop ends, kopf applies its patch, and the next wake-up is due ``t`` virtual seconds later.  Local
+variables do not survive between wake-ups (a daemon is re-entered from its start).  Where all this
+differs from kopf is written down in docs/controllers.md ("Timers", "Daemons").
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 from collections.abc import Mapping
@@ -30,20 +38,23 @@ from kamera_cli.adapters.reconcile import Request, Result
 if TYPE_CHECKING:
     from kamera_cli.adapters.kopf import KopfOperator
 
-__all__ = ["KopfTimer", "timer_handlers"]
+__all__ = ["KopfDaemon", "KopfTimer", "spawning_handlers"]
 
 
-def timer_handlers(operator: KopfOperator) -> list[Any]:
-    """The operator's ``@kopf.timer`` handlers that select its bound resource, in registration order."""
+def spawning_handlers(operator: KopfOperator, kind: str) -> list[Any]:
+    """The operator's ``@kopf.timer`` (kind "timer") or ``@kopf.daemon`` handlers that select its bound
+    resource, in registration order."""
     from kopf._core.intents import handlers
 
+    cls = handlers.TimerHandler if kind == "timer" else handlers.DaemonHandler
     return [h for h in operator.registry._spawning.get_all_handlers()
-            if isinstance(h, handlers.TimerHandler) and h.selector is not None
-            and h.selector.check(operator.resource)]
+            if isinstance(h, cls) and h.selector is not None and h.selector.check(operator.resource)]
 
 
-class KopfTimer:
-    """One ``@kopf.timer`` of a kopf operator, as a controller: shares the operator's modules."""
+class _Spawned:
+    """One spawning handler of a kopf operator, as a controller: shares the operator's modules."""
+
+    kind = ""
 
     #: the tick compares progress timestamps and sharp grids with the (virtual) clock
     time_dependent = True
@@ -57,20 +68,6 @@ class KopfTimer:
 
     def __getattr__(self, name: str) -> Any:  # loading, module set, reload and unload: the operator's
         return getattr(self.operator, name)
-
-    # -- which changes reach the timer --------------------------------------------------------------------
-    def events(self, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
-        """How one change to the object reaches this timer: "reset", "spawn" or "" (see the module doc)."""
-        if after is None or (after.get("metadata") or {}).get("deletionTimestamp"):
-            return ""  # kopf stops the timer; its pending tick finds the object gone or going
-        handler = self._handler()
-        if handler is None:
-            return ""
-        if handler.interval is None and handler.idle is None:
-            return "spawn" if before is None else ""  # a one-shot timer runs once per object
-        if handler.idle is not None and (before is None or self._essence(before) != self._essence(after)):
-            return "reset"  # kopf: only essential changes reset idling
-        return "spawn"
 
     def _essence(self, raw: Mapping[str, Any]) -> Any:
         from kopf._cogs.structs import bodies
@@ -87,7 +84,7 @@ class KopfTimer:
 
     def _handler(self) -> Any:
         """The handler by id in the operator's current registry (a restart re-imports the module)."""
-        return next((h for h in timer_handlers(self.operator) if h.id == self.handler_id), None)
+        return next((h for h in spawning_handlers(self.operator, self.kind) if h.id == self.handler_id), None)
 
     # -- one tick -------------------------------------------------------------------------------------------
     def invoke(self, request: Request, client: object) -> Any:
@@ -120,15 +117,37 @@ class KopfTimer:
                 logger=loggers.LocalObjectLogger(body=body, settings=settings), memo=cast(Any, ephemera.Memo()),
                 body=body, patch=patches.Patch(body=body), stopper=stoppers.DaemonStopper())
             if not registries.match(handler=handler, cause=cause):
-                return None  # kopf stops a timer whose filters no longer match
+                return None  # kopf stops a timer or daemon whose filters no longer match
             if not request.timer:  # armed by an event: wait as kopf's loop would before the first run
-                delay = handler.idle
+                delay = getattr(handler, "idle", None)
                 if delay is None and handler.initial_delay is not None:
                     initial = handler.initial_delay
                     delay = initial(**cause.kwargs) if callable(initial) else initial
                 if delay:
                     return _Carrying(requeue_after=max(float(delay), 1.0), armed=True)
-            return await self._one_round(handler, cause, request.carried)
+            return await self._one_round(dataclasses.replace(handler, initial_delay=None), cause, request.carried)
+
+    async def _one_round(self, handler: Any, cause: Any, carried: str) -> Result | None:
+        raise NotImplementedError
+
+
+class KopfTimer(_Spawned):
+    """One ``@kopf.timer`` of a kopf operator (see the module doc)."""
+
+    kind = "timer"
+
+    def events(self, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
+        """How one change to the object reaches this timer: "reset", "spawn" or "" (see the module doc)."""
+        if after is None or (after.get("metadata") or {}).get("deletionTimestamp"):
+            return ""  # kopf stops the timer; its pending tick finds the object gone or going
+        handler = self._handler()
+        if handler is None:
+            return ""
+        if handler.interval is None and handler.idle is None:
+            return "spawn" if before is None else ""  # a one-shot timer runs once per object
+        if handler.idle is not None and (before is None or self._essence(before) != self._essence(after)):
+            return "reset"  # kopf: only essential changes reset idling
+        return "spawn"
 
     async def _one_round(self, handler: Any, cause: Any, carried: str) -> Result | None:
         """One round of kopf's timer loop (``kopf._core.engines.daemons._timer``), with kopf's own
@@ -174,3 +193,72 @@ class _Carrying(Result):
     carry: str = ""
     #: armed by an event, not run yet: the first tick is pending work, not a periodic resync
     armed: bool = False
+
+
+class _Parked(BaseException):
+    """A daemon told to stop slept again: unwind it, the wake-up is over (not an error of the daemon)."""
+
+
+class KopfDaemon(_Spawned):
+    """One ``@kopf.daemon`` of a kopf operator (see the module doc)."""
+
+    kind = "daemon"
+
+    def events(self, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
+        """kopf spawns a daemon when it first sees the object and never respawns one that exited."""
+        if after is None or (after.get("metadata") or {}).get("deletionTimestamp"):
+            return ""
+        return "spawn" if before is None else ""
+
+    async def _one_round(self, handler: Any, cause: Any, carried: str) -> Result | None:
+        """kopf's daemon loop (``kopf._core.engines.daemons._daemon``) until the handler first sleeps."""
+        from kopf._cogs.aiokits import aioenums, aiotime
+        from kopf._core.engines import daemons
+
+        from kamera_cli.adapters.sandbox import active_run
+
+        loop = asyncio.get_running_loop()
+        stopper = cause.stopper
+        parked: list[float] = []
+        backoff: list[float] = []
+
+        def stop() -> None:
+            stopper.sync_event.set()
+            loop.call_soon_threadsafe(stopper.async_event.set)
+
+        def park(seconds: float | None) -> None:
+            if stopper.sync_event.is_set():
+                raise _Parked()  # it ignored ``stopped``: end it here
+            parked.append(float("inf") if seconds is None else float(seconds))
+            stop()
+
+        def sync_wait(waiter: Any, timeout: float | None = None) -> Any:
+            park(timeout)
+            return waiter
+
+        async def kopf_sleep(delay: float | list[float], wakeup: Any = None) -> float | None:
+            value = min(delay) if isinstance(delay, list) else delay
+            if value and value > 0 and not parked:  # kopf backs off after a failed run: retried later
+                backoff.append(float(value))
+                stop()
+            return None
+
+        run = active_run()
+        real_wait, real_sleep = aioenums.SyncFlagWaiter.wait, aiotime.sleep
+        aioenums.SyncFlagWaiter.wait = sync_wait  # type: ignore[assignment, method-assign]
+        aiotime.sleep = kopf_sleep  # type: ignore[assignment, unused-ignore]
+        if run is not None:
+            run.on_sleep = park
+        try:
+            with contextlib.suppress(_Parked):
+                await daemons._daemon(settings=self.operator.settings, handler=handler, cause=cause)
+        finally:
+            aioenums.SyncFlagWaiter.wait = real_wait  # type: ignore[method-assign]
+            aiotime.sleep = real_sleep  # type: ignore[assignment, unused-ignore]
+            if run is not None:
+                run.on_sleep = None
+        if backoff:
+            return Result(requeue_after=max(backoff[0], 1.0), retry=True)
+        if parked and parked[0] != float("inf"):
+            return Result(requeue_after=max(parked[0], 1.0))
+        return None  # exited on its own (kopf never respawns it), or waits only for its stop

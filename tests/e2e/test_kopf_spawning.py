@@ -1,9 +1,9 @@
-"""``@kopf.timer`` handlers as controllers of their own: one tick is one step on the virtual clock.
+"""``@kopf.timer`` and ``@kopf.daemon`` handlers as controllers of their own, on the virtual clock.
 
 Pinned here: a tick runs kopf's own timer loop (results stored in ``status.<id>``, failures retried
 with kopf's backoff, filters honoured), the first tick comes when kopf's loop would run it (at once,
 after ``initial_delay``, after ``idle``), a timer without interval and idle runs once, deletion ends a
-timer, and daemons — not run — are named in the run's notes rather than passing silently.
+timer; a daemon wake-up runs the handler until its first sleep (sync, async, or ignoring ``stopped``).
 """
 
 from __future__ import annotations
@@ -134,16 +134,59 @@ def test_deleting_the_object_ends_its_timer(tmp_path: Path) -> None:
         assert not [o for o in state.objects if o["kind"] == "Widget"]
 
 
-def test_daemons_are_not_run_and_the_run_says_so(tmp_path: Path) -> None:
+def daemon_steps(result: ScenarioResult, name: str) -> list[str]:
+    return [s.note for s in result.converged[0].path if s.actor == f"op/daemon:{name}"]
+
+
+def test_a_sync_daemon_runs_until_it_waits_and_wakes_up_after_the_wait(tmp_path: Path) -> None:
     result = run(tmp_path, """
         import kopf
-        @kopf.on.create("example.com", "v1", "widgets")
-        def create(**_):
-            return {"ok": True}
         @kopf.daemon("example.com", "v1", "widgets")
-        def watcher(stopped, **_):
+        def watcher(stopped, patch, **_):
             while not stopped:
-                stopped.wait(10)
+                patch.status["watched"] = True
+                stopped.wait(30)
     """)
     assert result.verdict is Verdict.PASSED, result.checks
-    assert any("@kopf.daemon handler(s) watcher are not run" in n for n in result.notes), result.notes
+    assert widget(result)["status"]["watched"] is True
+    assert daemon_steps(result, "watcher")[0] == "requeue after 30s"
+
+
+def test_an_async_daemon_parks_at_asyncio_sleep(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import asyncio, kopf
+        @kopf.daemon("example.com", "v1", "widgets", initial_delay=5)
+        async def watcher(stopped, patch, **_):
+            while not stopped:
+                patch.status["async"] = "yes"
+                await asyncio.sleep(20)
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    assert widget(result)["status"]["async"] == "yes"
+    notes = daemon_steps(result, "watcher")
+    assert notes[:2] == ["requeue after 5s", "requeue after 20s"], notes
+
+
+def test_a_daemon_that_ignores_stopped_is_ended_at_its_second_sleep(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import time, kopf
+        @kopf.daemon("example.com", "v1", "widgets")
+        def stubborn(patch, **_):
+            while True:
+                patch.status["ran"] = True
+                time.sleep(15)
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    assert daemon_steps(result, "stubborn")[0] == "requeue after 15s"
+
+
+def test_a_failing_daemon_is_a_finding_and_a_retry(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import kopf
+        @kopf.daemon("example.com", "v1", "widgets", backoff=40)
+        def broken(stopped, **_):
+            raise RuntimeError("cannot watch")
+    """)
+    assert checks(result)["no controller errors"] is Verdict.FAILED
+    (check,) = [c for c in result.checks if c.name == "no controller errors"]
+    assert "op/daemon:broken" in check.message and "cannot watch" in check.message
