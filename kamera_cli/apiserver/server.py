@@ -28,13 +28,14 @@ from kamera_cli.apiserver import watching
 from kamera_cli.apiserver.allocation import allocate_cluster_ip, keep_allocated, label_namespace
 from kamera_cli.apiserver.binding import SUCCESS as BINDING_SUCCESS
 from kamera_cli.apiserver.binding import bound_pod
-from kamera_cli.apiserver.defaults import apply_builtin_defaults, default_apply_keys
+from kamera_cli.apiserver.defaults import apply_builtin_defaults, default_apply_keys, prepare_for_create
 from kamera_cli.apiserver.encoding import ListBody, encode, encode_object
 from kamera_cli.apiserver.errors import ApiError
 from kamera_cli.apiserver.registry import Registry, ResourceInfo
 from kamera_cli.apiserver.selectors import SelectorError, field_matcher, label_matcher
 from kamera_cli.apiserver.snapshot import Snapshot
 from kamera_cli.apiserver.validation import (
+    canonical_quantities,
     clean_base,
     prune_builtin,
     prune_metadata,
@@ -708,7 +709,10 @@ class ApiServer:
             definitions = self.registry.definitions
             base = clean_base(definitions, info.definition, live)
             obj = prune_builtin(definitions, info.definition, obj, base)
+            obj = canonical_quantities(definitions, info, obj, base)
             apply_builtin_defaults(info.group, info.kind, obj)
+            if live is None:
+                prepare_for_create(info.group, info.kind, obj)
             causes += validate_builtin(definitions, info.definition, obj, base)
             if not causes:
                 remember_clean(definitions, info.definition, obj)
@@ -776,7 +780,6 @@ class ApiServer:
             meta["generation"] = 1
         if info.has_status:
             obj.pop("status", None)
-        _builtin_defaults(info, obj)
         if not info.group and info.kind == "Service":
             allocate_cluster_ip(self.snapshot, obj)
         _normalise(info, obj)
@@ -1163,20 +1166,6 @@ def _decode_continue(token: str) -> tuple[int, str]:
 def _namespace_holds(info: ResourceInfo, obj: Manifest) -> bool:
     """A Namespace stays until its spec.finalizers (the namespace controller's ``kubernetes``) are gone."""
     return info.group == "" and info.kind == "Namespace" and bool((obj.get("spec") or {}).get("finalizers"))
-
-
-def _builtin_defaults(info: ResourceInfo, obj: dict[str, Any]) -> None:
-    """The few create-time defaults controllers depend on (see docs/apiserver.md)."""
-    if info.custom or info.group:
-        return
-    if info.kind == "Namespace":
-        label_namespace(obj)
-        spec = dict(obj.get("spec") or {})
-        spec.setdefault("finalizers", ["kubernetes"])
-        obj["spec"] = spec
-        obj["status"] = {"phase": "Active"}
-    elif info.kind == "Pod":
-        obj["status"] = {"phase": "Pending"}
 
 
 def _normalise(info: ResourceInfo, obj: dict[str, Any]) -> None:

@@ -11,7 +11,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver.errors import cause
+from kamera_cli.apiserver.quantity import QuantityError, canonicalize, plan_for
+from kamera_cli.apiserver.registry import ResourceInfo
 
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -95,6 +98,23 @@ def validate_metadata(meta: Mapping[str, Any]) -> list[dict[str, str]]:
             if not isinstance(fin, str) or not _QUALIFIED.match(fin):
                 out.append(cause("FieldValueInvalid", f"metadata.finalizers[{i}]",
                                  f"Invalid value: {_quote(fin)}: name part must consist of alphanumeric characters"))
+    return out
+
+
+def canonical_quantities(definitions: Mapping[str, Any], info: ResourceInfo, obj: dict[str, Any],
+                         base: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``obj`` with its quantities canonical (quantity.py); a value the decoder refuses is a 400.
+
+    The plan of where quantities sit is computed once per kind; ``base`` as for ``validate_builtin``.
+    """
+    plan = plan_for(definitions, str(info.definition))
+    if plan is None:
+        return obj
+    try:
+        out: dict[str, Any] = canonicalize(plan, obj, base)
+    except QuantityError as exc:
+        raise E.bad_request(f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: {exc}'
+                            ) from None
     return out
 
 
