@@ -9,7 +9,7 @@ journal, so they are memoised, triggered and footprinted exactly like users' con
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -89,7 +89,8 @@ class Watch:
 
     api_version: str
     kind: str
-    map: str
+    #: one of the names above, or a function from the changed object to (namespace, name) keys
+    map: str | Callable[[Mapping[str, Any]], Iterable[tuple[str | None, str]]]
 
 
 class BuiltinController(Protocol):

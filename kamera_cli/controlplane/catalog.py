@@ -5,22 +5,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kamera_cli.controlplane.api import BuiltinController
+from kamera_cli.controlplane.cronjob import CronJobController
 from kamera_cli.controlplane.daemonset import DaemonSetController
 from kamera_cli.controlplane.deployment import DeploymentController
 from kamera_cli.controlplane.endpoints import EndpointsController, EndpointSliceController
 from kamera_cli.controlplane.job import JobController
 from kamera_cli.controlplane.kubelet import Kubelet, PodRule
 from kamera_cli.controlplane.replicaset import ReplicaSetController
+from kamera_cli.controlplane.serviceaccount import ServiceAccountController
 from kamera_cli.controlplane.statefulset import StatefulSetController
 from kamera_cli.controlplane.volumes import PVCBinder
 
 #: every name ``builtins:`` accepts (``all`` stands for all of them)
-BUILTIN_NAMES = ("deployment", "replicaset", "statefulset", "daemonset", "job", "endpoints", "endpointslice",
-                 "pvc-binder", "kubelet")
+BUILTIN_NAMES = ("deployment", "replicaset", "statefulset", "daemonset", "job", "cronjob", "endpoints",
+                 "endpointslice", "pvc-binder", "serviceaccount", "kubelet")
 
 
 def make_builtins(names: Sequence[str], *, rules: Sequence[PodRule] = (),
-                  default_outcomes: tuple[str, ...] = ("ready",)) -> list[BuiltinController]:
+                  default_outcomes: tuple[str, ...] = ("ready",), cronjob_runs: int = 2) -> list[BuiltinController]:
     """The built-in controllers for ``names`` (already validated), sorted by name."""
     chosen = set(BUILTIN_NAMES) if "all" in names else set(names)
     out: list[BuiltinController] = []
@@ -33,6 +35,10 @@ def make_builtins(names: Sequence[str], *, rules: Sequence[PodRule] = (),
             out.append(DeploymentController())
         elif name == "job":
             out.append(JobController())
+        elif name == "cronjob":
+            out.append(CronJobController(runs=cronjob_runs))
+        elif name == "serviceaccount":
+            out.append(ServiceAccountController())
         elif name == "statefulset":
             out.append(StatefulSetController())
         elif name == "pvc-binder":

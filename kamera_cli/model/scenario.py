@@ -176,6 +176,8 @@ class ClusterSpec:
     pod_default: tuple[str, ...] = ("ready",)
     pod_rules: tuple[PodRuleSpec, ...] = ()
     position: Position = Position("")
+    #: how many scheduled runs of each CronJob the cronjob built-in explores (its state-space bound)
+    cronjob_runs: int = 2
 
 
 @dataclass(frozen=True, slots=True)

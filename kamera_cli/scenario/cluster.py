@@ -15,8 +15,8 @@ from kamera_cli.model.scenario import ClusterSpec, PodRuleSpec, Position
 from kamera_cli.scenario.paths import Path_
 
 #: every name ``builtins:`` takes, and the built-ins each one needs to do anything useful
-KNOWN = ("daemonset", "deployment", "endpoints", "endpointslice", "job", "kubelet", "pvc-binder", "replicaset",
-         "statefulset")
+KNOWN = ("cronjob", "daemonset", "deployment", "endpoints", "endpointslice", "job", "kubelet", "pvc-binder",
+         "replicaset", "serviceaccount", "statefulset")
 _SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
@@ -80,6 +80,8 @@ def parse_cluster(raw: Mapping[str, Any], *, add: Callable[[Path_, str, str], No
                 "rename the controller, or drop the built-in from spec.cluster.builtins")
     if "deployment" in names and "replicaset" not in names:
         names.add("replicaset")  # a Deployment does nothing visible without ReplicaSets becoming pods
+    if "cronjob" in names and "job" not in names:
+        names.add("job")  # a CronJob's Jobs would never run
     nodes: list[Manifest] = []
     raw_nodes = raw.get("nodes")
     if isinstance(raw_nodes, list):
@@ -102,4 +104,6 @@ def parse_cluster(raw: Mapping[str, Any], *, add: Callable[[Path_, str, str], No
                                  tuple(str(n) for n in rule.get("namespaces") or ()), position(path)))
     if (pods.get("rules") or pods.get("default")) and "kubelet" not in names:
         add((*base, "pods"), "pod outcomes need the kubelet built-in", "add kubelet to spec.cluster.builtins")
-    return ClusterSpec(tuple(sorted(names)), tuple(nodes), default, tuple(rules), position(base))
+    runs = raw.get("cronJobRuns", 2)
+    return ClusterSpec(tuple(sorted(names)), tuple(nodes), default, tuple(rules), position(base),
+                       cronjob_runs=runs if isinstance(runs, int) and not isinstance(runs, bool) else 2)

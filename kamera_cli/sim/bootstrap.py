@@ -209,7 +209,8 @@ class Simulation:
         containment = self._containment
         assert containment is not None
         rules = [PodRule(r.selector, r.outcomes, r.namespaces) for r in cluster.pod_rules]
-        for ctrl in make_builtins(cluster.builtins, rules=rules, default_outcomes=cluster.pod_default):
+        for ctrl in make_builtins(cluster.builtins, rules=rules, default_outcomes=cluster.pod_default,
+                                  cronjob_runs=cluster.cronjob_runs):
             for_kind, namespaced, owns, watches = builtin_wiring(ctrl, self.registry)
             wirings.append(Wiring(ctrl.name, for_kind, namespaced, owns, watches))
             self.runtimes.append(ControllerRuntime(

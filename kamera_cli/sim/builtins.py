@@ -158,7 +158,7 @@ class BuiltinFactory:
 
 
 def builtin_wiring(controller: BuiltinController, registry: Registry) -> tuple[
-        KindRef, bool, frozenset[KindRef], tuple[tuple[KindRef, str], ...]]:
+        KindRef, bool, frozenset[KindRef], tuple[tuple[KindRef, Any], ...]]:
     """(for kind, namespaced, owned kinds, watches) for the trigger table."""
     for_kind = KindRef.of(controller.api_version, controller.kind)
     info = registry.lookup(controller.api_version, controller.kind)
