@@ -30,6 +30,9 @@ class _VirtualTimeLoop(asyncio.SelectorEventLoop):
         # loop time counts from the loop's start: at epoch magnitudes (1.7e9 s) a float cannot hold
         # asyncio's clock resolution, and a timer due "now" would never fire
         self._origin = time.monotonic()
+        # the virtual clock (near 1.8e9 s) moves in steps of ~2.4e-7 s: a timer closer than this is due
+        # now, or advancing the clock by the remainder would change nothing and the loop would spin
+        self._clock_resolution = 1e-6
 
     def time(self) -> float:
         return time.monotonic() - self._origin
@@ -39,7 +42,7 @@ class _VirtualTimeLoop(asyncio.SelectorEventLoop):
         scheduled: Any = getattr(self, "_scheduled", None)
         if not ready and scheduled:
             due = scheduled[0].when() - self.time()
-            if due > 0:
+            if due > self._clock_resolution:
                 advance_active_clock(due)
         super()._run_once()  # type: ignore[misc]
 

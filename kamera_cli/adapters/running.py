@@ -392,11 +392,35 @@ def run_mapper(
 
 # -------------------------------------------------------------------------------------------------------------------
 # classification and tracebacks
-def _api_exception_type() -> type[BaseException] | None:
-    """The client's ApiException, without importing the client when the user never did."""
-    module = sys.modules.get("kubernetes.client.exceptions")
-    found = getattr(module, "ApiException", None) if module is not None else None
-    return found if isinstance(found, type) and issubclass(found, BaseException) else None
+# Each client's "the API server answered with an error status" exception: (module, class).  Imported
+# only when the user's code already did; the status is read by ``_api_status``.
+_API_ERRORS = (
+    ("kubernetes.client.exceptions", "ApiException"),  # .status
+    ("kubernetes_asyncio.client.exceptions", "ApiException"),  # .status
+    ("kr8s._exceptions", "ServerError"),  # .response.status_code
+    ("lightkube.core.exceptions", "ApiError"),  # .status.code
+    ("pykube.exceptions", "HTTPError"),  # .code
+)
+
+
+def _api_exception_types() -> tuple[type[BaseException], ...]:
+    """The loaded clients' API error classes, without importing a client the user never did."""
+    found = []
+    for module_name, name in _API_ERRORS:
+        module = sys.modules.get(module_name)
+        cls = getattr(module, name, None) if module is not None else None
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            found.append(cls)
+    return tuple(found)
+
+
+def _api_status(exc: BaseException) -> int | None:
+    status = getattr(exc, "status", None)
+    for candidate in (status, getattr(status, "code", None), getattr(exc, "code", None),
+                      getattr(getattr(exc, "response", None), "status_code", None)):
+        if isinstance(candidate, int) and not isinstance(candidate, bool):
+            return candidate
+    return None
 
 
 def _classify(exc: BaseException, roots: tuple[str, ...], base: str) -> tuple[OutcomeKind, ErrorInfo]:
@@ -424,10 +448,9 @@ def _classify_raw(exc: BaseException, roots: tuple[str, ...], base: str) -> tupl
         return "exit", ErrorInfo(name, f"sys.exit({exc.code!r}) called inside a reconcile", text)
     if isinstance(exc, KeyboardInterrupt):
         return "exit", ErrorInfo(name, "KeyboardInterrupt raised inside a reconcile", text)
-    api = _api_exception_type()
-    if api is not None and isinstance(exc, api):
-        status = getattr(exc, "status", None)
-        status = status if isinstance(status, int) else None
+    api = _api_exception_types()
+    if api and isinstance(exc, api):
+        status = _api_status(exc)
         return "api-error", ErrorInfo(name, _api_message(exc, status), text, status)
     return "exception", ErrorInfo(name, _safe_str(exc), text)
 
@@ -447,6 +470,8 @@ def _api_message(exc: BaseException, status: int | None) -> str:
             parsed = None
         if isinstance(parsed, Mapping) and isinstance(parsed.get("message"), str):
             detail = parsed["message"]
+    if not detail and not hasattr(exc, "body"):  # kr8s, lightkube, pykube: the message is the Status's
+        detail = _safe_str(exc)
     if head and detail:
         return f"{head}: {detail}"
     return head or detail or _safe_str(exc)

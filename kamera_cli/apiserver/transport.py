@@ -578,9 +578,7 @@ class _FakeInClusterConfigLoader:
 
 
 def _fill_configuration(cfg: Any) -> None:
-    owner = _current()
-    host = owner.host if owner is not None else "http://kamera-unbound.invalid"
-    cfg.host = host
+    cfg.host = _current_host()
     cfg.proxy = None
 
 
@@ -595,6 +593,20 @@ def _fake_load_config(**kwargs: Any) -> None:
     kwargs.pop("try_refresh_token", None)
     load: Any = kube_config.load_kube_config
     load(**kwargs)
+
+
+def _current_host() -> str:
+    owner = _current()
+    return owner.host if owner is not None else "http://kamera-unbound.invalid"
+
+
+def _send(method: str, url: str, headers: Mapping[str, str], body: bytes | None) -> urllib3.HTTPResponse:
+    """One request of another client (httpx, requests) through the same path as the official client's."""
+    return PoolManagerStandIn().request(method, url, headers=headers, body=body, preload_content=False)
+
+
+def _network_blocked(address: str) -> NetworkBlocked:
+    return NetworkBlocked("kamera blocked a real network connection while a simulation is running", address)
 
 
 def _blocked_connection(address: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -690,13 +702,14 @@ class _Patches:
 
             from kamera_cli.apiserver.transports.aiohttp import route_request
 
-            self._set(aiohttp.ClientSession, "_request", route_request(
-                _current, lambda address: NetworkBlocked(
-                    "kamera blocked a real network connection while a simulation is running", address)))
+            self._set(aiohttp.ClientSession, "_request", route_request(_current, _network_blocked))
         if importlib.util.find_spec("kubernetes_asyncio") is not None:
             from kamera_cli.apiserver.transports import kubernetes_asyncio
 
             kubernetes_asyncio.patch(self._set, _current)
+        from kamera_cli.apiserver.transports import install_other_clients
+
+        install_other_clients(self._set, _current_host, _send, _network_blocked)
         aio_rest = sys.modules.get("kubernetes.aio.client.rest")
         if aio_rest is not None and hasattr(aio_rest, "RESTClientObject"):
             self._set(aio_rest.RESTClientObject, "_create_pool_manager", _blocked_aio_session)

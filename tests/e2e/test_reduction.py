@@ -7,7 +7,6 @@ same both ways, and the reduced search must never explore more states.
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 from kamera_cli.adapters.kopf import supported as kopf_supported
 from kamera_cli.runner import Exploration, explore, outcome_key
 from kamera_cli.scenario import load_scenario
+from tests.e2e.test_examples import missing_client
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 EXAMPLES = sorted(str(p.parent.relative_to(SCENARIOS)) for p in SCENARIOS.rglob("scenario.yaml"))
@@ -35,8 +35,8 @@ def _outcomes(exploration: Exploration) -> set[str]:
 def test_reduced_and_full_search_agree(rel: str) -> None:
     if rel.startswith("kopf/") and (reason := kopf_supported()) is not None:
         pytest.skip(reason)
-    if rel == "asyncio" and importlib.util.find_spec("kubernetes_asyncio") is None:
-        pytest.skip("kubernetes_asyncio is not installed (pip install 'kamera-cli[asyncio]')")
+    if (reason := missing_client(rel)) is not None:
+        pytest.skip(reason)
     full = _run(rel, "none")
     reduced = _run(rel, "persistent")
     assert full.search.stats.reduced == 0

@@ -1,1 +1,42 @@
-"""One module per routed HTTP client library (the official client's urllib3 routing is in ``transport``)."""
+"""Routing of clients other than the official one (its own is ``apiserver/transport.py``), one module each."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["install_other_clients"]
+
+
+def install_other_clients(set_attr: Callable[[Any, str, Any], None], host: Callable[[], str],
+                          send: Callable[[str, str, Mapping[str, str], bytes | None], Any],
+                          blocked: Callable[[str], BaseException]) -> None:
+    """httpx (kr8s, lightkube) answered by ``send``; kr8s's, lightkube's and pykube-ng's loaders pointed at ``host()``.
+
+    Only installed packages are touched.  A release whose internals moved (outside the pinned ranges)
+    is left unrouted rather than breaking every simulation in the process: its requests then meet the
+    guards and are refused as network attempts.
+    """
+    from kamera_cli.apiserver.transports import httpx as httpx_routing
+
+    for name in ("httpx", "httpx2"):  # httpx2: httpx renamed, lightkube 1.x's
+        if importlib.util.find_spec(name) is not None:
+            with contextlib.suppress(ImportError, AttributeError):
+                httpx_routing.patch(name, set_attr, send, blocked)
+    if importlib.util.find_spec("kr8s") is not None:
+        from kamera_cli.apiserver.transports import kr8s
+
+        with contextlib.suppress(ImportError, AttributeError):
+            kr8s.patch(set_attr, host)
+    if importlib.util.find_spec("lightkube") is not None:
+        from kamera_cli.apiserver.transports import lightkube
+
+        with contextlib.suppress(ImportError, AttributeError):
+            lightkube.patch(set_attr, host)
+    if importlib.util.find_spec("pykube") is not None:
+        from kamera_cli.apiserver.transports import pykube
+
+        with contextlib.suppress(ImportError, AttributeError):
+            pykube.patch(set_attr, host, send)

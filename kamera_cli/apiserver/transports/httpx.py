@@ -1,0 +1,105 @@
+"""httpx (and its fork httpx2), routed into the simulated API server in-process: kr8s's and lightkube's client.
+
+Why at ``Client._transport_for_url``: every request of an ``httpx.Client`` or ``httpx.AsyncClient`` —
+``request``, ``get``, ``stream``, with auth flows and redirects — asks this method which transport
+to send through (the default connection pool, a proxy or a mount).  Answering it with a simulated
+transport for kamera's cluster host leaves everything above the transport to httpx itself:
+``response.request``, ``raise_for_status``, ``json()``, ``iter_lines``/``aiter_lines`` over a watch,
+event hooks, auth flows.  The transport hands the request to the pool-manager stand-in of
+``apiserver/transport.py`` and streams the ``urllib3`` answer it gets back, so the official client
+and httpx share one request path (idle-watch detection, the 503 with no simulation bound, the 500
+for a server bug) and a watch is read one event per chunk, lazily.
+
+A request to any other host goes to the client's own transport: a transport the user supplied
+(``httpx.MockTransport``) still works, and httpx's real ``HTTPTransport``/``AsyncHTTPTransport`` are
+refused while contained (``NetworkBlocked``, the controller's network attempt).
+
+kamera hosts are recognised by name (``kamera-<hex>.invalid``, RFC 2606's reserved TLD): a client
+built under an earlier containment (kr8s caches its API objects per thread) still lands on the
+simulation running now, never on the network.  httpx2 (lightkube 1.x) is httpx renamed: the same
+code patches whichever of the two modules is installed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import Any
+
+__all__ = ["is_kamera_host", "patch"]
+
+_KAMERA_HOST = re.compile(r"kamera-(?:[0-9a-f]{16}|unbound)\.invalid")
+_CHUNK = 2**16
+
+
+def is_kamera_host(host: str) -> bool:
+    """Whether ``host`` names a kamera simulation (a containment's dummy host), never a real machine."""
+    return _KAMERA_HOST.fullmatch(host) is not None
+
+
+#: ``(method, url, headers, body) -> urllib3.HTTPResponse``: the pool-manager stand-in's request
+Send = Callable[[str, str, Mapping[str, str], "bytes | None"], Any]
+
+
+def patch(module_name: str, set_attr: Callable[[Any, str, Any], None], send: Send,
+          blocked: Callable[[str], BaseException]) -> None:
+    """Route ``module_name`` (``httpx`` or ``httpx2``) to ``send`` for kamera hosts; refuse its real transports.
+
+    ``set_attr`` records each original so that the containment puts it back.
+    """
+    mod: Any = importlib.import_module(module_name)
+
+    class _Body(mod.SyncByteStream, mod.AsyncByteStream):  # type: ignore[misc]
+        """A response body over the stand-in's ``urllib3`` answer: a watch yields one event per chunk."""
+
+        def __init__(self, raw: Any) -> None:
+            self._raw = raw
+
+        def __iter__(self) -> Iterator[bytes]:
+            yield from self._raw.stream(_CHUNK)
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            for chunk in self._raw.stream(_CHUNK):
+                yield chunk
+
+        def close(self) -> None:
+            self._raw.close()
+
+        async def aclose(self) -> None:
+            self._raw.close()
+
+    def respond(request: Any, body: bytes | None) -> Any:
+        answer = send(request.method, str(request.url), dict(request.headers), body or None)
+        return mod.Response(answer.status, headers=list(answer.headers.items()), stream=_Body(answer),
+                            extensions={"http_version": b"HTTP/1.1", "reason_phrase": answer.reason.encode()})
+
+    class SimulatedTransport(mod.BaseTransport):  # type: ignore[misc]
+        def handle_request(self, request: Any) -> Any:
+            return respond(request, request.read())
+
+    class AsyncSimulatedTransport(mod.AsyncBaseTransport):  # type: ignore[misc]
+        async def handle_async_request(self, request: Any) -> Any:
+            return respond(request, await request.aread())
+
+    sync_transport, async_transport = SimulatedTransport(), AsyncSimulatedTransport()
+    sync_for_url = mod.Client._transport_for_url
+    async_for_url = mod.AsyncClient._transport_for_url
+
+    def transport_for_url(client: Any, url: Any) -> Any:
+        return sync_transport if is_kamera_host(url.host) else sync_for_url(client, url)
+
+    def async_transport_for_url(client: Any, url: Any) -> Any:
+        return async_transport if is_kamera_host(url.host) else async_for_url(client, url)
+
+    def refuse(transport: Any, request: Any) -> Any:
+        url = request.url
+        raise blocked(f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}")
+
+    async def refuse_async(transport: Any, request: Any) -> Any:
+        refuse(transport, request)
+
+    set_attr(mod.Client, "_transport_for_url", transport_for_url)
+    set_attr(mod.AsyncClient, "_transport_for_url", async_transport_for_url)
+    set_attr(mod.HTTPTransport, "handle_request", refuse)
+    set_attr(mod.AsyncHTTPTransport, "handle_async_request", refuse_async)
