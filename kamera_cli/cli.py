@@ -21,6 +21,7 @@ import typer
 
 from kamera_cli import __version__
 from kamera_cli.errors import ExitCode, KameraError, ScenarioError, UsageError
+from kamera_cli.model.graph import DEFAULT_GRAPH_STATES
 from kamera_cli.model.result import CheckResult, Verdict
 
 app = typer.Typer(
@@ -69,6 +70,7 @@ _CHECK_EPILOG = """\b
 Examples:
   kamera check scenarios/                      every scenario under a folder
   kamera check scenario.yaml --junit k.xml     a JUnit report for CI
+  kamera check scenarios/ --html report.html   a report to open in a browser
   kamera check scenarios/ --timeout 2m --workers 2
 
 \b
@@ -86,6 +88,12 @@ def check(
     paths: Annotated[list[Path], typer.Argument(help="Scenario files, or folders searched for scenario.yaml.")],
     junit: Annotated[Path | None, typer.Option("--junit", help="Write a JUnit XML report to FILE.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the full JSON result to FILE.")] = None,
+    html_out: Annotated[Path | None, typer.Option(
+        "--html", help="Write a self-contained HTML report (summary, stories, state graph) to FILE.")] = None,
+    html_max_states: Annotated[int, typer.Option(
+        "--html-max-states", min=1, max=1_000_000,
+        help="States of each search the HTML report records and draws at most (the rest are counted).",
+    )] = DEFAULT_GRAPH_STATES,
     max_depth: Annotated[
         int | None, typer.Option("--max-depth", min=1, max=100_000, help="Override spec.explore.maxDepth.")
     ] = None,
@@ -126,12 +134,13 @@ def check(
             raise UsageError("--quiet and --verbose contradict each other: choose one")
         overrides = runner.Overrides(max_depth=max_depth, max_states=max_states, timeout=_parse_duration(timeout),
                                      reconcile_timeout=_parse_duration(reconcile_timeout, "--reconcile-timeout"),
-                                     stop_on_first=fail_fast)
+                                     stop_on_first=fail_fast, graph_states=html_max_states if html_out else 0)
         try:
             memory = None if max_memory is None else supervisor.parse_size(max_memory)
         except ValueError as exc:
             raise UsageError(f"invalid value for --max-memory: {exc}") from exc
         junit_path, json_path = _report_path(junit, "--junit"), _report_path(json_out, "--json")
+        html_path = _report_path(html_out, "--html")
         progress = _progress_printer() if _use_color(sys.stderr) or sys.stderr.isatty() else None
         imports = _parse_duration(import_timeout, "--import-timeout")
         if imports is None:
@@ -150,6 +159,10 @@ def check(
             from kamera_cli.report import json_report
 
             json_report.write_json(result, json_path)
+        if html_path is not None:
+            from kamera_cli.report import html_report
+
+            html_report.write_html(result, html_path)
         verbosity = -1 if quiet else (1 if verbose else 0)
         text = terminal.render(result, color=_use_color(sys.stdout), verbosity=verbosity,
                                github=os.environ.get("GITHUB_ACTIONS") == "true")

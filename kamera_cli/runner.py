@@ -30,6 +30,7 @@ from kamera_cli.model.result import (
     Counterexample,
     DiffEntry,
     ScenarioResult,
+    SelectedNode,
     Stats,
     Step,
     Verdict,
@@ -40,6 +41,7 @@ from kamera_cli.sim.diffs import created, diff
 from kamera_cli.sim.labels import Finding
 from kamera_cli.sim.model import KubeModel
 from kamera_cli.sim.state import SimState
+from kamera_cli.sim.statemap import node_ids, record_graph
 from kamera_cli.sim.story import replay_diverges, steps_of
 
 #: (scenario name, states, depth, states per second, elapsed seconds)
@@ -58,6 +60,8 @@ class Overrides:
     reconcile_timeout: float | None = None
     #: end the search at the first controller error or invariant violation (``--fail-fast``)
     stop_on_first: bool = False
+    #: record at most this many states of the explored graph in the result (``--html``); 0: none
+    graph_states: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +224,9 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
             elapsed_seconds=elapsed,
             bound_hit=search.bound_hit or "",
         )
+        graph = None if o.graph_states <= 0 else record_graph(
+            search, limit=o.graph_states, outcomes=judge.converged_nodes,
+            highlighted=[n for c in checks for x in c.counterexamples for n in (*x.nodes, *x.alternative_nodes)])
         converged = tuple(
             ConvergedState(
                 fingerprint=search.state(n).snapshot.fingerprint(),
@@ -231,7 +238,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
     verdict = _scenario_verdict(checks)
     result = ScenarioResult(name=scenario.name, file=scenario.file, verdict=verdict, checks=tuple(checks),
                             stats=stats, converged=converged, description=scenario.description,
-                            position=scenario.position, notes=tuple(sim.warnings))
+                            position=scenario.position, notes=tuple(sim.warnings), graph=graph)
     return Exploration(result, search)
 
 
@@ -293,12 +300,13 @@ class _Judge:
                 kind="livelock",
                 summary=f"{len(ll.nodes)} state(s) that execution can never leave, none of them converged",
                 steps=steps_of(path), loop=steps_of(loop, start=len(path) + 1),
+                nodes=node_ids([*ll.path, *ll.cycle], ll.entry),
             ), [*ll.path, *ll.cycle]))
         for node in search.depth_cuts[:3]:
             edges = search.path_to(node)
             cexs.append(self._verified(Counterexample(
                 kind="not-converged", summary=f"not converged within {bound} steps",
-                steps=steps_of([e.label for e in edges]),
+                steps=steps_of([e.label for e in edges]), nodes=node_ids(edges, node),
                 details=self._pending_text(search.state(node)),
             ), edges))
         for node in search.deadlocks[:3]:
@@ -306,6 +314,7 @@ class _Judge:
             cexs.append(self._verified(Counterexample(
                 kind="not-converged", summary="stuck: work is pending but nothing can run",
                 steps=steps_of([e.label for e in edges]), details=self._pending_text(search.state(node)),
+                nodes=node_ids(edges, node),
             ), edges))
         pos = self._pos("$.spec.expect.converges")
         if (cexs and not self.scenario.expect.controller_errors and not search.depth_cuts and not search.deadlocks
@@ -360,7 +369,7 @@ class _Judge:
                 + (" and on when actions are applied" if any(a.at != "converged" for a in self.scenario.actions)
                    else ""),
                 steps=steps_of([e.label for e in pa]), alternative=steps_of([e.label for e in pb]),
-                state_diff=_state_diff(sa, sb),
+                state_diff=_state_diff(sa, sb), nodes=node_ids(pa, a), alternative_nodes=node_ids(pb, b),
             ), pa, pb))
         for rec in self.search.findings:
             f = rec.finding
@@ -424,7 +433,8 @@ class _Judge:
         steps = steps_of([e.label for e in edges])
         # the failing step carries the traceback; repeat details only when the step does not show them
         details = "" if steps and f.detail and steps[-1].error == f.detail else f.detail
-        return Counterexample(kind=kind, summary=f.message.splitlines()[0] + more, steps=steps, details=details)
+        return Counterexample(kind=kind, summary=f.message.splitlines()[0] + more, steps=steps, details=details,
+                              nodes=node_ids(edges))
 
     # -- invariants
     def _invariant(self, spec: InvariantSpec) -> Check:
@@ -439,6 +449,7 @@ class _Judge:
                 cex = self._verified(Counterexample(
                     kind="invariant", summary=f"violated {where}: {lines[0]}",
                     steps=steps_of([e.label for e in edges]), details=detail if len(lines) > 1 else "",
+                    nodes=node_ids(edges, v.node), selected=self._selected(spec, v.node),
                 ), edges)
                 more = f" ({v.count} states violate it)" if v.count > 1 else ""
                 return Check(check_name, Verdict.FAILED, cex.summary + more, (cex,), position)
@@ -460,6 +471,10 @@ class _Judge:
                          f"vacuous: its {query} selected nothing in any of the {counted.split(',')[0]} it was "
                          f"evaluated on" + (f" ({hint})" if hint else "") + allow, position=position)
         return Check(check_name, Verdict.PASSED, f"holds ({counted})", position=position)
+
+    def _selected(self, spec: InvariantSpec, node: int) -> tuple[SelectedNode, ...]:
+        document = state_document(self.search.state(node).snapshot.objects())
+        return tuple(SelectedNode(*item) for item in compile_invariant(spec).selected(document))
 
     def _sample_objects(self) -> list[Any]:
         """Objects of the initial state and every converged state: what the user's expression met."""
@@ -484,7 +499,7 @@ class _Judge:
                     kind="nondeterministic-controller",
                     summary=f"replaying a counterexample diverged at step {at}: a controller is not a function "
                             "of what it reads (wall-clock time, randomness, module state?)",
-                    steps=steps_of([e.label for e in path[:at]]),
+                    steps=steps_of([e.label for e in path[:at]]), nodes=node_ids(path[:at]),
                 ))
         return cex
 

@@ -227,6 +227,23 @@ class CompiledInvariant:
                 violations.append(Violation(self.spec.name, f"{message} for {label}", ref, path))
         return tuple(violations), len(nodes)
 
+    def selected(self, document: Any, limit: int = 50) -> tuple[tuple[str, str, bool], ...]:
+        """(normalized path, label, failing) for the nodes the first query (forEach, else select) picks.
+
+        Why: a counterexample shows what the invariant was looking at in the failing state, not only
+        the message; at most ``limit`` nodes, failing ones first.
+        """
+        query = self.spec.for_each if self.spec.for_each is not None else self.template.text
+        try:
+            nodes = find_located(query, document)
+        except jsonpath.JSONPathError:
+            return ()
+        failing = ({v.node_path for v in self.evaluate(document)} if self.spec.for_each is not None
+                   else ({p for p, _ in nodes} if self.evaluate(document) else set()))
+        out = [(path, describe_node(node, path)[0], path in failing) for path, node in nodes]
+        out.sort(key=lambda item: not item[2])
+        return tuple(out[:limit])
+
     def _check(self, text: str, document: Any) -> tuple[str | None, int]:
         try:
             values: list[Any] = find(text, document)

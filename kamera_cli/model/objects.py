@@ -77,3 +77,12 @@ class ObjectRef:
 
     def __str__(self) -> str:
         return f"{self.api_version}/{self.kind} {self.key}"
+
+
+def plain_json(value: Any) -> Any:
+    """Mappings and sequences (an immutables.Map, a tuple) as plain JSON containers (dict, list)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_json(v) for v in value]
+    return value

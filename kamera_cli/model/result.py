@@ -11,10 +11,15 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
+from kamera_cli.model.graph import StateGraph
 from kamera_cli.model.objects import Manifest, ObjectRef
 from kamera_cli.model.scenario import Position
 
-RESULT_FORMAT_VERSION = "kamera.dev/result/v1alpha1"
+#: v1alpha2 added ``Step.reads``, ``Counterexample.nodes``/``alternative_nodes``/``selected`` and
+#: ``ScenarioResult.graph``
+RESULT_FORMAT_VERSION = "kamera.dev/result/v1alpha2"
+#: the versions ``from_json`` reads (an older document reads with the newer fields empty)
+RESULT_FORMAT_VERSIONS_READ = ("kamera.dev/result/v1alpha1", RESULT_FORMAT_VERSION)
 
 
 class Verdict(str, enum.Enum):
@@ -91,6 +96,9 @@ class Step:
     error: str = ""
     #: what the controller printed during the step (stdout and stderr), escaped and bounded
     log: str = ""
+    #: what the step's outcome depends on: the objects it read or wrote (``apiVersion/Kind ns/name``)
+    #: and the collections it listed or watched (``list <path>[?selector]``), in first-access order
+    reads: tuple[str, ...] = ()
 
     def headline(self) -> str:
         head = f"{self.index}. {self.actor}"
@@ -105,6 +113,15 @@ class Step:
         elif self.kind == "reconcile" and not self.error:
             head += " → no changes"
         return head
+
+
+@dataclass(frozen=True, slots=True)
+class SelectedNode:
+    """A node an invariant's query (forEach, else select) picked in the failing state."""
+
+    path: str  # RFC 9535 normalized path into the state document
+    label: str  # "ConfigMap default/web" for an object, else "node <path>"
+    failing: bool = False  # the invariant fails for this node
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +140,13 @@ class Counterexample:
     state_diff: tuple[tuple[ObjectRef, tuple[DiffEntry, ...]], ...] = ()
     #: free text shown under the story (e.g. the failing invariant nodes, a traceback)
     details: str = ""
+    #: the search's state ids along ``steps`` then ``loop`` (one more than their steps: the state
+    #: each starts from, then the state after each step); empty when the failure has no path
+    nodes: tuple[int, ...] = ()
+    #: the same along ``alternative``
+    alternative_nodes: tuple[int, ...] = ()
+    #: an invariant's selected nodes in the failing state (at most 50, failing ones first)
+    selected: tuple[SelectedNode, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +205,8 @@ class ScenarioResult:
     position: Position = Position("")
     #: located warnings about the scenario's input (e.g. a seed field the API server dropped)
     notes: tuple[str, ...] = ()
+    #: the explored state graph, bounded; None unless the run was asked to record it (``--html``)
+    graph: StateGraph | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,15 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from kamera_cli.errors import ExitCode, KameraError
-from kamera_cli.model.objects import ObjectRef
+from kamera_cli.model.graph import GraphEdge, GraphState, StateGraph
+from kamera_cli.model.objects import ObjectRef, plain_json
 from kamera_cli.model.result import (
     RESULT_FORMAT_VERSION,
+    RESULT_FORMAT_VERSIONS_READ,
     Check,
     CheckResult,
     ConvergedState,
     Counterexample,
     DiffEntry,
     ScenarioResult,
+    SelectedNode,
     Stats,
     Step,
     Verdict,
@@ -90,6 +93,7 @@ def _scenario(s: ScenarioResult) -> JSONDict:
         "stats": _stats(s.stats),
         "checks": [_check(c) for c in s.checks],
         "converged": [_converged(c) for c in s.converged],
+        **({"graph": graph_json(s.graph)} if s.graph is not None else {}),
     }
 
 
@@ -128,6 +132,9 @@ def _counterexample(x: Counterexample) -> JSONDict:
         "state_diff": [{"ref": _ref(ref), "diff": [_diff(d) for d in entries]} for ref, entries in x.state_diff],
         "details": x.details,
         "story": story(x, verbose=True),
+        "nodes": list(x.nodes),
+        "alternative_nodes": list(x.alternative_nodes),
+        "selected": [{"path": n.path, "label": n.label, "failing": n.failing} for n in x.selected],
     }
 
 
@@ -140,6 +147,7 @@ def _step(s: Step) -> JSONDict:
         "note": s.note,
         "error": s.error,
         "log": s.log,
+        "reads": list(s.reads),
         "writes": [_write(w) for w in s.writes],
         "headline": s.headline(),
     }
@@ -158,7 +166,7 @@ def _write(w: Write) -> JSONDict:
 
 
 def _diff(d: DiffEntry) -> JSONDict:
-    return {"op": d.op, "path": d.path, "old": _plain(d.old), "new": _plain(d.new)}
+    return {"op": d.op, "path": d.path, "old": plain_json(d.old), "new": plain_json(d.new)}
 
 
 def _ref(r: ObjectRef) -> JSONDict:
@@ -172,18 +180,25 @@ def _position(p: Position) -> JSONDict:
 def _converged(c: ConvergedState) -> JSONDict:
     return {
         "fingerprint": c.fingerprint,
-        "objects": [_plain(o) for o in c.objects],
+        "objects": [plain_json(o) for o in c.objects],
         "path": [_step(s) for s in c.path],
     }
 
 
-def _plain(value: Any) -> Any:
-    """Mappings and sequences (an immutables.Map, a tuple) as plain JSON containers."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
+def graph_json(g: StateGraph) -> JSONDict:
+    """The state graph as JSON (the HTML report embeds the same form)."""
+    return {
+        "states": [{"id": n.id, "depth": n.depth, "fingerprint": n.fingerprint, "objects": list(n.objects),
+                    "tags": list(n.tags), "outcome": n.outcome, "pending": list(n.pending)} for n in g.states],
+        "edges": [{"src": e.src, "dst": e.dst, "kind": e.kind, "actor": e.actor, "request": e.request,
+                   "note": e.note, "writes": list(e.writes), "error": e.error} for e in g.edges],
+        "objects": {key: plain_json(obj) for key, obj in g.objects},
+        "total_states": g.total_states,
+        "total_edges": g.total_edges,
+        "depth_counts": list(g.depth_counts),
+        "limit": g.limit,
+        "omitted": g.omitted,
+    }
 
 
 def _sorted(value: Any) -> Any:
@@ -202,9 +217,10 @@ def from_json(doc: Mapping[str, Any]) -> CheckResult:
     if not isinstance(doc, Mapping):
         raise ResultFormatError("a kamera result document is a JSON object")
     version = doc.get("version")
-    if version != RESULT_FORMAT_VERSION:
+    if version not in RESULT_FORMAT_VERSIONS_READ:
         raise ResultFormatError(
-            f"unsupported result format version {version!r}: this kamera reads {RESULT_FORMAT_VERSION!r}"
+            f"unsupported result format version {version!r}: this kamera reads "
+            + " and ".join(repr(v) for v in RESULT_FORMAT_VERSIONS_READ)
         )
     try:
         return CheckResult(tuple(_read_scenario(s) for s in doc["scenarios"]),
@@ -226,6 +242,27 @@ def _read_scenario(d: Mapping[str, Any]) -> ScenarioResult:
         error=str(d.get("error", "")),
         position=_read_position(d.get("position")),
         notes=tuple(str(n) for n in d.get("notes", ())),
+        graph=_read_graph(d["graph"]) if d.get("graph") is not None else None,
+    )
+
+
+def _read_graph(d: Mapping[str, Any]) -> StateGraph:
+    return StateGraph(
+        states=tuple(GraphState(id=int(n["id"]), depth=int(n["depth"]), fingerprint=str(n["fingerprint"]),
+                                objects=tuple(str(k) for k in n.get("objects", ())),
+                                tags=tuple(str(t) for t in n.get("tags", ())), outcome=int(n.get("outcome", -1)),
+                                pending=tuple(str(p) for p in n.get("pending", ())))
+                     for n in d.get("states", ())),
+        edges=tuple(GraphEdge(src=int(e["src"]), dst=int(e["dst"]), kind=str(e["kind"]), actor=str(e["actor"]),
+                              request=str(e.get("request", "")), note=str(e.get("note", "")),
+                              writes=tuple(str(w) for w in e.get("writes", ())), error=bool(e.get("error", False)))
+                    for e in d.get("edges", ())),
+        objects=tuple(sorted((str(k), v) for k, v in d.get("objects", {}).items())),
+        total_states=int(d.get("total_states", 0)),
+        total_edges=int(d.get("total_edges", 0)),
+        depth_counts=tuple(int(c) for c in d.get("depth_counts", ())),
+        limit=int(d.get("limit", 0)),
+        omitted=str(d.get("omitted", "")),
     )
 
 
@@ -263,6 +300,10 @@ def _read_counterexample(d: Mapping[str, Any]) -> Counterexample:
             (_read_ref(e["ref"]), tuple(_read_diff(x) for x in e.get("diff", ()))) for e in d.get("state_diff", ())
         ),
         details=str(d.get("details", "")),
+        nodes=tuple(int(n) for n in d.get("nodes", ())),
+        alternative_nodes=tuple(int(n) for n in d.get("alternative_nodes", ())),
+        selected=tuple(SelectedNode(str(n["path"]), str(n["label"]), bool(n.get("failing", False)))
+                       for n in d.get("selected", ())),
     )
 
 
@@ -277,6 +318,7 @@ def _read_steps(items: Any) -> tuple[Step, ...]:
             note=str(d.get("note", "")),
             error=str(d.get("error", "")),
             log=str(d.get("log", "")),
+            reads=tuple(str(r) for r in d.get("reads", ())),
         )
         for d in items
     )

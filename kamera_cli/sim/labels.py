@@ -64,6 +64,8 @@ class StepLabel:
     note: str = ""
     error: str = ""
     log: str = ""
+    #: the reconcile's regions (``runtime._regions``: what its outcome depends on), shared, not copied
+    reads: tuple[tuple[Any, ...], ...] = ()
 
     def to_step(self, index: int) -> Step:
         return Step(
@@ -75,7 +77,19 @@ class StepLabel:
             note=self.note,
             error=self.error,
             log=self.log,
+            reads=tuple(text for text in (region_text(r) for r in self.reads) if text),
         )
+
+
+def region_text(region: tuple[Any, ...]) -> str:
+    """``v1/ConfigMap default/web`` for an object, ``list /api/v1/...?labelSelector=app%3Dweb`` for a
+    collection; "" for server bookkeeping (generateName counters), which a reader has no use for."""
+    if region and region[0] == "obj":
+        return str(region[1])
+    if region and region[0] == "list":
+        query = "&".join(f"{k}={v}" for k, v in region[2])
+        return f"list {region[1]}" + (f"?{query}" if query else "")
+    return ""
 
 
 @dataclass(frozen=True, slots=True)

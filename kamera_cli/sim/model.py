@@ -361,6 +361,7 @@ class KubeModel:
             else note if act.fault is None else _join(act.fault.describe(), note),
             error=run.error_text,
             log=run.output,
+            reads=run.regions or (),
         )
         return Transition(new_state, label, tuple(findings), footprint)
 

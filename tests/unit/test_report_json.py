@@ -162,3 +162,20 @@ def test_foreign_documents_get_a_clear_error() -> None:
     bad_verdict["scenarios"][0]["verdict"] = "maybe"
     with pytest.raises(ResultFormatError, match="'maybe' is not a valid Verdict"):
         from_json(bad_verdict)
+
+
+def test_reads_a_v1alpha1_document_with_the_newer_fields_empty() -> None:
+    """v1alpha2 only added fields (``reads``, ``nodes``, ``alternative_nodes``, ``graph``): older files still read."""
+    doc = to_json(everything())
+    doc["version"] = "kamera.dev/result/v1alpha1"
+    for scenario in doc["scenarios"]:
+        scenario.pop("graph", None)
+        for check in scenario["checks"]:
+            for cx in check["counterexamples"]:
+                del cx["nodes"], cx["alternative_nodes"]
+                for step in [*cx["steps"], *cx["loop"], *cx["alternative"]]:
+                    del step["reads"]
+    old = from_json(doc)
+    assert all(s.graph is None for s in old.scenarios)
+    assert all(not x.nodes for s in old.scenarios for c in s.checks for x in c.counterexamples)
+    assert [s.name for s in old.scenarios] == [s.name for s in everything().scenarios]

@@ -6,6 +6,7 @@ counterexample kind, an inconclusive search and a scenario that cannot load.
 
 from __future__ import annotations
 
+from kamera_cli.model.graph import GraphEdge, GraphState, StateGraph
 from kamera_cli.model.objects import ObjectRef
 from kamera_cli.model.result import (
     Check,
@@ -15,6 +16,7 @@ from kamera_cli.model.result import (
     Counterexample,
     DiffEntry,
     ScenarioResult,
+    SelectedNode,
     Stats,
     Step,
     Verdict,
@@ -65,6 +67,7 @@ STEP_CREATE = Step(
         Write("created", CM, diff=(DiffEntry("add", "/data/key", new="v"),)),
         Write("patched", WIDGET, "status", diff=(DiffEntry("replace", "/status/phase", "Pending", "Ready"),)),
     ),
+    reads=("example.com/v1/Widget default/demo", "list /api/v1/namespaces/default/configmaps", str(CM)),
 )
 STEP_SIDECAR = Step(
     2,
@@ -119,12 +122,37 @@ def passing() -> ScenarioResult:
     )
 
 
+def fight_graph() -> StateGraph:
+    """The livelock's graph: 0 -> 1 (widget creates), 1 -> 2 (sidecar), 2 -> 1 (widget again)."""
+    objects = {"w0": widget_obj("Pending"), "w1": widget_obj(), "cv": cm_obj("v"), "cw": cm_obj("w")}
+    edge = {"kind": "reconcile", "request": "default/demo"}
+    return StateGraph(
+        states=(
+            GraphState(0, 0, "f0", ("w0",), ("initial",), pending=("widget default/demo",)),
+            GraphState(1, 1, "f1", ("cv", "w1"), ("livelock",), pending=("sidecar default/demo",)),
+            GraphState(2, 2, "f2", ("cw", "w1"), ("livelock",), pending=("widget default/demo",)),
+        ),
+        edges=(
+            GraphEdge(0, 1, actor="widget", writes=(f"created {CM}", f"patched status of {WIDGET}"), **edge),
+            GraphEdge(1, 2, actor="sidecar", writes=(f"updated {CM}",), **edge),
+            GraphEdge(2, 1, actor="widget", writes=(f"updated {CM}",), **edge),
+        ),
+        objects=tuple(sorted(objects.items())),
+        total_states=5,
+        total_edges=8,
+        depth_counts=(1, 1, 2, 1),
+        limit=3,
+        omitted="2 of 5 states are not recorded",
+    )
+
+
 def livelock() -> ScenarioResult:
     cx = Counterexample(
         "livelock",
         "widget and sidecar keep rewriting default/demo-cfg",
         steps=(STEP_CREATE,),
         loop=(STEP_SIDECAR, STEP_WIDGET_AGAIN),
+        nodes=(0, 1, 2, 1),
     )
     return ScenarioResult(
         name="widget-fight",
@@ -143,6 +171,7 @@ def livelock() -> ScenarioResult:
         stats=stats(converged_states=0),
         started_at="2026-01-01T00:00:01Z",
         position=Position(FILE, 1, 1),
+        graph=fight_graph(),
     )
 
 
@@ -181,6 +210,8 @@ def nondeterministic() -> ScenarioResult:
         steps=(STEP_CREATE,),
         alternative=(other,),
         state_diff=((CM, (DiffEntry("replace", "/data/key", "v", "w"),)),),
+        nodes=(0, 1),
+        alternative_nodes=(0, 2),
     )
     return ScenarioResult(
         name="widget-race",
@@ -212,6 +243,8 @@ def invariant_failure() -> ScenarioResult:
         details=(
             "selected nodes:\n  $.objects[1]: v1/ConfigMap default/demo-cfg\n  $.objects[2]: v1/ConfigMap default/old"
         ),
+        selected=(SelectedNode("$['items'][1]", "ConfigMap default/demo-cfg", True),
+                  SelectedNode("$['items'][2]", "ConfigMap default/old")),
     )
     return ScenarioResult(
         name="widget-leak",
