@@ -78,8 +78,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
 }
 
 # examples that need an optional client: folder prefix -> (module, extra)
-OPTIONAL_CLIENTS = {"asyncio": ("kubernetes_asyncio", "asyncio"), "kopf/async-client": ("kubernetes_asyncio", "asyncio"),
-                    "shapes/kr8s": ("kr8s", "kr8s"),
+OPTIONAL_CLIENTS = {"asyncio": ("kubernetes_asyncio", "asyncio"),
+                    "kopf/async-client": ("kubernetes_asyncio", "asyncio"), "shapes/kr8s": ("kr8s", "kr8s"),
                     "shapes/lightkube": ("lightkube", "lightkube"), "shapes/pykube": ("pykube", "pykube")}
 
 
