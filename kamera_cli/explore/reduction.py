@@ -94,7 +94,10 @@ def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
         return None
     solo: dict[Hashable, Footprint] = {}
     for p in order:
-        if len(members[p]) == 1:
+        # a solo run only grows the first step's footprint, and conflicts only grow with footprints:
+        # a process whose first step already conflicts with another's can never be free, so its
+        # (costly) solo run is not worked out
+        if len(members[p]) == 1 and not any(first[p].conflicts(first[q]) for q in order if q != p):
             run = _solo_run(model, p, transitions[members[p][0]].state, first[p], successors_of, fingerprint)
             if run is not None:
                 solo[p] = run
