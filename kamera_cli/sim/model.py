@@ -105,6 +105,10 @@ class KubeModel:
         self.action_specs = tuple(actions)
         self.perturbations = perturbations
         self._seed_requests = tuple(seed_requests)
+        #: equal actions and step labels are one object: a search keeps one per edge, and most edges of
+        #: a large search repeat a step already taken elsewhere (memory, not behaviour)
+        self._acts: dict[Act, Act] = {}
+        self._labels: dict[tuple[Any, ...], StepLabel] = {}
         self._start_clock = start_clock
         self._track_steps = any(isinstance(a.at, int) for a in self.action_specs)
         #: report step footprints (off when the search does not reduce: they would go unread)
@@ -154,7 +158,8 @@ class KubeModel:
                     acts.extend(Act("reconcile", item.controller, item.namespace, item.name, choice=c)
                                 for c in choices)
                     continue
-                acts.append(Act("reconcile", item.controller, item.namespace, item.name))
+                act = Act("reconcile", item.controller, item.namespace, item.name)
+                acts.append(self._acts.setdefault(act, act))
                 acts.extend(self._fault_variants(state, item))
             gc, ns = self._actor_work(state.snapshot)
             if gc:
@@ -352,17 +357,15 @@ class KubeModel:
                 and all(_idle_for_actors(w) for w in run.writes)):
             footprint = step_footprint(self.registry, self.process(act), run.regions, run.writes, listed,
                                        {process_of(i.controller, i.namespace, i.name) for i in new_items})
-        label = StepLabel(
-            kind="reconcile",
-            actor=act.controller,
-            request=item.request_text,
-            writes=tuple(run.story_writes),
-            note=_join(f"outcome: {act.choice}", note) if act.choice
-            else note if act.fault is None else _join(act.fault.describe(), note),
-            error=run.error_text,
-            log=run.output,
-            reads=run.regions or (),
-        )
+        label_note = (_join(f"outcome: {act.choice}", note) if act.choice
+                      else note if act.fault is None else _join(act.fault.describe(), note))
+        writes, reads = tuple(run.story_writes), run.regions or ()
+        label_key = (act.controller, item.key, id(writes), id(reads), label_note, run.error_text, run.output)
+        label = self._labels.get(label_key)
+        if label is None or label.writes is not writes or label.reads is not reads:
+            label = self._labels[label_key] = StepLabel(
+                kind="reconcile", actor=act.controller, request=item.request_text, writes=writes,
+                note=label_note, error=run.error_text, log=run.output, reads=reads)
         return Transition(new_state, label, tuple(findings), footprint)
 
     def _actor(self, state: SimState, act: Act) -> Transition[SimState]:
