@@ -197,6 +197,38 @@ def schema_command(
     _run(body)
 
 
+@app.command("inspect")
+def inspect_command(
+    result_file: Annotated[Path, typer.Argument(help="A JSON result written by kamera check --json.")],
+) -> None:
+    """Browse a JSON result in the terminal: scenarios, checks, counterexample steps and their diffs,
+    converged outcomes and (when recorded with --html) the explored states. Keys: arrows, enter, e, c, q."""
+
+    def body() -> int:
+        import json
+
+        from kamera_cli.report import json_report
+
+        try:
+            text = result_file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"{result_file}: cannot read: {exc.strerror or exc}") from exc
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise json_report.ResultFormatError(f"{result_file}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from exc
+        result = json_report.from_json(doc)
+        try:
+            from kamera_cli.report import inspector
+        except ImportError as exc:
+            raise UsageError("kamera inspect needs the optional extra: pip install 'kamera-cli[inspect]' "
+                             f"({exc})") from exc
+        inspector.run(result, str(result_file))
+        return int(ExitCode.OK)
+
+    _run(body)
+
+
 def _report_path(path: Path | None, option: str) -> Path | None:
     """Absolute (so a controller's chdir cannot move it) and writable, or a usage error now, not after the search."""
     if path is None:
