@@ -90,10 +90,11 @@ def check(
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the full JSON result to FILE.")] = None,
     html_out: Annotated[Path | None, typer.Option(
         "--html", help="Write a self-contained HTML report (summary, stories, state graph) to FILE.")] = None,
-    html_max_states: Annotated[int, typer.Option(
-        "--html-max-states", min=1, max=1_000_000,
-        help="States of each search the HTML report records and draws at most (the rest are counted).",
-    )] = DEFAULT_GRAPH_STATES,
+    graph_states: Annotated[int | None, typer.Option(
+        "--graph-states", min=0, max=1_000_000,
+        help=f"Record up to N explored states of each search in the results (--html draws them, --json and "
+             f"kamera inspect carry them); default {DEFAULT_GRAPH_STATES} with --html, else 0 (none).",
+    )] = None,
     max_depth: Annotated[
         int | None, typer.Option("--max-depth", min=1, max=100_000, help="Override spec.explore.maxDepth.")
     ] = None,
@@ -134,7 +135,7 @@ def check(
             raise UsageError("--quiet and --verbose contradict each other: choose one")
         overrides = runner.Overrides(max_depth=max_depth, max_states=max_states, timeout=_parse_duration(timeout),
                                      reconcile_timeout=_parse_duration(reconcile_timeout, "--reconcile-timeout"),
-                                     stop_on_first=fail_fast, graph_states=html_max_states if html_out else 0)
+                                     stop_on_first=fail_fast, graph_states=_graph_states(graph_states, html_out))
         try:
             memory = None if max_memory is None else supervisor.parse_size(max_memory)
         except ValueError as exc:
@@ -254,6 +255,46 @@ def import_command(
         return int(ExitCode.OK)
 
     _run(body)
+
+
+@app.command("inspect")
+def inspect_command(
+    result_file: Annotated[Path, typer.Argument(help="A JSON result written by kamera check --json.")],
+) -> None:
+    """Browse a JSON result in the terminal: scenarios, checks, counterexample steps and their diffs,
+    converged outcomes and the explored states (recorded by check --graph-states N or --html). Keys: arrows,
+    enter, e, c, q."""
+
+    def body() -> int:
+        import json
+
+        from kamera_cli.report import json_report
+
+        try:
+            text = result_file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"{result_file}: cannot read: {exc.strerror or exc}") from exc
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise json_report.ResultFormatError(f"{result_file}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from exc
+        result = json_report.from_json(doc)
+        try:
+            from kamera_cli.report import inspector
+        except ImportError as exc:
+            raise UsageError("kamera inspect needs the optional extra: pip install 'kamera-cli[inspect]' "
+                             f"({exc})") from exc
+        inspector.run(result, str(result_file))
+        return int(ExitCode.OK)
+
+    _run(body)
+
+
+def _graph_states(given: int | None, html_out: Path | None) -> int:
+    """How many states of each search to record: as given, else enough to draw with --html, else none."""
+    if given is not None:
+        return given
+    return DEFAULT_GRAPH_STATES if html_out is not None else 0
 
 
 def _report_path(path: Path | None, option: str) -> Path | None:

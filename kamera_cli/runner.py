@@ -226,7 +226,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         )
         graph = None if o.graph_states <= 0 else record_graph(
             search, limit=o.graph_states, outcomes=judge.converged_nodes,
-            highlighted=[n for c in checks for x in c.counterexamples for n in (*x.nodes, *x.alternative_nodes)])
+            highlighted=[p for c in checks for x in c.counterexamples for p in (x.nodes, x.alternative_nodes)])
         converged = tuple(
             ConvergedState(
                 fingerprint=search.state(n).snapshot.fingerprint(),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from kamera_cli.model.objects import Manifest
 
-#: how many states a recorded graph keeps unless told otherwise (``--html-max-states``)
+#: how many states a recorded graph keeps unless told otherwise (``kamera check --graph-states``)
 DEFAULT_GRAPH_STATES = 2000
 
 #: why a state is interesting (``GraphState.tags``), in the order reporters list them

@@ -20,6 +20,7 @@ import hashlib
 import html
 import json
 import os
+from dataclasses import replace
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -190,7 +191,11 @@ def _scenario(s: ScenarioResult, index: int) -> str:
         out.append(f'<p class="stats">{_e(stats_text(s.stats))}{bound}</p>')
     if s.notes:
         out.append('<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in s.notes) + "</ul>")
-    rows = "".join(_check(c, index, ci) for ci, c in enumerate(s.checks))
+    checks = s.checks
+    if s.graph is None:  # no graph to point into: no "show in graph" / "state ↗" buttons
+        checks = tuple(replace(c, counterexamples=tuple(replace(x, nodes=(), alternative_nodes=())
+                                                        for x in c.counterexamples)) for c in checks)
+    rows = "".join(_check(c, index, ci) for ci, c in enumerate(checks))
     out.append(f'<table class="checks">{rows}</table>')
     if s.converged:
         outcome_node = {st.outcome: st.id for st in s.graph.states if st.outcome >= 0} if s.graph else {}

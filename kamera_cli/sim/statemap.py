@@ -8,32 +8,37 @@ and memory the plain verdict does not need.
 What is kept when the search is larger than ``limit``: first every state the result points at —
 counterexample paths, converged outcomes, livelock members, violating and failing states, the
 initial states — with the parent path to each (so the drawing stays connected), then the rest in
-discovery order, which under breadth-first search is shallowest first.  A parent is always
-discovered before its child, so a prefix of discovery order is itself connected.
+discovery order (under breadth-first search, shallowest first), each with its parent path too.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kamera_cli.explore import Edge, SearchResult
-from kamera_cli.explore.result import UNEXPANDED
+from kamera_cli.explore.result import NO_PARENT, UNEXPANDED
 from kamera_cli.model.graph import STATE_TAGS, GraphEdge, GraphState, StateGraph
 from kamera_cli.model.objects import plain_json
 from kamera_cli.model.result import Write
 from kamera_cli.sim.labels import StepLabel
 from kamera_cli.sim.state import SimState
 
-#: transitions kept per kept state, at most (a fully connected drawing is unreadable anyway)
+#: transitions kept per kept state beyond parent edges and highlighted steps (a fully connected
+#: drawing is unreadable anyway)
 EDGES_PER_STATE = 8
 
 
 def record_graph(search: SearchResult[SimState, Any], *, limit: int, outcomes: Sequence[int],
-                 highlighted: Iterable[int] = ()) -> StateGraph:
-    """Copy at most ``limit`` states of ``search`` (see the module docstring for which)."""
+                 highlighted: Iterable[Sequence[int]] = ()) -> StateGraph:
+    """Copy at most ``limit`` states of ``search`` (see the module docstring for which).
+
+    ``highlighted``: the counterexamples' state paths, each kept whole (with the parent path to each
+    of its states) or, when it no longer fits, not at all.
+    """
     graph = search.graph
     total = graph.num_states
     tags: dict[int, set[str]] = {}
@@ -52,22 +57,33 @@ def record_graph(search: SearchResult[SimState, Any], *, limit: int, outcomes: S
     tag((v.node for v in search.violations), "violation")
     tag((rec.node for rec in search.findings), "error")
 
-    wanted = [*highlighted, *outcomes, *search.initial, *(v.node for v in search.violations),
-              *(rec.node for rec in search.findings), *search.deadlocks, *search.depth_cuts[:50]]
-    for ll in search.livelocks:
-        wanted.extend(ll.nodes[: max(1, limit // 4)])
-    kept: dict[int, None] = {}
-    for node in wanted:
-        if 0 <= node < total:
-            for edge in graph.path_to(node):
-                kept.setdefault(edge.src, None)
-            kept.setdefault(node, None)
-    priority = sorted(kept)[:limit]
-    chosen = set(priority)
+    paths = [tuple(p) for p in highlighted if p]
+    groups: list[Sequence[int]] = [*paths, *((n,) for n in outcomes), *((n,) for n in search.initial),
+                                   *((v.node,) for v in search.violations), *((r.node,) for r in search.findings),
+                                   *((n,) for n in search.deadlocks), *((n,) for n in search.depth_cuts[:50])]
+    groups.extend(ll.nodes[: max(1, limit // 4)] for ll in search.livelocks)
+    chosen: set[int] = set()
+    parents, e_src = graph.parents, graph.e_src
+
+    def take(nodes: Iterable[int]) -> None:
+        """The nodes with the parent path of each, all or nothing, if the limit allows."""
+        chain: dict[int, None] = {}
+        for node in nodes:
+            while 0 <= node < total and node not in chosen and node not in chain:
+                chain[node] = None
+                if parents[node] == NO_PARENT:
+                    break
+                node = e_src[parents[node]]
+        if len(chosen) + len(chain) <= limit:
+            chosen.update(chain)
+
+    for group in groups:
+        take(group)
+    # then discovery order; after DFS re-parents to shortest paths a parent may come after its child
     for node in range(total):
         if len(chosen) >= limit:
             break
-        chosen.add(node)
+        take((node,))
     ids = sorted(chosen)
 
     objects = _ObjectTable()
@@ -88,11 +104,16 @@ def record_graph(search: SearchResult[SimState, Any], *, limit: int, outcomes: S
             pending=tuple(f"{p.controller} {p.request_text}" for p in state.pending),
         ))
 
+    # parent edges and the steps of highlighted paths are always kept, then the others up to the cap
+    steps = {pair for path in paths for pair in itertools.pairwise(path)}
     edges, skipped_edges = [], 0
     for node in ids:
         out = [e for e in graph.out_range(node) if graph.e_dst[e] in chosen]
-        skipped_edges += max(0, len(out) - EDGES_PER_STATE)
-        for e in out[:EDGES_PER_STATE]:
+        must = {e for e in out if parents[graph.e_dst[e]] == e or (node, graph.e_dst[e]) in steps}
+        room = max(0, EDGES_PER_STATE - len(must))
+        others = [e for e in out if e not in must]
+        skipped_edges += max(0, len(others) - room)
+        for e in sorted(must | set(others[:room])):
             edges.append(_edge(node, graph.e_dst[e], graph.e_label[e]))
 
     depth_counts = [0] * (max(graph.depths, default=-1) + 1)

@@ -172,3 +172,40 @@ def test_collapse_modes_redraw_and_say_what_they_merged(browser: Any, tmp_path: 
     page.screenshot("html-report-collapsed.png")
     page.clean()
     assert result.scenarios[0].graph is not None
+
+
+def test_hostile_strings_render_as_text_in_the_browser(browser: Any, tmp_path: Path) -> None:
+    """Markup in every field a controller or a scenario controls: no dialog, no error, shown literally."""
+    from kamera_cli.model.graph import GraphEdge, GraphState, StateGraph
+    from kamera_cli.model.objects import ObjectRef
+    from kamera_cli.model.result import Check, Counterexample, ScenarioResult, Step, Verdict, Write
+
+    bad = "<img src=x onerror=alert(1)><script>alert(2)</script>\"'><svg onload=alert(3)>\u2028</script>"
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": bad, "namespace": "default"},
+           "data": {bad: bad}}
+    step = Step(1, "reconcile", bad, bad, (Write("created", ObjectRef("v1", "ConfigMap", "default", bad)),),
+                note=bad, error=bad, log=bad, reads=(bad,))
+    graph = StateGraph(states=(GraphState(0, 0, bad, (), ("initial",), pending=(bad,)),
+                               GraphState(1, 1, bad, ("k",), ("violation",), pending=(bad,))),
+                       edges=(GraphEdge(0, 1, "reconcile", bad, bad, bad, (bad,)),), objects=(("k", obj),),
+                       total_states=2, total_edges=1, depth_counts=(1, 1), limit=10)
+    cx = Counterexample("invariant", bad, steps=(step,), details=bad, nodes=(0, 1))
+    scenario = ScenarioResult(name=bad, file=bad, verdict=Verdict.FAILED, description=bad, notes=(bad,),
+                              checks=(Check(bad, Verdict.FAILED, bad, (cx,)),), graph=graph)
+    path = tmp_path / "hostile.html"
+    write_html(CheckResult((scenario,), notes=(bad,)), path)
+    page = Opened(browser, path)
+    dialogs: list[str] = []
+    page.page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.click_state(1)
+    panel = page.page.inner_text("#state-panel")
+    assert "<img src=x onerror=alert(1)>" in panel, "the state's name is shown as text"
+    page.page.click("#state-panel details.obj summary")
+    assert "onerror=alert(1)" in page.page.inner_text("#state-panel pre.yaml")
+    page.page.select_option("#diff-b", "1")
+    assert "created v1/ConfigMap default/<img" in page.page.inner_text("#diff-panel")
+    page.page.click("li.step button.goto")
+    assert page.page.evaluate("document.querySelectorAll('img, svg, iframe').length") == 0
+    assert page.page.evaluate("document.querySelectorAll('script').length") == 3
+    assert dialogs == []
+    page.clean()

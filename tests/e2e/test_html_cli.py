@@ -1,7 +1,7 @@
 """``kamera check --html``: the flag, its bounds and its errors, through the real command line.
 
 Covers: the report is written (alongside --json, which then carries the same graph); the graph is
-recorded only with --html; --html-max-states caps it and the page says what was left out; an
+recorded only with --html or --graph-states; --graph-states caps it and the page says what was left out; an
 unwritable path is a usage error before any search, like --junit and --json.
 """
 
@@ -54,7 +54,7 @@ def test_no_graph_in_the_json_without_html(tmp_path: Path) -> None:
 def test_max_states_caps_the_graph_and_the_page_says_so(tmp_path: Path) -> None:
     html = tmp_path / "report.html"
     code, _out, _ = invoke("check", str(SCENARIOS / "bugs/exception-one-ordering"), "--html", str(html),
-                           "--html-max-states", "4", "-q")
+                           "--graph-states", "4", "-q")
     assert code == 1
     graph = _island(html.read_text(encoding="utf-8"))["scenarios"][0]["graph"]  # type: ignore[index]
     assert graph["limit"] == 4 and graph["total_states"] == 19
@@ -72,3 +72,15 @@ def test_an_unwritable_path_is_a_usage_error_before_the_search(tmp_path: Path) -
     assert "quickstart" not in out
     code, _out, err = invoke("check", str(SCENARIOS / "quickstart"), "--html", str(tmp_path))
     assert code == 2 and "is a folder" in err
+
+
+def test_graph_states_records_the_graph_for_the_json_alone(tmp_path: Path) -> None:
+    js = tmp_path / "r.json"
+    invoke("check", str(SCENARIOS / "bugs/livelock"), "--json", str(js), "--graph-states", "3", "-q")
+    graph = json.loads(js.read_text(encoding="utf-8"))["scenarios"][0]["graph"]
+    assert graph["limit"] == 3 and len(graph["states"]) <= 3 and graph["total_states"] == 5
+    html = tmp_path / "r.html"
+    invoke("check", str(SCENARIOS / "bugs/livelock"), "--html", str(html), "--json", str(js), "--graph-states", "0",
+           "-q")
+    assert "graph" not in json.loads(js.read_text(encoding="utf-8"))["scenarios"][0]
+    assert "Not recorded" in html.read_text(encoding="utf-8")

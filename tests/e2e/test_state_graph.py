@@ -127,3 +127,22 @@ def test_an_invariant_counterexample_lists_its_selected_nodes() -> None:
     assert cx.selected[0].path.startswith("$")
     assert cx.nodes and result.graph is not None
     assert "violation" in {t for s in result.graph.states if s.id == cx.nodes[-1] for t in s.tags}
+
+
+def test_a_capped_depth_first_graph_stays_connected() -> None:
+    """After DFS a parent may be discovered after its child: the cap still keeps every parent path."""
+    from dataclasses import replace
+
+    from kamera_cli.runner import run_scenario
+    from kamera_cli.scenario import load_scenario
+
+    scenario = load_scenario(SCENARIOS / "workloads/conditions-no-null-check/scenario.yaml")
+    scenario = replace(scenario, explore=replace(scenario.explore, strategy="dfs"))
+    for limit in (7, 30, 60):
+        graph = run_scenario(scenario, overrides=Overrides(graph_states=limit)).graph
+        assert graph is not None and len(graph.states) <= limit
+        ids = {s.id for s in graph.states}
+        into = {(e.dst, e.src) for e in graph.edges}
+        for state in graph.states:
+            if "initial" not in state.tags:
+                assert any((state.id, src) in into for src in ids), f"state {state.id} is cut off (cap {limit})"

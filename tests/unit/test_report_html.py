@@ -187,6 +187,8 @@ def test_without_a_graph_the_page_says_it_was_not_recorded() -> None:
     result = CheckResult(tuple(replace(s, graph=None) for s in everything().scenarios))
     _text, page = _page(result)
     assert "Not recorded" in page.visible and not [a for tag, a in page.elements if a.get("id") == "graph"]
+    buttons = [a for tag, a in page.elements if tag == "button"]
+    assert buttons == [] and not [a for _tag, a in page.elements if "data-node" in a], "nothing to point into"
 
 
 def test_identical_input_gives_identical_bytes(tmp_path: Path) -> None:

@@ -398,6 +398,11 @@
     box.appendChild(diff);
   }
   function select(id) {
+    if (!cur.byId.has(id)) {
+      clear($("state-panel")).appendChild(h("p", { text: "State " + id + " is not recorded in this report " +
+        "(see the note above the graph for what was left out)." }));
+      return;
+    }
     if (!cur.shown.has(id)) { $("collapse").value = "none"; draw(); }
     var node = api.cy.getElementById(cur.shown.get(id));
     api.cy.elements().unselect();
