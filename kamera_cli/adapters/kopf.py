@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -101,6 +102,8 @@ class KopfOperator(ReconcilerFactory):
     relists = True
     registry: Any
     resource: Any
+    #: the operator-wide memo (``@kopf.on.startup``'s ``memo``): each object's memo starts as a copy
+    memobase: Any = None
     #: the resources the operator's @kopf.index handlers select (``bind_resource``)
     index_resources: list[Any]
     settings: Any
@@ -157,8 +160,10 @@ class KopfOperator(ReconcilerFactory):
         from kopf._core.intents import causes
 
         logger = logging.getLogger("kopf.activities.startup")
+        # the operator's memo: what startup handlers put there, every object's memo starts as a copy of
+        self.memobase = ephemera.Memo()
         for handler in self.registry._activities.get_handlers(activity=causes.Activity.STARTUP):
-            available = {"settings": self.settings, "memo": ephemera.Memo(), "logger": logger, "param": handler.param}
+            available = {"settings": self.settings, "memo": self.memobase, "logger": logger, "param": handler.param}
             params = inspect.signature(handler.fn).parameters
             takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
             kwargs = available if takes_all else {k: v for k, v in available.items() if k in params}
@@ -200,7 +205,7 @@ class KopfOperator(ReconcilerFactory):
         ``index_resource`` index every object (in name order, so the result is deterministic).
         """
         from kopf._cogs.clients import api
-        from kopf._cogs.structs import bodies, ephemera
+        from kopf._cogs.structs import bodies
         from kopf._core.actions import loggers
         from kopf._core.engines import indexing
 
@@ -219,7 +224,7 @@ class KopfOperator(ReconcilerFactory):
                     indexers=indexers, registry=self.registry, settings=self.settings, resource=resource,
                     raw_event={"type": None, "object": raw}, memory=indexing.IndexingMemory(),
                     logger=loggers.TerseObjectLogger(body=body, settings=self.settings),
-                    memo=cast(Any, ephemera.Memo()), body=body)
+                    memo=cast(Any, copy.copy(self.memobase)), body=body)
         return indexers
 
     @staticmethod
@@ -309,7 +314,6 @@ class KopfOperator(ReconcilerFactory):
     async def _process(self, request: Request) -> None:
         from kopf._cogs.clients import api
         from kopf._cogs.clients import errors as kerrors
-        from kopf._cogs.structs import ephemera
         from kopf._core.actions import lifecycles
         from kopf._core.reactor import inventory, processing
 
@@ -327,7 +331,7 @@ class KopfOperator(ReconcilerFactory):
                 registry=self.registry,
                 settings=self.settings,
                 memories=inventory.ResourceMemories(),
-                memobase=cast(Any, ephemera.Memo()),
+                memobase=cast(Any, self.memobase),  # kopf copies it into the object's memory
                 resource=self.resource,
                 # None: kopf's initial listing after a (re)start, where resume handlers run
                 raw_event={"type": None if request.relisted else "MODIFIED", "object": raw},

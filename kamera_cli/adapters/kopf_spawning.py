@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import dataclasses
 import json
 from collections.abc import Mapping
@@ -93,7 +94,7 @@ class _Spawned:
     async def _tick(self, request: Request) -> Result | None:
         from kopf._cogs.clients import api
         from kopf._cogs.clients import errors as kerrors
-        from kopf._cogs.structs import bodies, ephemera, finalizers, patches
+        from kopf._cogs.structs import bodies, finalizers, patches
         from kopf._core.actions import loggers
         from kopf._core.intents import causes, registries, stoppers
 
@@ -114,7 +115,8 @@ class _Spawned:
             indexers = await operator.indexers()
             cause = causes.DaemonCause(
                 resource=operator.resource, indices=indexers.indices,
-                logger=loggers.LocalObjectLogger(body=body, settings=settings), memo=cast(Any, ephemera.Memo()),
+                logger=loggers.LocalObjectLogger(body=body, settings=settings),
+                memo=cast(Any, copy.copy(operator.memobase)),
                 body=body, patch=patches.Patch(body=body), stopper=stoppers.DaemonStopper())
             if not registries.match(handler=handler, cause=cause):
                 return None  # kopf stops a timer or daemon whose filters no longer match

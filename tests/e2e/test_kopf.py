@@ -259,3 +259,17 @@ def test_indices_hold_every_object_of_the_indexed_resource(tmp_path: Path) -> No
     """)
     assert result.verdict is Verdict.PASSED, result.checks
     assert widget(result)["status"]["count"] == {"configMaps": ["a", "b"]}
+
+
+def test_what_startup_puts_in_memo_every_object_s_memo_starts_with(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import kopf
+        @kopf.on.startup()
+        def configure(memo, **_):
+            memo.greeting = "hello from startup"
+        @kopf.on.create("example.com", "v1", "widgets")
+        def hello(memo, **_):
+            return {"greeting": memo.greeting}
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    assert widget(result)["status"]["hello"] == {"greeting": "hello from startup"}
