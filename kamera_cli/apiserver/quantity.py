@@ -91,6 +91,13 @@ def canonical(value: Any, *, round_milli: bool = False) -> str:
     return _canonical_text(str(value) if not isinstance(value, float) else repr(value), round_milli)
 
 
+def value_of(value: Any) -> Fraction:
+    """The exact amount a quantity stands for (``QuantityError`` when it is not one)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise QuantityError(FORMAT_ERROR)
+    return _parse(str(value) if not isinstance(value, float) else repr(value))[0]
+
+
 @functools.lru_cache(maxsize=4096)
 def _canonical_text(text: str, round_milli: bool) -> str:
     amount, fmt = _parse(text)

@@ -46,6 +46,7 @@ from kamera_cli.apiserver.validation import (
 )
 from kamera_cli.apiserver.validation_crd import apply_defaults, prune
 from kamera_cli.apiserver.validation_crd import validate as validate_cr
+from kamera_cli.apiserver.validation_kinds import validate_kind
 from kamera_cli.apiserver.validation_update import validate_update
 from kamera_cli.apiserver.write_rules import (
     check_preconditions,
@@ -691,8 +692,8 @@ class ApiServer:
             raise E.forbidden(req.info.plural, req.info.group, name, f"unable to create new content in namespace "
                                                                      f"{req.namespace} because it is being terminated")
 
-    def _validate(self, info: ResourceInfo, obj: dict[str, Any], name: str, live: Manifest | None = None
-                  ) -> dict[str, Any]:
+    def _validate(self, info: ResourceInfo, obj: dict[str, Any], name: str, live: Manifest | None = None,
+                  main: bool = True) -> dict[str, Any]:
         """Prune and default (custom resources), then validate; returns the object to store.
 
         ``live``: the stored object being replaced; subtrees shared with it are not walked again when
@@ -713,7 +714,13 @@ class ApiServer:
             apply_builtin_defaults(info.group, info.kind, obj)
             if live is None:
                 prepare_for_create(info.group, info.kind, obj)
-            causes += validate_builtin(definitions, info.definition, obj, base)
+            typed = validate_builtin(definitions, info.definition, obj, base)
+            if typed:
+                causes += typed
+            else:  # the kind's strategy: on update (ValidateXUpdate) its update rules come first
+                if live is not None and main:
+                    causes += validate_update(info.group, info.kind, live, obj)
+                causes += validate_kind(info.group, info.kind, obj)
             if not causes:
                 remember_clean(definitions, info.definition, obj)
         if causes:
@@ -879,11 +886,7 @@ class ApiServer:
                     f"Forbidden: no new finalizers can be added if the object is being deleted, found new "
                     f"finalizers []string{{{listed}}}")])
         _normalise(info, merged)
-        merged = self._validate(info, merged, req.name, live)
-        if not info.custom and req.sub != "status":
-            causes = validate_update(info.group, info.kind, live, merged)
-            if causes:
-                raise E.invalid(info.kind, info.group, req.name, causes)
+        merged = self._validate(info, merged, req.name, live, main=req.sub != "status")
         if info.tracks_generation and S.spec_changed(live, merged, status_counts=info.custom and not info.has_status):
             merged["metadata"]["generation"] = int(live_meta.get("generation") or 0) + 1
         if S.same_ignoring_bookkeeping(live, merged) and (
