@@ -10,6 +10,7 @@ staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go (``IsDNS1123La
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -151,8 +152,9 @@ def label_value(value: str) -> list[str]:
     return out + ([] if _VALUE_RE.match(value) else [_VALUE_MSG])
 
 
-def config_key(value: str) -> list[str]:
-    """``IsConfigMapKey`` (Secret keys too)."""
+@functools.lru_cache(maxsize=4096)
+def config_key(value: str) -> tuple[str, ...]:
+    """``IsConfigMapKey`` (Secret keys too); keys repeat across writes, so the answer is cached."""
     out = [_max_len(253)] if len(value) > 253 else []
     if not _KEY_RE.match(value):
         out.append(_KEY_MSG)
@@ -162,7 +164,7 @@ def config_key(value: str) -> list[str]:
         out.append("must not be '..'")
     elif value.startswith(".."):
         out.append("must not start with '..'")
-    return out
+    return tuple(out)
 
 
 def port_name(value: str) -> list[str]:
@@ -186,7 +188,7 @@ def port_number(value: Any) -> list[str]:
     return [] if isinstance(value, int) and 1 <= value <= 65535 else ["must be between 1 and 65535, inclusive"]
 
 
-def each_invalid(path: str, value: Any, messages: list[str]) -> list[Cause]:
+def each_invalid(path: str, value: Any, messages: Iterable[str]) -> list[Cause]:
     return [invalid(path, value, m) for m in messages]
 
 

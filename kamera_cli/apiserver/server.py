@@ -28,7 +28,12 @@ from kamera_cli.apiserver import watching
 from kamera_cli.apiserver.allocation import allocate_cluster_ip, keep_allocated, label_namespace
 from kamera_cli.apiserver.binding import SUCCESS as BINDING_SUCCESS
 from kamera_cli.apiserver.binding import bound_pod
-from kamera_cli.apiserver.defaults import apply_builtin_defaults, default_apply_keys, prepare_for_create
+from kamera_cli.apiserver.defaults import (
+    apply_builtin_defaults,
+    default_apply_keys,
+    prepare_for_create,
+    share_template,
+)
 from kamera_cli.apiserver.encoding import ListBody, encode, encode_object
 from kamera_cli.apiserver.errors import ApiError
 from kamera_cli.apiserver.registry import Registry, ResourceInfo
@@ -712,6 +717,8 @@ class ApiServer:
             obj = prune_builtin(definitions, info.definition, obj, base)
             obj = canonical_quantities(definitions, info, obj, base)
             apply_builtin_defaults(info.group, info.kind, obj)
+            if base is not None:
+                share_template(obj, base)
             if live is None:
                 prepare_for_create(info.group, info.kind, obj)
             typed = validate_builtin(definitions, info.definition, obj, base)

@@ -396,7 +396,9 @@ def _config_map(obj: Obj) -> list[Cause]:
             out.append(F.invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
     for key in sorted(binary):
         out += F.each_invalid(f"binaryData[{key}]", key, F.config_key(key))
-    size = sum(len(str(v).encode()) for v in data.values()) + sum(_decoded_len(v) for v in binary.values())
+    chars = sum(len(str(v)) for v in data.values())  # UTF-8 takes at most 4 bytes a character
+    size = chars if chars * 4 <= _MAX_DATA else sum(len(str(v).encode()) for v in data.values())
+    size += sum(_decoded_len(v) for v in binary.values())
     if size > _MAX_DATA:
         out.append(F.too_long("", _MAX_DATA))
     return out

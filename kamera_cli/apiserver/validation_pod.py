@@ -16,10 +16,12 @@ from fractions import Fraction
 from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
+from kamera_cli.apiserver.defaults_pod import Memo
 from kamera_cli.apiserver.field_errors import Cause
 from kamera_cli.apiserver.quantity import QuantityError, value_of
 
 _PROTOCOLS = ("SCTP", "TCP", "UDP")
+_VALID = Memo()  # templates (by identity) that passed, per (path, restart policies, owner)
 _RESTART = ("Always", "OnFailure", "Never")
 _DNS = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
 _PULL = ("Always", "IfNotPresent", "Never")
@@ -219,6 +221,9 @@ def validate_template(template: Any, path: str, *, restart: tuple[str, ...], own
     its StatefulSet/DaemonSet twins: restartPolicy Always, no activeDeadlineSeconds)."""
     if not isinstance(template, Mapping):
         return [F.required(path)]
+    key = (path, restart, owner)
+    if _VALID.has(template, key):
+        return []
     spec = _mapping(template, "spec")
     out = validate_pod_spec(spec, f"{path}.spec")
     policy = spec.get("restartPolicy")
@@ -227,4 +232,6 @@ def validate_template(template: Any, path: str, *, restart: tuple[str, ...], own
     if owner and spec.get("activeDeadlineSeconds") is not None:
         out.append(F.forbidden(f"{path}.spec.activeDeadlineSeconds", f"activeDeadlineSeconds in {owner} is not "
                                                                      "Supported"))
+    if not out:
+        _VALID.add(template, key)
     return out
