@@ -51,7 +51,7 @@ from kamera_cli.apiserver.validation import (
 )
 from kamera_cli.apiserver.validation_crd import apply_defaults, prune
 from kamera_cli.apiserver.validation_crd import validate as validate_cr
-from kamera_cli.apiserver.validation_kinds import validate_kind
+from kamera_cli.apiserver.validation_kinds import base64_offset, validate_kind
 from kamera_cli.apiserver.validation_update import validate_update
 from kamera_cli.apiserver.write_rules import (
     check_preconditions,
@@ -710,7 +710,7 @@ class ApiServer:
             obj = prune(obj, info.schema, root=True)
             obj = apply_defaults(obj, info.schema)
             obj["metadata"] = prune_metadata(self.registry.definitions, meta)
-            causes += validate_cr(obj, info.schema)
+            causes += validate_cr(obj, info.schema, live)
         elif info.definition is not None:
             definitions = self.registry.definitions
             base = clean_base(definitions, info.definition, live)
@@ -1184,6 +1184,11 @@ def _normalise(info: ResourceInfo, obj: dict[str, Any]) -> None:
         return
     if not obj.get("type"):
         obj["type"] = "Opaque"
+    for value in (obj.get("data") or {}).values() if isinstance(obj.get("data"), dict) else ():
+        offset = base64_offset(value) if isinstance(value, str) else None
+        if offset is not None:  # []byte fields are base64 in JSON: the decoder refuses the body
+            raise E.bad_request(f'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at '
+                                f"input byte {offset}")
     if "stringData" not in obj:
         return
     string_data = obj.pop("stringData")

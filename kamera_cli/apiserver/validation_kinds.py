@@ -404,6 +404,25 @@ def _config_map(obj: Obj) -> list[Cause]:
     return out
 
 
+_B64 = re.compile(r"[^A-Za-z0-9+/=]")
+
+
+def base64_offset(text: str) -> int | None:
+    """Where Go's ``base64.StdEncoding`` gives up on ``text`` (``CorruptInputError``), or None if it decodes.
+
+    Approximate in one corner: for a bad length or misplaced padding the offset is the start of the
+    last, incomplete quantum (docs/apiserver.md)."""
+    bad = _B64.search(text)
+    if bad is not None:
+        return bad.start()
+    stripped = text.rstrip("=")
+    if "=" in stripped:
+        return stripped.index("=")
+    if len(text) % 4 or len(text) - len(stripped) > 2:
+        return len(text) - len(text) % 4 if len(text) % 4 else len(stripped)
+    return None
+
+
 def _decoded_len(value: Any) -> int:
     try:
         return len(base64.b64decode(str(value), validate=True))

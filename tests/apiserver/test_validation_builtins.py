@@ -257,6 +257,18 @@ def test_typed_secrets_need_their_keys(server):
                                               ("FieldValueRequired", "data[tls.key]", "Required value")]
 
 
+@pytest.mark.parametrize(("value", "offset"), [("hunter2", 4), ("aGk", 0), ("a=bc", 1)])
+def test_secret_data_that_is_not_base64_is_refused_by_the_decoder(server, value, offset):
+    # []byte fields travel as base64: a controller that forgot to encode gets a 400 (CorruptInputError)
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "default"},
+              "data": {"password": value}}
+    with pytest.raises(ApiError) as exc:
+        server.create(secret)
+    assert exc.value.status == 400
+    assert exc.value.body["message"] == ('Secret in version "v1" cannot be handled as a Secret: illegal base64 '
+                                         f"data at input byte {offset}")
+
+
 def test_claim_specs_are_immutable_except_a_bound_claims_size(server):
     claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c", "namespace": "default"},
              "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
