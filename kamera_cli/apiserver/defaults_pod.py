@@ -21,6 +21,32 @@ Obj = dict[str, Any]
 Rule = tuple[str, Any, bool]
 
 
+class Memo:
+    """Objects (by identity) already known to pass a check unchanged -- defaulted, or valid.
+
+    Why: a patch or an update of a workload shares its untouched template with the stored object, and
+    stored objects are never mutated, so a template that was a fixed point once still is.  Entries keep
+    their objects alive (an id cannot be reused while listed); the memo is cleared when full.
+    """
+
+    __slots__ = ("_seen",)
+    _LIMIT = 4096
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[int, Any], Any] = {}
+
+    def has(self, obj: Any, key: Any = None) -> bool:
+        return self._seen.get((id(obj), key)) is obj
+
+    def add(self, obj: Any, key: Any = None) -> None:
+        if len(self._seen) >= self._LIMIT:
+            self._seen.clear()
+        self._seen[(id(obj), key)] = obj
+
+
+_DEFAULTED = Memo()
+
+
 def fill(d: Obj, rules: Sequence[Rule]) -> Obj:
     """``d`` with each rule's default where the field is unset (a copy only if one is added)."""
     out: Obj | None = None
@@ -210,19 +236,25 @@ def _host_ports(c: Obj) -> Obj:
 def pod(spec: Any) -> Any:
     """A Pod's own spec: the template defaults plus ``SetDefaults_Pod`` (requests from limits,
     ``enableServiceLinks``, host ports under host networking), which templates do not get."""
-    if not isinstance(spec, dict):
+    if not isinstance(spec, dict) or _DEFAULTED.has(spec, "pod"):
         return spec
     out = pod_spec(spec)
     for key in ("containers", "initContainers"):
         out = at(out, key, each(_requests_from_limits))
         if out.get("hostNetwork") is True:
             out = at(out, key, each(_host_ports))
-    return fill(out, (("enableServiceLinks", True, False),))
+    out = fill(out, (("enableServiceLinks", True, False),))
+    _DEFAULTED.add(out, "pod")
+    return out
 
 
 def template(tmpl: Any) -> Any:
-    """A ``PodTemplateSpec``: only its spec has defaults."""
-    return at(tmpl, "spec", pod_spec) if isinstance(tmpl, dict) else tmpl
+    """A ``PodTemplateSpec``: only its spec has defaults (a template seen defaulted is returned at once)."""
+    if not isinstance(tmpl, dict) or _DEFAULTED.has(tmpl):
+        return tmpl
+    out = at(tmpl, "spec", pod_spec)
+    _DEFAULTED.add(out)
+    return out
 
 
 def qos_class(spec: Any) -> str:

@@ -127,8 +127,8 @@ def cause(reason: str, field: str, message: str) -> dict[str, str]:
 
 def invalid(kind: str, group: str, name: str, causes: list[dict[str, str]]) -> ApiError:
     """422 Invalid, worded like ``NewInvalid``: ``Pod "x" is invalid: spec.containers: Required value``."""
-    parts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
-    summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    parts = list(dict.fromkeys(f"{c['field']}: {c['message']}" if "field" in c else c["message"] for c in causes))
+    summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"  # ToAggregate drops repeats
     return error(422, "Invalid", f'{kind}.{group} "{name}" is invalid: {summary}' if group
                  else f'{kind} "{name}" is invalid: {summary}', name=name, group=group, kind=kind, causes=causes)
 

@@ -91,6 +91,13 @@ def canonical(value: Any, *, round_milli: bool = False) -> str:
     return _canonical_text(str(value) if not isinstance(value, float) else repr(value), round_milli)
 
 
+def value_of(value: Any) -> Fraction:
+    """The exact amount a quantity stands for (``QuantityError`` when it is not one)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise QuantityError(FORMAT_ERROR)
+    return _parse(str(value) if not isinstance(value, float) else repr(value))[0]
+
+
 @functools.lru_cache(maxsize=4096)
 def _canonical_text(text: str, round_milli: bool) -> str:
     amount, fmt = _parse(text)
@@ -171,7 +178,7 @@ def canonicalize(plan: Plan, value: Any, base: Any = None) -> Any:
         child = value.get(key)
         if child is None or (base is not None and base.get(key) is child):
             continue
-        new = _step(mode, sub, child)
+        new = _step(mode, sub, child, None if base is None else base.get(key))
         if new is not child:
             if out is None:
                 out = dict(value)
@@ -179,7 +186,7 @@ def canonicalize(plan: Plan, value: Any, base: Any = None) -> Any:
     return value if out is None else out
 
 
-def _step(mode: str, sub: Any, child: Any) -> Any:
+def _step(mode: str, sub: Any, child: Any, base: Any) -> Any:
     if mode == "q":
         text = canonical(child)
         return child if text == child else text
@@ -190,9 +197,10 @@ def _step(mode: str, sub: Any, child: Any) -> Any:
         texts = [canonical(v) for v in child]
         return child if texts == child else texts
     if mode == "obj":
-        return canonicalize(sub, child)
+        return canonicalize(sub, child, base)
     if mode == "items" and isinstance(child, list):
-        new_items = [canonicalize(sub, v) for v in child]
+        olds = base if isinstance(base, list) and len(base) == len(child) else [None] * len(child)
+        new_items = [canonicalize(sub, v, b) for v, b in zip(child, olds)]
         return child if all(a is b for a, b in zip(new_items, child)) else new_items
     if mode == "values" and isinstance(child, dict):
         new_map = {k: canonicalize(sub, v) for k, v in child.items()}

@@ -28,7 +28,12 @@ from kamera_cli.apiserver import watching
 from kamera_cli.apiserver.allocation import allocate_cluster_ip, keep_allocated, label_namespace
 from kamera_cli.apiserver.binding import SUCCESS as BINDING_SUCCESS
 from kamera_cli.apiserver.binding import bound_pod
-from kamera_cli.apiserver.defaults import apply_builtin_defaults, default_apply_keys, prepare_for_create
+from kamera_cli.apiserver.defaults import (
+    apply_builtin_defaults,
+    default_apply_keys,
+    prepare_for_create,
+    share_template,
+)
 from kamera_cli.apiserver.encoding import ListBody, encode, encode_object
 from kamera_cli.apiserver.errors import ApiError
 from kamera_cli.apiserver.registry import Registry, ResourceInfo
@@ -46,6 +51,7 @@ from kamera_cli.apiserver.validation import (
 )
 from kamera_cli.apiserver.validation_crd import apply_defaults, prune
 from kamera_cli.apiserver.validation_crd import validate as validate_cr
+from kamera_cli.apiserver.validation_kinds import base64_offset, validate_kind
 from kamera_cli.apiserver.validation_update import validate_update
 from kamera_cli.apiserver.write_rules import (
     check_preconditions,
@@ -691,8 +697,8 @@ class ApiServer:
             raise E.forbidden(req.info.plural, req.info.group, name, f"unable to create new content in namespace "
                                                                      f"{req.namespace} because it is being terminated")
 
-    def _validate(self, info: ResourceInfo, obj: dict[str, Any], name: str, live: Manifest | None = None
-                  ) -> dict[str, Any]:
+    def _validate(self, info: ResourceInfo, obj: dict[str, Any], name: str, live: Manifest | None = None,
+                  main: bool = True) -> dict[str, Any]:
         """Prune and default (custom resources), then validate; returns the object to store.
 
         ``live``: the stored object being replaced; subtrees shared with it are not walked again when
@@ -704,16 +710,24 @@ class ApiServer:
             obj = prune(obj, info.schema, root=True)
             obj = apply_defaults(obj, info.schema)
             obj["metadata"] = prune_metadata(self.registry.definitions, meta)
-            causes += validate_cr(obj, info.schema)
+            causes += validate_cr(obj, info.schema, live)
         elif info.definition is not None:
             definitions = self.registry.definitions
             base = clean_base(definitions, info.definition, live)
             obj = prune_builtin(definitions, info.definition, obj, base)
             obj = canonical_quantities(definitions, info, obj, base)
             apply_builtin_defaults(info.group, info.kind, obj)
+            if base is not None:
+                share_template(obj, base)
             if live is None:
                 prepare_for_create(info.group, info.kind, obj)
-            causes += validate_builtin(definitions, info.definition, obj, base)
+            typed = validate_builtin(definitions, info.definition, obj, base)
+            if typed:
+                causes += typed
+            else:  # the kind's strategy: on update (ValidateXUpdate) its update rules come first
+                if live is not None and main:
+                    causes += validate_update(info.group, info.kind, live, obj)
+                causes += validate_kind(info.group, info.kind, obj)
             if not causes:
                 remember_clean(definitions, info.definition, obj)
         if causes:
@@ -879,11 +893,7 @@ class ApiServer:
                     f"Forbidden: no new finalizers can be added if the object is being deleted, found new "
                     f"finalizers []string{{{listed}}}")])
         _normalise(info, merged)
-        merged = self._validate(info, merged, req.name, live)
-        if not info.custom and req.sub != "status":
-            causes = validate_update(info.group, info.kind, live, merged)
-            if causes:
-                raise E.invalid(info.kind, info.group, req.name, causes)
+        merged = self._validate(info, merged, req.name, live, main=req.sub != "status")
         if info.tracks_generation and S.spec_changed(live, merged, status_counts=info.custom and not info.has_status):
             merged["metadata"]["generation"] = int(live_meta.get("generation") or 0) + 1
         if S.same_ignoring_bookkeeping(live, merged) and (
@@ -1174,6 +1184,11 @@ def _normalise(info: ResourceInfo, obj: dict[str, Any]) -> None:
         return
     if not obj.get("type"):
         obj["type"] = "Opaque"
+    for value in (obj.get("data") or {}).values() if isinstance(obj.get("data"), dict) else ():
+        offset = base64_offset(value) if isinstance(value, str) else None
+        if offset is not None:  # []byte fields are base64 in JSON: the decoder refuses the body
+            raise E.bad_request(f'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at '
+                                f"input byte {offset}")
     if "stringData" not in obj:
         return
     string_data = obj.pop("stringData")

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kamera_cli.apiserver import errors as E
+from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.errors import cause
 from kamera_cli.apiserver.quantity import QuantityError, canonicalize, plan_for
 from kamera_cli.apiserver.registry import ResourceInfo
@@ -61,43 +62,65 @@ def validate_name(group: str, kind: str, name: str, field: str = "metadata.name"
     return out
 
 
+_ANNOTATIONS_LIMIT = 256 * 1024  # TotalAnnotationSizeLimitB
+
+
 def validate_metadata(meta: Mapping[str, Any]) -> list[dict[str, str]]:
-    """Label keys/values and annotation keys, as ``ValidateObjectMeta`` checks them."""
+    """``ValidateObjectMetaAccessor``: labels, annotations (keys and total size), owner references (at
+    most one controller) and finalizer names, with upstream's paths and messages."""
     out: list[dict[str, str]] = []
-    labels = meta.get("labels") or {}
-    if isinstance(labels, Mapping):
-        for key, value in labels.items():
-            if not _QUALIFIED.match(str(key)) or len(str(key).rsplit("/", 1)[-1]) > 63:
-                out.append(cause("FieldValueInvalid", "metadata.labels", f'Invalid value: "{key}": name part must '
-                                 "consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
-                                 "an alphanumeric character"))
-            if not isinstance(value, str) or len(value) > 63 or not _LABEL_VALUE.match(value):
-                out.append(cause("FieldValueInvalid", "metadata.labels", f"Invalid value: {_quote(value)}: a valid "
-                                 "label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-                                 "'.', and must start and end with an alphanumeric character"))
-    owners = meta.get("ownerReferences") or []
-    if not isinstance(owners, list):
-        out.append(cause("FieldValueTypeInvalid", "metadata.ownerReferences", "Invalid value: must be a list"))
-        owners = []
-    for i, owner in enumerate(owners):
-        if not isinstance(owner, Mapping):
-            out.append(cause("FieldValueTypeInvalid", f"metadata.ownerReferences[{i}]",
-                             "Invalid value: must be an object"))
-            continue
-        for key in ("apiVersion", "kind", "name", "uid"):
-            if not owner.get(key):
-                out.append(cause("FieldValueRequired", f"metadata.ownerReferences[{i}].{key}", "Required value"))
     for key in ("labels", "annotations"):
         values = meta.get(key)
         if values is not None and (not isinstance(values, Mapping) or
                                    not all(isinstance(v, str) for v in values.values())):
             out.append(cause("FieldValueTypeInvalid", f"metadata.{key}", "Invalid value: must be a map of strings"))
+            return out
+    labels = meta.get("labels") or {}
+    for key in sorted(labels):  # ValidateLabels
+        out += F.each_invalid("metadata.labels", key, F.qualified_name(str(key)))
+        out += F.each_invalid("metadata.labels", labels[key], F.label_value(labels[key]))
+    annotations = meta.get("annotations") or {}
+    for key in sorted(annotations):  # ValidateAnnotations
+        out += F.each_invalid("metadata.annotations", key, F.qualified_name(str(key).lower()))
+    if sum(len(k) + len(v) for k, v in annotations.items()) > _ANNOTATIONS_LIMIT:
+        out.append(F.too_long("metadata.annotations", _ANNOTATIONS_LIMIT))
+    out += _owner_references(meta.get("ownerReferences"))
     finalizers = meta.get("finalizers") or []
-    if isinstance(finalizers, list):
-        for i, fin in enumerate(finalizers):
-            if not isinstance(fin, str) or not _QUALIFIED.match(fin):
-                out.append(cause("FieldValueInvalid", f"metadata.finalizers[{i}]",
-                                 f"Invalid value: {_quote(fin)}: name part must consist of alphanumeric characters"))
+    if isinstance(finalizers, list):  # ValidateFinalizers
+        for fin in finalizers:
+            out += F.each_invalid("metadata.finalizers", fin, F.qualified_name(fin) if isinstance(fin, str)
+                                  else ["must be a string"])
+        if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+            out.append(F.invalid("metadata.finalizers", finalizers,
+                                 "finalizer orphan and foregroundDeletion cannot be both set"))
+    return out
+
+
+def _owner_references(owners: Any) -> list[dict[str, str]]:
+    """``ValidateOwnerReferences`` / ``validateOwnerReference``."""
+    if owners is None:
+        return []
+    if not isinstance(owners, list):
+        return [cause("FieldValueTypeInvalid", "metadata.ownerReferences", "Invalid value: must be a list")]
+    out: list[dict[str, str]] = []
+    path = "metadata.ownerReferences"
+    controller = ""
+    for i, owner in enumerate(owners):
+        if not isinstance(owner, Mapping):
+            out.append(cause("FieldValueTypeInvalid", f"{path}[{i}]", "Invalid value: must be an object"))
+            continue
+        version = str(owner.get("apiVersion") or "").rsplit("/", 1)[-1]
+        for key, value, what in (("apiVersion", version, "version"), ("kind", owner.get("kind"), "kind"),
+                                 ("name", owner.get("name"), "name"), ("uid", owner.get("uid"), "uid")):
+            if not value:
+                out.append(F.invalid(f"{path}.{key}", owner.get(key) or "", f"{what} must not be empty"))
+        if owner.get("controller") is True:
+            current = f"{owner.get('kind')}/{owner.get('name')}"
+            if controller:
+                out.append(F.invalid(path, owners, "Only one reference can have Controller set to true. Found "
+                                                   f'"true" in references for {controller} and {current}'))
+            else:
+                controller = current
     return out
 
 

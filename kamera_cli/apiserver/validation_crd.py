@@ -13,7 +13,9 @@ from typing import Any
 
 import jsonschema
 
+from kamera_cli.apiserver import validation_cel as cel
 from kamera_cli.apiserver.errors import cause
+from kamera_cli.apiserver.formats import check_formats
 
 _COMPILED: dict[int, tuple[Mapping[str, Any], Any]] = {}
 _ROOT_KEEP = ("apiVersion", "kind", "metadata")
@@ -57,13 +59,27 @@ def _to_jsonschema(node: Any, root: bool = False) -> Any:
 
 def check_schema(schema: Mapping[str, Any]) -> str | None:
     """A reason the schema is unusable, or None."""
-    if schema.get("type") != "object":
+    if schema.get("type") != "object" and not (  # a preserve-unknown-fields root may omit its type
+            "type" not in schema and schema.get("x-kubernetes-preserve-unknown-fields") is True):
         return "the root must have type: object"
     try:
         jsonschema.Draft4Validator.check_schema(_to_jsonschema(schema, root=True))
     except jsonschema.SchemaError as exc:
         return f"not a valid schema: {exc.message}"
-    return None
+    return _rule_problem(schema)
+
+
+def _rule_problem(node: Any) -> str | None:
+    """A CEL rule that does not compile (the real server refuses such a CRD), or None."""
+    if isinstance(node, list):
+        return next((p for p in map(_rule_problem, node) if p), None)
+    if not isinstance(node, Mapping):
+        return None
+    for rule in node.get("x-kubernetes-validations") or ():
+        problem = cel.compile_error(str(rule.get("rule", ""))) if isinstance(rule, Mapping) else None
+        if problem:
+            return f"x-kubernetes-validations rule {rule.get('rule')!r} does not compile: {problem}"
+    return next((p for v in node.values() if isinstance(v, (Mapping, list)) and (p := _rule_problem(v))), None)
 
 
 def _validator(schema: Mapping[str, Any]) -> Any:
@@ -86,8 +102,12 @@ def prune(obj: Any, schema: Mapping[str, Any], root: bool = False) -> Any:
             if (root or embedded) and key in _ROOT_KEEP:
                 out[key] = value
             elif isinstance(props, Mapping) and key in props:
+                if value is None and _drops_null(props[key]):
+                    continue
                 out[key] = prune(value, props[key])
             elif isinstance(additional, Mapping):
+                if value is None and _drops_null(additional):
+                    continue
                 out[key] = prune(value, additional)
             elif preserve or additional is True:
                 out[key] = value
@@ -99,14 +119,20 @@ def prune(obj: Any, schema: Mapping[str, Any], root: bool = False) -> Any:
     return obj
 
 
+def _drops_null(node: Any) -> bool:
+    """``PruneNonNullableNullsWithoutDefaults``: a null where the schema allows none and has no default."""
+    return isinstance(node, Mapping) and not node.get("nullable") and "default" not in node
+
+
 def apply_defaults(obj: Any, schema: Mapping[str, Any]) -> Any:
     """Fill ``default`` values for absent properties of objects that exist (as the real server)."""
     if isinstance(obj, dict):
         props = schema.get("properties")
         if isinstance(props, Mapping):
             for key, sub in props.items():
-                if key not in obj and isinstance(sub, Mapping) and "default" in sub:
-                    obj[key] = copy.deepcopy(sub["default"])
+                if isinstance(sub, Mapping) and "default" in sub and (
+                        key not in obj or (obj[key] is None and not sub.get("nullable"))):
+                    obj[key] = copy.deepcopy(sub["default"])  # a non-nullable null takes the default too
             for key, value in obj.items():
                 sub = props.get(key)
                 if isinstance(sub, Mapping):
@@ -168,10 +194,13 @@ def _list_types(obj: Any, schema: Mapping[str, Any], path: str, out: list[dict[s
                 _list_types(item, items, f"{path}[{i}]", out)
 
 
-def validate(obj: Mapping[str, Any], schema: Mapping[str, Any]) -> list[dict[str, str]]:
-    """Causes in the real apiserver's shape (``FieldValueRequired`` etc.), sorted by field."""
+def validate(obj: Mapping[str, Any], schema: Mapping[str, Any], old: Mapping[str, Any] | None = None
+             ) -> list[dict[str, str]]:
+    """Causes in the real apiserver's shape (``FieldValueRequired`` etc.), sorted by field; then the
+    CEL rules (``old``: the stored object on update, for transition rules)."""
     causes: list[dict[str, str]] = []
     _list_types(obj, schema, "", causes)
+    check_formats(obj, schema, "", causes)
     for err in _validator(schema).iter_errors(obj):
         where = _field(err.absolute_path)
         if err.validator == "required":
@@ -189,4 +218,4 @@ def validate(obj: Mapping[str, Any], schema: Mapping[str, Any]) -> list[dict[str
         else:
             causes.append(cause("FieldValueInvalid", where, f"Invalid value: {_render(err.instance)}: {err.message}"))
     causes.sort(key=lambda c: (c["field"], c["message"]))
-    return causes
+    return causes + cel.validate(obj, old, schema)

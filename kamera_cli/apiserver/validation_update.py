@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kamera_cli.apiserver.errors import cause
+from kamera_cli.apiserver.quantity import QuantityError, value_of
 
 Causes = list[dict[str, str]]
 _POD_MESSAGE = (
@@ -62,6 +63,54 @@ def _selector(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
     return _immutable(old, new, "spec", "selector")
 
 
+_STS_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy", "minReadySeconds", "revisionHistoryLimit",
+                "persistentVolumeClaimRetentionPolicy")
+_STS_MESSAGE = ("Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
+                "'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and "
+                "'minReadySeconds' are forbidden")
+
+
+def _statefulset(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    """``ValidateStatefulSetUpdate``: everything but the listed spec fields is fixed at creation."""
+    def fixed(obj: Mapping[str, Any]) -> Any:
+        spec = obj.get("spec")
+        return {k: v for k, v in spec.items() if k not in _STS_MUTABLE} if isinstance(spec, Mapping) else spec
+    return [cause("FieldValueForbidden", "spec", _STS_MESSAGE)] if fixed(old) != fixed(new) else []
+
+
+_PVC_MESSAGE = ("Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName "
+                "for bound claims")
+
+
+def _claim(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    """``ValidatePersistentVolumeClaimUpdate``: volumeName may be set once; a bound claim may grow."""
+    def fixed(obj: Mapping[str, Any], bound: bool) -> Any:
+        spec = dict(obj.get("spec") or {})
+        spec.pop("volumeAttributesClassName", None)
+        if not (old.get("spec") or {}).get("volumeName"):
+            spec.pop("volumeName", None)
+        if (old.get("spec") or {}).get("storageClassName") is None:  # RetroactiveDefaultStorageClass
+            spec.pop("storageClassName", None)
+        if bound:
+            resources = dict(spec.get("resources") or {})
+            resources["requests"] = {k: v for k, v in (resources.get("requests") or {}).items() if k != "storage"}
+            spec["resources"] = resources
+        return spec
+    bound = (new.get("status") or {}).get("phase") == "Bound"
+    out: Causes = []
+    if fixed(old, bound) != fixed(new, bound):
+        out.append(cause("FieldValueForbidden", "spec", _PVC_MESSAGE))
+    before = ((old.get("spec") or {}).get("resources") or {}).get("requests", {}).get("storage")
+    after = ((new.get("spec") or {}).get("resources") or {}).get("requests", {}).get("storage")
+    try:
+        if before is not None and after is not None and value_of(after) < value_of(before):
+            out.append(cause("FieldValueForbidden", "spec.resources.requests.storage",
+                             "Forbidden: field can not be less than previous value"))
+    except QuantityError:
+        pass
+    return out
+
+
 def _job(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
     return _immutable(old, new, "spec", "selector") + _immutable(old, new, "spec", "template") + _immutable(
         old, new, "spec", "completionMode")
@@ -95,7 +144,8 @@ _RULES: dict[tuple[str, str], Callable[[Mapping[str, Any], Mapping[str, Any]], C
     ("", "Pod"): _pod,
     ("apps", "Deployment"): _selector,
     ("apps", "ReplicaSet"): _selector,
-    ("apps", "StatefulSet"): _selector,
+    ("apps", "StatefulSet"): _statefulset,
+    ("", "PersistentVolumeClaim"): _claim,
     ("apps", "DaemonSet"): _selector,
     ("batch", "Job"): _job,
     ("", "ConfigMap"): _immutable_data,

@@ -118,7 +118,7 @@ def test_host_network_defaults_host_ports(server):
 def test_statefulset_defaults(server):
     # apps/v1 SetDefaults_StatefulSet: partition only when the strategy type was defaulted; PVC templates
     base = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"namespace": "default"}, "spec": {
-        "serviceName": "s", "selector": {"matchLabels": {"a": "b"}}, "template": DEPLOY["spec"]["template"],
+        "serviceName": "s", "selector": {"matchLabels": {"app": "d"}}, "template": DEPLOY["spec"]["template"],
         "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
             "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}}
     first = server.create(copy.deepcopy({**base, "metadata": {"name": "a", "namespace": "default"}}))
