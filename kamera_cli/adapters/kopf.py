@@ -27,7 +27,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import dataclasses
 import inspect
+import json
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from types import ModuleType
@@ -104,6 +106,8 @@ class KopfOperator(ReconcilerFactory):
     resource: Any
     #: the operator-wide memo (``@kopf.on.startup``'s ``memo``): each object's memo starts as a copy
     memobase: Any = None
+    #: the name under which the explored state keeps its objects' memos (the scenario's controller)
+    memory_owner: str = ""
     #: the resources the operator's @kopf.index handlers select (``bind_resource``)
     index_resources: list[Any]
     settings: Any
@@ -266,15 +270,38 @@ class KopfOperator(ReconcilerFactory):
         return value
 
     def _step(self, request: Request) -> Any:
+        kept: list[str] = []
+
         def run() -> list[float]:
             with _retries_instead_of_sleeps() as delays, _no_spawning():
-                run_async(self._process(request))
+                kept.append(run_async(self._process(request)))
             return delays
 
         delays = self.run_logged(run)
+        memory = kept[0] if kept else None
         if delays:
-            return Result(requeue_after=max(1.0, min(delays)), retry=True)
-        return None
+            return Remembering(requeue_after=max(1.0, min(delays)), retry=True, memory=memory)
+        return Remembering(memory=memory)
+
+    # -- the object's memo between steps ------------------------------------------------------------------------
+    def restore_memo(self, memo: Any, remembered: str) -> None:
+        """What the object's memo held after its last step (``Request.remembered``) back into ``memo``."""
+        if remembered:
+            memo.update(json.loads(remembered))
+
+    def keep_memo(self, memo: Any) -> str:
+        """The object's memo as kamera keeps it between steps: the entries a handler set or changed
+        (not the ones copied from the operator's memo), as canonical JSON; entries whose values are
+        not JSON (a thread, a client) cannot be part of the explored state and are left out."""
+        kept = {}
+        for key, value in memo.items():
+            if key in self.memobase and self.memobase[key] is value:
+                continue
+            try:
+                kept[str(key)] = json.loads(json.dumps(value, sort_keys=True))
+            except (TypeError, ValueError):
+                continue
+        return json.dumps(kept, sort_keys=True, separators=(",", ":")) if kept else ""
 
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[Any]:
@@ -311,7 +338,8 @@ class KopfOperator(ReconcilerFactory):
         finally:
             await session.close()
 
-    async def _process(self, request: Request) -> None:
+    async def _process(self, request: Request) -> str:
+        """Process the object's event; the object's memo as kept between steps ("" when gone)."""
         from kopf._cogs.clients import api
         from kopf._cogs.clients import errors as kerrors
         from kopf._core.actions import lifecycles
@@ -323,14 +351,17 @@ class KopfOperator(ReconcilerFactory):
             try:
                 raw = await api.get(url, settings=self.settings, logger=self.logger)
             except kerrors.APINotFoundError:
-                return  # gone: a real watch would deliver DELETED, and kopf would only forget it
+                return ""  # gone: a real watch would deliver DELETED, and kopf forgets the object
             indexers = await self.indexers()
+            memories = inventory.ResourceMemories()
+            memory = await memories.recall(raw, memobase=self.memobase, noticed_by_listing=request.relisted)
+            self.restore_memo(memory.memo, request.remembered)
             await processing.process_resource_event(
                 lifecycle=lifecycles.get_default_lifecycle(),
                 indexers=indexers,
                 registry=self.registry,
                 settings=self.settings,
-                memories=inventory.ResourceMemories(),
+                memories=memories,
                 memobase=cast(Any, self.memobase),  # kopf copies it into the object's memory
                 resource=self.resource,
                 # None: kopf's initial listing after a (re)start, where resume handlers run
@@ -338,6 +369,14 @@ class KopfOperator(ReconcilerFactory):
                 event_queue=event_queue,
                 no_throttling=True,
             )
+            return self.keep_memo(memory.memo)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Remembering(Result):
+    """A kopf step's result with the object's memo as kept until its next step (None: unchanged)."""
+
+    memory: str | None = None
 
 
 async def _awaited(value: Any) -> Any:

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from kamera_cli.adapters.aio import run_async
+from kamera_cli.adapters.kopf import Remembering
 from kamera_cli.adapters.reconcile import Request, Result
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ class _Spawned:
             try:
                 raw = await api.get(url, settings=settings, logger=operator.logger)
             except kerrors.APINotFoundError:
-                return None  # deleted: kopf cancels the timer with the object
+                return _Carrying(memory="")  # deleted: kopf cancels the timer and forgets the object
             body = bodies.Body(raw)
             if finalizers.is_deletion_ongoing(body):
                 return None
@@ -118,6 +119,7 @@ class _Spawned:
                 logger=loggers.LocalObjectLogger(body=body, settings=settings),
                 memo=cast(Any, copy.copy(operator.memobase)),
                 body=body, patch=patches.Patch(body=body), stopper=stoppers.DaemonStopper())
+            operator.restore_memo(cause.memo, request.remembered)  # the object's memo, shared with its events
             if not registries.match(handler=handler, cause=cause):
                 return None  # kopf stops a timer or daemon whose filters no longer match
             if not request.timer:  # armed by an event: wait as kopf's loop would before the first run
@@ -127,7 +129,10 @@ class _Spawned:
                     delay = initial(**cause.kwargs) if callable(initial) else initial
                 if delay:
                     return _Carrying(requeue_after=max(float(delay), 1.0), armed=True)
-            return await self._one_round(dataclasses.replace(handler, initial_delay=None), cause, request.carried)
+            result = await self._one_round(dataclasses.replace(handler, initial_delay=None), cause, request.carried)
+            return _Carrying(requeue_after=result.requeue_after if result else None,
+                             retry=bool(result and result.retry), carry=str(getattr(result, "carry", "")),
+                             memory=operator.keep_memo(cause.memo))
 
     async def _one_round(self, handler: Any, cause: Any, carried: str) -> Result | None:
         raise NotImplementedError
@@ -188,7 +193,7 @@ class KopfTimer(_Spawned):
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class _Carrying(Result):
+class _Carrying(Remembering):
     """A timer's next tick, with what kopf's timer task would keep in memory until then."""
 
     #: the handler's retry state after a failure (kopf's ``State`` for this handler, as stored)

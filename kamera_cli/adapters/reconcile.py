@@ -34,6 +34,9 @@ class Request:
     #: what this controller's previous run carried to the requeue (only kamera's framework adapters
     #: carry anything: a kopf timer's retry state, which kopf keeps in memory between ticks)
     carried: str = field(default="", compare=False, repr=False)
+    #: what the controller's framework kept in memory for this object after its last step (only
+    #: kamera's framework adapters keep anything: a kopf operator's per-object ``memo``)
+    remembered: str = field(default="", compare=False, repr=False)
 
     @property
     def key(self) -> str:

@@ -151,6 +151,7 @@ class Simulation:
                 factory = load_kopf_operator(spec.kopf, base, scenario=scenario.name, controller=spec.name,
                                              host=containment.host, env=dict(spec.env))
                 self._factories.append(factory)
+                factory.memory_owner = spec.name  # its objects' memos are kept in the explored state
                 if spec.for_kind is None:
                     spec = replace(spec, for_kind=self._kopf_resource(factory, spec))
             assert spec.for_kind is not None

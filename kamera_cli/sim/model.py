@@ -253,7 +253,9 @@ class KubeModel:
         def plain_run() -> ReconcileRun:
             nonlocal plain
             if plain is None:
-                plain = ctrl.run(state.snapshot, item, max(state.clock, item.ready_at), None)
+                owner = getattr(ctrl.factory, "memory_owner", "") or ""
+                plain = ctrl.run(state.snapshot, item, max(state.clock, item.ready_at), None, None, "",
+                                 state.remembered(owner, f"{item.namespace}/{item.name}") if owner else "")
             return plain
 
         def plain_writes() -> int:
@@ -296,7 +298,13 @@ class KubeModel:
         ctrl = self.controllers[act.controller]
         clock = max(state.clock, item.ready_at)
         views = stale_views(state.snapshot, act.fault) if act.fault and act.fault.kind == "stale" else None
-        run = ctrl.run(state.snapshot, item, clock, act.fault, views, act.choice)
+        owner = getattr(ctrl.factory, "memory_owner", "") or ""
+        memory_key = f"{act.namespace}/{act.name}"
+        remembered = state.remembered(owner, memory_key) if owner else ""
+        run = ctrl.run(state.snapshot, item, clock, act.fault, views, act.choice, remembered)
+        memory = state.memory
+        if owner and run.memory is not None and run.memory != remembered:
+            memory = state.remembering(owner, memory_key, run.memory)
         findings: list[Finding] = list(run.findings)
         new_items: list[PendingItem] = []
         listed: list[tuple[KindRef, str | None]] = []
@@ -318,6 +326,7 @@ class KubeModel:
                 faults = replace(faults, conflicts=faults.conflicts + 1)
             elif act.fault.kind == "crash":
                 faults = replace(faults, crashes=faults.crashes + 1)
+                memory = tuple(e for e in memory if e[0] != owner)  # a restarted process remembers nothing
                 new_items.extend(
                     PendingItem(act.controller, ns, name, clock + 1, RESTART,
                                 relist=getattr(ctrl.factory, "relists", False))
@@ -348,6 +357,7 @@ class KubeModel:
             steps_since_action=state.steps_since_action + 1,
             faults=faults,
             extra=self._extra(run.snapshot, faults),
+            memory=memory,
             outcomes=state.outcomes if not act.choice else tuple(sorted(
                 {**dict(state.outcomes), f"{act.namespace}/{act.name}": act.choice}.items())),
         )
@@ -391,6 +401,7 @@ class KubeModel:
             faults=faults,
             extra=self._extra(server.snapshot, faults),
             outcomes=state.outcomes,
+            memory=state.memory,
         )
         what = work.describe()
         what = what[len(act.controller) + 2:] if what.startswith(act.controller + ": ") else what
@@ -426,6 +437,7 @@ class KubeModel:
             halted=error,
             extra=self._extra(server.snapshot, faults),
             outcomes=state.outcomes,
+            memory=state.memory,
         )
         label = StepLabel(kind="action", actor=f"action {spec.name!r}", writes=tuple(writes),
                           note="failed: " + error if error else "")

@@ -56,6 +56,8 @@ class ReconcileRun:
     retry: bool = False
     #: carried to the requeue (``PendingItem.carry``)
     carry: str = ""
+    #: what the framework keeps for the object after this step (``SimState.memory``); None: unchanged
+    memory: str | None = None
     #: the reconcile overran its budget (its finding is memoised; it is never run twice to compare)
     timed_out: bool = False
     #: what the controller printed during the step (its log, shown with the step)
@@ -111,10 +113,10 @@ class ControllerRuntime:
 
     # ------------------------------------------------------------------ public
     def run(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
-            views: Mapping[KindRef, Snapshot] | None = None, choice: str = "") -> ReconcileRun:
+            views: Mapping[KindRef, Snapshot] | None = None, choice: str = "", remembered: str = "") -> ReconcileRun:
         # a controller that reads the clock (kopf's retry backoffs) is also a function of the time
         key = (item.namespace, item.name, fault, clock if getattr(self.factory, "time_dependent", False) else None,
-               item.relist, choice, item.woken, item.carry)
+               item.relist, choice, item.woken, item.carry, remembered)
         # a built-in that asked for the time in a run is memoised per instant (under this key)
         timed_key = (*key[:3], clock, *key[4:])
         if self.memoize:
@@ -126,7 +128,7 @@ class ControllerRuntime:
             if found is not None and (not self.replaying or found.run.timed_out):
                 self.stats.memo_hits += 1
                 return self._replay(found, snapshot)
-        run, regions, signature = self._execute(snapshot, item, clock, fault, views, choice)
+        run, regions, signature = self._execute(snapshot, item, clock, fault, views, choice, remembered)
         if self.native and self.factory.read_clock:
             key = timed_key
             run = replace(run, clocked=True)
@@ -138,7 +140,7 @@ class ControllerRuntime:
                 and not run.timed_out and not self.native):
             self._checked.add(check_key)
             self.stats.determinism_checks += 1
-            _again, _regions2, signature2 = self._execute(snapshot, item, clock, fault, views, choice)
+            _again, _regions2, signature2 = self._execute(snapshot, item, clock, fault, views, choice, remembered)
             difference = _first_difference(signature, signature2)
             if difference:
                 findings.append(Finding(
@@ -175,7 +177,7 @@ class ControllerRuntime:
         return bool(getattr(self.factory, "builtin", False))
 
     def _execute(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
-                 views: Mapping[KindRef, Snapshot] | None, choice: str = "") -> tuple[
+                 views: Mapping[KindRef, Snapshot] | None, choice: str = "", remembered: str = "") -> tuple[
                      ReconcileRun, tuple[tuple[Any, ...], ...] | None, list[str]]:
         server = ApiServer(self.registry, snapshot, now=lambda: clock)
         for kind, view in (views or {}).items():
@@ -200,7 +202,7 @@ class ControllerRuntime:
 
         server.before_write = before_write
         request = Request(item.namespace or None, item.name, relisted=item.relist, timer=item.woken,
-                          carried=item.carry)
+                          carried=item.carry, remembered=remembered)
         seed = hashlib.sha256(
             f"{self.name}\0{item.namespace}\0{item.name}\0{snapshot.fingerprint()}".encode()
         ).digest()
@@ -237,10 +239,13 @@ class ControllerRuntime:
         requeue_after: float | None = None
         retry = False
         carry = ""
+        memory: str | None = None
         if outcome is not None:
             outcome_kind = outcome.kind
             if outcome_kind == "ok":
                 res = outcome.result
+                kept = getattr(res, "memory", None)
+                memory = kept if isinstance(kept, str) else None
                 if res is not None and res.requeue_after:
                     requeue_after = float(res.requeue_after)
                     retry = res.retry
@@ -287,6 +292,7 @@ class ControllerRuntime:
             findings=tuple(findings),
             retry=retry,
             carry=carry,
+            memory=memory,
             timed_out=outcome is not None and outcome.kind == "timeout",
             output=outcome.output if outcome is not None else "",
             note=note,

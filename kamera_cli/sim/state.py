@@ -97,7 +97,21 @@ class SimState:
     #: the environment's choices so far, ``(object, outcome)`` sorted (a pod's fate): executions that
     #: differ in them are different experiments, not different orders of the same one
     outcomes: tuple[tuple[str, str], ...] = ()
+    #: what a framework keeps in memory per object between steps, ``(owner, object key, value)``
+    #: sorted (a kopf operator's per-object ``memo``); lost when the owner crashes
+    memory: tuple[tuple[str, str, str], ...] = ()
     _fp: list[str] = field(default_factory=list, compare=False, repr=False)
+
+    def remembered(self, owner: str, key: str) -> str:
+        for o, k, value in self.memory:
+            if o == owner and k == key:
+                return value
+        return ""
+
+    def remembering(self, owner: str, key: str, value: str) -> tuple[tuple[str, str, str], ...]:
+        """``memory`` with the owner's value for ``key`` replaced (dropped when empty)."""
+        rest = [e for e in self.memory if not (e[0] == owner and e[1] == key)]
+        return tuple(sorted([*rest, (owner, key, value)] if value else rest))
 
     def ready(self) -> list[PendingItem]:
         return [p for p in self.pending if p.ready_at <= self.clock]
@@ -128,6 +142,8 @@ class SimState:
             h.update(b"\nextra:" + self.extra.encode())
         if self.outcomes:
             h.update(("\noutcomes:" + ";".join(f"{k}={v}" for k, v in self.outcomes)).encode())
+        if self.memory:
+            h.update(("\nmemory:" + "\x00".join(f"{o}\x01{k}\x01{v}" for o, k, v in self.memory)).encode())
         fp = h.hexdigest()
         self._fp.append(fp)
         return fp
