@@ -55,10 +55,12 @@ from kamera_cli.apiserver.validation_crd import validate as validate_cr
 from kamera_cli.apiserver.validation_kinds import base64_offset, validate_kind
 from kamera_cli.apiserver.validation_update import validate_update
 from kamera_cli.apiserver.write_rules import (
+    SERVER_KEPT,
     check_preconditions,
     check_update_version,
     delete_answer,
     refuse_resource_version_on_create,
+    status_update,
 )
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 
@@ -73,8 +75,6 @@ _PATCH_TYPES = {
 _PATCH_ALIASES = {"json": "application/json-patch+json", "merge": "application/merge-patch+json",
                   "strategic": "application/strategic-merge-patch+json", "apply": "application/apply-patch+yaml"}
 _SIMULATED_SUBRESOURCES = frozenset({"status", "scale", "binding"})
-#: apps kinds whose status strategy (pkg/registry/apps/*/strategy.go) keeps a status write's annotations
-_ANNOTATED_STATUS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"})
 _HISTORY = 64
 #: Namespaces the NamespaceLifecycle admission plugin never lets anyone delete.
 _IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
@@ -856,19 +856,7 @@ class ApiServer:
         info = req.info
         live_meta: Mapping[str, Any] = live["metadata"]
         if req.sub == "status":
-            merged = {**live, "metadata": dict(live_meta)}
-            if info.group == "apps" and info.kind in _ANNOTATED_STATUS:
-                # the apps status strategies reset only the spec (and labels): the annotations a
-                # status write carries are kept (the Deployment controller stores the revision so)
-                notes = (new.get("metadata") or {}).get("annotations")
-                if notes:
-                    merged["metadata"]["annotations"] = notes
-                else:
-                    merged["metadata"].pop("annotations", None)
-            if "status" in new:
-                merged["status"] = new["status"]
-            else:
-                merged.pop("status", None)
+            merged = status_update(info, live, new)
             if managed is not None:
                 merged["metadata"]["managedFields"] = managed
         else:
@@ -879,8 +867,7 @@ class ApiServer:
                 else:
                     merged.pop("status", None)
             meta = merged["metadata"]
-            for key in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
-                        "name", "namespace"):
+            for key in SERVER_KEPT:
                 if key in live_meta:
                     meta[key] = live_meta[key]
                 else:
