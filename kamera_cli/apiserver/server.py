@@ -36,6 +36,7 @@ from kamera_cli.apiserver.defaults import (
 )
 from kamera_cli.apiserver.encoding import ListBody, encode, encode_object
 from kamera_cli.apiserver.errors import ApiError
+from kamera_cli.apiserver.field_validation import directive, refuse_or_warn, unknown_fields, warning_header
 from kamera_cli.apiserver.registry import Registry, ResourceInfo
 from kamera_cli.apiserver.selectors import SelectorError, field_matcher, label_matcher
 from kamera_cli.apiserver.snapshot import Snapshot
@@ -54,10 +55,12 @@ from kamera_cli.apiserver.validation_crd import validate as validate_cr
 from kamera_cli.apiserver.validation_kinds import base64_offset, validate_kind
 from kamera_cli.apiserver.validation_update import validate_update
 from kamera_cli.apiserver.write_rules import (
+    SERVER_KEPT,
     check_preconditions,
     check_update_version,
     delete_answer,
     refuse_resource_version_on_create,
+    status_update,
 )
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 
@@ -72,8 +75,6 @@ _PATCH_TYPES = {
 _PATCH_ALIASES = {"json": "application/json-patch+json", "merge": "application/merge-patch+json",
                   "strategic": "application/strategic-merge-patch+json", "apply": "application/apply-patch+yaml"}
 _SIMULATED_SUBRESOURCES = frozenset({"status", "scale", "binding"})
-#: apps kinds whose status strategy (pkg/registry/apps/*/strategy.go) keeps a status write's annotations
-_ANNOTATED_STATUS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"})
 _HISTORY = 64
 #: Namespaces the NamespaceLifecycle admission plugin never lets anyone delete.
 _IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
@@ -193,6 +194,8 @@ class ApiServer:
         self._written: set[ObjectRef] = set()
         self._history: OrderedDict[int, Snapshot] = OrderedDict()
         self._history[snapshot.resource_version] = snapshot
+        self._warnings: list[str] = []  # the request in flight's Warning header values
+        self._field_mode = "Warn"  # its fieldValidation directive (field_validation.py)
 
     # ================================================================ public surface
     def set_stale_view(self, kind_ref: KindRef, snapshot: Snapshot | None) -> None:
@@ -216,6 +219,8 @@ class ApiServer:
             query = [*query, *parse_qsl(qs, keep_blank_values=True)]
         raw_query = tuple(query)
         access = _Pending(method, raw_query)
+        self._warnings = []
+        self._field_mode = "Warn"
         try:
             return self._dispatch(method, path, raw_query, headers, body, access)
         except _Propagate as p:
@@ -308,7 +313,8 @@ class ApiServer:
             raw = encode_object(body)  # a stored object (or its per-version view): cached serialisation
         else:
             raw = encode(body)
-        return HttpResponse(status, _JSON_HEADERS, raw, stream)
+        headers = {**_JSON_HEADERS, "Warning": warning_header(self._warnings)} if self._warnings else _JSON_HEADERS
+        return HttpResponse(status, headers, raw, stream)
 
     def _dispatch(self, method: str, path: str, raw_query: tuple[tuple[str, str], ...],
                   headers: Mapping[str, str], body: bytes | None, access: _Pending) -> HttpResponse:
@@ -358,6 +364,8 @@ class ApiServer:
             verb, info, namespace, name, sub)
         if verb not in info.verbs and verb != "watch":
             raise E.method_not_allowed()
+        if verb in ("create", "update", "patch"):
+            self._field_mode = directive(verb, query)
         if "dryRun" in query and query["dryRun"] != "All":
             raise E.bad_request(f"dryRun: Unsupported value: \"{query['dryRun']}\": supported values: \"All\"")
         if body and method in ("POST", "PUT", "PATCH", "DELETE"):
@@ -706,15 +714,20 @@ class ApiServer:
         """
         causes = validate_name(info.group, info.kind, name) + validate_metadata(obj["metadata"])
         if info.custom and info.schema is not None:
-            meta = obj["metadata"]
+            sent = obj
             obj = prune(obj, info.schema, root=True)
+            obj["metadata"] = prune_metadata(self.registry.definitions, sent["metadata"])
+            if self._field_mode != "Ignore":
+                refuse_or_warn(self._field_mode, info.kind, info.version, unknown_fields(sent, obj), self._warnings)
             obj = apply_defaults(obj, info.schema)
-            obj["metadata"] = prune_metadata(self.registry.definitions, meta)
             causes += validate_cr(obj, info.schema, live)
         elif info.definition is not None:
             definitions = self.registry.definitions
             base = clean_base(definitions, info.definition, live)
-            obj = prune_builtin(definitions, info.definition, obj, base)
+            pruned = prune_builtin(definitions, info.definition, obj, base)
+            if pruned is not obj:
+                refuse_or_warn(self._field_mode, info.kind, info.version, unknown_fields(obj, pruned), self._warnings)
+            obj = pruned
             obj = canonical_quantities(definitions, info, obj, base)
             apply_builtin_defaults(info.group, info.kind, obj)
             if base is not None:
@@ -843,19 +856,7 @@ class ApiServer:
         info = req.info
         live_meta: Mapping[str, Any] = live["metadata"]
         if req.sub == "status":
-            merged = {**live, "metadata": dict(live_meta)}
-            if info.group == "apps" and info.kind in _ANNOTATED_STATUS:
-                # the apps status strategies reset only the spec (and labels): the annotations a
-                # status write carries are kept (the Deployment controller stores the revision so)
-                notes = (new.get("metadata") or {}).get("annotations")
-                if notes:
-                    merged["metadata"]["annotations"] = notes
-                else:
-                    merged["metadata"].pop("annotations", None)
-            if "status" in new:
-                merged["status"] = new["status"]
-            else:
-                merged.pop("status", None)
+            merged = status_update(info, live, new)
             if managed is not None:
                 merged["metadata"]["managedFields"] = managed
         else:
@@ -866,8 +867,7 @@ class ApiServer:
                 else:
                     merged.pop("status", None)
             meta = merged["metadata"]
-            for key in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
-                        "name", "namespace"):
+            for key in SERVER_KEPT:
                 if key in live_meta:
                     meta[key] = live_meta[key]
                 else:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
+from kamera_cli.apiserver import validation_net
 from kamera_cli.apiserver.field_errors import Cause, GoRepr
 from kamera_cli.apiserver.quantity import QuantityError, value_of
 from kamera_cli.apiserver.validation_pod import validate_pod_spec, validate_template
@@ -547,6 +548,9 @@ _RULES: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {
     ("batch", "Job"): _job, ("batch", "CronJob"): _cronjob, ("policy", "PodDisruptionBudget"): _pdb,
     ("autoscaling", "HorizontalPodAutoscaler"): _hpa,
     **{("rbac.authorization.k8s.io", kind): _binding for kind in ("RoleBinding", "ClusterRoleBinding")},
+    ("networking.k8s.io", "Ingress"): validation_net.ingress,
+    ("networking.k8s.io", "NetworkPolicy"): validation_net.network_policy,
+    ("", "Namespace"): validation_net.namespace,
 }
 
 

@@ -118,3 +118,41 @@ def delete_answer(info: ResourceInfo, final: Mapping[str, Any]) -> Mapping[str, 
     if not info.group:
         del details["group"]
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+
+#: Metadata the generic update path always takes from the stored object (``rest.BeforeUpdate``).
+SERVER_KEPT = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "name",
+               "namespace")
+#: What each built-in status strategy's ``PrepareForUpdate`` resets besides the spec
+#: (pkg/registry/**/strategy.go): a Deployment's labels, a Pod's owner references.
+_STATUS_RESETS: dict[tuple[str, str], tuple[str, ...]] = {("apps", "Deployment"): ("labels",),
+                                                          ("", "Pod"): ("ownerReferences",)}
+
+
+def status_update(info: ResourceInfo, live: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """The object a write to ``/status`` stores, before validation.
+
+    Built-in status strategies reset only the spec (plus the fields in ``_STATUS_RESETS``), so the
+    request's labels, annotations, finalizers and owner references are kept; a custom resource's
+    status strategy copies everything but ``.status`` from the stored object.
+    """
+    live_meta: Mapping[str, Any] = live.get("metadata") or {}
+    if info.custom:
+        merged: dict[str, Any] = {**live, "metadata": dict(live_meta)}
+    else:
+        merged = {**new, "metadata": dict(new.get("metadata") or {})}
+        if "spec" in live:
+            merged["spec"] = live["spec"]
+        else:
+            merged.pop("spec", None)
+        meta = merged["metadata"]
+        for key in (*SERVER_KEPT, "managedFields", *_STATUS_RESETS.get((info.group, info.kind), ())):
+            if key in live_meta:
+                meta[key] = live_meta[key]
+            else:
+                meta.pop(key, None)
+    if "status" in new:
+        merged["status"] = new["status"]
+    else:
+        merged.pop("status", None)
+    return merged

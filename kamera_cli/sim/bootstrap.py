@@ -18,6 +18,7 @@ from kamera_cli.adapters import VirtualClock, load_mapper, load_reconciler, run_
 from kamera_cli.adapters.kopf import load_kopf_operator
 from kamera_cli.adapters.kopf_spawning import KopfDaemon, KopfTimer
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
+from kamera_cli.apiserver.field_validation import unknown_fields
 from kamera_cli.apiserver.transport import Containment
 from kamera_cli.controlplane import PodRule, make_builtins
 from kamera_cli.controlplane.volumes import default_storage_class
@@ -59,7 +60,7 @@ def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str]
         if stored is not None:
             pos = scenario.positions.get(f"seed[{i}]") or scenario.positions.get("$.spec.seed") or scenario.position
             where = f"{pos.file or scenario.file}:{pos.line}:{pos.column}"
-            for field_path in _dropped(obj, stored):
+            for field_path in unknown_fields(obj, stored):
                 at = scenario.positions.get(f"seed[{i}]:{field_path}")
                 here = f"{at.file or scenario.file}:{at.line}:{at.column}" if at else where
                 warnings.append(f"{here}: {ObjectRef.of(obj)}: unknown field {field_path!r} was dropped by the "
@@ -67,23 +68,6 @@ def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str]
     if problems:
         raise ScenarioError(problems)
     return server.snapshot
-
-
-def _dropped(sent: Any, stored: Any, path: str = "") -> list[str]:
-    """Fields present (and not null) in what was sent but absent from what the server stored."""
-    out: list[str] = []
-    if isinstance(sent, dict) and isinstance(stored, dict):
-        for key, value in sent.items():
-            child = f"{path}.{key}" if path else str(key)
-            if key not in stored:
-                if value is not None:
-                    out.append(child)
-            else:
-                out.extend(_dropped(value, stored[key], child))
-    elif isinstance(sent, list) and isinstance(stored, list) and len(sent) == len(stored):
-        for i, (a, b) in enumerate(zip(sent, stored)):
-            out.extend(_dropped(a, b, f"{path}[{i}]"))
-    return out
 
 
 def _create(server: ApiServer, obj: Any, scenario: Scenario, path: str, problems: list[Problem]) -> Any:
