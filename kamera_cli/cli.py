@@ -104,7 +104,9 @@ def check(
     timeout: Annotated[
         str | None, typer.Option("--timeout", help="Override spec.explore.timeout (e.g. 30s, 10m).")
     ] = None,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="Check scenarios in N parallel processes.")] = 1,
+    workers: Annotated[int, typer.Option(
+        "--workers", min=1,
+        help="Check scenarios in N parallel processes; fewer scenarios: split each search over the rest.")] = 1,
     fail_fast: Annotated[bool, typer.Option(
         "--fail-fast", metavar="",
         help="Stop at the first finding: the search ends there and later scenarios are listed as not checked.",
