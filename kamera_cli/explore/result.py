@@ -188,13 +188,7 @@ class Graph(Generic[S, A]):
 
     def prefetch(self, nodes: Iterable[int]) -> None:
         """Bring the states of ``nodes`` here in one round trip (a parallel search's workers hold them)."""
-        states = self.states
-        missing = sorted({n for n in nodes if states[n] is REMOTE})
-        if missing:
-            if self.remote is None:
-                raise RuntimeError("the search's worker processes are gone: its states can no longer be read")
-            for n, state in zip(missing, self.remote(missing), strict=True):
-                states[n] = state
+        _fetch_into(self.states, nodes, self.remote, "states")
 
     def label(self, edge_id: int) -> object:
         found = self.e_label[edge_id]
@@ -204,13 +198,7 @@ class Graph(Generic[S, A]):
         return found
 
     def prefetch_labels(self, edge_ids: Iterable[int]) -> None:
-        labels = self.e_label
-        missing = sorted({e for e in edge_ids if labels[e] is REMOTE})
-        if missing:
-            if self.remote_labels is None:
-                raise RuntimeError("the search's worker processes are gone: its steps can no longer be read")
-            for e, label in zip(missing, self.remote_labels(missing), strict=True):
-                labels[e] = label
+        _fetch_into(self.e_label, edge_ids, self.remote_labels, "steps")
 
     def fingerprint(self, node: int) -> str:
         return self.fingerprints[node]
@@ -267,6 +255,16 @@ class Graph(Generic[S, A]):
         while parents[node] != NO_PARENT:
             node = e_src[parents[node]]
         return node
+
+
+def _fetch_into(column: list[Any], ids: Iterable[int], remote: Callable[[Sequence[int]], Sequence[Any]] | None,
+                what: str) -> None:
+    missing = sorted({i for i in ids if column[i] is REMOTE})
+    if missing:
+        if remote is None:
+            raise RuntimeError(f"the search's worker processes are gone: its {what} can no longer be read")
+        for i, value in zip(missing, remote(missing), strict=True):
+            column[i] = value
 
 
 @dataclass(frozen=True, slots=True)
