@@ -202,10 +202,14 @@ class _Coordinator:
         self.queued = [0] * len(pool.conns)  # nodes dispatched to each worker and not merged yet
         self.results: dict[int, Any] = {}  # results received ahead of their turn
         self.converged_nodes: list[int] = []
+        self.shipped = 0  # states moved to another worker than the one that discovered them
 
     # -- dispatch ---------------------------------------------------------------------------------------
     def _export(self, worker: int) -> bool:
-        return self.queued[worker] > min(self.queued) + _IMBALANCE
+        # a shipped state costs as much as computing it and loses the worker's caches: tolerate a
+        # fair imbalance (a quarter of the queued work), ship only beyond it
+        queued = self.queued
+        return queued[worker] > min(queued) + max(_IMBALANCE, sum(queued) // 4)
 
     def _dispatch(self, node: int, fp: str, worker: int, blob: bytes | None) -> None:
         self.owner[node] = worker
@@ -344,6 +348,7 @@ class _Coordinator:
                         self._violations(dst, details)
                     target = min(range(len(self.queued)), key=self.queued.__getitem__)
                     if blob is not None and export_to and target != worker:
+                        self.shipped += 1
                         self._dispatch(dst, fp, target, blob)
                     else:
                         self.owner[dst] = worker
