@@ -39,6 +39,7 @@ __all__ = [
     "NetworkBlocked",
     "PoolManagerStandIn",
     "WatchBlocked",
+    "bound_server",
     "canned_pool_manager",
 ]
 
@@ -374,6 +375,12 @@ _patches: _Patches | None = None
 
 def _current() -> Containment | None:
     return _active[-1] if _active else None
+
+
+def bound_server() -> HttpServer | None:
+    """The server the innermost active containment answers from (the running step's), or None."""
+    owner = _current()
+    return owner.server if owner is not None else None
 
 
 class Containment:

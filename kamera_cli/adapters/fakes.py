@@ -1,0 +1,180 @@
+"""Fakes: the user's stand-ins for external systems, put in place of a module or callable for a scenario.
+
+Why before the controllers load: a controller binds what it calls at import (``import boto3``,
+``from requests import get``), so the stand-in must already be where the import finds it.  A fake
+is loaded like a controller's module (its own module set, imported in the sandbox at the simulation's
+epoch) and stays loaded for the whole scenario: when a controller crashes and restarts, the external
+system keeps running, as a real one would; its *state* lives in kamera's external store, in the
+explored state (``apiserver/external.py``), so it forks, survives and is judged with the cluster.
+
+What ``replace`` names is found at run time: the longest importable module prefix, then attributes.
+``boto3.client`` with boto3 installed sets ``boto3.client``; without it, an empty ``boto3`` module is
+made for the scenario, so a controller can import what it fakes without installing it.  A name with
+no attribute part (``replace: boto3``) puts the fake itself in ``sys.modules``.  Everything replaced
+is put back when the scenario ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import sys
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kamera_cli.adapters.loading import _Loader
+from kamera_cli.errors import EntrypointError
+
+__all__ = ["FakeSet", "install_fakes"]
+
+
+class _Fake(_Loader):
+    """One ``with:`` target: ``path.py:attr``/``module:attr`` (an object) or ``path.py``/``module`` (the module)."""
+
+    def __init__(self, target: str, base_dir: str | os.PathLike[str], *, scenario: str) -> None:
+        self.whole_module = ":" not in target
+        super().__init__(f"{target}:__name__" if self.whole_module else target, base_dir, scenario=scenario,
+                         controller=f"fake {target}")
+        self.value: Any = self._target
+
+    def _tried(self) -> str:
+        return f"fake {self.entrypoint.removesuffix(':__name__')!r}"
+
+    def _resolve(self, module: types.ModuleType) -> Any:
+        return module if self.whole_module else super()._resolve(module)
+
+    def _check_shape(self, value: Any, where: str) -> Any:
+        return value
+
+
+_ABSENT = object()
+_NO_FILE = frozenset({"__file__", "__path__", "__cached__"})
+
+
+class _ModuleProxy(types.ModuleType):
+    """A whole-module fake as ``sys.modules`` holds it.
+
+    Why not the fake's module itself: it is a file under the scenario folder, and loading a controller
+    hides such modules it does not own, so ``import boto3`` would miss it.  The proxy has no file and
+    reads every attribute from the fake's module.
+    """
+
+    def __init__(self, name: str, fake: types.ModuleType) -> None:
+        super().__init__(name, fake.__doc__)
+        object.__setattr__(self, "_kamera_fake", fake)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _NO_FILE:  # a proxy has no file and no submodules (``__all__``, ``__version__`` pass through)
+            raise AttributeError(name)
+        return getattr(object.__getattribute__(self, "_kamera_fake"), name)
+
+
+class FakeSet:
+    """The fakes of one scenario, installed; ``restore()`` puts every replaced name back.
+
+    Each change pushes the closure that undoes it, so ``restore`` unwinds in reverse order whatever
+    mix of ``sys.modules`` entries and attributes a replacement touched (also after a partial failure).
+    """
+
+    def __init__(self) -> None:
+        self.fakes: list[_Fake] = []
+        self._undo: list[Callable[[], None]] = []
+
+    def replace(self, dotted: str, fake: _Fake) -> None:
+        parts = dotted.split(".")
+        value = fake.value
+        if fake.whole_module:  # a module stands in for a module: ``import boto3`` must find it
+            value = _ModuleProxy(dotted, value)
+            self._set_module(dotted, value)
+            if len(parts) == 1:
+                return
+        elif len(parts) == 1:
+            self._set_module(dotted, value)
+            return
+        owner, rest = self._owner(parts)
+        for name in rest[:-1]:
+            owner = getattr(owner, name)
+        self._set_attribute(owner, rest[-1], value)
+
+    def _set_module(self, name: str, module: Any) -> None:
+        previous: Any = sys.modules.get(name, _ABSENT)
+
+        def undo() -> None:
+            if previous is _ABSENT:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = previous
+
+        self._undo.append(undo)
+        sys.modules[name] = module
+
+    def _set_attribute(self, owner: Any, name: str, value: Any) -> None:
+        had, previous = hasattr(owner, name), getattr(owner, name, None)
+
+        def undo() -> None:
+            if had:
+                setattr(owner, name, previous)
+            else:
+                with contextlib.suppress(AttributeError):
+                    delattr(owner, name)
+
+        self._undo.append(undo)
+        setattr(owner, name, value)
+
+    def _owner(self, parts: list[str]) -> tuple[Any, list[str]]:
+        """The deepest importable module along ``parts`` (or a made-up one) and the attribute path below it."""
+        for cut in range(len(parts) - 1, 0, -1):
+            module = _importable(".".join(parts[:cut]))
+            if module is not None:
+                return module, parts[cut:]
+        # nothing importable: make the modules the controller will import, for this scenario only
+        made: Any = None
+        for cut in range(1, len(parts)):
+            module = types.ModuleType(".".join(parts[:cut]), "made by kamera for a scenario's fake")
+            self._set_module(module.__name__, module)
+            if made is not None:
+                self._set_attribute(made, parts[cut - 1], module)
+            made = module
+        return made, parts[-1:]
+
+    def restore(self) -> None:
+        while self._undo:
+            self._undo.pop()()
+        for fake in self.fakes:
+            fake.unload()
+        self.fakes.clear()
+
+
+class _ImportFailed(Exception):
+    """Importing a module that ``replace`` names raised something other than "not found"."""
+
+
+def _importable(name: str) -> types.ModuleType | None:
+    """The module, or None when it is not installed (a made-up one then stands in for it)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+    except Exception as exc:  # a broken installation: the user's to fix, reported as such
+        raise _ImportFailed(f"importing {name!r} raised {type(exc).__name__}: {exc}") from None
+
+
+def install_fakes(fakes: Iterable[tuple[str, str]], base_dir: str | os.PathLike[str], *, scenario: str) -> FakeSet:
+    """Load each ``(replace, with)`` fake and put it in place; on any error, undo what was done and raise."""
+    installed = FakeSet()
+    try:
+        for dotted, target in fakes:
+            fake = _Fake(target, base_dir, scenario=scenario)
+            installed.fakes.append(fake)
+            try:
+                installed.replace(dotted, fake)
+            except (AttributeError, _ImportFailed) as exc:
+                raise EntrypointError(f"fake for {dotted!r}: cannot replace it: {exc}", scenario=scenario,
+                                      controller=f"fake {target}",
+                                      hint="replace names a module, or an attribute of one (boto3.client)") from None
+    except BaseException:
+        installed.restore()
+        raise
+    return installed

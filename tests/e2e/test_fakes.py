@@ -1,0 +1,208 @@
+"""The credential-leak example end to end: a fake of AWS IAM whose keys are explored with the cluster.
+
+Its counts are pinned in ``test_examples.py``; here, what a user reads: the counterexample names the
+crash and the leaked key, the converged state carries the fake's keys, and the scenario leaves no
+trace of its fake in the process (``boto3`` is not importable afterwards unless it was before).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import kamera_cli
+from kamera_cli.cli import app
+from kamera_cli.model.result import Verdict
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "scenarios" / "shapes" / "credential-leak"
+
+
+def test_the_leak_is_found_with_the_crash_and_the_key_it_leaked(tmp_path: Path) -> None:
+    out = tmp_path / "result.json"
+    result = CliRunner().invoke(app, ["check", str(EXAMPLE / "scenario.yaml"), "--json", str(out)],
+                                env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert result.exit_code == 1, result.output
+    assert "✗ invariant: one access key per namespace" in result.output
+    assert "expected count 1, got 2 for Namespace team-a" in result.output
+    assert "credentials reconcile team-a — crashed after write 1 → created external.kamera.dev/v1/Entry aws/AKIA" \
+        in result.output
+    (scenario,) = json.loads(out.read_text())["scenarios"]
+    check = next(c for c in scenario["checks"] if c["name"] == "invariant: one access key per namespace")
+    assert check["verdict"] == "failed"
+
+
+def test_the_fixed_twin_passes_and_nothing_stays_replaced() -> None:
+    had_boto3 = importlib.util.find_spec("boto3") is not None
+    (result,) = kamera_cli.check(EXAMPLE / "fixed" / "scenario.yaml").scenarios
+    assert result.verdict is Verdict.PASSED, [c.message for c in result.checks]
+    if not had_boto3:
+        assert "boto3" not in sys.modules and importlib.util.find_spec("boto3") is None
+
+
+def test_validate_accepts_the_fakes() -> None:
+    result = CliRunner().invoke(app, ["validate", str(EXAMPLE)], env={"NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+
+
+# -- requests.get, a whole module, and the fence around what is not faked -----------------------------
+
+HTTP_FAKE = '''
+"""A fake of an inventory HTTP API: each team asked about is recorded in the external store."""
+from kamera_cli import ExternalStore
+
+asked = ExternalStore("inventory")
+
+
+class Response:
+    status_code = 200
+
+    def __init__(self, payload):
+        self._payload = payload
+
+    def json(self):
+        return self._payload
+
+    def raise_for_status(self):
+        return None
+
+
+def get(url, **kwargs):
+    team = url.rsplit("/", 1)[-1]
+    asked.put(team, {"team": team, "url": url})
+    return Response({"owner": team + "-owner"})
+'''
+
+HTTP_CONTROLLER = '''
+import requests
+from requests import get
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+config.load_kube_config()
+core = client.CoreV1Api()
+
+
+def _owner(name, call):
+    response = call(f"https://inventory.example/teams/{name}", timeout=5)
+    response.raise_for_status()
+    return response.json()["owner"]
+
+
+def _record(name, owner):
+    try:
+        core.create_namespaced_config_map(name, client.V1ConfigMap(
+            metadata=client.V1ObjectMeta(name="team"), data={"owner": owner}))
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+
+
+def bound_at_import(request):
+    if request.name.startswith("team-"):
+        _record(request.name, _owner(request.name, get))
+
+
+def looked_up(request):
+    if request.name.startswith("team-"):
+        _record(request.name, _owner(request.name, requests.get))
+
+
+def also_posts(request):
+    if request.name.startswith("team-"):
+        _record(request.name, _owner(request.name, requests.get))
+        requests.post("http://127.0.0.1:9/audit", json={"team": request.name}, timeout=2)
+'''
+
+HTTP_SCENARIO = '''
+apiVersion: kamera.dev/v1alpha1
+kind: Scenario
+metadata: {{name: {name}}}
+spec:
+  controllers:
+    - {{name: inventory, entrypoint: "controllers.py:{entry}", for: v1/Namespace, owns: [v1/ConfigMap]}}
+{fakes}
+  seed:
+    - {{apiVersion: v1, kind: Namespace, metadata: {{name: team-a}}}}
+    - {{apiVersion: v1, kind: Namespace, metadata: {{name: team-b}}}}
+  invariants:
+    - name: every team was asked about once
+      forEach: "$.items[?@.kind == 'Namespace' && search(@.metadata.name, '^team-')]"
+      select: "$.external.inventory[?@.team == {{{{ @.metadata.name }}}}]"
+      expect: {{count: 1}}
+    - name: every team has its owner
+      forEach: "$.items[?@.kind == 'Namespace' && search(@.metadata.name, '^team-')]"
+      select: "$.items[?@.kind == 'ConfigMap' && @.metadata.namespace == {{{{ @.metadata.name }}}}].data.owner"
+      expect: {{count: 1}}
+'''
+
+
+def _http_scenario(tmp_path: Path, name: str, entry: str, fakes: str) -> Path:
+    (tmp_path / "fakes").mkdir(exist_ok=True)
+    (tmp_path / "fakes" / "http.py").write_text(HTTP_FAKE)
+    (tmp_path / "fakes" / "requests_module.py").write_text(HTTP_FAKE)
+    (tmp_path / "controllers.py").write_text(HTTP_CONTROLLER)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(HTTP_SCENARIO.format(name=name, entry=entry, fakes=fakes))
+    return path
+
+
+def _messages(path: Path) -> tuple[Verdict, list[str]]:
+    (result,) = kamera_cli.check(path).scenarios
+    return result.verdict, [f"{c.name}: {c.message}" for c in result.checks if c.verdict is not Verdict.PASSED]
+
+
+@pytest.mark.parametrize("entry", ["bound_at_import", "looked_up"])
+def test_a_requests_get_fake_and_nothing_left_behind(tmp_path: Path, entry: str) -> None:
+    import requests
+
+    real_get = requests.get
+    faked = _http_scenario(tmp_path, "faked", entry, "  fakes:\n    - {replace: requests.get, with: fakes/http.py:get}")
+    assert _messages(faked) == (Verdict.PASSED, [])
+    assert requests.get is real_get
+    # the same controller in the same process without the fake: its call is fenced, never sent
+    unfaked = _http_scenario(tmp_path, "unfaked", entry, "")
+    verdict, failed = _messages(unfaked)
+    assert verdict is Verdict.FAILED
+    assert any("opened a network connection of its own" in m and "inventory.example:443" in m for m in failed), failed
+
+
+def test_a_whole_module_fake_in_sys_modules(tmp_path: Path) -> None:
+    import requests
+
+    path = _http_scenario(tmp_path, "whole", "bound_at_import",
+                          "  fakes:\n    - {replace: requests, with: fakes/requests_module.py}")
+    assert _messages(path) == (Verdict.PASSED, [])
+    assert sys.modules["requests"] is requests
+
+
+def test_what_is_not_faked_stays_fenced(tmp_path: Path) -> None:
+    path = _http_scenario(tmp_path, "posting", "also_posts",
+                          "  fakes:\n    - {replace: requests.get, with: fakes/http.py:get}")
+    verdict, failed = _messages(path)
+    assert verdict is Verdict.FAILED
+    # the faked get answered (the invariants hold); the post that nothing fakes was refused
+    assert len(failed) == 1 and "opened a network connection of its own" in failed[0], failed
+    assert "to 127.0.0.1:9;" in failed[0], failed
+
+
+def test_the_verdict_and_counts_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    """Fake state is part of the fingerprint: the same scenario explores the same states in any process."""
+    seen = set()
+    for seed in ("0", "12345"):
+        out = tmp_path / f"r{seed}.json"
+        proc = subprocess.run([sys.executable, "-m", "kamera_cli", "check", str(EXAMPLE / "scenario.yaml"),
+                               "--json", str(out)], capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "NO_COLOR": "1", "PYTHONHASHSEED": seed})
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        (scenario,) = json.loads(out.read_text())["scenarios"]
+        stats = scenario["stats"]
+        seen.add((stats["states"], stats["transitions"],
+                  tuple(sorted(c["fingerprint"] for c in scenario["converged"]))))
+    assert len(seen) == 1, seen

@@ -1,0 +1,131 @@
+"""Putting fakes in place of modules and callables for a scenario, and taking them out again."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kamera_cli.adapters import load_reconciler
+from kamera_cli.adapters.fakes import install_fakes
+from kamera_cli.errors import EntrypointError
+
+
+def _write(base: Path, rel: str, text: str) -> None:
+    path = base / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+
+
+def test_an_attribute_of_an_installed_module(tmp_path: Path) -> None:
+    _write(tmp_path, "fakes/http.py", "def get(url, **kwargs):\n    return ('faked', url)\n")
+    import requests
+
+    real = requests.get
+    fakes = install_fakes([("requests.get", "fakes/http.py:get")], tmp_path, scenario="s")
+    try:
+        assert requests.get("https://example.com") == ("faked", "https://example.com")
+    finally:
+        fakes.restore()
+    assert requests.get is real
+
+
+def test_an_installed_module_in_sys_modules(tmp_path: Path) -> None:
+    _write(tmp_path, "fakes/requests.py", "__all__ = ['get']\ndef get(url):\n    return 'whole'\n")
+    _write(tmp_path, "ctrl.py", """
+        import requests
+        from requests import get
+
+        def reconcile(request):
+            return requests.get("u"), get("u"), requests.__all__
+        """)
+    import requests
+
+    fakes = install_fakes([("requests", "fakes/requests.py")], tmp_path, scenario="s")
+    factory = None
+    try:
+        factory = load_reconciler("ctrl.py:reconcile", tmp_path, scenario="s", controller="c")
+        assert factory.invoke(None, None) == ("whole", "whole", ["get"])  # type: ignore[arg-type]
+        assert not hasattr(sys.modules["requests"], "__file__")  # a proxy: no file, so not hidden as the scenario's
+    finally:
+        if factory is not None:
+            factory.unload()
+        fakes.restore()
+    assert sys.modules["requests"] is requests
+
+
+def test_a_module_that_is_not_installed_is_made_up_for_the_scenario(tmp_path: Path) -> None:
+    _write(tmp_path, "fakes/aws.py", "def client(name):\n    return ('fake', name)\n")
+    _write(tmp_path, "ctrl.py", """
+        import kamera_absent_sdk.sub
+        from kamera_absent_sdk.sub import client
+
+        def reconcile(request):
+            return None
+
+        CLIENT = client("iam")
+        """)
+    fakes = install_fakes([("kamera_absent_sdk.sub.client", "fakes/aws.py:client")], tmp_path, scenario="s")
+    factory = None
+    try:
+        factory = load_reconciler("ctrl.py:reconcile", tmp_path, scenario="s", controller="c")
+        assert factory.module is not None and factory.module.CLIENT == ("fake", "iam")
+        factory.reload()  # a restarted controller imports the fake again, which is still there
+        assert factory.module is not None and factory.module.CLIENT == ("fake", "iam")
+    finally:
+        if factory is not None:
+            factory.unload()
+        fakes.restore()
+    assert "kamera_absent_sdk" not in sys.modules and "kamera_absent_sdk.sub" not in sys.modules
+    with pytest.raises(ImportError):
+        importlib.import_module("kamera_absent_sdk")
+
+
+def test_a_whole_module(tmp_path: Path) -> None:
+    _write(tmp_path, "fakes/hvac.py", "class Client:\n    def read(self, path):\n        return {'data': path}\n")
+    _write(tmp_path, "ctrl.py", """
+        import kamera_absent_hvac
+
+        def reconcile(request):
+            return kamera_absent_hvac.Client().read("secret/app")
+        """)
+    fakes = install_fakes([("kamera_absent_hvac", "fakes/hvac.py")], tmp_path, scenario="s")
+    factory = None
+    try:
+        factory = load_reconciler("ctrl.py:reconcile", tmp_path, scenario="s", controller="c")
+        assert factory.invoke(None, None) == {"data": "secret/app"}  # type: ignore[arg-type]
+    finally:
+        if factory is not None:
+            factory.unload()
+        fakes.restore()
+    assert "kamera_absent_hvac" not in sys.modules
+
+
+def test_a_fake_that_fails_to_import_is_a_usage_error_and_nothing_stays_replaced(tmp_path: Path) -> None:
+    _write(tmp_path, "fakes/good.py", "def client(name):\n    return name\n")
+    _write(tmp_path, "fakes/bad.py", "raise RuntimeError('no credentials in the fake')\n")
+    with pytest.raises(EntrypointError, match=r"fake 'fakes/bad.py:client': importing .*RuntimeError"):
+        install_fakes([("kamera_absent_a.client", "fakes/good.py:client"),
+                       ("kamera_absent_b.client", "fakes/bad.py:client")], tmp_path, scenario="s")
+    assert "kamera_absent_a" not in sys.modules and "kamera_absent_b" not in sys.modules
+
+
+def test_replacing_what_does_not_exist_below_a_real_module(tmp_path: Path) -> None:
+    _write(tmp_path, "fakes/f.py", "def f():\n    return 1\n")
+    with pytest.raises(EntrypointError, match="cannot replace it"):
+        install_fakes([("requests.nothing_here.f", "fakes/f.py:f")], tmp_path, scenario="s")
+
+
+def test_a_module_that_breaks_when_imported_is_a_usage_error(tmp_path: Path) -> None:
+    _write(tmp_path, "fakes/f.py", "def f():\n    return 1\n")
+    _write(tmp_path, "kamera_broken_sdk.py", "raise RuntimeError('half installed')\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with pytest.raises(EntrypointError, match=r"importing 'kamera_broken_sdk' raised RuntimeError: half installed"):
+            install_fakes([("kamera_broken_sdk.client", "fakes/f.py:f")], tmp_path, scenario="s")
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("kamera_broken_sdk", None)
