@@ -23,11 +23,12 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from kamera_cli.apiserver.snapshot import Snapshot
 from kamera_cli.errors import KameraError
 from kamera_cli.model.objects import Manifest, ObjectRef
 
 __all__ = ["EXTERNAL_API_VERSION", "EXTERNAL_CRD", "EXTERNAL_KIND", "ExternalStore", "VersionConflict",
-           "entry_parts"]
+           "entry_parts", "with_entries"]
 
 EXTERNAL_GROUP = "external.kamera.dev"
 EXTERNAL_API_VERSION = f"{EXTERNAL_GROUP}/v1"
@@ -63,6 +64,23 @@ def entry_parts(obj: Manifest) -> tuple[str, str, Any] | None:
         return None
     store, _, key = str((obj.get("metadata") or {}).get("name", "")).partition("/")
     return store, key, obj.get("value")
+
+
+def with_entries(into: Snapshot, written: Snapshot) -> Snapshot:
+    """``into`` plus the entries stored in ``written``: what fakes stored while they were imported.
+
+    Why: a fake's import runs before the exploration (its module is loaded once per scenario), so
+    what it stores then is what the external systems hold when the scenario starts — the way to
+    model a cloud that already has a user, a DNS zone or a bucket.  Only entries are carried over:
+    anything else the import did through the API is discarded, as a controller's import writes are.
+    """
+    out = into
+    for obj in written.objects():
+        if entry_parts(obj) is not None:
+            rv = out.resource_version + 1
+            stored = {**obj, "metadata": {**obj["metadata"], "resourceVersion": str(rv)}}
+            out = out.with_object(ObjectRef.of(stored), stored, rv=rv)
+    return out
 
 
 class ExternalStore:

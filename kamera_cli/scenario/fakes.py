@@ -49,6 +49,11 @@ def parse_fakes(raw: Any, *, base_dir: str, add: Callable[[Path_, str, str], Non
             add((*path, "replace"), f"replace {replace!r}: {what} cannot be faked",
                 "kamera runs in the same process and uses it too; replace the library your controller calls "
                 "(a cloud SDK, requests.get, ...)")
+        elif _in_folder(replace.partition(".")[0], base_dir):
+            ok = False
+            add((*path, "replace"), f"replace {replace!r}: {replace.partition('.')[0]!r} is a module of the scenario "
+                "folder, which kamera imports afresh for each controller (and again after each crash)",
+                "fake what that module calls (a cloud SDK, requests.get), or have the controller import the fake")
         elif replace in seen:
             ok = False
             add((*path, "replace"), f"{replace!r} is already replaced by spec.fakes[{seen[replace]}]",
@@ -60,6 +65,11 @@ def parse_fakes(raw: Any, *, base_dir: str, add: Callable[[Path_, str, str], Non
             seen[replace] = i
             out.append(FakeSpec(replace, target.strip(), position(path)))
     return tuple(out)
+
+
+def _in_folder(top: str, base_dir: str) -> bool:
+    base = Path(base_dir)
+    return (base / f"{top}.py").is_file() or (base / top).is_dir()
 
 
 def _target_ok(target: str, path: Path_, base_dir: str, add: Callable[[Path_, str, str], None],

@@ -19,7 +19,7 @@ from kamera_cli.adapters.fakes import FakeSet, install_fakes
 from kamera_cli.adapters.kopf import load_kopf_operator
 from kamera_cli.adapters.kopf_spawning import KopfDaemon, KopfTimer
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
-from kamera_cli.apiserver.external import EXTERNAL_CRD
+from kamera_cli.apiserver.external import EXTERNAL_CRD, with_entries
 from kamera_cli.apiserver.field_validation import unknown_fields
 from kamera_cli.apiserver.transport import Containment
 from kamera_cli.controlplane import PodRule, make_builtins
@@ -120,13 +120,18 @@ class Simulation:
         client = containment.api_client()
         base = Path(scenario.base_dir)
         wirings: list[Wiring] = []
-        # Controllers' top-level code may call the API at import (discovery for a DynamicClient, a
-        # lookup): it sees the initial cluster; anything it writes is discarded.
-        containment.bind(ApiServer(self.registry, snapshot, now=lambda: EPOCH))
         try:
-            if scenario.fakes:  # before the controllers: they bind what they call when they are imported
+            if scenario.fakes:
+                # before the controllers: they bind what they call when they are imported.  What the
+                # fakes store while imported is the external systems' state when the scenario starts.
+                setup = ApiServer(self.registry, snapshot, now=lambda: EPOCH)
+                containment.bind(setup)
                 self._fakes = install_fakes(((f.replace, f.with_) for f in scenario.fakes), base,
                                             scenario=scenario.name)
+                snapshot = with_entries(snapshot, setup.snapshot)
+            # Controllers' top-level code may call the API at import (discovery for a DynamicClient, a
+            # lookup): it sees the initial cluster; anything it writes is discarded.
+            containment.bind(ApiServer(self.registry, snapshot, now=lambda: EPOCH))
             self._load(snapshot, client, base, wirings)
         finally:
             containment.bind(None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -120,6 +121,8 @@ def also_posts(request):
         requests.post("http://127.0.0.1:9/audit", json={"team": request.name}, timeout=2)
 '''
 
+GET_FAKE = "  fakes:\n    - {replace: requests.get, with: fakes/http.py:get}"
+
 HTTP_SCENARIO = '''
 apiVersion: kamera.dev/v1alpha1
 kind: Scenario
@@ -163,7 +166,7 @@ def test_a_requests_get_fake_and_nothing_left_behind(tmp_path: Path, entry: str)
     import requests
 
     real_get = requests.get
-    faked = _http_scenario(tmp_path, "faked", entry, "  fakes:\n    - {replace: requests.get, with: fakes/http.py:get}")
+    faked = _http_scenario(tmp_path, "faked", entry, GET_FAKE)
     assert _messages(faked) == (Verdict.PASSED, [])
     assert requests.get is real_get
     # the same controller in the same process without the fake: its call is fenced, never sent
@@ -184,7 +187,7 @@ def test_a_whole_module_fake_in_sys_modules(tmp_path: Path) -> None:
 
 def test_what_is_not_faked_stays_fenced(tmp_path: Path) -> None:
     path = _http_scenario(tmp_path, "posting", "also_posts",
-                          "  fakes:\n    - {replace: requests.get, with: fakes/http.py:get}")
+                          GET_FAKE)
     verdict, failed = _messages(path)
     assert verdict is Verdict.FAILED
     # the faked get answered (the invariants hold); the post that nothing fakes was refused
@@ -206,3 +209,58 @@ def test_the_verdict_and_counts_do_not_depend_on_the_hash_seed(tmp_path: Path) -
         seen.add((stats["states"], stats["transitions"],
                   tuple(sorted(c["fingerprint"] for c in scenario["converged"]))))
     assert len(seen) == 1, seen
+
+
+KOPF_OPERATOR = '''
+import kopf
+import requests
+
+
+@kopf.on.create("example.com", "v1", "widgets")
+def register(name, **_):
+    return {"owner": requests.get(f"https://inventory.example/teams/{name}", timeout=5).json()["owner"]}
+'''
+
+KOPF_SCENARIO = '''
+apiVersion: kamera.dev/v1alpha1
+kind: Scenario
+metadata: {name: kopf-fake}
+spec:
+  controllers:
+    - {name: widgets, kopf: operator.py}
+  fakes:
+    - {replace: requests.get, with: fakes/http.py:get}
+  crds: [crds/widget.yaml]
+  seed: [manifests/widget.yaml]
+  invariants:
+    - name: each widget registered once
+      forEach: "$.items[?@.kind == 'Widget']"
+      select: "$.external.inventory[?@.team == {{ @.metadata.name }}]"
+      expect: {count: 1}
+    - name: the owner came from the fake
+      select: "$.items[?@.kind == 'Widget'].status.register.owner"
+      expect: {equals: demo-owner}
+'''
+
+
+def test_a_kopf_handler_calls_the_fake(tmp_path: Path) -> None:
+    pytest.importorskip("kopf")
+    source = EXAMPLE.parents[1] / "kopf" / "create-child"
+    shutil.copytree(source / "crds", tmp_path / "crds")
+    shutil.copytree(source / "manifests", tmp_path / "manifests")
+    (tmp_path / "fakes").mkdir()
+    (tmp_path / "fakes" / "http.py").write_text(HTTP_FAKE)
+    (tmp_path / "operator.py").write_text(KOPF_OPERATOR)
+    (tmp_path / "scenario.yaml").write_text(KOPF_SCENARIO)
+    assert _messages(tmp_path / "scenario.yaml") == (Verdict.PASSED, [])
+
+
+def test_what_a_fake_stores_at_import_is_the_initial_external_state(tmp_path: Path) -> None:
+    seeded = HTTP_FAKE + '\nasked.put("team-z", {"team": "team-z", "url": "before the scenario"})\n'
+    path = _http_scenario(tmp_path, "seeded", "looked_up", GET_FAKE)
+    (tmp_path / "fakes" / "http.py").write_text(seeded)
+    (result,) = kamera_cli.check(path).scenarios
+    assert result.verdict is Verdict.PASSED, [c.message for c in result.checks]
+    (state,) = result.converged
+    entries = sorted(o["metadata"]["name"] for o in state.objects if o["kind"] == "Entry")
+    assert entries == ["inventory/team-a", "inventory/team-b", "inventory/team-z"]

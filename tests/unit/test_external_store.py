@@ -15,7 +15,7 @@ import pytest
 
 from kamera_cli import ExternalStore, VersionConflict
 from kamera_cli.apiserver import ApiServer, Registry, Snapshot
-from kamera_cli.apiserver.external import EXTERNAL_CRD, NoSimulation
+from kamera_cli.apiserver.external import EXTERNAL_CRD, NoSimulation, with_entries
 from kamera_cli.apiserver.transport import Containment
 from kamera_cli.errors import KameraError
 from kamera_cli.invariants import state_document
@@ -111,3 +111,13 @@ def test_outside_a_simulation_with_fakes_the_store_says_so() -> None:
     plain = ApiServer(Registry.builtin(), Snapshot.empty(), now=lambda: 0)
     with Containment(plain), pytest.raises(NoSimulation):
         ExternalStore("aws").put("k", 1)
+
+
+def test_only_entries_are_carried_into_the_initial_state(server: ApiServer) -> None:
+    start = server.snapshot
+    ExternalStore("aws").put("user", {"UserName": "existing"})
+    server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "made-at-import"}})
+    initial = with_entries(start, server.snapshot)
+    assert [o["metadata"]["name"] for o in initial.objects()] == ["aws/user"]
+    (entry,) = initial.objects()
+    assert entry["metadata"]["resourceVersion"] == str(initial.resource_version)

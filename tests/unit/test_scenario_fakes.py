@@ -46,6 +46,10 @@ def test_a_valid_fakes_section_is_loaded(tmp_path: Path, monkeypatch: pytest.Mon
      "scenario.yaml:8:17: $.spec.fakes[0].replace: replace 'kamera_cli.check': kamera itself cannot be faked"),
     ("{replace: json.dumps, with: fakes/aws.py:client}",
      "scenario.yaml:8:17: $.spec.fakes[0].replace: replace 'json.dumps': 'json', a standard-library module, cannot"),
+    ("{replace: app.client, with: fakes/aws.py:client}",
+     "scenario.yaml:8:17: $.spec.fakes[0].replace: replace 'app.client': 'app' is a module of the scenario folder"),
+    ("{replace: fakes.aws, with: fakes/aws.py}",
+     "scenario.yaml:8:17: $.spec.fakes[0].replace: replace 'fakes.aws': 'fakes' is a module of the scenario folder"),
     ("{replace: boto3.client, with: 'kamera_no_such_fake:client'}",
      "scenario.yaml:8:37: $.spec.fakes[0].with: fake 'kamera_no_such_fake:client': module 'kamera_no_such_fake' "
      "not found"),
