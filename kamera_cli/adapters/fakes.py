@@ -11,7 +11,7 @@ What ``replace`` names is found at run time: the longest importable module prefi
 ``boto3.client`` with boto3 installed sets ``boto3.client``; without it, an empty ``boto3`` module is
 made for the scenario, so a controller can import what it fakes without installing it.  A name with
 no attribute part (``replace: boto3``) puts the fake itself in ``sys.modules``.  Everything replaced
-is put back when the scenario ends.
+is put back when the scenario ends, and a module imported meanwhile that bound a fake is unloaded.
 """
 
 from __future__ import annotations
@@ -81,6 +81,9 @@ class FakeSet:
     def __init__(self) -> None:
         self.fakes: list[_Fake] = []
         self._undo: list[Callable[[], None]] = []
+        #: the modules loaded before any fake was put in place, and every object that stands in for something
+        self._preexisting = frozenset(sys.modules)
+        self._stand_ins: list[Any] = []
 
     def replace(self, dotted: str, fake: _Fake) -> None:
         parts = dotted.split(".")
@@ -108,6 +111,7 @@ class FakeSet:
                 sys.modules[name] = previous
 
         self._undo.append(undo)
+        self._stand_ins.append(module)
         sys.modules[name] = module
 
     def _set_attribute(self, owner: Any, name: str, value: Any) -> None:
@@ -121,6 +125,7 @@ class FakeSet:
                     delattr(owner, name)
 
         self._undo.append(undo)
+        self._stand_ins.append(value)
         setattr(owner, name, value)
 
     def _owner(self, parts: list[str]) -> tuple[Any, list[str]]:
@@ -145,6 +150,24 @@ class FakeSet:
         for fake in self.fakes:
             fake.unload()
         self.fakes.clear()
+        self._forget_bound()
+
+    def _forget_bound(self) -> None:
+        """Unload the modules first imported during the scenario that bound a stand-in.
+
+        Why: a library a controller imported (not one of the scenario's own modules, which are
+        unloaded anyway) may have done ``from requests import get`` while the fake was in place and
+        would keep calling it in the next scenario of the process.  Removed from ``sys.modules``, it is
+        imported afresh, against the real names, by whoever needs it next.
+        """
+        stand_ins = {id(value) for value in self._stand_ins}
+        self._stand_ins.clear()
+        for name, module in list(sys.modules.items()):
+            if name in self._preexisting or module is None:
+                continue
+            with contextlib.suppress(Exception):  # an odd module's namespace is not ours to fail on
+                if any(id(value) in stand_ins for value in list(vars(module).values())):
+                    del sys.modules[name]
 
 
 class _ImportFailed(Exception):

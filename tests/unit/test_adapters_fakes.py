@@ -129,3 +129,27 @@ def test_a_module_that_breaks_when_imported_is_a_usage_error(tmp_path: Path) -> 
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("kamera_broken_sdk", None)
+
+
+def test_a_library_that_bound_the_fake_during_the_scenario_is_unloaded(tmp_path: Path) -> None:
+    _write(tmp_path, "fakes/http.py", "def get(url, **kwargs):\n    return 'faked'\n")
+    _write(tmp_path, "lib/kamera_binding_lib.py", "from requests import get as fetch\n")
+    _write(tmp_path, "lib/kamera_plain_lib.py", "import requests\n")
+    import requests
+
+    sys.path.insert(0, str(tmp_path / "lib"))
+    try:
+        fakes = install_fakes([("requests.get", "fakes/http.py:get")], tmp_path, scenario="s")
+        try:
+            binding = importlib.import_module("kamera_binding_lib")
+            plain = importlib.import_module("kamera_plain_lib")
+            assert binding.fetch("u") == "faked"
+        finally:
+            fakes.restore()
+        assert "kamera_binding_lib" not in sys.modules  # it would go on calling the fake
+        assert sys.modules["kamera_plain_lib"] is plain  # it looks requests.get up at each call
+        assert importlib.import_module("kamera_binding_lib").fetch is requests.get
+    finally:
+        sys.path.remove(str(tmp_path / "lib"))
+        sys.modules.pop("kamera_binding_lib", None)
+        sys.modules.pop("kamera_plain_lib", None)
