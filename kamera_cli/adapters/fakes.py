@@ -99,6 +99,9 @@ class FakeSet:
         owner, rest = self._owner(parts)
         for name in rest[:-1]:
             owner = getattr(owner, name)
+        if not fake.whole_module and not hasattr(owner, rest[-1]) and owner not in self._stand_ins:
+            # below a real module, a name that is not there is a typo: nothing would ever call the fake
+            raise AttributeError(f"{getattr(owner, '__name__', type(owner).__name__)!r} has no attribute {rest[-1]!r}")
         self._set_attribute(owner, rest[-1], value)
 
     def _set_module(self, name: str, module: Any) -> None:

@@ -117,6 +117,11 @@ def test_replacing_what_does_not_exist_below_a_real_module(tmp_path: Path) -> No
     _write(tmp_path, "fakes/f.py", "def f():\n    return 1\n")
     with pytest.raises(EntrypointError, match="cannot replace it"):
         install_fakes([("requests.nothing_here.f", "fakes/f.py:f")], tmp_path, scenario="s")
+    import requests
+
+    with pytest.raises(EntrypointError, match="cannot replace it: 'requests' has no attribute 'gett'"):
+        install_fakes([("requests.gett", "fakes/f.py:f")], tmp_path, scenario="s")
+    assert not hasattr(requests, "gett")
 
 
 def test_a_module_that_breaks_when_imported_is_a_usage_error(tmp_path: Path) -> None:
