@@ -33,11 +33,17 @@ __all__ = ["FakeSet", "install_fakes"]
 class _Fake(_Loader):
     """One ``with:`` target: ``path.py:attr``/``module:attr`` (an object) or ``path.py``/``module`` (the module)."""
 
+    import_hint = ("a fake's top-level code must run without errors; kamera imports it once per scenario, "
+                   "before the controllers")
+
     def __init__(self, target: str, base_dir: str | os.PathLike[str], *, scenario: str) -> None:
         self.whole_module = ":" not in target
         super().__init__(f"{target}:__name__" if self.whole_module else target, base_dir, scenario=scenario,
                          controller=f"fake {target}")
         self.value: Any = self._target
+
+    def _error(self, message: str, hint: str = "") -> EntrypointError:
+        return EntrypointError(message, scenario=self.scenario, hint=hint)  # the message names the fake
 
     def _tried(self) -> str:
         return f"fake {self.entrypoint.removesuffix(':__name__')!r}"
@@ -198,7 +204,6 @@ def install_fakes(fakes: Iterable[tuple[str, str]], base_dir: str | os.PathLike[
                 installed.replace(dotted, fake)
             except (AttributeError, _ImportFailed) as exc:
                 raise EntrypointError(f"fake for {dotted!r}: cannot replace it: {exc}", scenario=scenario,
-                                      controller=f"fake {target}",
                                       hint="replace names a module, or an attribute of one (boto3.client)") from None
     except BaseException:
         installed.restore()
