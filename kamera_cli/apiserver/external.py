@@ -21,11 +21,15 @@ import copy
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from kamera_cli.apiserver.registry import ResourceInfo
 from kamera_cli.apiserver.snapshot import Snapshot
 from kamera_cli.errors import KameraError
 from kamera_cli.model.objects import Manifest, ObjectRef
+
+if TYPE_CHECKING:
+    from kamera_cli.apiserver.server import ApiServer
 
 __all__ = ["EXTERNAL_API_VERSION", "EXTERNAL_CRD", "EXTERNAL_KIND", "ExternalStore", "VersionConflict",
            "entry_parts", "with_entries"]
@@ -113,7 +117,7 @@ class ExternalStore:
         server, info = self._server()
         found = sorted((parts[1], parts[2]) for parts in map(entry_parts, server.snapshot.objects_of(info.kind_ref))
                        if parts is not None and parts[0] == self.store)
-        _journal(server, info, "GET", "list", "", None, 200, None, None)
+        _journal(server, info, "GET", "list", "", 200, None)
         return [(key, copy.deepcopy(value)) for key, value in found]
 
     def keys(self) -> list[str]:
@@ -152,7 +156,7 @@ class ExternalStore:
         before = server.snapshot.get(ref)
         self._check_version(key, before, version)
         if before is None:
-            _journal(server, info, "DELETE", "delete", ref.name, None, 404, None, None)
+            _journal(server, info, "DELETE", "delete", ref.name, 404, None)
             return False
         _commit(server, info, "DELETE", "delete", ref, before, None, server.snapshot.resource_version + 1)
         return True
@@ -167,7 +171,7 @@ class ExternalStore:
         server, info = self._server()
         ref = self._ref(key)
         obj: Manifest | None = server.snapshot.get(ref)
-        _journal(server, info, "GET", "get", ref.name, None, 200 if obj is not None else 404, obj, None)
+        _journal(server, info, "GET", "get", ref.name, 200 if obj is not None else 404, obj)
         return obj
 
     def _check_version(self, key: str, before: Manifest | None, version: int | None) -> None:
@@ -177,29 +181,30 @@ class ExternalStore:
         if current != version:
             raise VersionConflict(f"external store {self.store!r}: {key!r} is at version {current}, not {version}")
 
-    def _server(self) -> tuple[Any, Any]:
+    def _server(self) -> tuple[ApiServer, ResourceInfo]:
+        # imported here: the state document (invariants/) reads entries without the server's weight
+        from kamera_cli.apiserver.server import ApiServer
         from kamera_cli.apiserver.transport import bound_server
 
-        server: Any = bound_server()
-        info = server.registry.lookup(EXTERNAL_API_VERSION, EXTERNAL_KIND) if server is not None else None
-        if server is None or info is None:
-            raise NoSimulation(
-                f"external store {self.store!r} used outside a kamera simulation step of a scenario with "
-                "'fakes:' (a fake's state lives in the explored state; see docs/scenario.md, 'fakes')")
-        return server, info
+        server = bound_server()
+        if isinstance(server, ApiServer):
+            info = server.registry.lookup(EXTERNAL_API_VERSION, EXTERNAL_KIND)
+            if info is not None:
+                return server, info
+        raise NoSimulation(
+            f"external store {self.store!r} used outside a kamera simulation step of a scenario with "
+            "'fakes:' (a fake's state lives in the explored state; see docs/scenario.md, 'fakes')")
 
 
-def _journal(server: Any, info: Any, method: str, verb: str, name: str, body: Any, status: int,
-             before: Manifest | None, after: Manifest | None) -> Any:
+def _journal(server: ApiServer, info: ResourceInfo, method: str, verb: str, name: str, status: int,
+             found: Manifest | None) -> None:
+    """A read, recorded as the API server records a request (what memoization and the determinism check see)."""
     from kamera_cli.apiserver.server import Access
 
-    access = Access(method, verb, info, "", name, "", (), body, status, after if after is not None else before,
-                    before, after)
-    server.journal.append(access)
-    return access
+    server.journal.append(Access(method, verb, info, "", name, "", (), None, status, found, found, None))
 
 
-def _commit(server: Any, info: Any, method: str, verb: str, ref: ObjectRef, before: Manifest | None,
+def _commit(server: ApiServer, info: ResourceInfo, method: str, verb: str, ref: ObjectRef, before: Manifest | None,
             after: Manifest | None, rv: int) -> None:
     """As the API server commits a write: the hook first (crash injection), nothing stored when it raises."""
     from kamera_cli.apiserver.server import Access
