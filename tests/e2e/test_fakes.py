@@ -264,3 +264,20 @@ def test_what_a_fake_stores_at_import_is_the_initial_external_state(tmp_path: Pa
     (state,) = result.converged
     entries = sorted(o["metadata"]["name"] for o in state.objects if o["kind"] == "Entry")
     assert entries == ["inventory/team-a", "inventory/team-b", "inventory/team-z"]
+
+
+def test_a_fake_keeping_state_in_a_global_is_a_determinism_finding_that_says_so(tmp_path: Path) -> None:
+    target = tmp_path / "credential-leak"
+    shutil.copytree(EXAMPLE, target)
+    fake = target / "fakes" / "aws.py"
+    text = fake.read_text().replace('keys = ExternalStore("aws")', 'keys = ExternalStore("aws")\nCOUNTER = [0]')
+    fake.write_text(text.replace(
+        "        key_id = next(k for k in (_key_id(UserName, n) for n in range(1, 1000)) if k not in keys)",
+        "        COUNTER[0] += 1  # shared by every branch of the exploration\n"
+        "        key_id = _key_id(UserName, COUNTER[0])"))
+    assert "COUNTER[0] += 1" in fake.read_text()
+    (result,) = kamera_cli.check(target / "fixed" / "scenario.yaml").scenarios
+    check = next(c for c in result.checks if c.name == "deterministic")
+    assert check.verdict is Verdict.FAILED
+    summaries = [cex.summary for cex in check.counterexamples]
+    assert any("a fake's state outside its ExternalStore?" in s for s in summaries), summaries
