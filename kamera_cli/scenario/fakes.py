@@ -8,6 +8,7 @@ fake (that happens when the scenario runs, where an import error is reported lik
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 from collections.abc import Callable
@@ -68,8 +69,18 @@ def parse_fakes(raw: Any, *, base_dir: str, add: Callable[[Path_, str, str], Non
 
 
 def _in_folder(top: str, base_dir: str) -> bool:
+    """Whether ``import top`` from a controller of this folder finds the folder's own module.
+
+    A module file or a regular package shadows an installed one (the folder comes first on the path);
+    a plain directory of Python files is a namespace package, which only wins when nothing installed
+    has that name.  A directory without Python files (manifests, fixtures) is not a module.
+    """
     base = Path(base_dir)
-    return (base / f"{top}.py").is_file() or (base / top).is_dir()
+    if (base / f"{top}.py").is_file() or (base / top / "__init__.py").is_file():
+        return True
+    if not (base / top).is_dir() or not any((base / top).glob("*.py")):
+        return False
+    return importlib.util.find_spec(top) is None
 
 
 def _target_ok(target: str, path: Path_, base_dir: str, add: Callable[[Path_, str, str], None],

@@ -75,6 +75,16 @@ def test_a_bad_entry_is_located(entry: str, expected: str, tmp_path: Path, monke
     assert len(got) == 1 and got[0].startswith(expected), got
 
 
+def test_a_folder_that_is_no_module_does_not_shadow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _files(tmp_path)
+    (tmp_path / "requests").mkdir()  # fixtures, not Python: 'import requests' finds the installed one
+    (tmp_path / "requests" / "team-a.json").write_text("{}")
+    (tmp_path / "scenario.yaml").write_text(_scenario("    - {replace: requests.get, with: fakes/aws.py:client}\n"))
+    monkeypatch.chdir(tmp_path)
+    scenario = load_scenario("scenario.yaml", known_kind=lambda kind: True)
+    assert [f.replace for f in scenario.fakes] == ["requests.get"]
+
+
 def test_the_same_name_replaced_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _files(tmp_path)
     got = problems_of(tmp_path, monkeypatch, {"scenario.yaml": _scenario(
