@@ -133,7 +133,7 @@ class ExternalStore:
         Returns the new version.
         """
         try:
-            stored = json.loads(json.dumps(value))
+            stored = json.loads(json.dumps(value, allow_nan=False))
         except (TypeError, ValueError) as exc:
             raise TypeError(f"external store {self.store!r}: the value for {key!r} is not JSON: {exc}") from None
         server, info = self._server()

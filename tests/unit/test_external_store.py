@@ -60,6 +60,8 @@ def test_values_are_json_and_copied(server: ApiServer) -> None:
     assert keys.get("k") == {"tags": ["a"]}
     with pytest.raises(TypeError, match="not JSON"):
         keys.put("k", {"when": object()})
+    with pytest.raises(TypeError, match="not JSON"):
+        keys.put("k", float("nan"))
     with pytest.raises(TypeError, match="non-empty string"):
         keys.put("", 1)
     with pytest.raises(ValueError, match="store's name"):
