@@ -1,8 +1,11 @@
-"""The credential-leak example end to end: a fake of AWS IAM whose keys are explored with the cluster.
+"""Fakes end to end: the credential-leak example, requests.get, whole modules, kopf, and containment.
 
-Its counts are pinned in ``test_examples.py``; here, what a user reads: the counterexample names the
-crash and the leaked key, the converged state carries the fake's keys, and the scenario leaves no
-trace of its fake in the process (``boto3`` is not importable afterwards unless it was before).
+The example's counts are pinned in ``test_examples.py``; here, what a user reads (the counterexample
+names the crash and shows the leaked key's diff), and what must hold around it: a fake of a callable
+(bound at import or looked up at each call) or of a whole module answers the controller; nothing
+stays replaced, or bound, once the scenario ends, so the same controller without the fake is fenced
+in the next scenario of the process; what is not faked is fenced; what a fake stores at import is the
+initial state; a fake keeping state in a global is named as a suspect; counts ignore the hash seed.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ def test_the_leak_is_found_with_the_crash_and_the_key_it_leaked(tmp_path: Path) 
     assert "expected count 1, got 2 for Namespace team-a" in result.output
     assert "credentials reconcile team-a — crashed after write 1 → created external.kamera.dev/v1/Entry aws/AKIA" \
         in result.output
+    assert '+ /value/UserName: "team-a"' in result.output  # the leaked key's diff
     (scenario,) = json.loads(out.read_text())["scenarios"]
     check = next(c for c in scenario["checks"] if c["name"] == "invariant: one access key per namespace")
     assert check["verdict"] == "failed"
