@@ -4,7 +4,7 @@ Why in the snapshot: a fake's state must fork with every branch of the explorati
 controller's crash as the cluster does, be part of what identifies a state, show up in
 counterexample stories and be visible to invariants.  The snapshot already does all of that for
 objects, so each key of a store is stored as one object of a kind only kamera uses
-(``external.kamera.dev/v1 Entry``, cluster-scoped, named ``<store>/<key>``).  Reads and writes go into
+(``external.kamera.dev/v1 Entry``, cluster-scoped, named ``<store>:<key>``).  Reads and writes go into
 the step's journal like API requests: memoization sees what a reconcile read from the fake, the
 determinism check compares them, partial-order reduction treats two steps that touch the same key as
 dependent, a crash can be injected after a fake's write as after an API write, and stories list the
@@ -66,7 +66,7 @@ def entry_parts(obj: Manifest) -> tuple[str, str, Any] | None:
     """``(store, key, value)`` of a stored entry; None for any other object."""
     if obj.get("apiVersion") != EXTERNAL_API_VERSION or obj.get("kind") != EXTERNAL_KIND:
         return None
-    store, _, key = str((obj.get("metadata") or {}).get("name", "")).partition("/")
+    store, _, key = str((obj.get("metadata") or {}).get("name", "")).partition(":")
     return store, key, obj.get("value")
 
 
@@ -165,7 +165,7 @@ class ExternalStore:
     def _ref(self, key: str) -> ObjectRef:
         if not isinstance(key, str) or not key:
             raise TypeError(f"external store {self.store!r}: a key is a non-empty string (got {key!r})")
-        return ObjectRef(EXTERNAL_API_VERSION, EXTERNAL_KIND, "", f"{self.store}/{key}")
+        return ObjectRef(EXTERNAL_API_VERSION, EXTERNAL_KIND, "", f"{self.store}:{key}")
 
     def _read(self, key: str) -> Manifest | None:
         server, info = self._server()

@@ -35,7 +35,7 @@ def test_the_leak_is_found_with_the_crash_and_the_key_it_leaked(tmp_path: Path) 
     assert result.exit_code == 1, result.output
     assert "✗ invariant: one access key per namespace" in result.output
     assert "expected count 1, got 2 for Namespace team-a" in result.output
-    assert "credentials reconcile team-a — crashed after write 1 → created external.kamera.dev/v1/Entry aws/AKIA" \
+    assert "credentials reconcile team-a — crashed after write 1 → created external.kamera.dev/v1/Entry aws:AKIA" \
         in result.output
     assert '+ /value/UserName: "team-a"' in result.output  # the leaked key's diff
     (scenario,) = json.loads(out.read_text())["scenarios"]
@@ -267,7 +267,7 @@ def test_what_a_fake_stores_at_import_is_the_initial_external_state(tmp_path: Pa
     assert result.verdict is Verdict.PASSED, [c.message for c in result.checks]
     (state,) = result.converged
     entries = sorted(o["metadata"]["name"] for o in state.objects if o["kind"] == "Entry")
-    assert entries == ["inventory/team-a", "inventory/team-b", "inventory/team-z"]
+    assert entries == ["inventory:team-a", "inventory:team-b", "inventory:team-z"]
 
 
 def test_a_fake_keeping_state_in_a_global_is_a_determinism_finding_that_says_so(tmp_path: Path) -> None:

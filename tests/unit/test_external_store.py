@@ -45,9 +45,9 @@ def test_put_get_delete_and_versions(server: ApiServer) -> None:
     assert ExternalStore("gcp").items() == []  # stores do not see each other's keys
     assert keys.delete("AKIA0") is True and keys.delete("AKIA0") is False
     assert [(a.verb, a.name, a.status) for a in server.journal if a.verb != "get"] == [
-        ("create", "aws/AKIA1", 200), ("apply", "aws/AKIA1", 200), ("create", "aws/AKIA0", 200),
+        ("create", "aws:AKIA1", 200), ("apply", "aws:AKIA1", 200), ("create", "aws:AKIA0", 200),
         ("list", "", 200), ("list", "", 200), ("list", "", 200), ("list", "", 200),
-        ("delete", "aws/AKIA0", 200), ("delete", "aws/AKIA0", 404)]
+        ("delete", "aws:AKIA0", 200), ("delete", "aws:AKIA0", 404)]
 
 
 def test_values_are_json_and_copied(server: ApiServer) -> None:
@@ -120,6 +120,6 @@ def test_only_entries_are_carried_into_the_initial_state(server: ApiServer) -> N
     ExternalStore("aws").put("user", {"UserName": "existing"})
     server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "made-at-import"}})
     initial = with_entries(start, server.snapshot)
-    assert [o["metadata"]["name"] for o in initial.objects()] == ["aws/user"]
+    assert [o["metadata"]["name"] for o in initial.objects()] == ["aws:user"]
     (entry,) = initial.objects()
     assert entry["metadata"]["resourceVersion"] == str(initial.resource_version)
