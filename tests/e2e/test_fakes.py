@@ -285,3 +285,11 @@ def test_a_fake_keeping_state_in_a_global_is_a_determinism_finding_that_says_so(
     assert check.verdict is Verdict.FAILED
     summaries = [cex.summary for cex in check.counterexamples]
     assert any("a fake's state outside its ExternalStore?" in s for s in summaries), summaries
+
+
+def test_a_fake_that_cannot_be_put_in_place_is_a_usage_error(tmp_path: Path) -> None:
+    path = _http_scenario(tmp_path, "typo", "looked_up", GET_FAKE.replace("requests.get", "requests.gett"))
+    result = CliRunner().invoke(app, ["check", str(path)], env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert result.exit_code == 2, result.output
+    assert "fake for 'requests.gett': cannot replace it: 'requests' has no attribute 'gett'" in result.output
+    assert "Traceback" not in result.output
