@@ -495,13 +495,11 @@ class _Judge:
                 for rt in self.sim.runtimes:
                     rt.replaying = False
             if at is not None:
-                # a fake's module globals are the usual suspect where there are fakes
-                state = "module state, a fake's state outside its ExternalStore?" if self.scenario.fakes \
-                    else "module state?"
+                fakes = ", a fake's state outside its ExternalStore" if self.scenario.fakes else ""
                 self._replay_failures.append(Counterexample(
                     kind="nondeterministic-controller",
                     summary=f"replaying a counterexample diverged at step {at}: a controller is not a function "
-                            f"of what it reads (wall-clock time, randomness, {state})",
+                            f"of what it reads (wall-clock time, randomness, module state{fakes}?)",
                     steps=steps_of([e.label for e in path[:at]]), nodes=node_ids(path[:at]),
                 ))
         return cex
