@@ -293,3 +293,18 @@ def test_a_fake_that_cannot_be_put_in_place_is_a_usage_error(tmp_path: Path) -> 
     assert result.exit_code == 2, result.output
     assert "fake for 'requests.gett': cannot replace it: 'requests' has no attribute 'gett'" in result.output
     assert "Traceback" not in result.output
+
+
+def test_memoization_sees_the_fakes_reads(tmp_path: Path) -> None:
+    """After a crash the cluster is as before but the fake's state is not: a memo blind to the store's
+    reads would replay the first outcome there (the same key id) and miss the leak."""
+    target = tmp_path / "credential-leak"
+    shutil.copytree(EXAMPLE, target)
+    scenario = target / "scenario.yaml"
+    text = scenario.read_text().replace("  perturbations:", "  explore: {memoize: false}\n  perturbations:")
+    scenario.write_text(text)
+    runs = [kamera_cli.check(path).scenarios[0] for path in (EXAMPLE / "scenario.yaml", scenario)]
+    memo, plain = ((r.verdict, r.stats.states, r.stats.transitions, sorted(c.fingerprint for c in r.converged))
+                   for r in runs)
+    assert memo == plain and memo[0] is Verdict.FAILED
+    assert runs[0].stats.memo_hits > 0 and runs[1].stats.memo_hits == 0
