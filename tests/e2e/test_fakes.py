@@ -308,3 +308,71 @@ def test_memoization_sees_the_fakes_reads(tmp_path: Path) -> None:
                    for r in runs)
     assert memo == plain and memo[0] is Verdict.FAILED
     assert runs[0].stats.memo_hits > 0 and runs[1].stats.memo_hits == 0
+
+
+ALLOCATOR_FAKE = '''
+from kamera_cli import ExternalStore
+
+ids = ExternalStore("ids")
+
+
+def allocate(owner):
+    number = str(len(ids.items()) + 1)  # the next free number: who asks first gets 1
+    ids.put(number, owner)
+    return number
+'''
+
+ALLOCATOR_CONTROLLER = '''
+import kamera_absent_ipam
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+config.load_kube_config()
+core = client.CoreV1Api()
+
+
+def reconcile(request):
+    if not request.name.startswith("team-"):
+        return None
+    try:
+        core.read_namespaced_config_map("id", request.name)
+        return None
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+    number = kamera_absent_ipam.allocate(request.name)
+    core.create_namespaced_config_map(request.name, client.V1ConfigMap(
+        metadata=client.V1ObjectMeta(name="id"), data={"id": number}))
+'''
+
+ALLOCATOR_SCENARIO = '''
+apiVersion: kamera.dev/v1alpha1
+kind: Scenario
+metadata: {{name: allocator-{reduction}}}
+spec:
+  controllers:
+    - {{name: ids, entrypoint: "controllers.py:reconcile", for: v1/Namespace, owns: [v1/ConfigMap]}}
+  fakes:
+    - {{replace: kamera_absent_ipam.allocate, with: fakes/ipam.py:allocate}}
+  seed:
+    - {{apiVersion: v1, kind: Namespace, metadata: {{name: team-a}}}}
+    - {{apiVersion: v1, kind: Namespace, metadata: {{name: team-b}}}}
+  explore: {{reduction: {reduction}}}
+'''
+
+
+def test_partial_order_reduction_sees_two_steps_touching_the_same_store(tmp_path: Path) -> None:
+    """Which team gets number 1 depends on the order: both orders must be explored, with or without
+    reduction, so both report the two outcomes."""
+    (tmp_path / "fakes").mkdir()
+    (tmp_path / "fakes" / "ipam.py").write_text(ALLOCATOR_FAKE)
+    (tmp_path / "controllers.py").write_text(ALLOCATOR_CONTROLLER)
+    outcomes = []
+    for reduction in ("none", "persistent"):
+        path = tmp_path / f"{reduction}.yaml"
+        path.write_text(ALLOCATOR_SCENARIO.format(reduction=reduction))
+        (result,) = kamera_cli.check(path).scenarios
+        deterministic = next(c for c in result.checks if c.name == "deterministic")
+        outcomes.append((deterministic.verdict, sorted(c.fingerprint for c in result.converged)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] is Verdict.FAILED and len(outcomes[0][1]) == 2
