@@ -169,7 +169,9 @@ class FakeSet:
         would keep calling it in the next scenario of the process.  Removed from ``sys.modules``, it is
         imported afresh, against the real names, by whoever needs it next.
         """
-        stand_ins = {id(value) for value in self._stand_ins}
+        # a fake borrowed from the standard library or kamera (``with: json:loads``) is bound by modules
+        # that never saw the fake; unloading those would duplicate their classes, so they are left alone
+        stand_ins = {id(value) for value in self._stand_ins if not _shared(value)}
         self._stand_ins.clear()
         for name, module in list(sys.modules.items()):
             if name in self._preexisting or module is None:
@@ -177,6 +179,13 @@ class FakeSet:
             with contextlib.suppress(Exception):  # an odd module's namespace is not ours to fail on
                 if any(id(value) in stand_ins for value in list(vars(module).values())):
                     del sys.modules[name]
+
+
+def _shared(value: Any) -> bool:
+    """Whether ``value`` comes from the standard library or kamera (not from a fake's own code)."""
+    home = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
+    top = str(home or "").partition(".")[0]
+    return top in sys.stdlib_module_names or top == "kamera_cli"
 
 
 class _ImportFailed(Exception):

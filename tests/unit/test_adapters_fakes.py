@@ -158,3 +158,18 @@ def test_a_library_that_bound_the_fake_during_the_scenario_is_unloaded(tmp_path:
         sys.path.remove(str(tmp_path / "lib"))
         sys.modules.pop("kamera_binding_lib", None)
         sys.modules.pop("kamera_plain_lib", None)
+
+
+def test_a_fake_borrowed_from_the_standard_library_unloads_nothing(tmp_path: Path) -> None:
+    _write(tmp_path, "lib/kamera_json_user.py", "from json import dumps\n")
+    sys.path.insert(0, str(tmp_path / "lib"))
+    try:
+        fakes = install_fakes([("requests.get", "json:dumps")], tmp_path, scenario="s")
+        try:
+            user = importlib.import_module("kamera_json_user")
+        finally:
+            fakes.restore()
+        assert sys.modules["kamera_json_user"] is user  # it bound json.dumps, which was never replaced
+    finally:
+        sys.path.remove(str(tmp_path / "lib"))
+        sys.modules.pop("kamera_json_user", None)
