@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -124,52 +125,47 @@ def test_replacing_what_does_not_exist_below_a_real_module(tmp_path: Path) -> No
     assert not hasattr(requests, "gett")
 
 
-def test_a_module_that_breaks_when_imported_is_a_usage_error(tmp_path: Path) -> None:
+@pytest.fixture
+def library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder on ``sys.path`` standing for installed libraries; what was imported from it is forgotten after."""
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))
+    yield folder
+    for name in [n for n, m in sys.modules.items() if str(getattr(m, "__file__", "")).startswith(str(folder))]:
+        del sys.modules[name]
+
+
+def test_a_module_that_breaks_when_imported_is_a_usage_error(tmp_path: Path, library: Path) -> None:
     _write(tmp_path, "fakes/f.py", "def f():\n    return 1\n")
-    _write(tmp_path, "kamera_broken_sdk.py", "raise RuntimeError('half installed')\n")
-    sys.path.insert(0, str(tmp_path))
-    try:
-        with pytest.raises(EntrypointError, match=r"importing 'kamera_broken_sdk' raised RuntimeError: half installed"):
-            install_fakes([("kamera_broken_sdk.client", "fakes/f.py:f")], tmp_path, scenario="s")
-    finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop("kamera_broken_sdk", None)
+    _write(library, "kamera_broken_sdk.py", "raise RuntimeError('half installed')\n")
+    with pytest.raises(EntrypointError, match=r"importing 'kamera_broken_sdk' raised RuntimeError: half installed"):
+        install_fakes([("kamera_broken_sdk.client", "fakes/f.py:f")], tmp_path, scenario="s")
 
 
-def test_a_library_that_bound_the_fake_during_the_scenario_is_unloaded(tmp_path: Path) -> None:
+def test_a_library_that_bound_the_fake_during_the_scenario_is_unloaded(tmp_path: Path, library: Path) -> None:
     _write(tmp_path, "fakes/http.py", "def get(url, **kwargs):\n    return 'faked'\n")
-    _write(tmp_path, "lib/kamera_binding_lib.py", "from requests import get as fetch\n")
-    _write(tmp_path, "lib/kamera_plain_lib.py", "import requests\n")
+    _write(library, "kamera_binding_lib.py", "from requests import get as fetch\n")
+    _write(library, "kamera_plain_lib.py", "import requests\n")
     import requests
 
-    sys.path.insert(0, str(tmp_path / "lib"))
+    fakes = install_fakes([("requests.get", "fakes/http.py:get")], tmp_path, scenario="s")
     try:
-        fakes = install_fakes([("requests.get", "fakes/http.py:get")], tmp_path, scenario="s")
-        try:
-            binding = importlib.import_module("kamera_binding_lib")
-            plain = importlib.import_module("kamera_plain_lib")
-            assert binding.fetch("u") == "faked"
-        finally:
-            fakes.restore()
-        assert "kamera_binding_lib" not in sys.modules  # it would go on calling the fake
-        assert sys.modules["kamera_plain_lib"] is plain  # it looks requests.get up at each call
-        assert importlib.import_module("kamera_binding_lib").fetch is requests.get
+        binding = importlib.import_module("kamera_binding_lib")
+        plain = importlib.import_module("kamera_plain_lib")
+        assert binding.fetch("u") == "faked"
     finally:
-        sys.path.remove(str(tmp_path / "lib"))
-        sys.modules.pop("kamera_binding_lib", None)
-        sys.modules.pop("kamera_plain_lib", None)
+        fakes.restore()
+    assert "kamera_binding_lib" not in sys.modules  # it would go on calling the fake
+    assert sys.modules["kamera_plain_lib"] is plain  # it looks requests.get up at each call
+    assert importlib.import_module("kamera_binding_lib").fetch is requests.get
 
 
-def test_a_fake_borrowed_from_the_standard_library_unloads_nothing(tmp_path: Path) -> None:
-    _write(tmp_path, "lib/kamera_json_user.py", "from json import dumps\n")
-    sys.path.insert(0, str(tmp_path / "lib"))
+def test_a_fake_borrowed_from_the_standard_library_unloads_nothing(tmp_path: Path, library: Path) -> None:
+    _write(library, "kamera_json_user.py", "from json import dumps\n")
+    fakes = install_fakes([("requests.get", "json:dumps")], tmp_path, scenario="s")
     try:
-        fakes = install_fakes([("requests.get", "json:dumps")], tmp_path, scenario="s")
-        try:
-            user = importlib.import_module("kamera_json_user")
-        finally:
-            fakes.restore()
-        assert sys.modules["kamera_json_user"] is user  # it bound json.dumps, which was never replaced
+        user = importlib.import_module("kamera_json_user")
     finally:
-        sys.path.remove(str(tmp_path / "lib"))
-        sys.modules.pop("kamera_json_user", None)
+        fakes.restore()
+    assert sys.modules["kamera_json_user"] is user  # it bound json.dumps, which was never replaced
