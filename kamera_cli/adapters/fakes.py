@@ -104,11 +104,30 @@ class FakeSet:
             return
         owner, rest = self._owner(parts)
         for name in rest[:-1]:
-            owner = getattr(owner, name)
-        if not fake.whole_module and not hasattr(owner, rest[-1]) and owner not in self._stand_ins:
+            child = getattr(owner, name, None)
+            if child is None and self._open(owner):
+                child = self._make_module(f"{owner.__name__}.{name}")
+                self._set_attribute(owner, name, child)
+            if child is None:
+                raise AttributeError(f"{_name_of(owner)!r} has no attribute {name!r}")
+            owner = child
+        if not fake.whole_module and not hasattr(owner, rest[-1]) and not self._open(owner):
             # below a real module, a name that is not there is a typo: nothing would ever call the fake
-            raise AttributeError(f"{getattr(owner, '__name__', type(owner).__name__)!r} has no attribute {rest[-1]!r}")
+            raise AttributeError(f"{_name_of(owner)!r} has no attribute {rest[-1]!r}")
         self._set_attribute(owner, rest[-1], value)
+
+    def _open(self, owner: Any) -> bool:
+        """Whether kamera may add names below ``owner``: a module it made up, or a namespace package
+        (``google``, ``azure``: other distributions add to them, so a missing part is not a typo)."""
+        if any(owner is made for made in self._stand_ins):
+            return True
+        return isinstance(owner, types.ModuleType) and getattr(owner, "__file__", None) is None \
+            and hasattr(owner, "__path__")
+
+    def _make_module(self, name: str) -> types.ModuleType:
+        module = types.ModuleType(name, "made by kamera for a scenario's fake")
+        self._set_module(name, module)
+        return module
 
     def _set_module(self, name: str, module: Any) -> None:
         previous: Any = sys.modules.get(name, _ABSENT)
@@ -143,15 +162,8 @@ class FakeSet:
             module = _importable(".".join(parts[:cut]))
             if module is not None:
                 return module, parts[cut:]
-        # nothing importable: make the modules the controller will import, for this scenario only
-        made: Any = None
-        for cut in range(1, len(parts)):
-            module = types.ModuleType(".".join(parts[:cut]), "made by kamera for a scenario's fake")
-            self._set_module(module.__name__, module)
-            if made is not None:
-                self._set_attribute(made, parts[cut - 1], module)
-            made = module
-        return made, parts[-1:]
+        # nothing importable: make up what the controller will import, for this scenario only
+        return self._make_module(parts[0]), parts[1:]
 
     def restore(self) -> None:
         while self._undo:
@@ -179,6 +191,10 @@ class FakeSet:
             with contextlib.suppress(Exception):  # an odd module's namespace is not ours to fail on
                 if any(id(value) in stand_ins for value in list(vars(module).values())):
                     del sys.modules[name]
+
+
+def _name_of(owner: Any) -> str:
+    return str(getattr(owner, "__name__", type(owner).__name__))
 
 
 def _shared(value: Any) -> bool:

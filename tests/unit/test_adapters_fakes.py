@@ -132,7 +132,11 @@ def library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder.mkdir()
     monkeypatch.syspath_prepend(str(folder))
     yield folder
-    for name in [n for n, m in sys.modules.items() if str(getattr(m, "__file__", "")).startswith(str(folder))]:
+    def inside(module: object) -> bool:
+        places = [getattr(module, "__file__", None), *list(getattr(module, "__path__", None) or [])]
+        return any(str(place).startswith(str(folder)) for place in places if place)
+
+    for name in [name for name, module in sys.modules.items() if inside(module)]:
         del sys.modules[name]
 
 
@@ -169,3 +173,27 @@ def test_a_fake_borrowed_from_the_standard_library_unloads_nothing(tmp_path: Pat
     finally:
         fakes.restore()
     assert sys.modules["kamera_json_user"] is user  # it bound json.dumps, which was never replaced
+
+
+def test_below_a_namespace_package_missing_parts_are_made_up(tmp_path: Path, library: Path) -> None:
+    """``google`` or ``azure`` hold what other distributions install: ``google.cloud.storage`` missing is
+    not a typo (below a regular package, ``requests.nothing_here``, it is)."""
+    _write(library, "kamera_ns_cloud/auth.py", "TOKEN = 'real'\n")  # a namespace package: no __init__.py
+    _write(tmp_path, "fakes/gcs.py", "class Client:\n    pass\n")
+    _write(tmp_path, "ctrl.py", """
+        from kamera_ns_cloud.storage import Client
+
+        def reconcile(request):
+            return Client
+        """)
+    fakes = install_fakes([("kamera_ns_cloud.storage.Client", "fakes/gcs.py:Client")], tmp_path, scenario="s")
+    factory = None
+    try:
+        factory = load_reconciler("ctrl.py:reconcile", tmp_path, scenario="s", controller="c")
+        assert factory.invoke(None, None).__name__ == "Client"  # type: ignore[arg-type]
+    finally:
+        if factory is not None:
+            factory.unload()
+        fakes.restore()
+    assert "kamera_ns_cloud.storage" not in sys.modules
+    assert not hasattr(sys.modules["kamera_ns_cloud"], "storage")
