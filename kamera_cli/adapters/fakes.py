@@ -212,10 +212,14 @@ def _importable(name: str) -> types.ModuleType | None:
     """The module, or None when it is not installed (a made-up one then stands in for it)."""
     try:
         return importlib.import_module(name)
-    except ImportError:
-        return None
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if missing and (name == missing or name.startswith(missing + ".")):
+            return None
+        failure: Exception = exc  # found, but something it imports is not: faking it whole would hide that
     except Exception as exc:  # a broken installation: the user's to fix, reported as such
-        raise _ImportFailed(f"importing {name!r} raised {type(exc).__name__}: {exc}") from None
+        failure = exc
+    raise _ImportFailed(f"importing {name!r} raised {type(failure).__name__}: {failure}")
 
 
 def install_fakes(fakes: Iterable[tuple[str, str]], base_dir: str | os.PathLike[str], *, scenario: str) -> FakeSet:

@@ -197,3 +197,12 @@ def test_below_a_namespace_package_missing_parts_are_made_up(tmp_path: Path, lib
         fakes.restore()
     assert "kamera_ns_cloud.storage" not in sys.modules
     assert not hasattr(sys.modules["kamera_ns_cloud"], "storage")
+
+
+def test_an_installed_module_missing_a_dependency_is_not_made_up(tmp_path: Path, library: Path) -> None:
+    _write(tmp_path, "fakes/f.py", "def f():\n    return 1\n")
+    _write(library, "kamera_half_sdk.py", "import kamera_missing_core\n")
+    with pytest.raises(EntrypointError, match=r"importing 'kamera_half_sdk' raised ModuleNotFoundError: "
+                                              r"No module named 'kamera_missing_core'"):
+        install_fakes([("kamera_half_sdk.client", "fakes/f.py:f")], tmp_path, scenario="s")
+    assert "kamera_half_sdk" not in sys.modules
