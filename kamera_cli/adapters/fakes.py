@@ -22,8 +22,10 @@ import os
 import sys
 import types
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
+from kamera_cli.adapters.entrypoints import EntrypointSyntaxError, parse_entrypoint
 from kamera_cli.adapters.loading import _Loader
 from kamera_cli.errors import EntrypointError
 
@@ -36,11 +38,25 @@ class _Fake(_Loader):
     import_hint = ("a fake's top-level code must run without errors; kamera imports it once per scenario, "
                    "before the controllers")
 
-    def __init__(self, target: str, base_dir: str | os.PathLike[str], *, scenario: str) -> None:
+    def __init__(self, target: str, base_dir: str | os.PathLike[str], *, scenario: str,
+                 loaded: dict[str, _Fake] | None = None) -> None:
         self.whole_module = ":" not in target
-        super().__init__(f"{target}:__name__" if self.whole_module else target, base_dir, scenario=scenario,
-                         controller=f"fake {target}")
+        entrypoint = f"{target}:__name__" if self.whole_module else target
+        # Two fakes from one file share its module: a ClientError the whole-module fake of
+        # ``botocore.exceptions`` exports must be the class the fake ``boto3.client`` raises.
+        self._key = _module_key(entrypoint, base_dir)
+        self._shared = (loaded or {}).get(self._key) if self._key else None
+        super().__init__(entrypoint, base_dir, scenario=scenario, controller=f"fake {target}")
         self.value: Any = self._target
+        if loaded is not None and self._key and self._shared is None:
+            loaded[self._key] = self
+
+    def _load(self) -> Any:
+        if self._shared is None:
+            return super()._load()
+        self.module = self._shared.module
+        assert self.module is not None
+        return self._resolve(self.module)
 
     def _error(self, message: str, hint: str = "") -> EntrypointError:
         return EntrypointError(message, scenario=self.scenario, hint=hint)  # the message names the fake
@@ -193,6 +209,15 @@ class FakeSet:
                     del sys.modules[name]
 
 
+def _module_key(entrypoint: str, base_dir: str | os.PathLike[str]) -> str:
+    """What identifies the module an entry point names (its file, or its dotted name); "" if malformed."""
+    try:
+        parsed = parse_entrypoint(entrypoint, Path(os.path.abspath(base_dir)))
+    except EntrypointSyntaxError:
+        return ""
+    return str(parsed.file) if parsed.file is not None else parsed.module
+
+
 def _name_of(owner: Any) -> str:
     return str(getattr(owner, "__name__", type(owner).__name__))
 
@@ -225,9 +250,10 @@ def _importable(name: str) -> types.ModuleType | None:
 def install_fakes(fakes: Iterable[tuple[str, str]], base_dir: str | os.PathLike[str], *, scenario: str) -> FakeSet:
     """Load each ``(replace, with)`` fake and put it in place; on any error, undo what was done and raise."""
     installed = FakeSet()
+    loaded: dict[str, _Fake] = {}
     try:
         for dotted, target in fakes:
-            fake = _Fake(target, base_dir, scenario=scenario)
+            fake = _Fake(target, base_dir, scenario=scenario, loaded=loaded)
             installed.fakes.append(fake)
             try:
                 installed.replace(dotted, fake)

@@ -206,3 +206,35 @@ def test_an_installed_module_missing_a_dependency_is_not_made_up(tmp_path: Path,
                                               r"No module named 'kamera_missing_core'"):
         install_fakes([("kamera_half_sdk.client", "fakes/f.py:f")], tmp_path, scenario="s")
     assert "kamera_half_sdk" not in sys.modules
+
+
+def test_two_fakes_from_one_file_share_its_module(tmp_path: Path) -> None:
+    _write(tmp_path, "fakes/aws.py", """
+        class ClientError(Exception):
+            pass
+
+        def client(name):
+            raise ClientError(name)
+        """)
+    _write(tmp_path, "ctrl.py", """
+        import kamera_absent_boto
+        from kamera_absent_botocore.exceptions import ClientError
+
+        def reconcile(request):
+            try:
+                kamera_absent_boto.client("iam")
+            except ClientError as exc:
+                return "caught " + str(exc)
+        """)
+    fakes = install_fakes([("kamera_absent_boto.client", "fakes/aws.py:client"),
+                           ("kamera_absent_botocore.exceptions", "fakes/aws.py")], tmp_path, scenario="s")
+    factory = None
+    try:
+        assert len({id(fake.module) for fake in fakes.fakes}) == 1
+        factory = load_reconciler("ctrl.py:reconcile", tmp_path, scenario="s", controller="c")
+        assert factory.invoke(None, None) == "caught iam"  # type: ignore[arg-type]
+    finally:
+        if factory is not None:
+            factory.unload()
+        fakes.restore()
+    assert "kamera_absent_botocore.exceptions" not in sys.modules and "kamera_absent_boto" not in sys.modules
