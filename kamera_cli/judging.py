@@ -287,10 +287,11 @@ class Judge:
                 for rt in self.sim.runtimes:
                     rt.replaying = False
             if at is not None:
+                fakes = ", a fake's state outside its ExternalStore" if self.scenario.fakes else ""
                 self._replay_failures.append(Counterexample(
                     kind="nondeterministic-controller",
                     summary=f"replaying a counterexample diverged at step {at}: a controller is not a function "
-                            "of what it reads (wall-clock time, randomness, module state?)",
+                            f"of what it reads (wall-clock time, randomness, module state{fakes}?)",
                     steps=steps_of([e.label for e in path[:at]]), nodes=node_ids(path[:at]),
                 ))
         return cex

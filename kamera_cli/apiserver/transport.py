@@ -51,6 +51,7 @@ __all__ = [
     "NetworkBlocked",
     "PoolManagerStandIn",
     "WatchBlocked",
+    "bound_server",
     "canned_pool_manager",
 ]
 
@@ -136,6 +137,12 @@ def _current() -> Containment | None:
 
 
 bind(_current)
+
+
+def bound_server() -> HttpServer | None:
+    """The server the innermost active containment answers from (the running step's), or None."""
+    owner = _current()
+    return owner.server if owner is not None else None
 
 
 class Containment:
