@@ -27,7 +27,8 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="a parallel sear
 EXAMPLES = ["quickstart", "bugs/order-dependent", "bugs/livelock", "bugs/generation-fight",
             "bugs/crash-between-writes", "bugs/stale-read", "bugs/exception-one-ordering",
             "bugs/swallowed-conflict", "bugs/action-mid-chain", "workloads/wait-for-deployment",
-            "workloads/job-failure-ignored", "kopf/duplicate-child", "kopf/timer-before-child"]
+            "workloads/job-failure-ignored", "kopf/duplicate-child", "kopf/timer-before-child",
+            "shapes/credential-leak"]
 
 _VOLATILE = {"elapsed_seconds", "states_per_second", "started_at", "reconciles", "memo_hits", "rate"}
 
