@@ -127,6 +127,11 @@ def check(
         str | None,
         typer.Option("--import-timeout", help="How long importing a scenario's controllers may take (default 60s)."),
     ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray", metavar="auto|local|ADDRESS",
+                     help="Check each scenario as a task on a Ray cluster (needs kamera-cli[ray])."),
+    ] = None,
 ) -> None:
     """Explore every scenario and report pass/fail for each check."""
     from kamera_cli import runner, supervisor
@@ -149,7 +154,12 @@ def check(
         if imports is None:
             imports = supervisor.IMPORT_BUDGET_SECONDS
         options = supervisor.Options(workers=workers, fail_fast=fail_fast, max_memory=memory, import_timeout=imports)
-        result = supervisor.supervise(paths, overrides=overrides, options=options, on_progress=progress)
+        if ray_address is not None:
+            from kamera_cli import distributed
+
+            result = distributed.check_on_ray(paths, address=ray_address, overrides=overrides, options=options)
+        else:
+            result = supervisor.supervise(paths, overrides=overrides, options=options, on_progress=progress)
         if progress is not None:
             sys.stderr.write("\r\x1b[2K")
             sys.stderr.flush()
