@@ -36,9 +36,12 @@ def local_ray() -> Iterator[None]:
         ray.shutdown()
 
 
+_VOLATILE = {"elapsed_seconds", "states_per_second", "started_at", "notes"}
+
+
 def _stable(value: object) -> object:
     if isinstance(value, dict):
-        return {k: _stable(v) for k, v in value.items() if k not in {"elapsed_seconds", "states_per_second", "started_at", "notes"}}
+        return {k: _stable(v) for k, v in value.items() if k not in _VOLATILE}
     if isinstance(value, list):
         return [_stable(v) for v in value]
     return value
