@@ -186,7 +186,8 @@ def scenario_text(imported: Imported, *, name: str, inputs: Sequence[str], timel
         lines += ["  crds:", *[f"    - {f}" for f in written.crd_files]]
     lines += ["  seed:" if written.seed_files else "  seed: []", *[f"    - {f}" for f in written.seed_files]]
     if timeline.source:
-        lines.append(f"  # User actions replayed from {timeline.source}, in recorded order.")
+        lines.append(f"  # User actions replayed from {timeline.source}, in recorded order. `at: any` explores every")
+        lines.append("  # placement of each among the controllers' steps (`at: converged` waits for convergence).")
         lines += [f"  # {c}" for c in timeline.comments]
         if timeline.actions:
             lines.append("  actions:")

@@ -62,3 +62,28 @@ def test_import_refuses_bad_input_and_a_non_empty_folder(tmp_path: Path) -> None
     assert code == 2 and "missing -o/--output" in stderr
     code, _, stderr = invoke("import", "-o", str(tmp_path / "o2"))
     assert code == 2 and "nothing to import" in stderr
+
+
+def test_import_an_audit_log_and_replay_it_against_the_controller(tmp_path: Path) -> None:
+    out = tmp_path / "incident"
+    code, stdout, stderr = invoke("import", str(FIXTURES / "cluster.yaml"), str(FIXTURES / "crds.yaml"),
+                                  "--audit", str(FIXTURES / "audit.log"), "-o", str(out))
+    assert code == 0, stderr
+    assert "7 user action(s)" in stdout
+    assert "audit.log:9:1: $.level: carol patch ConfigMap shop/demo-config: not replayed" in stderr
+    text = (out / "scenario.yaml").read_text(encoding="utf-8")
+    assert "  # not replayed: " in text and "deletecollection" in text
+    (out / "scenario.yaml").write_text(text.replace("  controllers: []", WIDGET), encoding="utf-8")
+    shutil.copytree(QUICKSTART / "controllers", out / "controllers")
+    code, stdout, stderr = invoke("check", str(out))
+    assert code == 0, stdout + stderr
+    assert "✓ actions apply — all 7 action(s) applied without an error" in stdout
+
+
+def test_import_audit_options_are_checked(tmp_path: Path) -> None:
+    code, _, stderr = invoke("import", "--audit", str(FIXTURES / "audit.log"), "--at", "later", "-o", str(tmp_path))
+    assert code == 2 and "invalid value for --at: 'later'" in stderr
+    bad = tmp_path / "bad.log"
+    bad.write_text('{"kind": "Event"\n', encoding="utf-8")
+    code, stdout, stderr = invoke("import", "--audit", str(bad), "-o", str(tmp_path / "o"))
+    assert code == 2 and f"{bad}:1:17: $: invalid JSON" in stderr and "Traceback" not in stdout + stderr

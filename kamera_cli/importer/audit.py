@@ -1,0 +1,379 @@
+"""A Kubernetes audit log turned into a scenario's timeline of user actions.
+
+Why replay only some events: an audit ``Event`` (``audit.k8s.io/v1``, one JSON object per line as
+the API server's log backend writes them) records a request, not its effect. Only a write that
+completed (stage ``ResponseComplete``) with a 2xx status and whose body was recorded (level
+``Request`` or ``RequestResponse``) says what the user sent, which is what an action replays; and
+only users' writes belong in the timeline, since the controllers' own writes are what kamera
+explores. Everything left out is said, per event, in warnings and in the scenario's comments.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import parse_qs, urlsplit
+
+from kamera_cli.apiserver import Registry, ResourceInfo
+from kamera_cli.errors import Problem, ScenarioError
+from kamera_cli.importer.cleaning import LAST_APPLIED, SERVER_METADATA, Options, clean
+from kamera_cli.model.objects import ObjectRef
+
+AUDIT_API_VERSION = "audit.k8s.io/v1"
+_WRITES = ("create", "update", "patch", "delete", "deletecollection")
+_BODY_LEVELS = ("Request", "RequestResponse")
+#: the default notion of a non-user: the API server's and controllers' identities
+SYSTEM_PREFIX = "system:"
+
+
+@dataclass(frozen=True, slots=True)
+class AuditOptions:
+    """Which events become actions, and when each may happen."""
+
+    files: tuple[str, ...]
+    #: fnmatch patterns of users to replay; empty: every user whose name does not start with system:
+    users: tuple[str, ...] = ()
+    exclude_users: tuple[str, ...] = ()
+    namespaces: tuple[str, ...] = ()
+    at: Literal["any", "converged"] = "any"
+    keep_status: bool = False
+
+
+@dataclass
+class Replay:
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    #: one line per user write not replayed, and the summaries (become comments in scenario.yaml)
+    comments: list[str] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Event:
+    file: str
+    line: int
+    data: dict[str, Any]
+
+    def problem(self, path: str, message: str, hint: str = "") -> Problem:
+        return Problem(self.file, self.line, 1, path, message, hint)
+
+
+class _Skip(Exception):
+    """This user write cannot be replayed; the message says why."""
+
+    def __init__(self, message: str, path: str = "$", *, warn: bool = True) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.warn = warn
+
+
+def read_events(path: str, problems: list[Problem]) -> list[_Event]:
+    """Every line's Event, in file order; located problems for lines that are not one."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as exc:
+        problems.append(Problem(path, 0, 0, "$", f"cannot read file: {exc.strerror or exc}"))
+        return []
+    events: list[_Event] = []
+    for number, line_bytes in enumerate(raw.split(b"\n"), start=1):
+        if not line_bytes.strip():
+            continue
+        try:
+            text = line_bytes.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.append(Problem(path, number, exc.start + 1, "$", f"not UTF-8 text: {exc.reason}"))
+            continue
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(path, number, exc.colno, "$", f"invalid JSON: {exc.msg}",
+                                    "an audit log holds one JSON Event per line"))
+            continue
+        except RecursionError:
+            problems.append(Problem(path, number, 1, "$", "invalid JSON: nested too deeply"))
+            continue
+        if not isinstance(data, dict) or data.get("kind") != "Event" or data.get("apiVersion") != AUDIT_API_VERSION:
+            got = f"{data.get('apiVersion')}/{data.get('kind')}" if isinstance(data, dict) else type(data).__name__
+            problems.append(Problem(path, number, 1, "$", f"not an {AUDIT_API_VERSION} Event (got {got})",
+                                    "give the API server's audit log (--audit-log-path), JSON format"))
+            continue
+        events.append(_Event(path, number, data))
+    return events
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def user_of(event: Mapping[str, Any]) -> str:
+    """Who acted: the impersonated user when there is one (that is whose permissions the write used)."""
+    impersonated = _dict(event.get("impersonatedUser")).get("username")
+    if isinstance(impersonated, str) and impersonated:
+        return impersonated
+    return str(_dict(event.get("user")).get("username") or "")
+
+
+def is_user(name: str, options: AuditOptions) -> bool:
+    if any(fnmatch.fnmatchcase(name, p) for p in options.exclude_users):
+        return False
+    if options.users:
+        return any(fnmatch.fnmatchcase(name, p) for p in options.users)
+    return not name.startswith(SYSTEM_PREFIX)
+
+
+def _has_directive(value: Any) -> bool:
+    """A strategic-merge-patch directive (``$patch``, ``$setElementOrder/...``, ``$retainKeys``...)."""
+    if isinstance(value, dict):
+        return any(str(k).startswith("$") or _has_directive(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_directive(v) for v in value)
+    return False
+
+
+def _strip_patch_metadata(body: dict[str, Any]) -> dict[str, Any]:
+    """A patch keeps what the user sent, minus server bookkeeping and the last-applied copy."""
+    meta = body.get("metadata")
+    if not isinstance(meta, dict):
+        return body
+    meta = {k: v for k, v in meta.items() if k not in SERVER_METADATA}
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict) and LAST_APPLIED in annotations:
+        annotations = {k: v for k, v in annotations.items() if k != LAST_APPLIED}
+        if annotations:
+            meta["annotations"] = annotations
+        else:
+            meta.pop("annotations")
+    out = {**body, "metadata": meta}
+    if not meta:
+        out.pop("metadata")
+    return out
+
+
+class _Replayer:
+    def __init__(self, options: AuditOptions, registry: Registry, seeded: set[ObjectRef]) -> None:
+        self.options = options
+        self.registry = registry
+        #: (group, kind, namespace, name) of every object the seed or an earlier action creates
+        self.exists = {_key(r) for r in seeded}
+        self.timeline = Replay()
+        self.counts: dict[str, int] = {}
+        self.system: dict[str, int] = {}
+
+    def count(self, what: str) -> None:
+        self.counts[what] = self.counts.get(what, 0) + 1
+
+    def event(self, ev: _Event) -> None:
+        data = ev.data
+        if data.get("stage") != "ResponseComplete":
+            self.count("events at other stages than ResponseComplete (each request is taken once, when complete)")
+            return
+        verb = data.get("verb")
+        ref_raw = _dict(data.get("objectRef"))
+        if verb not in _WRITES or not ref_raw.get("resource"):
+            self.count("reads and non-resource requests (nothing to replay)")
+            return
+        user = user_of(data)
+        if not is_user(user, self.options):
+            self.system[user] = self.system.get(user, 0) + 1
+            return
+        namespace = str(ref_raw.get("namespace") or "")
+        if self.options.namespaces and namespace and namespace not in self.options.namespaces:
+            self.count("user writes in namespaces not named by --namespace")
+            return
+        label = self._label(user, str(verb), ref_raw, data.get("requestObject"))
+        try:
+            action = self._action(ev, str(verb), ref_raw, label)
+        except _Skip as skip:
+            if skip.warn:
+                self.timeline.comments.append(f"not replayed: {ev.file}:{ev.line}: {label}: {skip.message}")
+                self.timeline.warnings.append(ev.problem(skip.path, f"{label}: not replayed: {skip.message}"))
+            else:
+                self.count(skip.message)
+            return
+        self.timeline.actions.append(action)
+
+    def _label(self, user: str, verb: str, ref_raw: Mapping[str, Any], body: Any) -> str:
+        """``alice create ConfigMap shop/extra``: who did what to which object, as the report shows it."""
+        group, version = str(ref_raw.get("apiGroup") or ""), str(ref_raw.get("apiVersion") or "")
+        info = self.registry.lookup_plural(group, version, str(ref_raw.get("resource")))
+        what = info.kind if info is not None else str(ref_raw.get("resource"))
+        if ref_raw.get("subresource"):
+            what += f"/{ref_raw.get('subresource')}"
+        name = str(ref_raw.get("name") or _dict(_dict(body).get("metadata")).get("name") or "")
+        namespace = str(ref_raw.get("namespace") or "")
+        where = f"{namespace}/{name}" if namespace and name else name or (f"in {namespace}" if namespace else "")
+        return f"{user} {verb} {what} {where}".rstrip()
+
+    def _info(self, ref_raw: Mapping[str, Any]) -> ResourceInfo:
+        group, version = str(ref_raw.get("apiGroup") or ""), str(ref_raw.get("apiVersion") or "")
+        resource = str(ref_raw.get("resource"))
+        info = self.registry.lookup_plural(group, version, resource)
+        if info is None:
+            where = f"{group}/{version}" if group else version
+            raise _Skip(f"unknown resource {resource!r} in {where or 'no API version'}: import its "
+                        "CustomResourceDefinition with the cluster dump", "$.objectRef")
+        return info
+
+    def _action(self, ev: _Event, verb: str, ref_raw: Mapping[str, Any], label: str) -> dict[str, Any]:
+        data = ev.data
+        code = _dict(data.get("responseStatus")).get("code")
+        if not isinstance(code, int) or not 200 <= code < 300:
+            raise _Skip("failed requests (not 2xx) changed nothing", warn=False)
+        query = parse_qs(urlsplit(str(data.get("requestURI") or "")).query)
+        if "dryRun" in query:
+            raise _Skip("dry-run requests changed nothing", warn=False)
+        if verb == "deletecollection":
+            raise _Skip("deletecollection: the log does not say which objects it removed", "$.verb")
+        info = self._info(ref_raw)
+        namespace = str(ref_raw.get("namespace") or "") if info.namespaced else ""
+        name = str(ref_raw.get("name") or "")
+        subresource = str(ref_raw.get("subresource") or "")
+        if subresource and (verb not in ("update", "patch") or subresource not in ("status", "scale")):
+            raise _Skip(f"subresource {subresource!r} of a {verb}: scenario actions write objects, their status "
+                        "and scale only", "$.objectRef.subresource")
+        body = data.get("requestObject")
+        if verb != "delete" and (data.get("level") not in _BODY_LEVELS or body is None):
+            raise _Skip(f"logged at level {data.get('level')!r}: the request body was not recorded (an audit policy "
+                        "at level Request or RequestResponse records it)", "$.level")
+        target = ObjectRef(info.api_version, info.kind, namespace, name)
+        base: dict[str, Any] = {"name": label, "at": self.options.at}
+        if verb == "create":
+            return {**base, "apply": self._created(body, info, namespace, name, data)}
+        if verb == "delete":
+            self._needs(target, ev, label)
+            self._delete_options(body, ev, label)
+            self.exists.discard(_key(target))
+            return {**base, "delete": _target(target)}
+        patch = self._patch(body, info, target, subresource, query) if verb == "patch" else None
+        if patch is not None and patch["type"] == "apply":
+            self.exists.add(_key(target))  # a server-side apply creates what is missing
+        else:
+            self._needs(target, ev, label)
+        if patch is not None:
+            return {**base, "patch": patch}
+        return {**base, **self._update(body, info, target, subresource)}
+
+    def _needs(self, target: ObjectRef, ev: _Event, label: str) -> None:
+        if target.name and _key(target) not in self.exists:
+            self.timeline.warnings.append(ev.problem(
+                "$.objectRef", f"{label}: neither the seed nor an earlier action has {target}: the replay will be "
+                               "refused (404)", "import the cluster as it was before the log starts"))
+            self.exists.add(_key(target))  # warn once per object
+
+    def _delete_options(self, body: Any, ev: _Event, label: str) -> None:
+        options = _dict(body)
+        policy = options.get("propagationPolicy")
+        if options.get("orphanDependents") is True or policy not in (None, "Background"):
+            policy = "Orphan" if options.get("orphanDependents") is True else policy
+            self.timeline.warnings.append(ev.problem(
+                "$.requestObject.propagationPolicy",
+                f"{label}: replayed with background propagation (was {policy}; scenario deletes have no options)"))
+
+    def _created(self, body: Any, info: ResourceInfo, namespace: str, name: str,
+                 data: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise _Skip("the recorded request body is not an object", "$.requestObject")
+        obj = clean(body, Options(keep_status=self.options.keep_status))
+        obj.setdefault("apiVersion", info.api_version)
+        obj.setdefault("kind", info.kind)
+        meta = obj.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise _Skip("the recorded object's metadata is not a mapping", "$.requestObject.metadata")
+        if namespace:
+            meta["namespace"] = namespace
+        if not meta.get("name"):
+            # generateName: the name the server chose, so later events on that name find the object
+            chosen = name or str(_dict(_dict(data.get("responseObject")).get("metadata")).get("name") or "")
+            if not chosen:
+                raise _Skip("created with generateName and the log does not say which name it got (level "
+                            "RequestResponse records it)", "$.requestObject.metadata")
+            meta["name"] = chosen
+            meta.pop("generateName", None)
+        self.exists.add(_key(ObjectRef(info.api_version, info.kind, namespace, str(meta["name"]))))
+        return obj
+
+    def _update(self, body: Any, info: ResourceInfo, target: ObjectRef, subresource: str) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise _Skip("the recorded request body is not an object", "$.requestObject")
+        if subresource == "scale":  # a PUT of a Scale: only its spec.replicas is written through
+            replicas = _dict(body.get("spec")).get("replicas")
+            return {"patch": {"target": _target(target), "subresource": "scale", "type": "merge",
+                              "patch": {"spec": {"replicas": replicas}}}}
+        if subresource:
+            raise _Skip("an update of status replaces the whole status, which actions do not express",
+                        "$.objectRef.subresource")
+        obj = clean(body, Options(keep_status=True))
+        obj.setdefault("apiVersion", info.api_version)
+        obj.setdefault("kind", info.kind)
+        meta = obj.get("metadata")
+        if isinstance(meta, dict) and target.namespace:
+            meta["namespace"] = target.namespace
+        return {"replace": obj}
+
+    def _patch(self, body: Any, info: ResourceInfo, target: ObjectRef, subresource: str,
+               query: Mapping[str, list[str]]) -> dict[str, Any]:
+        patch: dict[str, Any] = {"target": _target(target)}
+        if subresource:
+            patch["subresource"] = subresource
+        if isinstance(body, list):
+            return {**patch, "type": "json", "patch": body}
+        if not isinstance(body, dict):
+            raise _Skip("the recorded patch is neither an object nor a JSON patch list", "$.requestObject")
+        meta = _dict(body.get("metadata"))
+        if body.get("apiVersion") and body.get("kind") and meta.get("name") == target.name:
+            # a full object naming its target: a server-side apply (kubectl apply --server-side)
+            manager = (query.get("fieldManager") or ["kamera-user"])[0]
+            obj = {**_strip_patch_metadata(body), "apiVersion": target.api_version}
+            obj.setdefault("metadata", {})["name"] = target.name
+            obj["metadata"].pop("namespace", None)
+            return {**patch, "type": "apply", "fieldManager": manager,
+                    "force": (query.get("force") or ["false"])[0] == "true", "patch": obj}
+        body = _strip_patch_metadata(body)
+        # kubectl scale sends a merge patch of the Scale; otherwise kubectl's own choice for the kind
+        kind = "strategic" if _has_directive(body) or not (info.custom or subresource == "scale") else "merge"
+        return {**patch, "type": kind, "patch": body}
+
+    def finish(self) -> Replay:
+        if self.system:
+            top = sorted(self.system.items(), key=lambda kv: (-kv[1], kv[0]))
+            users = ", ".join(f"{u} ({n})" for u, n in top[:5]) + (", ..." if len(top) > 5 else "")
+            total = sum(self.system.values())
+            line = (f"{total} write(s) by controllers and system users not replayed (they are what kamera explores; "
+                    f"--user selects users): {users}")
+            self.timeline.notes.append(line)
+            self.timeline.comments.append(line)
+        for what, n in sorted(self.counts.items()):
+            line = f"{n} {'event' if n == 1 else 'events'} not replayed: {what}"
+            self.timeline.notes.append(line)
+            if "reads" not in what and "stages" not in what:
+                self.timeline.comments.append(line)
+        return self.timeline
+
+
+def _key(ref: ObjectRef) -> tuple[str, str, str, str]:
+    return (ref.kind_ref.group, ref.kind, ref.namespace, ref.name)
+
+
+def _target(ref: ObjectRef) -> dict[str, str]:
+    out = {"apiVersion": ref.api_version, "kind": ref.kind}
+    if ref.namespace:
+        out["namespace"] = ref.namespace
+    out["name"] = ref.name
+    return out
+
+
+def replay(options: AuditOptions, registry: Registry, seeded: Sequence[ObjectRef]) -> Replay:
+    """The actions for ``spec.actions`` in recorded order; ``ScenarioError`` for a malformed log."""
+    problems: list[Problem] = []
+    events = [e for path in options.files for e in read_events(path, problems)]
+    if problems:
+        raise ScenarioError(problems)
+    replayer = _Replayer(options, registry, set(seeded))
+    for event in events:
+        replayer.event(event)
+    return replayer.finish()

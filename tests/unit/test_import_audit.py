@@ -1,0 +1,186 @@
+"""``kamera import --audit``: which audit events become which actions, what is skipped and said.
+
+tests/fixtures/import/audit.log is written from the audit.k8s.io/v1 Event schema as the API
+server's JSON log backend prints it (one Event per line; RequestReceived and ResponseComplete stages;
+levels Metadata, Request and RequestResponse; controllers', the scheduler's and users' requests).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kamera_cli.apiserver import Registry
+from kamera_cli.errors import ScenarioError
+from kamera_cli.importer.audit import AuditOptions, replay
+from kamera_cli.importer.cleaning import Options
+from kamera_cli.importer.cluster import import_objects
+from kamera_cli.model.objects import ObjectRef
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
+AUDIT = str(FIXTURES / "audit.log")
+
+
+def seeded() -> tuple[Registry, list[ObjectRef]]:
+    imported = import_objects([str(FIXTURES / "cluster.yaml"), str(FIXTURES / "crds.yaml")], [], Options())
+    return imported.registry, [s.ref for s in imported.objects]
+
+
+def run(**kw: Any) -> Any:
+    registry, refs = seeded()
+    return replay(AuditOptions(files=kw.pop("files", (AUDIT,)), **kw), registry, refs)
+
+
+def event(verb: str, user: str, ref: dict[str, Any], *, code: int = 200, level: str = "RequestResponse",
+          body: Any = None, uri: str = "/x", **extra: Any) -> dict[str, Any]:
+    out = {"kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": level, "auditID": "a",
+           "stage": "ResponseComplete", "requestURI": uri, "verb": verb, "user": {"username": user}, "objectRef": ref,
+           "responseStatus": {"metadata": {}, "code": code}, **extra}
+    if body is not None:
+        out["requestObject"] = body
+    return out
+
+
+def log(tmp_path: Path, *events: dict[str, Any]) -> str:
+    path = tmp_path / "audit.log"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return str(path)
+
+
+CM = {"resource": "configmaps", "namespace": "shop", "apiVersion": "v1"}
+
+
+def test_users_writes_become_actions_in_recorded_order() -> None:
+    replayed = run()
+    verbs = ("apply", "replace", "delete", "patch")
+    summary = [(a["name"], next(k for k in verbs if k in a)) for a in replayed.actions]
+    assert summary == [
+        ("alice@example.com create ConfigMap shop/extra", "apply"),
+        ("alice@example.com patch Widget shop/demo", "patch"),
+        ("bob patch Deployment/scale shop/web", "patch"),
+        ("bob patch Service shop/web", "patch"),
+        ("erin update Widget shop/demo", "replace"),
+        ("dave patch Widget shop/second", "patch"),
+        ("alice@example.com delete ConfigMap shop/extra", "delete"),
+    ]
+    assert all(a["at"] == "any" for a in replayed.actions)
+    create, merge, scale, label, put, ssa, delete = replayed.actions
+    assert create["apply"] == {"kind": "ConfigMap", "apiVersion": "v1",
+                               "metadata": {"name": "extra", "namespace": "shop"}, "data": {"mode": "fast"}}
+    assert (merge["patch"]["type"], merge["patch"]["patch"]) == ("merge", {"spec": {"message": "goodbye"}})
+    assert scale["patch"] == {"target": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "shop",
+                                         "name": "web"}, "subresource": "scale", "type": "merge",
+                              "patch": {"spec": {"replicas": 3}}}
+    assert label["patch"]["type"] == "strategic"  # a built-in kind: kubectl's default
+    assert put["replace"] == {"apiVersion": "example.com/v1", "kind": "Widget",
+                              "metadata": {"name": "demo", "namespace": "shop"}, "spec": {"message": "replaced"}}
+    assert (ssa["patch"]["type"], ssa["patch"]["fieldManager"], ssa["patch"]["force"]) == ("apply", "kubectl", False)
+    assert ssa["patch"]["patch"]["metadata"] == {"name": "second"}
+    assert delete["delete"] == {"apiVersion": "v1", "kind": "ConfigMap", "namespace": "shop", "name": "extra"}
+
+
+def test_what_is_not_replayed_is_said() -> None:
+    replayed = run()
+    warnings = [(w.line, w.path, w.message) for w in replayed.warnings]
+    assert warnings == [
+        (9, "$.level", "carol patch ConfigMap shop/demo-config: not replayed: logged at level 'Metadata': the request "
+                       "body was not recorded (an audit policy at level Request or RequestResponse records it)"),
+        (15, "$.verb", "alice@example.com deletecollection ConfigMap in shop: not replayed: deletecollection: the log "
+                       "does not say which objects it removed"),
+    ]
+    assert any(n.startswith("2 write(s) by controllers and system users not replayed") and
+               "system:kube-scheduler (1)" in n for n in replayed.notes)
+    assert "1 event not replayed: failed requests (not 2xx) changed nothing" in replayed.notes
+    assert "1 event not replayed: dry-run requests changed nothing" in replayed.notes
+    assert any("carol patch ConfigMap" in c for c in replayed.comments)
+    assert not any("reads" in c for c in replayed.comments)
+
+
+def test_user_selection_and_impersonation() -> None:
+    controllers = run(users=("system:serviceaccount:kube-system:*",))
+    # the deployment controller's status patch; the scheduler (system:kube-scheduler) does not match
+    assert [a["name"] for a in controllers.actions] == [
+        "system:serviceaccount:kube-system:deployment-controller patch Deployment/status shop/web"]
+    no_bob = run(exclude_users=("bob",))
+    assert not any(a["name"].startswith("bob ") for a in no_bob.actions)
+    no_erin = run(exclude_users=("erin",))  # the CI robot acted as erin: erin is who acted
+    assert not any("update Widget" in a["name"] for a in no_erin.actions)
+    converged = run(at="converged", namespaces=("billing",))
+    assert converged.actions == []
+
+
+def test_targets_that_do_not_exist_and_delete_options_warn(tmp_path: Path) -> None:
+    path = log(
+        tmp_path,
+        event("patch", "alice", {**CM, "name": "ghost"}, body={"data": {"a": "b"}}),
+        event("patch", "alice", {**CM, "name": "ghost"}, body={"data": {"a": "c"}}),
+        event("delete", "alice", {**CM, "name": "demo-config"}, level="Request",
+              body={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Foreground"}),
+        event("create", "alice", CM, body={"apiVersion": "v1", "kind": "ConfigMap",
+                                           "metadata": {"generateName": "job-"}},
+              responseObject={"metadata": {"name": "job-x7k2p"}}),
+        event("create", "alice", CM, level="Request", body={"apiVersion": "v1", "kind": "ConfigMap",
+                                                            "metadata": {"generateName": "job-"}}),
+        event("patch", "alice", {"resource": "gadgets", "apiGroup": "example.com", "apiVersion": "v1",
+                                 "namespace": "shop", "name": "g"}, body={}),
+        event("create", "alice", {**CM, "resource": "pods", "name": "p", "subresource": "eviction"}, body={}),
+    )
+    replayed = run(files=(path,))
+    messages = [(w.line, w.message) for w in replayed.warnings]
+    assert messages[0] == (1, "alice patch ConfigMap shop/ghost: neither the seed nor an earlier action has "
+                              "v1/ConfigMap shop/ghost: the replay will be refused (404)")
+    assert messages[1][0] == 3 and "replayed with background propagation (was Foreground" in messages[1][1]
+    assert messages[2][0] == 5 and "created with generateName" in messages[2][1]
+    assert messages[3][0] == 6 and "unknown resource 'gadgets' in example.com/v1" in messages[3][1]
+    assert messages[4][0] == 7 and "subresource 'eviction' of a create" in messages[4][1]
+    assert len(messages) == 5  # the second patch of ghost does not warn again
+    generated = replayed.actions[3]["apply"]["metadata"]
+    assert generated == {"name": "job-x7k2p", "namespace": "shop"}
+
+
+def test_strategic_directives_and_json_patches(tmp_path: Path) -> None:
+    path = log(
+        tmp_path,
+        event("patch", "alice", {**CM, "name": "demo-config"}, body=[{"op": "add", "path": "/data/x", "value": "1"}]),
+        event("patch", "alice", {"resource": "widgets", "apiGroup": "example.com", "apiVersion": "v1",
+                                 "namespace": "shop", "name": "demo"},
+              body={"metadata": {"resourceVersion": "5", "annotations": {
+                  "kubectl.kubernetes.io/last-applied-configuration": "{}"}}, "spec": {"message": "x"}}),
+        event("patch", "alice", {"resource": "deployments", "apiGroup": "apps", "apiVersion": "v1",
+                                 "namespace": "shop", "name": "web"},
+              body={"spec": {"template": {"spec": {"$setElementOrder/containers": [{"name": "web"}]}}}}),
+    )
+    json_patch, merge, strategic = run(files=(path,)).actions
+    assert json_patch["patch"]["type"] == "json"
+    assert merge["patch"] == {"target": {"apiVersion": "example.com/v1", "kind": "Widget", "namespace": "shop",
+                                         "name": "demo"}, "type": "merge", "patch": {"spec": {"message": "x"}}}
+    assert strategic["patch"]["type"] == "strategic"
+
+
+@pytest.mark.parametrize(("text", "where", "message"), [
+    ('{"kind": "Event", "apiVersion": "audit.k8s.io/v1"\n', (1, 50), "invalid JSON: Expecting ',' delimiter"),
+    ('\n{"kind": "Pod", "apiVersion": "v1"}\n', (2, 1), "not an audit.k8s.io/v1 Event (got v1/Pod)"),
+    ('[1, 2]\n', (1, 1), "not an audit.k8s.io/v1 Event (got list)"),
+    ("[" * 100_000 + "\n", (1, 1), "invalid JSON: nested too deeply"),
+])
+def test_a_malformed_log_is_a_located_error(tmp_path: Path, text: str, where: tuple[int, int], message: str) -> None:
+    path = tmp_path / "audit.log"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ScenarioError) as info:
+        run(files=(str(path),))
+    problem = info.value.problems[0]
+    assert (problem.file, problem.line, problem.column) == (str(path), *where)
+    assert problem.message.startswith(message)
+
+
+def test_bytes_that_are_not_utf8_and_a_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "audit.log"
+    path.write_bytes(b'{"kind": "Event"}\n{"a": "\xff"}\n')
+    with pytest.raises(ScenarioError) as info:
+        run(files=(str(path),))
+    assert [(p.line, p.column) for p in info.value.problems] == [(1, 1), (2, 8)]
+    with pytest.raises(ScenarioError, match="cannot read file"):
+        run(files=(str(tmp_path / "none.log"),))
