@@ -236,9 +236,11 @@ def import_command(
     audit: Annotated[list[Path] | None, typer.Option(
         "--audit", help="A Kubernetes audit log (JSON lines); users' writes become spec.actions (repeatable).")] = None,
     user: Annotated[list[str] | None, typer.Option(
-        "--user", help="Replay only these users' writes (glob, repeatable); default: every user not system:*.")] = None,
+        "--user", help="Also replay these users' writes (glob, repeatable; wins over --exclude-user); "
+                     "default: every user not system:*.")] = None,
     exclude_user: Annotated[list[str] | None, typer.Option(
-        "--exclude-user", help="Never replay these users' writes (glob, repeatable).")] = None,
+        "--exclude-user",
+        help="Do not replay these users' writes (glob, repeatable), e.g. your controller's own user.")] = None,
     at: Annotated[str, typer.Option(
         "--at", help="When each replayed action may happen: any (every placement) or converged.")] = "any",
 ) -> None:

@@ -14,6 +14,7 @@ import fnmatch
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
@@ -34,8 +35,9 @@ class AuditOptions:
     """Which events become actions, and when each may happen."""
 
     files: tuple[str, ...]
-    #: fnmatch patterns of users to replay; empty: every user whose name does not start with system:
+    #: fnmatch patterns of users to replay as well as every user whose name does not start with system:
     users: tuple[str, ...] = ()
+    #: fnmatch patterns of users never to replay, unless ``users`` names them
     exclude_users: tuple[str, ...] = ()
     namespaces: tuple[str, ...] = ()
     at: Literal["any", "converged"] = "any"
@@ -119,10 +121,16 @@ def user_of(event: Mapping[str, Any]) -> str:
 
 
 def is_user(name: str, options: AuditOptions) -> bool:
+    """Whether ``name``'s writes are replayed: ``--user`` wins, then ``--exclude-user``, then not ``system:``.
+
+    Why this precedence: the common cases are "people plus the CI robot" (``--user`` adds a service
+    account), "people but not my controller's own non-system identity" (``--exclude-user``) and "only
+    alice" (``--exclude-user '*' --user alice``); each is one or two options.
+    """
+    if any(fnmatch.fnmatchcase(name, p) for p in options.users):
+        return True
     if any(fnmatch.fnmatchcase(name, p) for p in options.exclude_users):
         return False
-    if options.users:
-        return any(fnmatch.fnmatchcase(name, p) for p in options.users)
     return not name.startswith(SYSTEM_PREFIX)
 
 
@@ -304,9 +312,10 @@ class _Replayer:
             replicas = _dict(body.get("spec")).get("replicas")
             return {"patch": {"target": _target(target), "subresource": "scale", "type": "merge",
                               "patch": {"spec": {"replicas": replicas}}}}
-        if subresource:
-            raise _Skip("an update of status replaces the whole status, which actions do not express",
-                        "$.objectRef.subresource")
+        if subresource:  # a PUT of status: the whole status becomes the request's, as a JSON patch says it
+            status = body.get("status")
+            whole = [{"op": "add", "path": "/status", "value": status if status is not None else {}}]
+            return {"patch": {"target": _target(target), "subresource": "status", "type": "json", "patch": whole}}
         obj = clean(body, Options(keep_status=True))
         obj.setdefault("apiVersion", info.api_version)
         obj.setdefault("kind", info.kind)
@@ -344,7 +353,7 @@ class _Replayer:
             users = ", ".join(f"{u} ({n})" for u, n in top[:5]) + (", ..." if len(top) > 5 else "")
             total = sum(self.system.values())
             line = (f"{total} write(s) by controllers and system users not replayed (they are what kamera explores; "
-                    f"--user selects users): {users}")
+                    f"--user adds users): {users}")
             self.timeline.notes.append(line)
             self.timeline.comments.append(line)
         for what, n in sorted(self.counts.items()):
@@ -367,13 +376,58 @@ def _target(ref: ObjectRef) -> dict[str, str]:
     return out
 
 
+def _completed_at(ev: _Event, problems: list[Problem]) -> datetime | None:
+    """The event's ``stageTimestamp`` (a MicroTime, RFC 3339), in UTC; ``None`` when not recorded."""
+    raw = ev.data.get("stageTimestamp")
+    if raw is None:
+        return None
+    try:
+        when = datetime.fromisoformat(raw) if isinstance(raw, str) else None
+    except ValueError:
+        when = None
+    if when is None:
+        problems.append(ev.problem("$.stageTimestamp", f"not an RFC 3339 time: {raw!r}",
+                                   "the API server writes e.g. 2025-11-20T10:02:00.002000Z"))
+        return None
+    return when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+
+
+def in_recorded_order(events: list[_Event], problems: list[Problem], notes: list[str]) -> list[_Event]:
+    """The completed requests sorted by when they completed (stable: ties keep file order).
+
+    Why ``stageTimestamp`` of ``ResponseComplete``: a write takes effect between its receipt and its
+    response, and the log does not say when; of two overlapping requests, the one answered first
+    most likely committed first. Sorting matters when several files are given (each API server of
+    a highly available control plane writes its own log; rotated files may come in any order); in a
+    single file the backend writes events as they complete, so the order is the file's. Events of
+    other stages are only counted and stay first.
+    """
+    complete = [e for e in events if e.data.get("stage") == "ResponseComplete"]
+    others = [e for e in events if e.data.get("stage") != "ResponseComplete"]
+    times = [_completed_at(e, problems) for e in complete]
+    known = [t for t in times if t is not None]
+    if len(known) < len(complete):
+        if complete and len({e.file for e in complete}) > 1:
+            notes.append("some completed events have no stageTimestamp: the files' events are replayed in the order "
+                         "the files were given, each file in its own order")
+        return others + complete
+    order = sorted(range(len(complete)), key=lambda i: (known[i], i))
+    moved = sum(1 for rank, i in enumerate(order) if rank != i)
+    if moved:
+        notes.append(f"{moved} event(s) were not in stageTimestamp order in the file(s) given: the timeline is "
+                     "sorted by stageTimestamp (when each request completed)")
+    return others + [complete[i] for i in order]
+
+
 def replay(options: AuditOptions, registry: Registry, seeded: Sequence[ObjectRef]) -> Replay:
     """The actions for ``spec.actions`` in recorded order; ``ScenarioError`` for a malformed log."""
     problems: list[Problem] = []
-    events = [e for path in options.files for e in read_events(path, problems)]
+    notes: list[str] = []
+    events = in_recorded_order([e for path in options.files for e in read_events(path, problems)], problems, notes)
     if problems:
         raise ScenarioError(problems)
     replayer = _Replayer(options, registry, set(seeded))
+    replayer.timeline.notes.extend(notes)
     for event in events:
         replayer.event(event)
     return replayer.finish()

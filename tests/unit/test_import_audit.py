@@ -100,16 +100,74 @@ def test_what_is_not_replayed_is_said() -> None:
 
 
 def test_user_selection_and_impersonation() -> None:
-    controllers = run(users=("system:serviceaccount:kube-system:*",))
-    # the deployment controller's status patch; the scheduler (system:kube-scheduler) does not match
-    assert [a["name"] for a in controllers.actions] == [
-        "system:serviceaccount:kube-system:deployment-controller patch Deployment/status shop/web"]
+    people = [a["name"] for a in run().actions]
+    with_controller = [a["name"] for a in run(users=("system:serviceaccount:kube-system:*",)).actions]
+    # --user adds the deployment controller's status patch to the people's writes, in its place;
+    # the scheduler (system:kube-scheduler) does not match
+    assert with_controller == [people[0], "system:serviceaccount:kube-system:deployment-controller patch "
+                               "Deployment/status shop/web", *people[1:]]
     no_bob = run(exclude_users=("bob",))
     assert not any(a["name"].startswith("bob ") for a in no_bob.actions)
+    assert len(no_bob.actions) == len(people) - 2
     no_erin = run(exclude_users=("erin",))  # the CI robot acted as erin: erin is who acted
     assert not any("update Widget" in a["name"] for a in no_erin.actions)
+    only_dave = run(exclude_users=("*",), users=("dave",))  # --user wins over --exclude-user
+    assert [a["name"] for a in only_dave.actions] == ["dave patch Widget shop/second"]
     converged = run(at="converged", namespaces=("billing",))
     assert converged.actions == []
+
+
+def test_a_status_update_sets_the_whole_status(tmp_path: Path) -> None:
+    widget = {"resource": "widgets", "apiGroup": "example.com", "apiVersion": "v1", "namespace": "shop",
+              "name": "demo", "subresource": "status"}
+    body = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "demo", "resourceVersion": "7"},
+            "spec": {"message": "ignored"}, "status": {"phase": "Ready"}}
+    path = log(tmp_path, event("update", "alice", widget, body=body),
+               event("update", "alice", widget, body={**body, "status": None}))
+    ready, cleared = run(files=(path,)).actions
+    target = {"apiVersion": "example.com/v1", "kind": "Widget", "namespace": "shop", "name": "demo"}
+    assert ready["patch"] == {"target": target, "subresource": "status", "type": "json",
+                              "patch": [{"op": "add", "path": "/status", "value": {"phase": "Ready"}}]}
+    assert cleared["patch"]["patch"] == [{"op": "add", "path": "/status", "value": {}}]
+
+
+def at(second: int, **extra: Any) -> dict[str, Any]:
+    return {"stageTimestamp": f"2025-11-20T10:00:{second:02d}.000000Z", **extra}
+
+
+def test_several_logs_are_merged_by_completion_time(tmp_path: Path) -> None:
+    """Two API servers' logs: each in order, interleaved in time; given in either order."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    a = log(first, event("patch", "alice", {**CM, "name": "demo-config"}, body={"data": {"n": "1"}}, **at(1)),
+            event("patch", "alice", {**CM, "name": "demo-config"}, body={"data": {"n": "3"}}, **at(3)))
+    b = log(second, event("patch", "bob", {**CM, "name": "demo-config"}, body={"data": {"n": "2"}}, **at(2)),
+            event("patch", "bob", {**CM, "name": "demo-config"}, body={"data": {"n": "4"}},
+                  stageTimestamp="2025-11-20T11:00:04+01:00"))  # 10:00:04 UTC
+    for files in ((a, b), (b, a)):
+        replayed = run(files=files)
+        assert [x["patch"]["patch"]["data"]["n"] for x in replayed.actions] == ["1", "2", "3", "4"]
+        assert any("sorted by stageTimestamp" in n for n in replayed.notes)
+    alone = run(files=(a,))
+    assert not any("stageTimestamp" in n for n in alone.notes)
+
+
+def test_timestamps_missing_or_malformed(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    a = log(first, event("patch", "alice", {**CM, "name": "demo-config"}, body={"data": {"n": "1"}}, **at(5)))
+    b = log(second, event("patch", "bob", {**CM, "name": "demo-config"}, body={"data": {"n": "2"}}))
+    replayed = run(files=(a, b))  # no time on b's event: the files' order
+    assert [x["patch"]["patch"]["data"]["n"] for x in replayed.actions] == ["1", "2"]
+    assert any("in the order the files were given" in n for n in replayed.notes)
+    bad = log(tmp_path, event("patch", "bob", {**CM, "name": "demo-config"}, body={}, stageTimestamp="yesterday"))
+    with pytest.raises(ScenarioError) as info:
+        run(files=(bad,))
+    problem = info.value.problems[0]
+    assert (problem.line, problem.path, problem.message) == (1, "$.stageTimestamp",
+                                                             "not an RFC 3339 time: 'yesterday'")
 
 
 def test_targets_that_do_not_exist_and_delete_options_warn(tmp_path: Path) -> None:
