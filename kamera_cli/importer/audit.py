@@ -143,6 +143,19 @@ def _has_directive(value: Any) -> bool:
     return False
 
 
+def _is_apply(body: Mapping[str, Any], target: ObjectRef, query: Mapping[str, list[str]]) -> bool:
+    """Whether a patch was a server-side apply, told from what the log keeps (not its content type).
+
+    The server refuses ``force`` on any other patch type, so ``force`` in the query settles it.
+    Otherwise an apply body carries ``apiVersion``, ``kind`` and the target's name (the server
+    refuses it else), and a ``fieldManager`` is in the query (the server requires one for apply).
+    """
+    if "force" in query:
+        return True
+    named = body.get("apiVersion") and body.get("kind") and _dict(body.get("metadata")).get("name") == target.name
+    return bool(named and (query.get("fieldManager") or [""])[0])
+
+
 def _strip_patch_metadata(body: dict[str, Any]) -> dict[str, Any]:
     """A patch keeps what the user sent, minus server bookkeeping and the last-applied copy."""
     meta = body.get("metadata")
@@ -244,6 +257,8 @@ class _Replayer:
         if subresource and (verb not in ("update", "patch") or subresource not in ("status", "scale")):
             raise _Skip(f"subresource {subresource!r} of a {verb}: scenario actions write objects, their status "
                         "and scale only", "$.objectRef.subresource")
+        if verb != "create" and not name:
+            raise _Skip(f"a {verb} that names no object (objectRef.name)", "$.objectRef.name")
         body = data.get("requestObject")
         if verb != "delete" and (data.get("level") not in _BODY_LEVELS or body is None):
             raise _Skip(f"logged at level {data.get('level')!r}: the request body was not recorded (an audit policy "
@@ -333,13 +348,12 @@ class _Replayer:
             return {**patch, "type": "json", "patch": body}
         if not isinstance(body, dict):
             raise _Skip("the recorded patch is neither an object nor a JSON patch list", "$.requestObject")
-        meta = _dict(body.get("metadata"))
-        if body.get("apiVersion") and body.get("kind") and meta.get("name") == target.name:
-            # a full object naming its target: a server-side apply (kubectl apply --server-side)
+        if _is_apply(body, target, query):
             manager = (query.get("fieldManager") or ["kamera-user"])[0]
             obj = {**_strip_patch_metadata(body), "apiVersion": target.api_version}
-            obj.setdefault("metadata", {})["name"] = target.name
+            obj["metadata"] = {**_dict(obj.get("metadata")), "name": target.name}
             obj["metadata"].pop("namespace", None)
+            obj.setdefault("kind", target.kind)
             return {**patch, "type": "apply", "fieldManager": manager,
                     "force": (query.get("force") or ["false"])[0] == "true", "patch": obj}
         body = _strip_patch_metadata(body)

@@ -8,20 +8,29 @@ levels Metadata, Request and RequestResponse; controllers', the scheduler's and 
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kamera_cli.apiserver import Registry
 from kamera_cli.errors import ScenarioError
+from kamera_cli.importer import ImportOptions, import_scenario
 from kamera_cli.importer.audit import AuditOptions, replay
 from kamera_cli.importer.cleaning import Options
 from kamera_cli.importer.cluster import import_objects
 from kamera_cli.model.objects import ObjectRef
+from kamera_cli.scenario import load_scenario
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
 AUDIT = str(FIXTURES / "audit.log")
+CONTROLLER = """  controllers:
+    - name: widget
+      entrypoint: controllers/widget.py:reconcile
+      for: example.com/v1/Widget"""
 
 
 def seeded() -> tuple[Registry, list[ObjectRef]]:
@@ -218,6 +227,26 @@ def test_strategic_directives_and_json_patches(tmp_path: Path) -> None:
     assert strategic["patch"]["type"] == "strategic"
 
 
+def test_server_side_apply_is_told_by_its_query(tmp_path: Path) -> None:
+    widget = {"resource": "widgets", "apiGroup": "example.com", "apiVersion": "v1", "namespace": "shop",
+              "name": "demo"}
+    full = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "demo"}, "spec": {"message": "y"}}
+    path = log(
+        tmp_path,
+        event("patch", "alice", widget, body=full, uri="/apis/example.com/v1/namespaces/shop/widgets/demo"),
+        event("patch", "alice", widget, body=full, uri="/x?fieldManager=flux"),
+        event("patch", "alice", widget, body={"metadata": "odd", "spec": {"message": "z"}}, uri="/x?force=true"),
+    )
+    merge, apply, forced = run(files=(path,)).actions
+    # no fieldManager: the server would have refused an apply, so this was a merge patch of a full object
+    assert (merge["patch"]["type"], merge["patch"]["patch"]) == ("merge", full)
+    assert (apply["patch"]["type"], apply["patch"]["fieldManager"], apply["patch"]["force"]) == ("apply", "flux", False)
+    # force is refused on any other patch type: an apply, whose body the import completes
+    assert forced["patch"]["type"] == "apply" and forced["patch"]["force"] is True
+    assert forced["patch"]["patch"] == {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "demo"},
+                                        "spec": {"message": "z"}}
+
+
 @pytest.mark.parametrize(("text", "where", "message"), [
     ('{"kind": "Event", "apiVersion": "audit.k8s.io/v1"\n', (1, 50), "invalid JSON: Expecting ',' delimiter"),
     ('\n{"kind": "Pod", "apiVersion": "v1"}\n', (2, 1), "not an audit.k8s.io/v1 Event (got v1/Pod)"),
@@ -242,3 +271,57 @@ def test_bytes_that_are_not_utf8_and_a_missing_file(tmp_path: Path) -> None:
     assert [(p.line, p.column) for p in info.value.problems] == [(1, 1), (2, 8)]
     with pytest.raises(ScenarioError, match="cannot read file"):
         run(files=(str(tmp_path / "none.log"),))
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6)
+
+
+def _one_of(*good: Any) -> st.SearchStrategy[Any]:
+    """Mostly a value a real log holds (so events get far), sometimes any JSON at all."""
+    sensible = st.sampled_from(good)
+    return st.one_of(sensible, sensible, sensible, _JSON)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.fixed_dictionaries({
+    "stage": _one_of("ResponseComplete", "RequestReceived"),
+    "verb": _one_of("create", "update", "patch", "delete", "deletecollection", "get"),
+    "level": _one_of("Request", "RequestResponse", "Metadata"),
+    "user": _one_of({"username": "alice"}, {"username": "system:kube-scheduler"}, {}),
+    "impersonatedUser": _one_of(None, {"username": "erin"}),
+    "objectRef": _one_of(
+        {"resource": "configmaps", "namespace": "shop", "name": "demo-config", "apiVersion": "v1"},
+        {"resource": "widgets", "namespace": "shop", "name": "demo", "apiGroup": "example.com", "apiVersion": "v1",
+         "subresource": "status"},
+        {"resource": "deployments", "namespace": "shop", "name": "web", "apiGroup": "apps", "apiVersion": "v1",
+         "subresource": "scale"},
+        {"resource": "configmaps", "namespace": "shop", "apiVersion": "v1"}),
+    "responseStatus": _one_of({"code": 200}, {"code": 201}, {"code": 404}),
+    "requestURI": _one_of("/x", "/x?force=true", "/x?fieldManager=m", "/x?dryRun=All"),
+    "requestObject": _one_of({"metadata": {"name": "demo"}, "spec": {"replicas": 2}}, [{"op": "remove", "path": "/a"}],
+                             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "g-"}}),
+    "responseObject": _JSON,
+    "stageTimestamp": _one_of("2025-11-20T10:00:00Z", "2025-11-20T10:00:00.5+02:00"),
+}))
+def test_any_event_is_an_action_a_said_skip_or_a_located_error(fields: dict[str, Any]) -> None:
+    """Whatever the fields hold, the import writes a valid scenario or gives a located error, never a traceback."""
+    event = {"kind": "Event", "apiVersion": "audit.k8s.io/v1", **fields}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "audit.log"
+        path.write_text(json.dumps(event) + "\n", encoding="utf-8")
+        out = Path(folder) / "out"
+        try:
+            report = import_scenario(ImportOptions(inputs=(str(FIXTURES / "cluster.yaml"), str(FIXTURES / "crds.yaml")),
+                                                   out_dir=str(out), audit=(str(path),)))
+        except ScenarioError as error:
+            assert all((p.file, p.line) == (str(path), 1) for p in error.problems)
+            return
+        assert report.actions <= 1
+        scenario = out / "scenario.yaml"
+        scenario.write_text(scenario.read_text(encoding="utf-8").replace("  controllers: []", CONTROLLER),
+                            encoding="utf-8")
+        # what the import writes is a scenario kamera check accepts (the controller's code is not the point)
+        load_scenario(scenario, check_entrypoint=lambda entrypoint, base: None)
