@@ -357,8 +357,10 @@ class _Replayer:
             return {**patch, "type": "apply", "fieldManager": manager,
                     "force": (query.get("force") or ["false"])[0] == "true", "patch": obj}
         body = _strip_patch_metadata(body)
-        # kubectl scale sends a merge patch of the Scale; otherwise kubectl's own choice for the kind
-        kind = "strategic" if _has_directive(body) or not (info.custom or subresource == "scale") else "merge"
+        # custom resources refuse strategic patches, so a successful one was a merge patch; kubectl
+        # scale sends a merge patch of the Scale; otherwise kubectl's default for built-in kinds
+        strategic = not info.custom and (subresource != "scale" or _has_directive(body))
+        kind = "strategic" if strategic else "merge"
         return {**patch, "type": kind, "patch": body}
 
     def finish(self) -> Replay:

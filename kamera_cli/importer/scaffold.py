@@ -147,6 +147,21 @@ def _example_kind(imported: Imported, counts: list[tuple[KindRef, int]]) -> Kind
     return (custom or ordinary or [KindRef("example.com", "v1", "Widget")])[0]
 
 
+#: what YAML does not allow in a stream (control characters, surrogates, U+FFFE/U+FFFF) or reads as a
+#: line break (which would end a comment and make the rest of the line YAML)
+_NOT_IN_A_LINE = re.compile("[^\t\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _printable(line: str) -> str:
+    """One line of the text the scaffold writes itself, with file names, user and object names escaped.
+
+    Why: the comments quote what the inputs hold (an audit log's user names, paths); a line break in
+    one would turn the rest of the comment into YAML, a control character makes the file unreadable.
+    """
+    return _NOT_IN_A_LINE.sub(lambda m: f"\\u{ord(m.group()):04x}" if ord(m.group()) < 0x10000
+                              else f"\\U{ord(m.group()):08x}", line)
+
+
 def scenario_text(imported: Imported, *, name: str, inputs: Sequence[str], timeline: Timeline,
                   written: Written) -> str:
     counts = _kind_counts(imported)
@@ -189,8 +204,9 @@ def scenario_text(imported: Imported, *, name: str, inputs: Sequence[str], timel
         lines.append(f"  # User actions replayed from {timeline.source}, in recorded order. `at: any` explores every")
         lines.append("  # placement of each among the controllers' steps (`at: converged` waits for convergence).")
         lines += [f"  # {c}" for c in timeline.comments]
-        if timeline.actions:
-            lines.append("  actions:")
-            body = dump(list(timeline.actions))
-            lines += ["    " + line if line else line for line in body.rstrip("\n").split("\n")]
+    lines = [_printable(line) for line in lines]
+    if timeline.actions:
+        lines.append("  actions:")
+        body = dump(list(timeline.actions))
+        lines += ["    " + line if line else line for line in body.rstrip("\n").split("\n")]
     return "\n".join(lines) + "\n"

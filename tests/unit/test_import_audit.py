@@ -219,8 +219,15 @@ def test_strategic_directives_and_json_patches(tmp_path: Path) -> None:
         event("patch", "alice", {"resource": "deployments", "apiGroup": "apps", "apiVersion": "v1",
                                  "namespace": "shop", "name": "web"},
               body={"spec": {"template": {"spec": {"$setElementOrder/containers": [{"name": "web"}]}}}}),
+        event("patch", "alice", {"resource": "widgets", "apiGroup": "example.com", "apiVersion": "v1",
+                                 "namespace": "shop", "name": "demo"}, body={"spec": {"$patch": "x"}}),
+        event("patch", "alice", {"resource": "deployments", "apiGroup": "apps", "apiVersion": "v1",
+                                 "namespace": "shop", "name": "web", "subresource": "scale"},
+              body={"spec": {"$retainKeys": ["replicas"], "replicas": 1}}),
     )
-    json_patch, merge, strategic = run(files=(path,)).actions
+    json_patch, merge, strategic, custom, scale = run(files=(path,)).actions
+    assert custom["patch"]["type"] == "merge"  # a custom resource refuses strategic patches: a '$' key is data
+    assert scale["patch"]["type"] == "strategic"
     assert json_patch["patch"]["type"] == "json"
     assert merge["patch"] == {"target": {"apiVersion": "example.com/v1", "kind": "Widget", "namespace": "shop",
                                          "name": "demo"}, "type": "merge", "patch": {"spec": {"message": "x"}}}
@@ -290,7 +297,8 @@ def _one_of(*good: Any) -> st.SearchStrategy[Any]:
     "stage": _one_of("ResponseComplete", "RequestReceived"),
     "verb": _one_of("create", "update", "patch", "delete", "deletecollection", "get"),
     "level": _one_of("Request", "RequestResponse", "Metadata"),
-    "user": _one_of({"username": "alice"}, {"username": "system:kube-scheduler"}, {}),
+    "user": _one_of({"username": "alice"}, {"username": "system:kube-scheduler"}, {},
+                    {"username": "mallory\n  spec: {}\x1b\u2028\ud800"}),
     "impersonatedUser": _one_of(None, {"username": "erin"}),
     "objectRef": _one_of(
         {"resource": "configmaps", "namespace": "shop", "name": "demo-config", "apiVersion": "v1"},
@@ -298,7 +306,8 @@ def _one_of(*good: Any) -> st.SearchStrategy[Any]:
          "subresource": "status"},
         {"resource": "deployments", "namespace": "shop", "name": "web", "apiGroup": "apps", "apiVersion": "v1",
          "subresource": "scale"},
-        {"resource": "configmaps", "namespace": "shop", "apiVersion": "v1"}),
+        {"resource": "configmaps", "namespace": "shop", "apiVersion": "v1"},
+        {"resource": "configmaps", "namespace": "shop", "name": "Bad\u0085Name", "apiVersion": "v1"}),
     "responseStatus": _one_of({"code": 200}, {"code": 201}, {"code": 404}),
     "requestURI": _one_of("/x", "/x?force=true", "/x?fieldManager=m", "/x?dryRun=All"),
     "requestObject": _one_of({"metadata": {"name": "demo"}, "spec": {"replicas": 2}}, [{"op": "remove", "path": "/a"}],
@@ -325,3 +334,20 @@ def test_any_event_is_an_action_a_said_skip_or_a_located_error(fields: dict[str,
                             encoding="utf-8")
         # what the import writes is a scenario kamera check accepts (the controller's code is not the point)
         load_scenario(scenario, check_entrypoint=lambda entrypoint, base: None)
+
+
+def test_names_from_the_log_cannot_break_the_scenario_file(tmp_path: Path) -> None:
+    """A user name with a line break and control characters lands in a comment, escaped."""
+    mallory = "mallory\n  spec: {}\x1b\u2028"
+    path = log(tmp_path, event("patch", mallory, {**CM, "name": "demo-config"}, level="Metadata"),
+               event("patch", mallory, {**CM, "name": "demo-config"}, body={"data": {"k": "v"}}))
+    out = tmp_path / "out"
+    report = import_scenario(ImportOptions(inputs=(str(FIXTURES / "cluster.yaml"), str(FIXTURES / "crds.yaml")),
+                                           out_dir=str(out), audit=(path,)))
+    assert report.actions == 1
+    scenario = out / "scenario.yaml"
+    text = scenario.read_text(encoding="utf-8")
+    assert "# not replayed: " + path + ":1: mallory\\u000a  spec: {}\\u001b\\u2028 patch ConfigMap" in text
+    scenario.write_text(text.replace("  controllers: []", CONTROLLER), encoding="utf-8")
+    loaded = load_scenario(scenario, check_entrypoint=lambda entrypoint, base: None)
+    assert [a.name for a in loaded.actions] == [f"{mallory} patch ConfigMap shop/demo-config"]
