@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -264,7 +265,9 @@ class _Replayer:
             raise _Skip(f"logged at level {data.get('level')!r}: the request body was not recorded (an audit policy "
                         "at level Request or RequestResponse records it)", "$.level")
         target = ObjectRef(info.api_version, info.kind, namespace, name)
-        base: dict[str, Any] = {"name": label, "at": self.options.at}
+        # the log's file and line in the name: reports show it, and it tells apart repeated writes
+        where = f"{os.path.basename(ev.file)}:{ev.line}"
+        base: dict[str, Any] = {"name": f"{label} ({where})", "at": self.options.at}
         if verb == "create":
             return {**base, "apply": self._created(body, info, namespace, name, data)}
         if verb == "delete":

@@ -67,13 +67,13 @@ def test_users_writes_become_actions_in_recorded_order() -> None:
     verbs = ("apply", "replace", "delete", "patch")
     summary = [(a["name"], next(k for k in verbs if k in a)) for a in replayed.actions]
     assert summary == [
-        ("alice@example.com create ConfigMap shop/extra", "apply"),
-        ("alice@example.com patch Widget shop/demo", "patch"),
-        ("bob patch Deployment/scale shop/web", "patch"),
-        ("bob patch Service shop/web", "patch"),
-        ("erin update Widget shop/demo", "replace"),
-        ("dave patch Widget shop/second", "patch"),
-        ("alice@example.com delete ConfigMap shop/extra", "delete"),
+        ("alice@example.com create ConfigMap shop/extra (audit.log:2)", "apply"),
+        ("alice@example.com patch Widget shop/demo (audit.log:6)", "patch"),
+        ("bob patch Deployment/scale shop/web (audit.log:7)", "patch"),
+        ("bob patch Service shop/web (audit.log:8)", "patch"),
+        ("erin update Widget shop/demo (audit.log:12)", "replace"),
+        ("dave patch Widget shop/second (audit.log:13)", "patch"),
+        ("alice@example.com delete ConfigMap shop/extra (audit.log:14)", "delete"),
     ]
     assert all(a["at"] == "any" for a in replayed.actions)
     create, merge, scale, label, put, ssa, delete = replayed.actions
@@ -114,14 +114,14 @@ def test_user_selection_and_impersonation() -> None:
     # --user adds the deployment controller's status patch to the people's writes, in its place;
     # the scheduler (system:kube-scheduler) does not match
     assert with_controller == [people[0], "system:serviceaccount:kube-system:deployment-controller patch "
-                               "Deployment/status shop/web", *people[1:]]
+                               "Deployment/status shop/web (audit.log:3)", *people[1:]]
     no_bob = run(exclude_users=("bob",))
     assert not any(a["name"].startswith("bob ") for a in no_bob.actions)
     assert len(no_bob.actions) == len(people) - 2
     no_erin = run(exclude_users=("erin",))  # the CI robot acted as erin: erin is who acted
     assert not any("update Widget" in a["name"] for a in no_erin.actions)
     only_dave = run(exclude_users=("*",), users=("dave",))  # --user wins over --exclude-user
-    assert [a["name"] for a in only_dave.actions] == ["dave patch Widget shop/second"]
+    assert [a["name"] for a in only_dave.actions] == ["dave patch Widget shop/second (audit.log:13)"]
     converged = run(at="converged", namespaces=("billing",))
     assert converged.actions == []
 
@@ -350,4 +350,4 @@ def test_names_from_the_log_cannot_break_the_scenario_file(tmp_path: Path) -> No
     assert "# not replayed: " + path + ":1: mallory\\u000a  spec: {}\\u001b\\u2028 patch ConfigMap" in text
     scenario.write_text(text.replace("  controllers: []", CONTROLLER), encoding="utf-8")
     loaded = load_scenario(scenario, check_entrypoint=lambda entrypoint, base: None)
-    assert [a.name for a in loaded.actions] == [f"{mallory} patch ConfigMap shop/demo-config"]
+    assert [a.name for a in loaded.actions] == [f"{mallory} patch ConfigMap shop/demo-config (audit.log:2)"]
