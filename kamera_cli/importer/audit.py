@@ -287,8 +287,9 @@ class _Replayer:
     def _needs(self, target: ObjectRef, ev: _Event, label: str) -> None:
         if target.name and _key(target) not in self.exists:
             self.timeline.warnings.append(ev.problem(
-                "$.objectRef", f"{label}: neither the seed nor an earlier action has {target}: the replay will be "
-                               "refused (404)", "import the cluster as it was before the log starts"))
+                "$.objectRef", f"{label}: neither the seed nor an earlier action has {target}: unless a controller "
+                               "creates it first, the replay is refused (404)",
+                "import the cluster as it was before the log starts"))
             self.exists.add(_key(target))  # warn once per object
 
     def _delete_options(self, body: Any, ev: _Event, label: str) -> None:

@@ -198,7 +198,8 @@ def test_targets_that_do_not_exist_and_delete_options_warn(tmp_path: Path) -> No
     replayed = run(files=(path,))
     messages = [(w.line, w.message) for w in replayed.warnings]
     assert messages[0] == (1, "alice patch ConfigMap shop/ghost: neither the seed nor an earlier action has "
-                              "v1/ConfigMap shop/ghost: the replay will be refused (404)")
+                              "v1/ConfigMap shop/ghost: unless a controller creates it first, the replay is "
+                              "refused (404)")
     assert messages[1][0] == 3 and "replayed with background propagation (was Foreground" in messages[1][1]
     assert messages[2][0] == 5 and "created with generateName" in messages[2][1]
     assert messages[3][0] == 6 and "unknown resource 'gadgets' in example.com/v1" in messages[3][1]
