@@ -243,6 +243,10 @@ def import_command(
         help="Do not replay these users' writes (glob, repeatable), e.g. your controller's own user.")] = None,
     at: Annotated[str, typer.Option(
         "--at", help="When each replayed action may happen: any (every placement) or converged.")] = "any",
+    since: Annotated[str, typer.Option(
+        "--since", help="Replay only audit events that completed at or after this RFC 3339 time.")] = "",
+    until: Annotated[str, typer.Option(
+        "--until", help="Replay only audit events that completed at or before this RFC 3339 time.")] = "",
 ) -> None:
     """Scaffold a scenario from a real cluster's objects: CRDs and seed, server-owned fields stripped."""
     from kamera_cli.importer import ImportOptions, import_scenario
@@ -256,7 +260,7 @@ def import_command(
             inputs=tuple(str(p) for p in inputs or ()), out_dir=str(out_dir),
             namespaces=tuple(namespace or ()), keep_status=keep_status, force=force, name=name,
             audit=tuple(str(p) for p in audit or ()), users=tuple(user or ()), exclude_users=tuple(exclude_user or ()),
-            at="any" if at == "any" else "converged"))
+            at="any" if at == "any" else "converged", since=since, until=until))
         for problem in report.warnings:
             typer.echo(f"warning: {problem.render()}", err=True)
         for note in report.notes:

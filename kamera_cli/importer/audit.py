@@ -11,24 +11,25 @@ explores. Everything left out is said, per event, in warnings and in the scenari
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 from kamera_cli.apiserver import Registry, ResourceInfo
 from kamera_cli.errors import Problem, ScenarioError
+from kamera_cli.importer.auditlog import Event, in_recorded_order, read_events
 from kamera_cli.importer.cleaning import LAST_APPLIED, SERVER_METADATA, Options, clean
 from kamera_cli.model.objects import ObjectRef
 
-AUDIT_API_VERSION = "audit.k8s.io/v1"
 _WRITES = ("create", "update", "patch", "delete", "deletecollection")
 _BODY_LEVELS = ("Request", "RequestResponse")
 #: the default notion of a non-user: the API server's and controllers' identities
 SYSTEM_PREFIX = "system:"
+#: past this many actions at ``at: any``, a note says how to narrow the timeline
+MANY_ACTIONS = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,9 @@ class AuditOptions:
     namespaces: tuple[str, ...] = ()
     at: Literal["any", "converged"] = "any"
     keep_status: bool = False
+    #: replay only events that completed in this window (inclusive; UTC)
+    since: datetime | None = None
+    until: datetime | None = None
 
 
 @dataclass
@@ -54,16 +58,6 @@ class Replay:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
-class _Event:
-    file: str
-    line: int
-    data: dict[str, Any]
-
-    def problem(self, path: str, message: str, hint: str = "") -> Problem:
-        return Problem(self.file, self.line, 1, path, message, hint)
-
-
 class _Skip(Exception):
     """This user write cannot be replayed; the message says why."""
 
@@ -72,41 +66,6 @@ class _Skip(Exception):
         self.message = message
         self.path = path
         self.warn = warn
-
-
-def read_events(path: str, problems: list[Problem]) -> list[_Event]:
-    """Every line's Event, in file order; located problems for lines that are not one."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError as exc:
-        problems.append(Problem(path, 0, 0, "$", f"cannot read file: {exc.strerror or exc}"))
-        return []
-    events: list[_Event] = []
-    for number, line_bytes in enumerate(raw.split(b"\n"), start=1):
-        if not line_bytes.strip():
-            continue
-        try:
-            text = line_bytes.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            problems.append(Problem(path, number, exc.start + 1, "$", f"not UTF-8 text: {exc.reason}"))
-            continue
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(path, number, exc.colno, "$", f"invalid JSON: {exc.msg}",
-                                    "an audit log holds one JSON Event per line"))
-            continue
-        except RecursionError:
-            problems.append(Problem(path, number, 1, "$", "invalid JSON: nested too deeply"))
-            continue
-        if not isinstance(data, dict) or data.get("kind") != "Event" or data.get("apiVersion") != AUDIT_API_VERSION:
-            got = f"{data.get('apiVersion')}/{data.get('kind')}" if isinstance(data, dict) else type(data).__name__
-            problems.append(Problem(path, number, 1, "$", f"not an {AUDIT_API_VERSION} Event (got {got})",
-                                    "give the API server's audit log (--audit-log-path), JSON format"))
-            continue
-        events.append(_Event(path, number, data))
-    return events
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -189,24 +148,52 @@ class _Replayer:
     def count(self, what: str) -> None:
         self.counts[what] = self.counts.get(what, 0) + 1
 
-    def event(self, ev: _Event) -> None:
+    def screen(self, ev: Event) -> Event | None:
+        """The event when it is a user's write to replay (or to say why not), else ``None``, counted.
+
+        Called as the log is read, so only these events are kept: a log's reads and controllers'
+        writes, most of it, cost no memory. Their response body is dropped but for the name a
+        ``generateName`` create was given.
+        """
         data = ev.data
         if data.get("stage") != "ResponseComplete":
             self.count("events at other stages than ResponseComplete (each request is taken once, when complete)")
-            return
+            return None
+        if self.options.since is not None or self.options.until is not None:
+            if ev.when is None:
+                self.count("events without a stageTimestamp (--since/--until cannot place them)")
+                return None
+            if (self.options.since is not None and ev.when < self.options.since) or (
+                    self.options.until is not None and ev.when > self.options.until):
+                self.count("events outside --since/--until")
+                return None
         verb = data.get("verb")
         ref_raw = _dict(data.get("objectRef"))
         if verb not in _WRITES or not ref_raw.get("resource"):
             self.count("reads and non-resource requests (nothing to replay)")
-            return
+            return None
         user = user_of(data)
         if not is_user(user, self.options):
             self.system[user] = self.system.get(user, 0) + 1
-            return
+            return None
         namespace = str(ref_raw.get("namespace") or "")
         if self.options.namespaces and namespace and namespace not in self.options.namespaces:
             self.count("user writes in namespaces not named by --namespace")
-            return
+            return None
+        if "responseObject" not in data:
+            return ev
+        chosen = _dict(_dict(data.get("responseObject")).get("metadata")).get("name")
+        slim = {k: v for k, v in data.items() if k != "responseObject"}
+        if chosen:
+            slim["responseObject"] = {"metadata": {"name": chosen}}
+        return Event(ev.file, ev.line, slim, ev.when)
+
+    def event(self, ev: Event) -> None:
+        """Turn a screened event into an action, or say why it cannot be one."""
+        data = ev.data
+        verb = data.get("verb")
+        ref_raw = _dict(data.get("objectRef"))
+        user = user_of(data)
         label = self._label(user, str(verb), ref_raw, data.get("requestObject"))
         try:
             action = self._action(ev, str(verb), ref_raw, label)
@@ -241,7 +228,7 @@ class _Replayer:
                         "CustomResourceDefinition with the cluster dump", "$.objectRef")
         return info
 
-    def _action(self, ev: _Event, verb: str, ref_raw: Mapping[str, Any], label: str) -> dict[str, Any]:
+    def _action(self, ev: Event, verb: str, ref_raw: Mapping[str, Any], label: str) -> dict[str, Any]:
         data = ev.data
         code = _dict(data.get("responseStatus")).get("code")
         if not isinstance(code, int) or not 200 <= code < 300:
@@ -284,7 +271,7 @@ class _Replayer:
             return {**base, "patch": patch}
         return {**base, **self._update(body, info, target, subresource)}
 
-    def _needs(self, target: ObjectRef, ev: _Event, label: str) -> None:
+    def _needs(self, target: ObjectRef, ev: Event, label: str) -> None:
         if target.name and _key(target) not in self.exists:
             self.timeline.warnings.append(ev.problem(
                 "$.objectRef", f"{label}: neither the seed nor an earlier action has {target}: unless a controller "
@@ -292,7 +279,7 @@ class _Replayer:
                 "import the cluster as it was before the log starts"))
             self.exists.add(_key(target))  # warn once per object
 
-    def _delete_options(self, body: Any, ev: _Event, label: str) -> None:
+    def _delete_options(self, body: Any, ev: Event, label: str) -> None:
         options = _dict(body)
         policy = options.get("propagationPolicy")
         if options.get("orphanDependents") is True or policy not in (None, "Background"):
@@ -368,6 +355,11 @@ class _Replayer:
         return {**patch, "type": kind, "patch": body}
 
     def finish(self) -> Replay:
+        if self.options.at == "any" and len(self.timeline.actions) > MANY_ACTIONS:
+            self.timeline.notes.append(
+                f"{len(self.timeline.actions)} actions at `at: any`: every placement of each among the controllers' "
+                "steps is explored, so the states grow with every action; --since/--until narrow the window, "
+                "--at converged places each action once")
         if self.system:
             top = sorted(self.system.items(), key=lambda kv: (-kv[1], kv[0]))
             users = ", ".join(f"{u} ({n})" for u, n in top[:5]) + (", ..." if len(top) > 5 else "")
@@ -396,58 +388,13 @@ def _target(ref: ObjectRef) -> dict[str, str]:
     return out
 
 
-def _completed_at(ev: _Event, problems: list[Problem]) -> datetime | None:
-    """The event's ``stageTimestamp`` (a MicroTime, RFC 3339), in UTC; ``None`` when not recorded."""
-    raw = ev.data.get("stageTimestamp")
-    if raw is None:
-        return None
-    try:
-        when = datetime.fromisoformat(raw) if isinstance(raw, str) else None
-    except ValueError:
-        when = None
-    if when is None:
-        problems.append(ev.problem("$.stageTimestamp", f"not an RFC 3339 time: {raw!r}",
-                                   "the API server writes e.g. 2025-11-20T10:02:00.002000Z"))
-        return None
-    return when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
-
-
-def in_recorded_order(events: list[_Event], problems: list[Problem], notes: list[str]) -> list[_Event]:
-    """The completed requests sorted by when they completed (stable: ties keep file order).
-
-    Why ``stageTimestamp`` of ``ResponseComplete``: a write takes effect between its receipt and its
-    response, and the log does not say when; of two overlapping requests, the one answered first
-    most likely committed first. Sorting matters when several files are given (each API server of
-    a highly available control plane writes its own log; rotated files may come in any order); in a
-    single file the backend writes events as they complete, so the order is the file's. Events of
-    other stages are only counted and stay first.
-    """
-    complete = [e for e in events if e.data.get("stage") == "ResponseComplete"]
-    others = [e for e in events if e.data.get("stage") != "ResponseComplete"]
-    times = [_completed_at(e, problems) for e in complete]
-    known = [t for t in times if t is not None]
-    if len(known) < len(complete):
-        if complete and len({e.file for e in complete}) > 1:
-            notes.append("some completed events have no stageTimestamp: the files' events are replayed in the order "
-                         "the files were given, each file in its own order")
-        return others + complete
-    order = sorted(range(len(complete)), key=lambda i: (known[i], i))
-    moved = sum(1 for rank, i in enumerate(order) if rank != i)
-    if moved:
-        notes.append(f"{moved} event(s) were not in stageTimestamp order in the file(s) given: the timeline is "
-                     "sorted by stageTimestamp (when each request completed)")
-    return others + [complete[i] for i in order]
-
-
 def replay(options: AuditOptions, registry: Registry, seeded: Sequence[ObjectRef]) -> Replay:
     """The actions for ``spec.actions`` in recorded order; ``ScenarioError`` for a malformed log."""
     problems: list[Problem] = []
-    notes: list[str] = []
-    events = in_recorded_order([e for path in options.files for e in read_events(path, problems)], problems, notes)
+    replayer = _Replayer(options, registry, set(seeded))
+    kept = [e for path in options.files for ev in read_events(path, problems) if (e := replayer.screen(ev))]
     if problems:
         raise ScenarioError(problems)
-    replayer = _Replayer(options, registry, set(seeded))
-    replayer.timeline.notes.extend(notes)
-    for event in events:
+    for event in in_recorded_order(kept, replayer.timeline.notes):
         replayer.event(event)
     return replayer.finish()

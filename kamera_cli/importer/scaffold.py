@@ -76,6 +76,15 @@ class Written:
     crd_files: list[str] = field(default_factory=list)
 
 
+#: spec.explore.maxDepth grows with the timeline (the scenario's default is 50 steps)
+DEPTH_PER_ACTION = 10
+
+
+def explore_depth(actions: int) -> int:
+    """Room for every replayed action and the controllers' reactions, within the schema's bound."""
+    return min(50 + DEPTH_PER_ACTION * actions, 100_000)
+
+
 def scenario_name(given: str, out_dir: str) -> str:
     """``given``, or the folder's name made into a valid scenario name."""
     if given:
@@ -200,6 +209,13 @@ def scenario_text(imported: Imported, *, name: str, inputs: Sequence[str], timel
     if written.crd_files:
         lines += ["  crds:", *[f"    - {f}" for f in written.crd_files]]
     lines += ["  seed:" if written.seed_files else "  seed: []", *[f"    - {f}" for f in written.seed_files]]
+    if timeline.actions:
+        lines += [
+            f"  # The default 50 steps plus {DEPTH_PER_ACTION} per replayed action: the longest path holds every",
+            "  # action and the controllers' reactions. Raise it if a check says \"not converged within N steps\".",
+            "  explore:",
+            f"    maxDepth: {explore_depth(len(timeline.actions))}",
+        ]
     if timeline.source:
         lines.append(f"  # User actions replayed from {timeline.source}, in recorded order. `at: any` explores every")
         lines.append("  # placement of each among the controllers' steps (`at: converged` waits for convergence).")

@@ -73,6 +73,7 @@ def test_import_an_audit_log_and_replay_it_against_the_controller(tmp_path: Path
     assert "audit.log:9:1: $.level: carol patch ConfigMap shop/demo-config: not replayed" in stderr
     text = (out / "scenario.yaml").read_text(encoding="utf-8")
     assert "  # not replayed: " in text and "deletecollection" in text
+    assert "  explore:\n    maxDepth: 120\n" in text  # 50 + 10 per action: room for the whole timeline
     (out / "scenario.yaml").write_text(text.replace("  controllers: []", WIDGET), encoding="utf-8")
     shutil.copytree(QUICKSTART / "controllers", out / "controllers")
     code, stdout, stderr = invoke("check", str(out))
@@ -86,6 +87,14 @@ def test_import_an_audit_log_and_replay_it_against_the_controller(tmp_path: Path
 def test_import_audit_options_are_checked(tmp_path: Path) -> None:
     code, _, stderr = invoke("import", "--audit", str(FIXTURES / "audit.log"), "--at", "later", "-o", str(tmp_path))
     assert code == 2 and "invalid value for --at: 'later'" in stderr
+    code, _, stderr = invoke("import", "--audit", str(FIXTURES / "audit.log"), "--since", "noon", "-o", str(tmp_path))
+    assert code == 2 and "--since 'noon': not an RFC 3339 time (e.g. 2025-11-20T10:00:00Z)" in stderr
+    code, _, stderr = invoke("import", "--audit", str(FIXTURES / "audit.log"), "--since", "2025-11-20T11:00:00Z",
+                             "--until", "2025-11-20T10:00:00Z", "-o", str(tmp_path))
+    assert code == 2 and "the window is empty" in stderr
+    code, _, stderr = invoke("import", str(FIXTURES / "cluster.yaml"), "--until", "2025-11-20T10:00:00Z",
+                             "-o", str(tmp_path))
+    assert code == 2 and "give --audit" in stderr
     bad = tmp_path / "bad.log"
     bad.write_text('{"kind": "Event"\n', encoding="utf-8")
     code, stdout, stderr = invoke("import", "--audit", str(bad), "-o", str(tmp_path / "o"))

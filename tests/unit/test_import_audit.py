@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -162,6 +163,28 @@ def test_several_logs_are_merged_by_completion_time(tmp_path: Path) -> None:
     assert not any("stageTimestamp" in n for n in alone.notes)
 
 
+def test_since_and_until_choose_a_window(tmp_path: Path) -> None:
+    def utc(text: str) -> datetime:
+        return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+
+    window = run(since=utc("2025-11-20T10:06:00"), until=utc("2025-11-20T10:08:00.008"))
+    assert [a["name"] for a in window.actions] == [
+        "alice@example.com patch Widget shop/demo (audit.log:6)", "bob patch Deployment/scale shop/web (audit.log:7)",
+        "bob patch Service shop/web (audit.log:8)"]
+    assert "11 events not replayed: events outside --since/--until" in window.notes
+    untimed = log(tmp_path, event("patch", "bob", {**CM, "name": "demo-config"}, body={"data": {}}))
+    assert run(files=(untimed,), since=utc("2025-11-20T10:00:00")).notes == [
+        "1 event not replayed: events without a stageTimestamp (--since/--until cannot place them)"]
+
+
+def test_a_long_timeline_at_any_gets_a_note(tmp_path: Path) -> None:
+    patches = [event("patch", "bob", {**CM, "name": "demo-config"}, body={"data": {"n": str(i)}}) for i in range(51)]
+    path = log(tmp_path, *patches)
+    assert any(n.startswith("51 actions at `at: any`") for n in run(files=(path,)).notes)
+    assert not any("actions at" in n for n in run(files=(path,), at="converged").notes)
+    assert not any("actions at" in n for n in run(files=(log(tmp_path, *patches[:50]),)).notes)
+
+
 def test_timestamps_missing_or_malformed(tmp_path: Path) -> None:
     first, second = tmp_path / "a", tmp_path / "b"
     first.mkdir()
@@ -279,6 +302,8 @@ def test_bytes_that_are_not_utf8_and_a_missing_file(tmp_path: Path) -> None:
     assert [(p.line, p.column) for p in info.value.problems] == [(1, 1), (2, 8)]
     with pytest.raises(ScenarioError, match="cannot read file"):
         run(files=(str(tmp_path / "none.log"),))
+    with pytest.raises(ScenarioError, match="cannot read file: Is a directory"):
+        run(files=(str(tmp_path),))
 
 
 _JSON = st.recursive(
