@@ -248,9 +248,11 @@ class _Replayer:
         if verb != "create" and not name:
             raise _Skip(f"a {verb} that names no object (objectRef.name)", "$.objectRef.name")
         body = data.get("requestObject")
-        if verb != "delete" and (data.get("level") not in _BODY_LEVELS or body is None):
+        if verb != "delete" and data.get("level") not in _BODY_LEVELS:
             raise _Skip(f"logged at level {data.get('level')!r}: the request body was not recorded (an audit policy "
                         "at level Request or RequestResponse records it)", "$.level")
+        if verb != "delete" and body is None:
+            raise _Skip("the event has no requestObject: the request body was not recorded", "$.requestObject")
         target = ObjectRef(info.api_version, info.kind, namespace, name)
         # the log's file and line in the name: reports show it, and it tells apart repeated writes
         where = f"{os.path.basename(ev.file)}:{ev.line}"

@@ -217,6 +217,7 @@ def test_targets_that_do_not_exist_and_delete_options_warn(tmp_path: Path) -> No
         event("patch", "alice", {"resource": "gadgets", "apiGroup": "example.com", "apiVersion": "v1",
                                  "namespace": "shop", "name": "g"}, body={}),
         event("create", "alice", {**CM, "resource": "pods", "name": "p", "subresource": "eviction"}, body={}),
+        event("patch", "alice", {**CM, "name": "demo-config"}),
     )
     replayed = run(files=(path,))
     messages = [(w.line, w.message) for w in replayed.warnings]
@@ -227,7 +228,9 @@ def test_targets_that_do_not_exist_and_delete_options_warn(tmp_path: Path) -> No
     assert messages[2][0] == 5 and "created with generateName" in messages[2][1]
     assert messages[3][0] == 6 and "unknown resource 'gadgets' in example.com/v1" in messages[3][1]
     assert messages[4][0] == 7 and "subresource 'eviction' of a create" in messages[4][1]
-    assert len(messages) == 5  # the second patch of ghost does not warn again
+    assert messages[5] == (8, "alice patch ConfigMap shop/demo-config: not replayed: the event has no "
+                              "requestObject: the request body was not recorded")
+    assert len(messages) == 6  # the second patch of ghost does not warn again
     generated = replayed.actions[3]["apply"]["metadata"]
     assert generated == {"name": "job-x7k2p", "namespace": "shop"}
 
