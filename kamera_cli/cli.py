@@ -248,7 +248,8 @@ def import_command(
     until: Annotated[str, typer.Option(
         "--until", help="Replay only audit events that completed at or before this RFC 3339 time.")] = "",
 ) -> None:
-    """Scaffold a scenario from a real cluster's objects: CRDs and seed, server-owned fields stripped."""
+    """Scaffold a scenario from a real cluster: its objects (CRDs and seed, server-owned fields stripped) and, with
+    --audit, the users' writes its audit log recorded (spec.actions)."""
     from kamera_cli.importer import ImportOptions, import_scenario
 
     def body() -> int:
