@@ -8,7 +8,10 @@ the events the caller keeps, not of the file.
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -17,6 +20,7 @@ from typing import Any
 from kamera_cli.errors import Problem
 
 AUDIT_API_VERSION = "audit.k8s.io/v1"
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,28 +48,8 @@ def parse_time(raw: str) -> datetime | None:
     return when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
 
 
-def _decode(path: str, number: int, line_bytes: bytes, problems: list[Problem]) -> Event | None:
-    try:
-        text = line_bytes.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        problems.append(Problem(path, number, exc.start + 1, "$", f"not UTF-8 text: {exc.reason}"))
-        return None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        problems.append(Problem(path, number, exc.colno, "$", f"invalid JSON: {exc.msg}",
-                                "an audit log holds one JSON Event per line"))
-        return None
-    except RecursionError:
-        problems.append(Problem(path, number, 1, "$", "invalid JSON: nested too deeply"))
-        return None
-    if not isinstance(data, dict) or data.get("kind") != "Event" or data.get("apiVersion") != AUDIT_API_VERSION:
-        got = f"{data.get('apiVersion')}/{data.get('kind')}" if isinstance(data, dict) else type(data).__name__
-        problems.append(Problem(path, number, 1, "$", f"not an {AUDIT_API_VERSION} Event (got {got})",
-                                "give the API server's audit log (--audit-log-path), JSON format"))
-        return None
-    event = Event(path, number, data)
-    raw = data.get("stageTimestamp")
+def _timed(event: Event, problems: list[Problem]) -> Event | None:
+    raw = event.data.get("stageTimestamp")
     if raw is None:
         return event
     when = parse_time(raw) if isinstance(raw, str) else None
@@ -73,7 +57,57 @@ def _decode(path: str, number: int, line_bytes: bytes, problems: list[Problem]) 
         problems.append(event.problem("$.stageTimestamp", f"not an RFC 3339 time: {raw!r}",
                                       "the API server writes e.g. 2025-11-20T10:02:00.002000Z"))
         return None
-    return Event(path, number, data, when)
+    return Event(event.file, event.line, event.data, when)
+
+
+def _is(data: Any, kind: str, *, inherited: bool = False) -> bool:
+    if not isinstance(data, dict):
+        return False
+    if inherited and "kind" not in data and "apiVersion" not in data:
+        return True  # an EventList's items may leave their type to the list's
+    return data.get("kind") == kind and data.get("apiVersion") == AUDIT_API_VERSION
+
+
+def _decode(path: str, number: int, line_bytes: bytes, problems: list[Problem]) -> list[Event]:
+    """The line's Event, or the items of an ``EventList`` (what the webhook backend posts), in order."""
+    try:
+        text = line_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.append(Problem(path, number, exc.start + 1, "$", f"not UTF-8 text: {exc.reason}"))
+        return []
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problems.append(Problem(path, number, exc.colno, "$", f"invalid JSON: {exc.msg}",
+                                "an audit log holds one JSON Event per line"))
+        return []
+    except RecursionError:
+        problems.append(Problem(path, number, 1, "$", "invalid JSON: nested too deeply"))
+        return []
+    hint = "give the API server's audit log (--audit-log-path), JSON format"
+    if _is(data, "EventList") and isinstance(data.get("items"), list):
+        events = []
+        for i, item in enumerate(data["items"]):
+            if not _is(item, "Event", inherited=True):
+                problems.append(Problem(path, number, 1, f"$.items[{i}]", f"not an {AUDIT_API_VERSION} Event", hint))
+            elif (event := _timed(Event(path, number, item), problems)) is not None:
+                events.append(event)
+        return events
+    if not _is(data, "Event"):
+        got = f"{data.get('apiVersion')}/{data.get('kind')}" if isinstance(data, dict) else type(data).__name__
+        problems.append(Problem(path, number, 1, "$", f"not an {AUDIT_API_VERSION} Event (got {got})", hint))
+        return []
+    event = _timed(Event(path, number, data), problems)
+    return [event] if event is not None else []
+
+
+def _lines(handle: io.BufferedReader) -> Iterator[bytes]:
+    """The file's lines, through gzip when it is compressed (``--audit-log-compress`` rotates to .gz)."""
+    if handle.peek(2)[:2] == GZIP_MAGIC:
+        with gzip.GzipFile(fileobj=handle) as unzipped:
+            yield from unzipped
+    else:
+        yield from handle
 
 
 def read_events(path: str, problems: list[Problem]) -> Iterator[Event]:
@@ -85,13 +119,11 @@ def read_events(path: str, problems: list[Problem]) -> Iterator[Event]:
         return
     with handle:
         try:
-            for number, line_bytes in enumerate(handle, start=1):
+            for number, line_bytes in enumerate(_lines(handle), start=1):
                 if line_bytes.strip():
-                    event = _decode(path, number, line_bytes.rstrip(b"\r\n"), problems)
-                    if event is not None:
-                        yield event
-        except OSError as exc:  # a folder, or a read error part way
-            problems.append(Problem(path, 0, 0, "$", f"cannot read file: {exc.strerror or exc}"))
+                    yield from _decode(path, number, line_bytes.rstrip(b"\r\n"), problems)
+        except (OSError, EOFError, zlib.error) as exc:  # a folder, a read error, a damaged or cut gzip stream
+            problems.append(Problem(path, 0, 0, "$", f"cannot read file: {getattr(exc, 'strerror', None) or exc}"))
 
 
 def in_recorded_order(events: list[Event], notes: list[str]) -> list[Event]:

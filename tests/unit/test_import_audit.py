@@ -7,6 +7,7 @@ levels Metadata, Request and RequestResponse; controllers', the scheduler's and 
 
 from __future__ import annotations
 
+import gzip
 import json
 import tempfile
 from datetime import datetime, timezone
@@ -380,3 +381,28 @@ def test_names_from_the_log_cannot_break_the_scenario_file(tmp_path: Path) -> No
     scenario.write_text(text.replace("  controllers: []", CONTROLLER), encoding="utf-8")
     loaded = load_scenario(scenario, check_entrypoint=lambda entrypoint, base: None)
     assert [a.name for a in loaded.actions] == [f"{mallory} patch ConfigMap shop/demo-config (audit.log:2)"]
+
+
+def test_rotated_gzip_files_and_webhook_event_lists(tmp_path: Path) -> None:
+    """--audit-log-compress rotates to .gz; the webhook backend posts EventLists, saved one per line."""
+    plain = Path(AUDIT).read_bytes()
+    rotated = tmp_path / "audit-2025-11-20T10-16-00.000.log.gz"
+    rotated.write_bytes(gzip.compress(plain))
+    names = [a["name"].replace(".log.gz:", ".log:") for a in run(files=(str(rotated),)).actions]
+    assert names == [a["name"].replace("(audit.log", f"({rotated.name[:-3]}") for a in run().actions]
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(gzip.compress(plain)[:200])
+    with pytest.raises(ScenarioError, match="cannot read file: Compressed file ended before"):
+        run(files=(str(cut),))
+    patch = event("patch", "bob", {**CM, "name": "demo-config"}, body={"data": {"n": "1"}}, **at(1))
+    untyped = {k: v for k, v in patch.items() if k not in ("kind", "apiVersion")}
+    batch = {"kind": "EventList", "apiVersion": "audit.k8s.io/v1", "metadata": {},
+             "items": [patch, {**untyped, "requestObject": {"data": {"n": "2"}}}]}
+    path = tmp_path / "webhook.log"
+    path.write_text(json.dumps(batch) + "\n", encoding="utf-8")
+    assert [a["patch"]["patch"]["data"]["n"] for a in run(files=(str(path),)).actions] == ["1", "2"]
+    path.write_text(json.dumps({**batch, "items": [patch, {"kind": "Pod"}]}) + "\n", encoding="utf-8")
+    with pytest.raises(ScenarioError) as info:
+        run(files=(str(path),))
+    assert [(p.line, p.path, p.message) for p in info.value.problems] == [
+        (1, "$.items[1]", "not an audit.k8s.io/v1 Event")]
