@@ -177,8 +177,9 @@ def scenario_text(imported: Imported, *, name: str, inputs: Sequence[str], timel
     example = _example_kind(imported, counts)
     builtins = sorted({b for k, _ in counts for b in _BUILTINS_FOR.get(k, ())})
     sources = ", ".join(inputs) if inputs else "no manifests"
+    and_log = f" and {timeline.source}" if timeline.source else ""
     lines = [
-        f"# Scaffolded by `kamera import` from {sources}{' and ' + timeline.source if timeline.source else ''}.",
+        f"# Scaffolded by `kamera import` from {sources}{and_log}.",
         f"# {len(imported.objects)} seed object(s) of {len(counts)} kind(s) in {len(written.seed_files)} file(s), "
         f"{len(imported.crds)} CustomResourceDefinition(s)"
         + (f", {len(timeline.actions)} user action(s) from the audit log." if timeline.source else "."),
@@ -187,7 +188,7 @@ def scenario_text(imported: Imported, *, name: str, inputs: Sequence[str], timel
         f"kind: {KIND}",
         "metadata:",
         f"  name: {json.dumps(name)}",
-        f"  description: {json.dumps('Imported from ' + sources, ensure_ascii=False)}",
+        f"  description: {json.dumps('Imported from ' + sources + and_log, ensure_ascii=False)}",
         "spec:",
         "  # TODO(kamera import): the controllers under test. Until at least one is named here (or a",
         '  # built-in under spec.cluster.builtins), kamera check stops with "no controllers to check".',

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from kamera_cli.cli import app
@@ -99,3 +100,21 @@ def test_import_audit_options_are_checked(tmp_path: Path) -> None:
     bad.write_text('{"kind": "Event"\n', encoding="utf-8")
     code, stdout, stderr = invoke("import", "--audit", str(bad), "-o", str(tmp_path / "o"))
     assert code == 2 and f"{bad}:1:17: $: invalid JSON" in stderr and "Traceback" not in stdout + stderr
+
+
+def test_the_incident_example_is_what_the_import_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """scenarios/import/incident: seed, explore bound, comments and actions exactly as imported."""
+    example = ROOT / "scenarios" / "import" / "incident"
+    shutil.copytree(example / "input", tmp_path / "input")
+    monkeypatch.chdir(tmp_path)
+    code, stdout, stderr = invoke("import", "input/cluster.yaml", "--audit", "input/audit.log", "-o", "incident")
+    assert code == 0, stderr
+    assert "2 user action(s)" in stdout
+    written = (tmp_path / "incident" / "scenario.yaml").read_text(encoding="utf-8")
+    committed = (example / "scenario.yaml").read_text(encoding="utf-8")
+    tail = written[written.index("  seed:\n"):]
+    assert committed.endswith(tail)
+    for seed in ("_cluster.yaml", "shop.yaml"):
+        assert (tmp_path / "incident" / "seed" / seed).read_bytes() == (example / "seed" / seed).read_bytes()
+    fixed = (example / "fixed" / "scenario.yaml").read_text(encoding="utf-8")
+    assert fixed.endswith(tail[tail.index("  # The default 50 steps"):])
