@@ -51,6 +51,8 @@ class AuditOptions:
 
 @dataclass
 class Replay:
+    """What a log gives the scenario, accumulated as the events are read (hence not frozen)."""
+
     actions: list[dict[str, Any]] = field(default_factory=list)
     #: one line per user write not replayed, and the summaries (become comments in scenario.yaml)
     comments: list[str] = field(default_factory=list)
