@@ -218,7 +218,7 @@ class _Replayer:
         name = str(ref_raw.get("name") or _dict(_dict(body).get("metadata")).get("name") or "")
         namespace = str(ref_raw.get("namespace") or "")
         where = f"{namespace}/{name}" if namespace and name else name or (f"in {namespace}" if namespace else "")
-        return f"{user} {verb} {what} {where}".rstrip()
+        return f"{user or '(no user)'} {verb} {what} {where}".rstrip()
 
     def _info(self, ref_raw: Mapping[str, Any]) -> ResourceInfo:
         group, version = str(ref_raw.get("apiGroup") or ""), str(ref_raw.get("apiVersion") or "")

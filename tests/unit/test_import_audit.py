@@ -110,7 +110,7 @@ def test_what_is_not_replayed_is_said() -> None:
     assert not any("reads" in c for c in replayed.comments)
 
 
-def test_user_selection_and_impersonation() -> None:
+def test_user_selection_and_impersonation(tmp_path: Path) -> None:
     people = [a["name"] for a in run().actions]
     with_controller = [a["name"] for a in run(users=("system:serviceaccount:kube-system:*",)).actions]
     # --user adds the deployment controller's status patch to the people's writes, in its place;
@@ -122,6 +122,8 @@ def test_user_selection_and_impersonation() -> None:
     assert len(no_bob.actions) == len(people) - 2
     no_erin = run(exclude_users=("erin",))  # the CI robot acted as erin: erin is who acted
     assert not any("update Widget" in a["name"] for a in no_erin.actions)
+    nobody = run(files=(log(tmp_path, {**event("delete", "", {**CM, "name": "demo-config"}), "user": {}}),))
+    assert [a["name"] for a in nobody.actions] == ["(no user) delete ConfigMap shop/demo-config (audit.log:1)"]
     only_dave = run(exclude_users=("*",), users=("dave",))  # --user wins over --exclude-user
     assert [a["name"] for a in only_dave.actions] == ["dave patch Widget shop/second (audit.log:13)"]
     converged = run(at="converged", namespaces=("billing",))
