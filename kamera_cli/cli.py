@@ -245,16 +245,35 @@ def import_command(
     force: Annotated[bool, typer.Option(
         "--force", metavar="", help="Write into a folder that is not empty, overwriting the files it writes.")] = False,
     name: Annotated[str, typer.Option("--name", help="The scenario's name (default: the folder's name).")] = "",
+    audit: Annotated[list[Path] | None, typer.Option(
+        "--audit", help="A Kubernetes audit log (JSON lines); users' writes become spec.actions (repeatable).")] = None,
+    user: Annotated[list[str] | None, typer.Option(
+        "--user", help="Also replay these users' writes (glob, repeatable; wins over --exclude-user); "
+                     "default: every user not system:*.")] = None,
+    exclude_user: Annotated[list[str] | None, typer.Option(
+        "--exclude-user",
+        help="Do not replay these users' writes (glob, repeatable), e.g. your controller's own user.")] = None,
+    at: Annotated[str, typer.Option(
+        "--at", help="When each replayed action may happen: any (every placement) or converged.")] = "any",
+    since: Annotated[str, typer.Option(
+        "--since", help="Replay only audit events that completed at or after this RFC 3339 time.")] = "",
+    until: Annotated[str, typer.Option(
+        "--until", help="Replay only audit events that completed at or before this RFC 3339 time.")] = "",
 ) -> None:
-    """Scaffold a scenario from a real cluster's objects: CRDs and seed, server-owned fields stripped."""
+    """Scaffold a scenario from a real cluster: its objects (CRDs and seed, server-owned fields stripped) and, with
+    --audit, the users' writes its audit log recorded (spec.actions)."""
     from kamera_cli.importer import ImportOptions, import_scenario
 
     def body() -> int:
         if out_dir is None:
             raise UsageError("missing -o/--output: the scenario folder to write")
+        if at not in ("any", "converged"):
+            raise UsageError(f"invalid value for --at: {at!r} (choose any or converged)")
         report = import_scenario(ImportOptions(
             inputs=tuple(str(p) for p in inputs or ()), out_dir=str(out_dir),
-            namespaces=tuple(namespace or ()), keep_status=keep_status, force=force, name=name))
+            namespaces=tuple(namespace or ()), keep_status=keep_status, force=force, name=name,
+            audit=tuple(str(p) for p in audit or ()), users=tuple(user or ()), exclude_users=tuple(exclude_user or ()),
+            at="any" if at == "any" else "converged", since=since, until=until))
         for problem in report.warnings:
             typer.echo(f"warning: {problem.render()}", err=True)
         for note in report.notes:
