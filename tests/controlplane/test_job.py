@@ -61,6 +61,7 @@ def test_failures_beyond_the_backoff_limit_fail_the_job() -> None:
     for _ in range(2):
         JobController().reconcile(h.cluster, "default", "crunch", "")
         _run_pods(h, "failed")
+        h.tick(600)  # past the failure backoff (tests/controlplane/test_job_policies.py pins it)
     JobController().reconcile(h.cluster, "default", "crunch", "")
     job = h.get("batch/v1", "Job", "crunch")
     assert job is not None and job["status"]["failed"] == 2
