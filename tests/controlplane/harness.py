@@ -46,6 +46,15 @@ class Harness:
     def tick(self, seconds: int = 1) -> None:
         self.clock += seconds
 
+    def set_image(self, api_version: str, kind: str, name: str, image: str, **spec: Any) -> None:
+        """A new pod template (the first container's image), with other spec fields, as a user edit."""
+        obj = self.get(api_version, kind, name)
+        assert obj is not None
+        template = {**obj["spec"]["template"]}
+        first = {**template["spec"]["containers"][0], "image": image}
+        template["spec"] = {**template["spec"], "containers": [first]}
+        self.server.update({**obj, "spec": {**obj["spec"], "template": template, **spec}})
+
 
 def pod_template(labels: dict[str, str], restart: str = "Always") -> dict[str, Any]:
     return {"metadata": {"labels": dict(labels)},
