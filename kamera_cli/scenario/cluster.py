@@ -16,7 +16,7 @@ from kamera_cli.scenario.paths import Path_
 
 #: every name ``builtins:`` takes, and the built-ins each one needs to do anything useful
 KNOWN = ("cronjob", "daemonset", "deployment", "endpoints", "endpointslice", "job", "kubelet", "pvc-binder",
-         "replicaset", "serviceaccount", "statefulset")
+         "replicaset", "root-ca-publisher", "serviceaccount", "statefulset")
 _SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 

@@ -45,7 +45,7 @@ def test_defaults_all_and_nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         """)
     cluster = s.cluster  # type: ignore[attr-defined]
     assert cluster.builtins == ("cronjob", "daemonset", "deployment", "endpoints", "endpointslice", "job", "kubelet",
-                                "pvc-binder", "replicaset", "serviceaccount", "statefulset")
+                                "pvc-binder", "replicaset", "root-ca-publisher", "serviceaccount", "statefulset")
     assert [n["metadata"]["name"] for n in cluster.nodes] == ["node-1"]  # one node when the kubelet runs
     assert cluster.pod_default == ("running",)
     assert cluster.pod_rules[0].outcomes == ("ready", "crashLoop")
