@@ -118,9 +118,10 @@ class JobController:
             remaining: list[Obj] = []
         else:
             remaining = s.active
-            if not deleting(job):
+            managed = not deleting(job)
+            if managed:
                 remaining = self._manage(cluster, s)
-                self._suspend_condition(cluster, s, remaining)
+            self._after_manage(cluster, s, remaining, managed)
         st = s.st
         st["active"] = len(remaining)
         st["ready"] = max(0, s.ready)
@@ -259,14 +260,17 @@ class JobController:
         return created
 
     @staticmethod
-    def _suspend_condition(cluster: Cluster, s: _Sync, active: list[Obj]) -> None:
-        """After manageJob: Complete when enough succeeded, else the Suspended condition (a resumed Job
-        restarts its clock: ``startTime`` becomes now, so ``activeDeadlineSeconds`` counts from here)."""
+    def _after_manage(cluster: Cluster, s: _Sync, active: list[Obj], managed: bool) -> None:
+        """After manageJob: Complete when enough succeeded; else, when manageJob ran, the Suspended
+        condition (a resumed Job restarts its clock: ``startTime`` becomes now, so
+        ``activeDeadlineSeconds`` counts from the resume)."""
         completions = spec(s.job).get("completions")
         complete = (s.succeeded > 0 and not active) if completions is None else \
             (s.succeeded >= int(completions) and not active)
         if complete:
             s.finish = ("SuccessCriteriaMet", *_DONE)
+            return
+        if not managed:
             return
         stamp = cluster.stamp()
         if spec(s.job).get("suspend"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kamera_cli.controlplane import Kubelet, Outcome
+from kamera_cli.controlplane import Kubelet, Outcome, PodRule
 from kamera_cli.controlplane.job import TRACKING, JobController
 from kamera_cli.controlplane.jobpolicy import backoff_remaining, match_success_policy
 from tests.controlplane.harness import Harness, pod_template
@@ -217,3 +217,16 @@ def test_a_scale_down_removes_the_finalizer_before_deleting() -> None:
     h.cluster.patch("batch/v1", "Job", "default", "crunch", {"spec": {"parallelism": 1}})
     _sync(h)
     assert len(h.pods()) == 1 and "failed" not in _status(h) and _status(h)["active"] == 1
+
+
+def test_the_exit_code_a_pod_rule_gives_decides_the_failure_policy() -> None:
+    policy = _policy({"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}})
+    for code, expected in ((42, "PodFailurePolicy"), (1, "BackoffLimitExceeded")):
+        h = Harness()
+        h.create(_job(completions=1, backoffLimit=0, podFailurePolicy=policy))
+        _sync(h)
+        kubelet = Kubelet(rules=(PodRule({}, ("failed",), exit_code=code),))
+        for p in h.pods():
+            kubelet.reconcile(h.cluster, "default", p["metadata"]["name"], "")
+        _sync(h)
+        assert _conditions(h)[0][2] == expected
