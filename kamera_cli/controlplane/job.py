@@ -351,7 +351,7 @@ class JobController:
             pod_spec = dict(template.get("spec") or {})
             pod_spec["hostname"] = f"{name_of(job)}-{index}"
             env = {"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
-                "fieldPath": f"metadata.annotations['{INDEX}']"}}}
+                "fieldPath": f"metadata.labels['{INDEX}']"}}}  # the label, since PodIndexLabel (GA in 1.32)
             pod_spec["containers"] = [  # addCompletionIndexEnvVariables
                 {**c, "env": [*(c.get("env") or ()), env]}
                 if not any(e.get("name") == "JOB_COMPLETION_INDEX" for e in c.get("env") or ()) else c

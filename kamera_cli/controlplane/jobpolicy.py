@@ -40,7 +40,7 @@ def parse_indexes(text: Any, completions: int | None = None) -> set[int]:
 
 
 def format_indexes(indexes: Iterable[int]) -> str:
-    """``orderedIntervals.String``: the API's spelling of a set of indexes (``0-2,5``)."""
+    """``orderedIntervals.String``: the API's spelling of a set of indexes (``0-2,5,7,8``)."""
     out: list[str] = []
     ordered = sorted(set(indexes))
     i = 0
@@ -48,7 +48,9 @@ def format_indexes(indexes: Iterable[int]) -> str:
         j = i
         while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
             j += 1
-        out.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        # orderedIntervals.String: two neighbours are spelled "4,5", three or more "4-6"
+        out.append(str(ordered[i]) if i == j else f"{ordered[i]},{ordered[j]}" if j == i + 1
+                   else f"{ordered[i]}-{ordered[j]}")
         i = j + 1
     return ",".join(out)
 

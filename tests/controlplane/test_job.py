@@ -86,6 +86,6 @@ def test_indexed_jobs_name_pods_by_index_and_report_completed_indexes() -> None:
 
 
 def test_completed_indexes_spelling() -> None:
-    assert _ranges([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8"
+    assert _ranges([0, 1, 2, 5, 7, 8]) == "0-2,5,7,8"  # two neighbours are not a range upstream
     assert _parse_ranges("0-2,5,7-8") == {0, 1, 2, 5, 7, 8}
     assert _ranges([]) == ""

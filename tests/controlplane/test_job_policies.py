@@ -194,7 +194,7 @@ def test_an_indexed_job_succeeds_by_its_success_policy_and_stops_the_rest() -> N
     pods = {p["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"]: p for p in h.pods()}
     assert pods["1"]["spec"]["hostname"] == "crunch-1"
     assert {"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
-        "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']", "apiVersion": "v1"}}} in \
+        "fieldPath": "metadata.labels['batch.kubernetes.io/job-completion-index']", "apiVersion": "v1"}}} in \
         pods["1"]["spec"]["containers"][0]["env"]
     Kubelet().reconcile(h.cluster, "default", pods["0"]["metadata"]["name"], "succeeded")
     Kubelet().reconcile(h.cluster, "default", pods["1"]["metadata"]["name"], "ready")
