@@ -4,7 +4,8 @@ One step is one sync of one Job, in upstream's order: count what finished since 
 pod still carrying ``batch.kubernetes.io/job-tracking`` is not counted yet), decide whether the Job
 is finished — an earlier ``SuccessCriteriaMet`` / ``FailureTarget``, a pod matching a ``FailJob``
 rule of the ``podFailurePolicy``, failures beyond ``backoffLimit``, ``activeDeadlineSeconds`` passed
-on the virtual clock, an Indexed Job's ``successPolicy`` — and if so delete what still runs;
+on the virtual clock, an Indexed Job's ``successPolicy`` or failed indexes (``backoffLimitPerIndex``)
+— and if so delete what still runs;
 otherwise ``manageJob``: delete everything when suspended, else keep ``min(parallelism, remaining)``
 pods running (Indexed Jobs by lowest missing index), waiting out the failure backoff before
 replacements. Then the counted pods lose their finalizer, the counters and interim conditions are
@@ -78,6 +79,10 @@ class _Sync:
     succeeded: int
     failed: int
     indexes: set[int] = field(default_factory=set)
+    #: backoffLimitPerIndex only: the failed indexes, and per pending index the failed pod kept until
+    #: its replacement exists (``podsWithDelayedDeletionPerIndex``)
+    failed_indexes: set[int] | None = None
+    delayed: dict[int, Obj] = field(default_factory=dict)
     #: (type, reason, message) of the condition that ends the Job, once decided
     finish: tuple[str, str, str] | None = None
     #: seconds until the active deadline, and until the failure backoff lets a replacement start
@@ -188,8 +193,33 @@ class JobController:
                 i for p in s.pods if status(p).get("phase") == "Succeeded" and _tracked(p)
                 and (i := _index(p)) is not None and 0 <= i < completions}
             s.succeeded = len(s.indexes)
+            if spec_.get("backoffLimitPerIndex") is not None:
+                self._failed_indexes(s, completions)
             if s.finish is None and (message := P.match_success_policy(job, s.indexes)) is not None:
                 s.finish = ("SuccessCriteriaMet", "SuccessPolicy", message)
+
+    def _failed_indexes(self, s: _Sync, completions: int) -> None:
+        """``calculateFailedIndexes``, the two failure verdicts they lead to, and which failed pod of each
+        pending index is kept (its finalizer stays) until a replacement carries its failure count."""
+        job, spec_ = s.job, spec(s.job)
+        tracked = [p for p in s.pods if _tracked(p) and self._valid_index(job, p)]
+        s.failed_indexes = P.parse_indexes(s.st.get("failedIndexes"), completions) | {
+            i for p in tracked if P.index_failed(job, p) and (i := _index(p)) is not None}
+        most = spec_.get("maxFailedIndexes")
+        if s.finish is None and most is not None and len(s.failed_indexes) > int(most):
+            s.finish = ("FailureTarget", "MaxFailedIndexesExceeded",
+                        "Job has exceeded the specified maximal number of failed indexes")
+        elif s.finish is None and s.failed_indexes and len(s.failed_indexes) + len(s.indexes) >= completions:
+            s.finish = ("FailureTarget", "FailedIndexes", "Job has failed indexes")
+        busy = s.indexes | s.failed_indexes | {i for p in s.active if (i := _index(p)) is not None}
+        for pod in tracked:
+            index = _index(pod)
+            if index is None or index in busy or not P.pod_failed(pod, job):
+                continue
+            last = s.delayed.get(index)
+            if last is None or (P.absolute_failures(last) <= P.absolute_failures(pod)
+                                and P.finish_time(pod) >= P.finish_time(last)):
+                s.delayed[index] = pod
 
     @staticmethod
     def _past_backoff_limit_on_failure(s: _Sync, limit: int) -> bool:
@@ -237,22 +267,34 @@ class JobController:
         missing = want - terminating - len(active)
         if missing <= 0:
             return active
+        per_index = s.failed_indexes is not None
         failures, last = P.failures_after_last_success(job, s.pods)
-        if failures:
+        if failures and not per_index:
             wait = P.backoff_remaining(failures, last, cluster.now())
             if wait > 0:
                 s.backoff_in = wait  # enqueueSyncJobWithDelay: the replacement waits its turn
                 return active
         indexes: list[int | None] = [None] * missing
         if spec_.get("completionMode") == "Indexed":
-            taken = s.indexes | {i for p in active if (i := _index(p)) is not None}
+            # firstPendingIndexes: not succeeded, not failed, not running
+            taken = s.indexes | (s.failed_indexes or set()) | {i for p in active if (i := _index(p)) is not None}
             indexes = list[int | None](i for i in range(int(completions or 0)) if i not in taken)[:missing]
+        if per_index and any(i in s.delayed for i in indexes if i is not None):
+            # getPodCreationInfoForIndependentIndexes: each index waits out its own backoff
+            now = cluster.now()
+            waits = {i: P.index_backoff_remaining(s.delayed.get(i), now) for i in indexes if i is not None}
+            ready = [i for i in indexes if i is not None and waits[i] <= 0]
+            if not ready:
+                s.backoff_in = min(waits.values())
+                return active
+            indexes = list[int | None](ready)
         created = list(active)
         for batch in slow_start_batches(len(indexes)):
             for _ in range(batch):
                 index = indexes.pop(0)
                 try:
-                    created.append(cluster.create(self._pod(job, index)))
+                    created.append(cluster.create(self._pod(job, index, s.delayed.get(index) if per_index and
+                                                            index is not None else None, per_index)))
                 except ClusterError as exc:
                     if exc.reason == "Forbidden" and "being terminated" in exc.message:
                         return created
@@ -296,6 +338,9 @@ class JobController:
             if not (s.finish is not None or status(pod).get("phase") == "Succeeded" or considered_failed
                     or deleting(job)):
                 continue  # canRemoveFinalizer: still running
+            if s.finish is None and not deleting(job) and status(pod).get("phase") != "Succeeded" and \
+                    any(kept is pod for kept in s.delayed.values()):
+                continue  # kept until its replacement carries the index's failure count
             self._drop_finalizer(cluster, pod)
             if not self._valid_index(job, pod):
                 continue
@@ -311,6 +356,8 @@ class JobController:
             st["succeeded"] = int(st.get("succeeded") or 0) + ok
         if bad:
             st["failed"] = int(st.get("failed") or 0) + bad
+        if s.failed_indexes is not None:
+            st["failedIndexes"] = P.format_indexes(s.failed_indexes)
         if s.finish is None:
             return
         kind, reason, message = s.finish
@@ -331,7 +378,7 @@ class JobController:
 
     # ------------------------------------------------------------------ pieces
     @staticmethod
-    def _pod(job: Obj, index: int | None) -> Obj:
+    def _pod(job: Obj, index: int | None, replaced: Obj | None = None, per_index: bool = False) -> Obj:
         """The pod ``manageJob`` builds: the template, the Job's labels, the tracking finalizer, and for
         Indexed Jobs the completion index (annotation, label, ``JOB_COMPLETION_INDEX``, hostname
         ``<job>-<index>``, generateName ``<job>-<index>-``)."""
@@ -348,6 +395,11 @@ class JobController:
             tmeta["annotations"] = {**(tmeta.get("annotations") or {}), INDEX: str(index)}
             labels[INDEX] = str(index)
             prefix = f"{name_of(job)}-{index}-"
+            if per_index:  # addIndexFailureCountAnnotation
+                failures, ignored = P.replacement_counts(job, replaced)
+                tmeta["annotations"][P.FAILURE_COUNT] = str(failures)
+                if ignored:
+                    tmeta["annotations"][P.IGNORED_COUNT] = str(ignored)
             pod_spec = dict(template.get("spec") or {})
             pod_spec["hostname"] = f"{name_of(job)}-{index}"
             env = {"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {

@@ -108,8 +108,8 @@ def _matching_condition(pod: Mapping[str, Any], patterns: Sequence[Mapping[str, 
 def match_pod_failure_policy(job: Mapping[str, Any], pod: Mapping[str, Any]) -> tuple[str | None, bool, str | None]:
     """``matchPodFailurePolicy``: (the FailJob message, whether the failure counts, the action matched).
 
-    The first rule that matches decides. ``FailIndex`` counts the failure (it only means more with
-    ``backoffLimitPerIndex``, which kamera does not model); no rule matching counts it too.
+    The first rule that matches decides. ``FailIndex`` counts the failure (and fails the index, see
+    ``index_failed``); no rule matching counts it too.
     """
     policy = spec(job).get("podFailurePolicy")
     if not isinstance(policy, Mapping):
@@ -262,3 +262,52 @@ def ensure_condition(conditions: list[Obj], kind: str, state: str, reason: str, 
         conditions.append(new_condition(kind, state, reason, message, stamp))
         return True
     return False
+
+
+# --------------------------------------------------------------------------- backoffLimitPerIndex
+#: how many counted (and ignored) failures an index had before this pod (indexed_job_utils.go)
+FAILURE_COUNT = "batch.kubernetes.io/job-index-failure-count"
+IGNORED_COUNT = "batch.kubernetes.io/job-index-ignored-failure-count"
+
+
+def _count_annotation(pod: Mapping[str, Any], key: str) -> int:
+    """``parseInt32``: 0 when missing, unparsable, negative or beyond int32 (a user may have set it)."""
+    try:
+        value = int((meta(pod).get("annotations") or {}).get(key, 0))
+    except (TypeError, ValueError):
+        return 0
+    return value if 0 <= value <= 2**31 - 1 else 0
+
+
+def absolute_failures(pod: Mapping[str, Any]) -> int:
+    """``getIndexAbsoluteFailureCount``: counted plus ignored failures of the index before this pod."""
+    return _count_annotation(pod, FAILURE_COUNT) + _count_annotation(pod, IGNORED_COUNT)
+
+
+def index_failed(job: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+    """``isIndexFailed``: a failed pod matching a ``FailIndex`` rule, or a counted failure of an index
+    that had already failed ``backoffLimitPerIndex`` times."""
+    if not pod_failed(pod, job):
+        return False
+    _, counted, action = match_pod_failure_policy(job, pod)
+    if action == "FailIndex":
+        return True
+    return counted and _count_annotation(pod, FAILURE_COUNT) >= int(spec(job).get("backoffLimitPerIndex") or 0)
+
+
+def replacement_counts(job: Mapping[str, Any], replaced: Mapping[str, Any] | None) -> tuple[int, int]:
+    """``getNewIndexFailureCounts``: the counts a replacement pod carries — the replaced pod's, plus
+    its own failure (as counted or as ignored)."""
+    if replaced is None:
+        return 0, 0
+    failures, ignored = _count_annotation(replaced, FAILURE_COUNT), _count_annotation(replaced, IGNORED_COUNT)
+    if match_pod_failure_policy(job, replaced)[1]:
+        return failures + 1, ignored
+    return failures, ignored + 1
+
+
+def index_backoff_remaining(last_failed: Mapping[str, Any] | None, now: float) -> float:
+    """``getRemainingTimePerIndex``: the backoff of one index, from its last failed pod's counts."""
+    if last_failed is None:
+        return 0.0
+    return backoff_remaining(absolute_failures(last_failed) + 1, finish_time(last_failed), now)

@@ -8,8 +8,8 @@ import copy
 from typing import Any
 
 from kamera_cli.controlplane import Kubelet, Outcome, PodRule
-from kamera_cli.controlplane.job import TRACKING, JobController
-from kamera_cli.controlplane.jobpolicy import backoff_remaining, match_success_policy
+from kamera_cli.controlplane.job import INDEX, TRACKING, JobController
+from kamera_cli.controlplane.jobpolicy import FAILURE_COUNT, backoff_remaining, match_success_policy
 from tests.controlplane.harness import Harness, pod_template
 
 
@@ -230,3 +230,50 @@ def test_the_exit_code_a_pod_rule_gives_decides_the_failure_policy() -> None:
             kubelet.reconcile(h.cluster, "default", p["metadata"]["name"], "")
         _sync(h)
         assert _conditions(h)[0][2] == expected
+
+
+# --------------------------------------------------------------------------- backoffLimitPerIndex
+def _by_index(h: Harness, index: str) -> list[dict[str, Any]]:
+    return sorted((p for p in h.pods() if p["metadata"]["labels"].get(INDEX) == index),
+                  key=lambda p: int(p["metadata"]["annotations"][FAILURE_COUNT]))
+
+
+def test_each_index_has_its_own_backoff_limit_and_delay() -> None:
+    h = Harness()
+    h.create(_job(completions=2, parallelism=2, completionMode="Indexed", backoffLimitPerIndex=1))
+    _sync(h)
+    assert all(p["metadata"]["annotations"][FAILURE_COUNT] == "0" for p in h.pods())
+    [first] = _by_index(h, "0")
+    [other] = _by_index(h, "1")
+    Kubelet().reconcile(h.cluster, "default", first["metadata"]["name"], "failed")
+    Kubelet().reconcile(h.cluster, "default", other["metadata"]["name"], "succeeded")
+    assert _sync(h) == Outcome(requeue_after=10, retry=True)  # index 0 waits its own 10 s
+    st = _status(h)
+    assert st["completedIndexes"] == "1" and st["failedIndexes"] == "" and "failed" not in st
+    assert TRACKING in h.get("v1", "Pod", first["metadata"]["name"])["metadata"]["finalizers"]  # type: ignore[index]
+    h.tick(10)
+    _sync(h)
+    retry = _by_index(h, "0")[-1]
+    assert retry["metadata"]["annotations"][FAILURE_COUNT] == "1"  # the replaced pod's failure, carried
+    _sync(h)  # the replacement exists: the first failure is counted and its pod released
+    assert _status(h)["failed"] == 1 and h.get("v1", "Pod", first["metadata"]["name"]) is not None
+    assert TRACKING not in (h.get("v1", "Pod", first["metadata"]["name"])["metadata"].get("finalizers") or [])  # type: ignore[index]
+    Kubelet().reconcile(h.cluster, "default", retry["metadata"]["name"], "failed")
+    _sync(h)
+    st = _status(h)
+    assert st["failedIndexes"] == "0" and st["failed"] == 2
+    assert _conditions(h) == [("FailureTarget", "True", "FailedIndexes", "Job has failed indexes"),
+                              ("Failed", "True", "FailedIndexes", "Job has failed indexes")]
+
+
+def test_max_failed_indexes_and_fail_index_rules() -> None:
+    h = Harness()
+    h.create(_job(completions=3, parallelism=3, completionMode="Indexed", backoffLimitPerIndex=5,
+                  maxFailedIndexes=0, podFailurePolicy=_policy(
+                      {"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [1]}})))
+    _sync(h)
+    [first] = _by_index(h, "0")
+    Kubelet().reconcile(h.cluster, "default", first["metadata"]["name"], "failed")
+    _sync(h)
+    assert _status(h)["failedIndexes"] == "0"  # FailIndex: at once, whatever the per-index limit
+    assert _conditions(h)[0][:3] == ("FailureTarget", "True", "MaxFailedIndexesExceeded")
