@@ -42,10 +42,6 @@ _DONE = ("CompletionsReached", "Reached expected number of succeeded pods")
 _BACKOFF = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
 _DEADLINE = ("DeadlineExceeded", "Job was active longer than specified deadline")
 
-# kept for the tests and callers that spell indexes through this module
-_ranges = P.format_indexes
-_parse_ranges = P.parse_indexes
-
 
 def finished(job: Mapping[str, Any]) -> bool:
     """``IsJobFinished``: Complete or Failed is True."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from kamera_cli.controlplane import Kubelet
-from kamera_cli.controlplane.job import INDEX, TRACKING, JobController, _parse_ranges, _ranges
+from kamera_cli.controlplane.job import INDEX, TRACKING, JobController
+from kamera_cli.controlplane.jobpolicy import format_indexes as _ranges
+from kamera_cli.controlplane.jobpolicy import parse_indexes as _parse_ranges
 from tests.controlplane.harness import Harness, pod_template
 
 
