@@ -3,8 +3,11 @@
 ``reconcile`` has the bug: it only ever looks for success, so a Job that fails leaves the Task
 Running forever. ``reconcile_first_failure`` has another: it calls the Task Failed at the Job's first
 failed pod, but a Job with retries (``spec.retries`` → ``backoffLimit``) is still running — after its
-failure backoff it starts a replacement pod, which may succeed. ``reconcile_fixed`` waits for the
-Job's own verdict, its Complete or Failed condition.
+failure backoff it starts a replacement pod, which may succeed. ``reconcile_counting_failures``
+recomputes the Job's verdict from its counters (failed pods beyond ``backoffLimit``), which misses a
+Job that ran out of time (``spec.timeoutSeconds`` → ``activeDeadlineSeconds``): one pod stopped,
+Failed with reason DeadlineExceeded. ``reconcile_fixed`` waits for the Job's own verdict, its
+Complete or Failed condition.
 """
 
 from kubernetes import client, config
@@ -25,6 +28,7 @@ def _job(task):
         metadata=client.V1ObjectMeta(name=name, namespace=task["metadata"]["namespace"], owner_references=[owner]),
         spec=client.V1JobSpec(
             backoff_limit=int(task["spec"].get("retries") or 0),
+            active_deadline_seconds=task["spec"].get("timeoutSeconds"),
             template=client.V1PodTemplateSpec(
                 metadata=client.V1ObjectMeta(labels={"task": name}),
                 spec=client.V1PodSpec(restart_policy="Never",
@@ -67,6 +71,17 @@ def reconcile_first_failure(request):
         if job.status and (job.status.failed or 0) >= 1:
             return "Failed"  # the bug: one failed pod is not a failed Job
         return "Done" if job.status and (job.status.succeeded or 0) >= 1 else "Running"
+
+    return _observe(request, judge)
+
+
+def reconcile_counting_failures(request):
+    def judge(job):
+        if job.status and (job.status.succeeded or 0) >= 1:
+            return "Done"
+        if job.status and (job.status.failed or 0) > job.spec.backoff_limit:
+            return "Failed"  # the bug: running out of time is a failure too, after fewer failed pods
+        return "Running"
 
     return _observe(request, judge)
 
