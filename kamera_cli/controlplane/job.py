@@ -35,6 +35,7 @@ from kamera_cli.controlplane.objects import (
     write_status,
 )
 from kamera_cli.controlplane.pods import deletion_order, pod_from_template, slow_start_batches
+from kamera_cli.controlplane.replicaset import claim
 
 TRACKING = "batch.kubernetes.io/job-tracking"
 INDEX = "batch.kubernetes.io/job-completion-index"
@@ -101,13 +102,17 @@ class JobController:
         job = cluster.get(self.api_version, self.kind, namespace, name)
         if job is None:
             return NO_REQUEUE
-        pods = [p for p in cluster.list("v1", "Pod", namespace) if owned_by(p, job)]
         if finished(job):
+            pods = [p for p in cluster.list("v1", "Pod", namespace) if owned_by(p, job)]
             # syncJob returns at once; the orphan worker (cleanupPodFinalizers) frees what is left
             for pod in pods:
                 if _tracked(pod):
                     self._drop_finalizer(cluster, pod)
             return NO_REQUEUE
+        # getPodsForJob: claim by selector; an adopted orphan gets the tracking finalizer too
+        selector = spec(job).get("selector")
+        pods = claim(cluster, job, cluster.list("v1", "Pod", namespace),
+                     selector if isinstance(selector, Mapping) else None, ("v1", "Pod"), finalizers=(TRACKING,))
         s = self._start(cluster, job, pods)
         self._decide(cluster, s)
         if s.finish is not None:

@@ -277,3 +277,19 @@ def test_max_failed_indexes_and_fail_index_rules() -> None:
     _sync(h)
     assert _status(h)["failedIndexes"] == "0"  # FailIndex: at once, whatever the per-index limit
     assert _conditions(h)[0][:3] == ("FailureTarget", "True", "MaxFailedIndexesExceeded")
+
+
+# --------------------------------------------------------------------------- getPodsForJob
+def test_an_orphan_matching_the_selector_is_adopted_with_the_tracking_finalizer() -> None:
+    h = Harness()
+    h.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "stray", "namespace": "default",
+                                                              "labels": {"app": "batch"}},
+              "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}})
+    job = h.create(_job(completions=2, parallelism=2, manualSelector=True,
+                        selector={"matchLabels": {"app": "batch"}}))
+    _sync(h)
+    stray = h.get("v1", "Pod", "stray")
+    assert stray is not None and TRACKING in stray["metadata"]["finalizers"]
+    [ref] = stray["metadata"]["ownerReferences"]
+    assert ref["uid"] == job["metadata"]["uid"] and ref["controller"] is True
+    assert len(h.pods()) == 2 and _status(h)["active"] == 2  # the adopted pod counts: one created
