@@ -6,7 +6,8 @@ holds once the spec has moved on; and operators (and ``kubectl rollout history``
 Each function follows one upstream function: ``getPatch`` (what a revision stores),
 ``HashControllerRevision`` / ``ControllerRevisionName``, ``NewControllerRevision``,
 ``CreateControllerRevision`` (a name collision with different data bumps the collision count),
-``SortControllerRevisions``, ``EqualRevision``, ``nextRevision`` and ``ApplyRevision``.
+``SortControllerRevisions``, ``EqualRevision``, ``nextRevision``, ``ApplyRevision``, and the
+adoption of orphaned revisions.
 """
 
 from __future__ import annotations
@@ -82,14 +83,30 @@ def equal_revision(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 
 
 def owned_revisions(cluster: Cluster, owner: Mapping[str, Any]) -> list[Obj]:
-    """``ListControllerRevisions``: the namespace's revisions the owner's selector matches that it
-    controls, oldest first. Orphans are not adopted (docs/builtins.md)."""
+    """``ListControllerRevisions`` plus adoption: the namespace's revisions the owner's selector matches
+    that it controls, oldest first; a matching orphan is adopted first (``adoptOrphanRevisions`` /
+    ``ClaimControllerRevisions``: a controller ownerReference, the revision's uid as precondition)."""
     selector = spec(owner).get("selector")
     uid = meta(owner).get("uid")
-    found = [r for r in cluster.list("apps/v1", "ControllerRevision", str(meta(owner).get("namespace", "")))
-             if selector_matches(selector if isinstance(selector, Mapping) else None, meta(r).get("labels") or {})
-             and (controller_ref(r) or {}).get("uid") == uid]
-    return sort_revisions(found)
+    namespace = str(meta(owner).get("namespace", ""))
+    owned: list[Obj] = []
+    for rev in cluster.list("apps/v1", "ControllerRevision", namespace):
+        if not selector_matches(selector if isinstance(selector, Mapping) else None, meta(rev).get("labels") or {}):
+            continue
+        ref = controller_ref(rev)
+        if ref is None:
+            try:
+                rev = cluster.patch("apps/v1", "ControllerRevision", namespace, name_of(rev), {"metadata": {
+                    "ownerReferences": [new_controller_ref(owner)], "uid": meta(rev).get("uid")}},
+                    patch_type="strategic")
+            except ClusterError as exc:
+                if exc.not_found or exc.status == 422:
+                    continue  # gone, or replaced meanwhile
+                raise
+        elif ref.get("uid") != uid:
+            continue
+        owned.append(rev)
+    return sort_revisions(owned)
 
 
 def new_revision(owner: Mapping[str, Any], revision: int, probe: int | None, *, name_hash: str | None = None,

@@ -11,7 +11,7 @@ Revisions are ControllerRevision objects (``getStatefulSetRevisions``, ``truncat
 created below the partition built from the current revision's stored template, history beyond
 ``revisionHistoryLimit`` pruned. Simplified (docs/builtins.md): ``maxUnavailable`` and
 ``ordinals.start`` are honoured only as their defaults (1 and 0); claims are never deleted (the
-default retention policy, Retain); orphaned revisions are not adopted.
+default retention policy, Retain).
 """
 
 from __future__ import annotations

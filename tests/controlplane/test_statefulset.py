@@ -184,3 +184,19 @@ def test_history_beyond_the_limit_is_pruned_oldest_first() -> None:
     _set_image(h, "busybox:3")
     _sync(h)
     assert first not in _revisions(h) and len(_revisions(h)) == 2
+
+
+def test_an_orphaned_revision_is_adopted_and_reused() -> None:
+    h = Harness()
+    sts = h.create(_sts(1))
+    _sync(h)
+    [rev] = h.of_kind("ControllerRevision")
+    orphan = {k: v for k, v in rev.items() if k != "metadata"}
+    orphan["metadata"] = {"name": rev["metadata"]["name"], "namespace": "default",
+                          "labels": rev["metadata"]["labels"]}
+    h.server.delete(ObjectRef("apps/v1", "ControllerRevision", "default", rev["metadata"]["name"]))
+    h.create(orphan)  # e.g. left by a StatefulSet deleted with orphan propagation
+    _sync(h)
+    [adopted] = h.of_kind("ControllerRevision")
+    assert adopted["metadata"]["ownerReferences"][0]["uid"] == sts["metadata"]["uid"]
+    assert adopted["revision"] == 1  # the same data: reused, not recreated
