@@ -4,7 +4,6 @@ success_policy.go)."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from kamera_cli.controlplane import Kubelet, Outcome, PodRule
@@ -160,7 +159,7 @@ def test_count_rules_and_pod_conditions_and_not_in() -> None:
         {"action": "Count", "onExitCodes": {"operator": "In", "values": [1]}})))
     _sync(h)
     _start(h, "failed")
-    pod = copy.deepcopy(h.pods()[0])
+    pod = h.pods()[0]
     pod["status"]["conditions"].append({"type": "DisruptionTarget", "status": "True",
                                         "reason": "EvictionByEvictionAPI"})
     h.cluster.update(pod, subresource="status")
