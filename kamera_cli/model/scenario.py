@@ -162,6 +162,8 @@ class PodRuleSpec:
     outcomes: tuple[str, ...]
     namespaces: tuple[str, ...] = ()
     position: Position = Position("")
+    #: what a failing container of such a pod exits with (``failed`` / ``crashLoop``), for podFailurePolicy
+    exit_code: int = 1
 
 
 @dataclass(frozen=True, slots=True)

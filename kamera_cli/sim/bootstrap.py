@@ -206,7 +206,7 @@ class Simulation:
         cluster = self.scenario.cluster
         containment = self._containment
         assert containment is not None
-        rules = [PodRule(r.selector, r.outcomes, r.namespaces) for r in cluster.pod_rules]
+        rules = [PodRule(r.selector, r.outcomes, r.namespaces, r.exit_code) for r in cluster.pod_rules]
         for ctrl in make_builtins(cluster.builtins, rules=rules, default_outcomes=cluster.pod_default,
                                   cronjob_runs=cluster.cronjob_runs):
             for_kind, namespaced, owns, watches = builtin_wiring(ctrl, self.registry)

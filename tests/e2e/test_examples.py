@@ -70,6 +70,12 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "workloads/conditions-no-null-check": (0, set(), 107, 1),
     "workloads/job-failure-ignored": (1, {"invariant: every task ends"}, 22, 2),
     "workloads/job-failure-ignored/fixed": (0, set(), 23, 2),
+    # the Job's failure backoff (10 s on the virtual clock) before the retried pod, which may succeed
+    "workloads/job-retry-seen-as-failure": (1, {"invariant: a failed task's job failed"}, 48, 3),
+    "workloads/job-retry-seen-as-failure/fixed": (0, set(), 46, 3),
+    # activeDeadlineSeconds as a timer on the virtual clock: the running pod is stopped, the Job Failed
+    "workloads/job-deadline-unseen": (1, {"invariant: every task ends"}, 33, 2),
+    "workloads/job-deadline-unseen/fixed": (0, set(), 35, 2),
     "workloads/scale-down-before-move": (1, {"invariant: every shard's pod exists"}, 11, 1),
     "workloads/scale-down-before-move/fixed": (0, set(), 10, 1),
     # the quickstart controller on the other clients, routed in-process (issue 12): its counts exactly
