@@ -75,6 +75,9 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "shapes/lightkube": (0, set(), 9, 1),
     "shapes/lightkube/asyncio": (0, set(), 9, 1),
     "shapes/pykube": (0, set(), 9, 1),
+    # metacontroller (issue 12): the IndexedJob example's hook server, stuck on a failed pod, and its fix
+    "shapes/metacontroller": (1, {"invariant: a settled job has finished"}, 60, 4),
+    "shapes/metacontroller/fixed": (0, set(), 37, 3),
 }
 
 # examples that need an optional client: folder prefix -> (module, extra)

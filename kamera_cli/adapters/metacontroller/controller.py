@@ -1,0 +1,173 @@
+"""A metacontroller manifest with its hooks mapped to Python, loaded as one kamera controller.
+
+Why a :class:`ReconcilerFactory`: the hooks are the user's code, so they get everything a reconcile
+gets — their own module set (re-imported after a simulated crash), the sandbox (virtual time,
+seeded randomness, the network fence), the step's budget, and tracebacks that show only their
+frames.  The engine around them is kamera's emulation of metacontroller (``sync.py``): one step is
+one sync of one parent, run inside the same sandboxed call, with its requests made through the
+routed official client.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from kamera_cli.adapters.entrypoints import parse_entrypoint
+from kamera_cli.adapters.loading import ReconcilerFactory, _arity, _package_chain, _Shape
+from kamera_cli.adapters.metacontroller.hooks import HookTarget, is_handler, neutered_servers
+from kamera_cli.adapters.metacontroller.manifest import MetaSpec
+from kamera_cli.adapters.metacontroller.rest import ResInfo, Rest
+from kamera_cli.adapters.metacontroller.sync import Engine
+from kamera_cli.adapters.reconcile import Request, Result
+
+__all__ = ["MetacontrollerController", "ParentView"]
+
+_HOOK_HINT = ("map each hook to `def hook(request: dict) -> dict` or to the hook server's "
+              "http.server.BaseHTTPRequestHandler subclass")
+
+
+class MetacontrollerController(ReconcilerFactory):
+    """The manifest's engine plus its hooks; ``step`` syncs one parent of one parent resource."""
+
+    def __init__(self, spec: MetaSpec, manifest: Mapping[str, Any], hooks: Mapping[str, str], base_dir: Any, *,
+                 scenario: str, controller: str, env: Any = None) -> None:
+        self.meta = spec
+        self.manifest = json.loads(json.dumps(dict(manifest)))
+        self.manifest.setdefault("status", {})
+        self.hook_entries = {h: e for h, e in sorted(hooks.items()) if spec.hook_path(h) is not None}
+        self.targets: dict[str, HookTarget] = {}
+        self.resolve: Callable[[str, str], ResInfo | None] = lambda _a, _b: None
+        self.parents: list[ResInfo] = []
+        super().__init__(self.hook_entries["sync"], base_dir, scenario=scenario, controller=controller, env=env)
+
+    def _tried(self) -> str:
+        return f"metacontroller hook {self.entrypoint!r}"
+
+    # -- loading: every hook's module, in one module set -------------------------------------------------------
+    def _load(self) -> Any:
+        extra = []
+        for entry in self.hook_entries.values():
+            parsed = parse_entrypoint(entry, self.base_dir)
+            if parsed.file is not None:
+                extra.append(str(parsed.file.parent))
+        ms = self.module_set
+        ms.path_entries = tuple(dict.fromkeys([*ms.path_entries, *extra]))
+        return super()._load()
+
+    def _import(self) -> ModuleType:
+        with neutered_servers():  # a hook server started at import must not bind or block
+            return super()._import()
+
+    def _exec_entry_module(self) -> ModuleType:
+        self._modules: dict[str, ModuleType] = {}
+        first: ModuleType | None = None
+        for hook, entry in self.hook_entries.items():
+            module_part = entry.rpartition(":")[0]
+            if module_part not in self._modules:
+                self._use(entry)
+                self._modules[module_part] = self._exec_one()
+            if hook == "sync":
+                first = self._modules[module_part]
+        self._use(self.hook_entries["sync"])
+        assert first is not None
+        return first
+
+    def _use(self, entry: str) -> None:
+        """Make ``entry`` the one the loader's messages and imports are about."""
+        self.entrypoint = entry
+        self.parsed = parse_entrypoint(entry, self.base_dir)
+        chain = _package_chain(self.parsed.file.parent) if self.parsed.file is not None else []
+        self._package = ".".join(chain)
+
+    def _exec_one(self) -> ModuleType:
+        return super()._exec_entry_module()
+
+    def _resolve(self, module: ModuleType) -> Any:
+        for hook, entry in self.hook_entries.items():
+            self._use(entry)
+            self._current_hook = hook
+            super()._resolve(self._modules[entry.rpartition(":")[0]])
+        self._use(self.hook_entries["sync"])
+        self._shape = _Shape("function", 2, False)
+        return self.step
+
+    def _check_shape(self, value: Any, where: str) -> Any:
+        hook = self._current_hook
+        path = self.meta.hook_path(hook) or "/"
+        name = self.parsed.attr
+        if is_handler(value):
+            if not callable(getattr(value, "do_POST", None)):
+                raise self._error(f"{self._tried()}: handler {name!r} in {where} has no do_POST method",
+                                  "metacontroller POSTs the hook request; define do_POST")
+            self.targets[hook] = HookTarget(hook, self.entrypoint, "handler", value, path)
+            return value
+        if inspect.isclass(value) or not callable(value):
+            raise self._error(f"{self._tried()}: {name!r} in {where} is neither a function nor a "
+                              "BaseHTTPRequestHandler subclass", _HOOK_HINT)
+        if inspect.iscoroutinefunction(value) or inspect.isasyncgenfunction(value):
+            raise self._error(f"{self._tried()}: {name!r} in {where} is async; a hook function returns its "
+                              "response dict", _HOOK_HINT)
+        arity = _arity(value)
+        if arity is not None and not arity.accepts(1):
+            raise self._error(f"{self._tried()}: function {name!r} in {where} takes {arity.text}; a hook takes "
+                              "the request dict", _HOOK_HINT)
+        self.targets[hook] = HookTarget(hook, self.entrypoint, "function", value, path)
+        return value
+
+    # -- binding to the cluster --------------------------------------------------------------------------------
+    def bind(self, resolve: Callable[[str, str], ResInfo | None]) -> list[ResInfo]:
+        """Resolve the manifest's resources in the cluster's discovery; the parent resources, in order."""
+        self.resolve = resolve
+        self.parents = []
+        for rule in self.meta.parents:
+            info = resolve(rule.api_version, rule.resource)
+            if info is None:
+                raise self._error(f"the manifest's parent resource {rule.resource!r} in apiVersion "
+                                  f"{rule.api_version!r} is not served by the cluster",
+                                  "add its CustomResourceDefinition to spec.crds")
+            self.parents.append(info)
+        for child in self.meta.children:
+            if resolve(child.api_version, child.resource) is None:
+                raise self._error(f"the manifest's child resource {child.resource!r} in apiVersion "
+                                  f"{child.api_version!r} is not served by the cluster",
+                                  "add its CustomResourceDefinition to spec.crds")
+        return list(self.parents)
+
+    # -- one step ----------------------------------------------------------------------------------------------
+    def step(self, request: Request, client: Any, index: int = 0) -> Result:
+        """One sync of the parent ``request`` names, of the ``index``-th parent resource."""
+        rule = self.meta.parents[index]
+        engine = Engine(self.meta, self.manifest, Rest(client), self.targets, self.parents[index], self.resolve,
+                        rule.label_selector, rule.annotation_selector)
+        outcome = engine.sync(request.namespace, request.name)
+        if outcome.retry_after:
+            return Result(requeue_after=outcome.retry_after, retry=True)
+        periods = [p for p in (outcome.resync_after, self.meta.resync_period_seconds) if p > 0]
+        return Result(requeue_after=min(periods)) if periods else Result()
+
+
+class ParentView:
+    """The controller as the runtime of one parent resource sees it (a Decorator may have several)."""
+
+    def __init__(self, controller: MetacontrollerController, index: int) -> None:
+        self._controller = controller
+        self._index = index
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._controller, name)
+
+    def invoke(self, request: Request, client: object) -> Any:
+        return self._controller.step(request, client, self._index)
+
+
+def load_metacontroller(spec: MetaSpec, manifest: Mapping[str, Any], hooks: Mapping[str, str], base_dir: Any, *,
+                        scenario: str, controller: str, env: Any = None) -> MetacontrollerController:
+    """Import the hooks' modules (servers started at import are neutered) and check their shapes."""
+    return MetacontrollerController(spec, manifest, hooks, Path(base_dir), scenario=scenario,
+                                    controller=controller, env=env)
+
