@@ -78,6 +78,7 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     # metacontroller (issue 12): the IndexedJob example's hook server, stuck on a failed pod, and its fix
     "shapes/metacontroller": (1, {"invariant: a settled job has finished"}, 60, 4),
     "shapes/metacontroller/fixed": (0, set(), 37, 3),
+    "shapes/metacontroller/decorator": (0, set(), 88, 1),
 }
 
 # examples that need an optional client: folder prefix -> (module, extra)
