@@ -1,0 +1,172 @@
+"""metacontroller controllers: located scenario errors, hook shapes, hook servers, crashes inside a sync."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kamera_cli.adapters.metacontroller import load_metacontroller, parse_manifest
+from kamera_cli.adapters.metacontroller.hooks import HookError, HookTarget, call_hook
+from kamera_cli.errors import EntrypointError, ScenarioError
+from kamera_cli.runner import check
+from kamera_cli.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "scenarios" / "shapes" / "metacontroller"
+
+COMPOSITE = """\
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: CompositeController
+metadata:
+  name: c
+spec:
+  parentResource: {apiVersion: v1, resource: configmaps}
+  childResources:
+    - apiVersion: v1
+      resource: secrets
+      updateStrategy: {method: %(method)s}
+  hooks:
+    sync: {webhook: {url: http://h/sync}}
+%(extra)s"""
+
+
+def scenario(tmp_path: Path, hooks: str, *, manifest: str | None = None, method: str = "InPlace",
+             extra: str = "") -> Path:
+    (tmp_path / "hooks.py").write_text("def sync(request):\n    return {}\n")
+    (tmp_path / "controller.yaml").write_text(manifest if manifest is not None else
+                                              COMPOSITE % {"method": method, "extra": extra})
+    (tmp_path / "scenario.yaml").write_text(textwrap.dedent(f"""\
+        apiVersion: kamera.dev/v1alpha1
+        kind: Scenario
+        metadata: {{name: mc}}
+        spec:
+          controllers:
+            - name: c
+              metacontroller: controller.yaml
+              hooks: {hooks}
+          seed: [{{apiVersion: v1, kind: ConfigMap, metadata: {{name: x}}}}]
+        """))
+    return tmp_path / "scenario.yaml"
+
+
+def problems(path: Path) -> list[str]:
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    return [p.render() for p in info.value.problems]
+
+
+def test_a_valid_entry_loads_with_its_manifest_and_hooks(tmp_path: Path) -> None:
+    loaded = load_scenario(scenario(tmp_path, "{sync: hooks.py:sync}"))
+    (spec,) = loaded.controllers
+    assert spec.metacontroller == "controller.yaml" and spec.hooks == (("sync", "hooks.py:sync"),)
+    assert json.loads(spec.metacontroller_manifest)["kind"] == "CompositeController" and spec.for_kind is None
+
+
+def test_a_manifest_that_is_not_a_metacontroller_controller_is_located(tmp_path: Path) -> None:
+    found = problems(scenario(tmp_path, "{sync: hooks.py:sync}",
+                              manifest="apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n"))
+    assert any("controller.yaml:2:7" in p and "not a metacontroller CompositeController" in p for p in found), found
+
+
+def test_a_hook_of_the_manifest_without_a_python_mapping_is_located_in_the_manifest(tmp_path: Path) -> None:
+    extra = "    finalize: {webhook: {url: http://h/finalize}}\n"
+    found = problems(scenario(tmp_path, "{sync: hooks.py:sync}", extra=extra))
+    assert any("controller.yaml:13:15" in p and "finalize hook has no Python mapping" in p for p in found), found
+
+
+def test_a_mapped_hook_the_manifest_does_not_define_is_an_error(tmp_path: Path) -> None:
+    found = problems(scenario(tmp_path, "{sync: hooks.py:sync, customize: hooks.py:sync}"))
+    assert any("maps a customize hook the manifest does not define" in p for p in found), found
+
+
+def test_an_unknown_update_method_and_a_missing_hook_file_are_located(tmp_path: Path) -> None:
+    found = problems(scenario(tmp_path, "{sync: missing.py:sync}", method="Sideways"))
+    assert any("controller.yaml:10:32" in p and "unknown update method 'Sideways'" in p for p in found), found
+    assert any("scenario.yaml:8:" in p and "missing.py" in p for p in found), found
+
+
+def test_a_missing_manifest_file_is_located(tmp_path: Path) -> None:
+    path = scenario(tmp_path, "{sync: hooks.py:sync}")
+    (tmp_path / "controller.yaml").unlink()
+    found = problems(path)
+    assert any("scenario.yaml:7:" in p and "manifest 'controller.yaml' not found" in p for p in found), found
+
+
+class Echo(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        status = body["parent"].get("answer", 200)
+        self.send_response(status)
+        if status == 429:
+            self.send_header("Retry-After", "7")
+        self.end_headers()
+        self.wfile.write(json.dumps({"children": [], "status": {"path": self.path}}).encode())
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+def test_a_handler_class_is_called_in_process_with_metacontrollers_post() -> None:
+    target = HookTarget("sync", "hooks.py:Echo", "handler", Echo, "/sync")
+    assert call_hook(target, {"parent": {}}).body == {"children": [], "status": {"path": "/sync"}}
+    assert call_hook(target, {"parent": {"answer": 429}}).retry_after == 7.0
+    with pytest.raises(HookError, match="answered HTTP 500"):
+        call_hook(target, {"parent": {"answer": 500}})
+
+
+def test_a_function_hook_must_answer_a_dict() -> None:
+    with pytest.raises(HookError, match="returned list, not a dict"):
+        call_hook(HookTarget("sync", "h.py:f", "function", lambda request: []), {})
+
+
+def load(tmp_path: Path, code: str, hooks: dict[str, str] | None = None) -> Any:
+    (tmp_path / "hook.py").write_text(textwrap.dedent(code))
+    manifest = {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController",
+                "metadata": {"name": "c"}, "spec": {"parentResource": {"apiVersion": "v1", "resource": "configmaps"},
+                                                    "hooks": {"sync": {"webhook": {"url": "http://h/s"}}}}}
+    hooks = hooks or {"sync": "hook.py:Handler"}
+    spec, issues = parse_manifest(manifest, hooks)
+    assert spec is not None, issues
+    return load_metacontroller(spec, manifest, hooks, tmp_path, scenario="s", controller="c")
+
+
+def test_a_hook_module_that_starts_its_server_at_import_still_loads(tmp_path: Path) -> None:
+    controller = load(tmp_path, """\
+        from http.server import BaseHTTPRequestHandler, HTTPServer
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                pass
+        HTTPServer(("", 80), Handler).serve_forever()
+        AFTER = True
+        """)
+    try:
+        assert controller.targets["sync"].shape == "handler"
+        assert controller.module is not None and controller.module.AFTER is True
+    finally:
+        controller.unload()
+
+
+@pytest.mark.parametrize(("code", "message"), [
+    ("Handler = 3\n", "neither a function nor a BaseHTTPRequestHandler"),
+    ("def Handler():\n    return {}\n", "a hook takes the request dict"),
+    ("async def Handler(request):\n    return {}\n", "is async"),
+])
+def test_a_hook_of_the_wrong_shape_is_a_load_error(tmp_path: Path, code: str, message: str) -> None:
+    with pytest.raises(EntrypointError, match=message):
+        load(tmp_path, code)
+
+
+def test_a_crash_can_strike_between_the_writes_of_one_sync(tmp_path: Path) -> None:
+    """The fixed IndexedJob with one crash of the engine: more states, the same verdict."""
+    text = (EXAMPLE / "fixed" / "scenario.yaml").read_text()
+    text = text.replace("../", f"{EXAMPLE}/")
+    text += "  perturbations:\n    crashes:\n      - controller: indexedjob\n        max: 1\n"
+    (tmp_path / "scenario.yaml").write_text(text)
+    (result,) = check(tmp_path / "scenario.yaml").scenarios
+    assert result.verdict == "passed", [c.message for c in result.checks]
+    assert result.stats.states > 37  # the unperturbed example explores 37
