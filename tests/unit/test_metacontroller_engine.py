@@ -60,9 +60,22 @@ class Cluster:
         return sorted(o["metadata"]["name"] for o in self.server.snapshot.objects() if o["kind"] == kind)
 
 
+#: metacontroller's ControllerRevision CRD (what its Helm chart installs), for rolling updates
+REVISION_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "controllerrevisions.metacontroller.k8s.io"},
+    "spec": {"group": "metacontroller.k8s.io", "scope": "Namespaced",
+             "names": {"plural": "controllerrevisions", "singular": "controllerrevision",
+                       "kind": "ControllerRevision", "listKind": "ControllerRevisionList"},
+             "versions": [{"name": "v1alpha1", "served": True, "storage": True,
+                           "schema": {"openAPIV3Schema": {"type": "object",
+                                                          "x-kubernetes-preserve-unknown-fields": True}}}]},
+}
+
+
 @pytest.fixture
 def cluster() -> Iterator[Cluster]:
-    registry = Registry.builtin().with_crds([TASK_CRD])
+    registry = Registry.builtin().with_crds([TASK_CRD, REVISION_CRD])
     server = ApiServer(registry, Snapshot.empty(), now=lambda: EPOCH)
     server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
     with Containment() as containment:
@@ -83,7 +96,8 @@ def composite(**spec: Any) -> dict[str, Any]:
 
 def task(name: str = "t", **spec: Any) -> dict[str, Any]:
     return {"apiVersion": "example.com/v1", "kind": "Task", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"selector": {"matchLabels": {"task": name}}, **spec}}
+            "spec": {"selector": {"matchLabels": {"task": name}},
+                     "template": {"metadata": {"labels": {"task": name}}}, **spec}}
 
 
 def cm(name: str, data: dict[str, str] | None = None, **labels: str) -> dict[str, Any]:
@@ -278,3 +292,59 @@ def test_decorator_selects_by_labels_and_annotations_and_sets_labels_annotations
     assert attachment is not None and attachment["metadata"]["annotations"][DECORATOR_ANNOTATION] == "deco"
     cluster.engine(DECORATOR, {"sync": hook}).sync("default", "on")
     assert cluster.calls[-1][1]["attachments"] == {"ConfigMap.v1": {"on-extra": attachment}}
+
+
+def rolling(checks: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    strategy: dict[str, Any] = {"method": "RollingInPlace"}
+    if checks:
+        strategy["statusChecks"] = {"conditions": checks}
+    return composite(childResources=[{"apiVersion": "v1", "resource": "configmaps", "updateStrategy": strategy}])
+
+
+def versioned(request: dict[str, Any]) -> dict[str, Any]:
+    version = request["parent"]["spec"]["version"]
+    return {"children": [cm(n, {"version": version}, task="t") for n in ("a", "b")], "status": {}}
+
+
+def roll(cluster: Cluster, manifest: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any], list[str]]:
+    cluster.engine(manifest, {"sync": versioned}).sync("default", "t")
+    data = {}
+    for name in ("a", "b"):
+        child = cluster.get("v1", "ConfigMap", name)
+        assert child is not None
+        data[name] = child["data"]["version"]
+    parent = cluster.get("example.com/v1", "Task", "t")
+    assert parent is not None
+    updated = next(c for c in parent["status"]["conditions"] if c["type"] == "Updated")
+    return data, updated, cluster.kinds("ControllerRevision")
+
+
+def test_a_rolling_update_moves_one_child_per_sync_through_controller_revisions(cluster: Cluster) -> None:
+    cluster.server.create(task(version="v1"))
+    data, updated, revisions = roll(cluster, rolling())
+    assert data == {"a": "v1", "b": "v1"} and updated["reason"] == "OnLatestRevision" and len(revisions) == 1
+    cluster.server.patch(ObjectRef("example.com/v1", "Task", "default", "t"), "merge", {"spec": {"version": "v2"}})
+    data, updated, revisions = roll(cluster, rolling())
+    # the hook was called for both revisions, the parent as each had it
+    assert [c[1]["parent"]["spec"]["version"] for c in cluster.calls[-2:]] == ["v2", "v1"]
+    assert data == {"a": "v2", "b": "v1"} and updated["reason"] == "RolloutProgressing"
+    assert updated["message"] == "updating ConfigMap a" and len(revisions) == 2
+    data, updated, revisions = roll(cluster, rolling())
+    assert data == {"a": "v2", "b": "v2"} and updated["message"] == "updating ConfigMap b"
+    data, updated, revisions = roll(cluster, rolling())
+    assert updated["reason"] == "OnLatestRevision" and len(revisions) == 1  # the old revision is gone
+    revision = cluster.get("metacontroller.k8s.io/v1alpha1", "ControllerRevision", revisions[0])
+    assert revision is not None and revision["parentPatch"]["spec"]["version"] == "v2"
+    assert revision["children"] == [{"apiGroup": "", "kind": "ConfigMap", "names": ["a", "b"]}]
+
+
+def test_a_rolling_update_waits_for_the_status_checks_of_the_children_already_rolled(cluster: Cluster) -> None:
+    cluster.server.create(task(version="v1"))
+    manifest = rolling([{"type": "Ready", "status": "True"}])
+    roll(cluster, manifest)
+    cluster.server.patch(ObjectRef("example.com/v1", "Task", "default", "t"), "merge", {"spec": {"version": "v2"}})
+    data, updated, _ = roll(cluster, manifest)
+    assert data == {"a": "v2", "b": "v1"}
+    data, updated, _ = roll(cluster, manifest)  # a has no Ready condition: b waits
+    assert data == {"a": "v2", "b": "v1"} and updated["reason"] == "RolloutWaiting"
+    assert updated["message"] == "child ConfigMap a failed status check: required condition type missing: 'Ready'"

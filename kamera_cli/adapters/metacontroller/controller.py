@@ -136,6 +136,11 @@ class MetacontrollerController(ReconcilerFactory):
                 raise self._error(f"the manifest's child resource {child.resource!r} in apiVersion "
                                   f"{child.api_version!r} is not served by the cluster",
                                   "add its CustomResourceDefinition to spec.crds")
+        if any(c.rolling for c in self.meta.children) and \
+                resolve("metacontroller.k8s.io/v1alpha1", "controllerrevisions") is None:
+            raise self._error("the manifest's rolling update strategy needs metacontroller's ControllerRevision "
+                              "resource, which the cluster does not serve",
+                              "add metacontroller's CRD controllerrevisions.metacontroller.k8s.io to spec.crds")
         return list(self.parents)
 
     # -- one step ----------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ inside the manifest, so the scenario loader can turn it into ``file:line`` — n
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -49,6 +50,12 @@ class ChildRule:
     api_version: str
     resource: str
     update_method: str = "OnDelete"
+    #: a rolling update's ``statusChecks.conditions`` ({type, status?, reason?}), as JSON
+    status_checks: str = ""
+
+    @property
+    def rolling(self) -> bool:
+        return self.update_method in ("RollingRecreate", "RollingInPlace")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +80,8 @@ class MetaSpec:
     hooks: tuple[tuple[str, str], ...]
     generate_selector: bool = False
     resync_period_seconds: float = 0.0
+    #: ``parentResource.revisionHistory.fieldPaths``: what a ControllerRevision records of the parent
+    revision_field_paths: tuple[str, ...] = ("spec",)
 
     @property
     def composite(self) -> bool:
@@ -133,11 +142,14 @@ def parse_manifest(obj: Any, mapped_hooks: Mapping[str, Any]) -> tuple[MetaSpec 
         add(("spec", "resyncPeriodSeconds"), f"resyncPeriodSeconds must be a number of seconds, not {resync!r}")
         resync = 0
     generate = spec.get("generateSelector", False) if composite else False
+    history = (spec.get("parentResource") or {}).get("revisionHistory") if composite else None
+    paths = history.get("fieldPaths") if isinstance(history, dict) else None
+    field_paths = tuple(str(p) for p in paths) if isinstance(paths, list) and paths else ("spec",)
     if problems:
         return None, problems
     return MetaSpec(kind="CompositeController" if composite else "DecoratorController", name=str(name),
                     parents=tuple(parents), children=children, hooks=hooks, generate_selector=generate is True,
-                    resync_period_seconds=float(resync)), problems
+                    resync_period_seconds=float(resync), revision_field_paths=field_paths), problems
 
 
 def _resource_ok(rule: dict[str, Any], path: Path, add: Any) -> bool:
@@ -150,8 +162,6 @@ def _resource_ok(rule: dict[str, Any], path: Path, add: Any) -> bool:
 
 
 def _selector(value: Any) -> str:
-    import json
-
     return json.dumps(value, sort_keys=True) if isinstance(value, dict) else ""
 
 
@@ -179,7 +189,9 @@ def _children(spec: dict[str, Any], key: str, add: Any) -> tuple[ChildRule, ...]
             add((*path, "updateStrategy", "method"), f"unknown update method {method!r}",
                 "one of " + ", ".join(UPDATE_METHODS))
             continue
-        out.append(ChildRule(rule["apiVersion"], rule["resource"], method))
+        checks = (strategy.get("statusChecks") or {}).get("conditions") if isinstance(strategy, dict) else None
+        out.append(ChildRule(rule["apiVersion"], rule["resource"], method,
+                             json.dumps(checks, sort_keys=True) if isinstance(checks, list) else ""))
     return tuple(out)
 
 

@@ -38,6 +38,7 @@ from kamera_cli.adapters.metacontroller.rest import (
     meta,
     selector_of,
 )
+from kamera_cli.adapters.metacontroller.rolling import rolling_sync
 
 __all__ = ["DECORATOR_ANNOTATION", "Engine", "SyncOutcome"]
 
@@ -79,17 +80,28 @@ class Engine:
         composite = self.spec.composite
         observed = self._claim_children(parent) if composite else self._attachments(parent)
         related = self._related(parent)
-        hook, finalizing = self._hook(parent)
         root, kids = ("parent", "children") if composite else ("object", "attachments")
-        answer = self._call(hook, {"controller": dict(self.manifest), root: parent,
-                                   kids: relative_map(parent, observed),
-                                   "related": relative_map(parent, related), "finalizing": finalizing})
-        if answer.retry_after is not None:
-            return SyncOutcome(retry_after=answer.retry_after)
-        desired = self._desired(parent, answer.body.get(kids), kids)
-        resync = _seconds(answer.body.get("resyncAfterSeconds"))
+        if composite and self._rolls(parent):  # one hook call per ControllerRevision (rolling.py)
+            combined = rolling_sync(self, parent, observed)
+            if isinstance(combined, float):
+                return SyncOutcome(retry_after=combined)
+            body = combined
+        else:
+            hook, finalizing = self._hook(parent)
+            answer = self._call(hook, {"controller": dict(self.manifest), root: parent,
+                                       kids: relative_map(parent, observed),
+                                       "related": relative_map(parent, related), "finalizing": finalizing})
+            if answer.retry_after is not None:
+                return SyncOutcome(retry_after=answer.retry_after)
+            body = answer.body
+        desired = self._desired(parent, body.get(kids), kids)
+        resync = _seconds(body.get("resyncAfterSeconds"))
         finish = self._composite if composite else self._decorator
-        return finish(parent, observed, desired, answer.body, resync)
+        return finish(parent, observed, desired, body, resync)
+
+    def _rolls(self, parent: Mapping[str, Any]) -> bool:
+        """A rolling strategy on some child resource, unless the parent is going away unfinalized."""
+        return any(c.rolling for c in self.spec.children) and (not deleting(parent) or self._should_finalize(parent))
 
     def _manage(self, parent: Mapping[str, Any], observed: ObjectMap, desired: ObjectMap) -> list[BaseException]:
         """Children are managed unless the parent is going away without a finalize hook holding it."""
