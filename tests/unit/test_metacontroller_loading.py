@@ -170,3 +170,44 @@ def test_a_crash_can_strike_between_the_writes_of_one_sync(tmp_path: Path) -> No
     (result,) = check(tmp_path / "scenario.yaml").scenarios
     assert result.verdict == "passed", [c.message for c in result.checks]
     assert result.stats.states > 37  # the unperturbed example explores 37
+
+
+def test_a_decorator_of_several_resources_is_one_controller_per_resource(tmp_path: Path) -> None:
+    (tmp_path / "hooks.py").write_text(textwrap.dedent("""\
+        CALLS = []
+        def sync(request):
+            CALLS.append(request["object"]["kind"])
+            return {"labels": {"seen-by": "deco", "kinds-seen": str(len(set(CALLS)))}}
+        """))
+    (tmp_path / "deco.yaml").write_text(textwrap.dedent("""\
+        apiVersion: metacontroller.k8s.io/v1alpha1
+        kind: DecoratorController
+        metadata: {name: deco}
+        spec:
+          resources:
+            - {apiVersion: v1, resource: configmaps}
+            - {apiVersion: v1, resource: secrets}
+          hooks:
+            sync: {webhook: {url: http://h/sync}}
+        """))
+    (tmp_path / "scenario.yaml").write_text(textwrap.dedent("""\
+        apiVersion: kamera.dev/v1alpha1
+        kind: Scenario
+        metadata: {name: deco}
+        spec:
+          controllers:
+            - {name: deco, metacontroller: deco.yaml, hooks: {sync: hooks.py:sync}}
+          seed:
+            - {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}
+            - {apiVersion: v1, kind: Secret, metadata: {name: s}}
+          expect: {deterministic: false}
+        """))
+    (result,) = check(tmp_path / "scenario.yaml").scenarios
+    assert result.verdict == "passed", [c.message for c in result.checks]
+    labelled = {o["kind"]: o["metadata"].get("labels", {}).get("seen-by")
+                for state in result.converged for o in state.objects if o["kind"] in ("ConfigMap", "Secret")}
+    assert labelled == {"ConfigMap": "deco", "Secret": "deco"}
+    # both controllers share the hook module (one hook server): it saw both kinds
+    kinds_seen = {o["metadata"].get("labels", {}).get("kinds-seen")
+                  for state in result.converged for o in state.objects if o["kind"] in ("ConfigMap", "Secret")}
+    assert "2" in kinds_seen
