@@ -101,3 +101,9 @@ def test_an_unreadable_annotation_is_an_error() -> None:
     with pytest.raises(ApplyError, match="can't unmarshal"):
         get_last_applied({"metadata": {"annotations": {LAST_APPLIED: "{not json"}}})
     assert get_last_applied({"metadata": {"annotations": {LAST_APPLIED: ""}}}) is None
+
+
+def test_the_annotation_text_is_what_gos_json_marshal_writes() -> None:
+    obj: dict[str, Any] = {}
+    set_last_applied(obj, {"b": "<a&b>", "a": "é"})
+    assert obj["metadata"]["annotations"][LAST_APPLIED] == '{"a":"é","b":"\\u003ca\\u0026b\\u003e"}'

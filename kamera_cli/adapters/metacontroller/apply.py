@@ -49,9 +49,19 @@ def get_last_applied(obj: Mapping[str, Any]) -> dict[str, Any] | None:
     return value
 
 
+#: what Go's json.Marshal escapes beyond what Python's json does (HTML characters, JS line separators)
+_GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+                             "\u2029": "\\u2029"})
+
+
+def go_json(value: Any) -> str:
+    """``json.Marshal`` of a map: keys sorted, no spaces, UTF-8 kept, HTML characters escaped."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).translate(_GO_ESCAPES)
+
+
 def set_last_applied(obj: dict[str, Any], applied: Mapping[str, Any]) -> None:
-    """Record ``applied`` in the annotation (Go's json.Marshal: sorted keys, no spaces)."""
-    text = json.dumps(applied, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """Record ``applied`` in the annotation, as text identical to what metacontroller writes."""
+    text = go_json(applied)
     metadata = obj.setdefault("metadata", {})
     annotations = metadata.get("annotations")
     if not isinstance(annotations, dict):
