@@ -199,7 +199,9 @@ class Simulation:
         for index, info in enumerate(parents):
             name = spec.name if len(parents) == 1 else f"{spec.name}/{info.kind}"
             kind = KindRef(info.group, info.version, info.kind)
-            wirings.append(Wiring(name, kind, info.namespaced, owns | frozenset(spec.owns), tuple(watches)))
+            # the parent's own events pass metacontroller's filter (selectors, ignoreStatusChanges)
+            wirings.append(Wiring(name, kind, info.namespaced, owns | frozenset(spec.owns), tuple(watches),
+                                  timer=controller.parent_events(index)))
             self.runtimes.append(ControllerRuntime(
                 name=name, for_kind=kind, namespaced=info.namespaced,
                 watched_kinds=tuple(sorted({*owns, *spec.owns, *(w.kind for w in spec.watches)})),

@@ -124,11 +124,12 @@ def test_a_function_hook_must_answer_a_dict() -> None:
         call_hook(HookTarget("sync", "h.py:f", "function", lambda request: []), {})
 
 
-def load(tmp_path: Path, code: str, hooks: dict[str, str] | None = None) -> Any:
+def load(tmp_path: Path, code: str, hooks: dict[str, str] | None = None, **parent: Any) -> Any:
     (tmp_path / "hook.py").write_text(textwrap.dedent(code))
     manifest = {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController",
-                "metadata": {"name": "c"}, "spec": {"parentResource": {"apiVersion": "v1", "resource": "configmaps"},
-                                                    "hooks": {"sync": {"webhook": {"url": "http://h/s"}}}}}
+                "metadata": {"name": "c"},
+                "spec": {"parentResource": {"apiVersion": "v1", "resource": "configmaps", **parent},
+                         "hooks": {"sync": {"webhook": {"url": "http://h/s"}}}}}
     hooks = hooks or {"sync": "hook.py:Handler"}
     spec, issues = parse_manifest(manifest, hooks)
     assert spec is not None, issues
@@ -211,3 +212,21 @@ def test_a_decorator_of_several_resources_is_one_controller_per_resource(tmp_pat
     kinds_seen = {o["metadata"].get("labels", {}).get("kinds-seen")
                   for state in result.converged for o in state.objects if o["kind"] in ("ConfigMap", "Secret")}
     assert "2" in kinds_seen
+
+
+def test_parent_events_pass_metacontrollers_filter(tmp_path: Path) -> None:
+    controller = load(tmp_path, "def Handler(request):\n    return {}\n", ignoreStatusChanges=True,
+                      labelSelector={"matchLabels": {"managed": "yes"}})
+    try:
+        events = controller.parent_events(0)
+        selected = {"metadata": {"name": "p", "labels": {"managed": "yes"}, "generation": 1}}
+        other = {"metadata": {"name": "p", "labels": {"managed": "no"}, "generation": 1}}
+        held = {"metadata": {"name": "p", "finalizers": ["metacontroller.io/compositecontroller-c"]}}
+        assert events(None, selected) == "reset" and events(None, other) == "" and events(None, held) == "reset"
+        status_only = {**selected, "status": {"phase": "x"}}
+        assert events(selected, status_only) == ""  # ignoreStatusChanges
+        relabelled = {"metadata": {**selected["metadata"], "labels": {"managed": "yes", "x": "1"}}}
+        assert events(selected, relabelled) == "reset"
+        assert events(selected, None) == "reset"  # a deletion of a selected parent
+    finally:
+        controller.unload()

@@ -21,7 +21,7 @@ from kamera_cli.adapters.entrypoints import parse_entrypoint
 from kamera_cli.adapters.loading import ReconcilerFactory, _arity, _package_chain, _Shape
 from kamera_cli.adapters.metacontroller.hooks import HookTarget, is_handler, neutered_servers
 from kamera_cli.adapters.metacontroller.manifest import MetaSpec
-from kamera_cli.adapters.metacontroller.rest import ResInfo, Rest
+from kamera_cli.adapters.metacontroller.rest import ResInfo, Rest, label_selector_matches, meta, selector_of
 from kamera_cli.adapters.metacontroller.sync import Engine
 from kamera_cli.adapters.reconcile import Request, Result
 
@@ -142,6 +142,33 @@ class MetacontrollerController(ReconcilerFactory):
                               "resource, which the cluster does not serve",
                               "add metacontroller's CRD controllerrevisions.metacontroller.k8s.io to spec.crds")
         return list(self.parents)
+
+    def parent_events(self, index: int) -> Callable[[Mapping[str, Any] | None, Mapping[str, Any] | None], str]:
+        """Which changes of a parent enqueue it (``enqueueParentObject``/``updateParentObject``):
+        "reset" (enqueue, as any event) or "" (not at all)."""
+        rule = self.meta.parents[index]
+        finalizer = self.meta.finalizer
+
+        def events(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
+            obj = after if after is not None else before
+            if obj is None:
+                return ""
+            if rule.ignore_status_changes and before is not None and after is not None:
+                old, new = meta(before), meta(after)
+                if all(old.get(k) == new.get(k) for k in ("generation", "labels", "annotations")) \
+                        and not new.get("deletionTimestamp"):
+                    return ""
+            m = meta(obj)
+            if finalizer in (m.get("finalizers") or []):
+                return "reset"
+            try:
+                selected = (label_selector_matches(selector_of(rule.label_selector), m.get("labels"))
+                            and label_selector_matches(selector_of(rule.annotation_selector), m.get("annotations")))
+            except ValueError:
+                selected = False
+            return "reset" if selected else ""
+
+        return events
 
     # -- one step ----------------------------------------------------------------------------------------------
     def step(self, request: Request, client: Any, index: int = 0) -> Result:

@@ -66,6 +66,9 @@ class ParentRule:
     resource: str
     label_selector: str = ""
     annotation_selector: str = ""
+    #: ``ignoreStatusChanges``: an update that changes neither generation, labels, annotations nor
+    #: deletion does not enqueue the parent
+    ignore_status_changes: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +127,8 @@ def parse_manifest(obj: Any, mapped_hooks: Mapping[str, Any]) -> tuple[MetaSpec 
     if composite:
         parent = spec.get("parentResource")
         if isinstance(parent, dict) and _resource_ok(parent, ("spec", "parentResource"), add):
-            parents.append(ParentRule(parent["apiVersion"], parent["resource"], _selector(parent.get("labelSelector"))))
+            parents.append(ParentRule(parent["apiVersion"], parent["resource"], _selector(parent.get("labelSelector")),
+                                      ignore_status_changes=parent.get("ignoreStatusChanges") is True))
         elif not isinstance(parent, dict):
             add(("spec",), "a CompositeController needs spec.parentResource {apiVersion, resource}")
     else:
@@ -134,7 +138,8 @@ def parse_manifest(obj: Any, mapped_hooks: Mapping[str, Any]) -> tuple[MetaSpec 
         for i, rule in enumerate(resources if isinstance(resources, list) else []):
             if isinstance(rule, dict) and _resource_ok(rule, ("spec", "resources", i), add):
                 parents.append(ParentRule(rule["apiVersion"], rule["resource"], _selector(rule.get("labelSelector")),
-                                          _annotation_selector(rule.get("annotationSelector"))))
+                                          _annotation_selector(rule.get("annotationSelector")),
+                                          rule.get("ignoreStatusChanges") is True))
     children = _children(spec, "childResources" if composite else "attachments", add)
     hooks = _hooks(spec, mapped_hooks, add)
     resync = spec.get("resyncPeriodSeconds", 0)
