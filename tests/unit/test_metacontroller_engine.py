@@ -348,3 +348,66 @@ def test_a_rolling_update_waits_for_the_status_checks_of_the_children_already_ro
     data, updated, _ = roll(cluster, manifest)  # a has no Ready condition: b waits
     assert data == {"a": "v2", "b": "v1"} and updated["reason"] == "RolloutWaiting"
     assert updated["message"] == "child ConfigMap a failed status check: required condition type missing: 'Ready'"
+
+
+@pytest.mark.parametrize(("answer", "period", "expected"), [
+    ({"resyncAfterSeconds": 30}, 0, (30.0, False)),
+    ({"resyncAfterSeconds": 30}, 10, (10.0, False)),   # the manifest's resyncPeriodSeconds is shorter
+    ({}, 0, (None, False)),
+    ({"too-many": True}, 60, (7.0, True)),             # a 429 from the hook server: a retry after Retry-After
+])
+def test_a_step_resyncs_on_the_virtual_clock(cluster: Cluster, tmp_path: Any, answer: dict[str, Any], period: int,
+                                             expected: tuple[float | None, bool]) -> None:
+    from kamera_cli.adapters.metacontroller import load_metacontroller
+    from kamera_cli.adapters.reconcile import Request
+
+    (tmp_path / "hooks.py").write_text(
+        "import json\n"
+        "from http.server import BaseHTTPRequestHandler\n"
+        f"ANSWER = {answer!r}\n"
+        "class Hook(BaseHTTPRequestHandler):\n"
+        "    def do_POST(self):\n"
+        "        self.rfile.read(int(self.headers['Content-Length']))\n"
+        "        self.send_response(429 if ANSWER.get('too-many') else 200)\n"
+        "        self.send_header('Retry-After', '7')\n"
+        "        self.end_headers()\n"
+        "        self.wfile.write(json.dumps(ANSWER).encode())\n"
+        "    def log_message(self, *args):\n"
+        "        pass\n")
+    manifest = composite(resyncPeriodSeconds=period)
+    spec, _ = parse_manifest(manifest, {"sync": "hooks.py:Hook"})
+    assert spec is not None
+    controller = load_metacontroller(spec, manifest, {"sync": "hooks.py:Hook"}, tmp_path, scenario="s",
+                                     controller="c")
+    try:
+        controller.bind(cluster.resolve)
+        cluster.server.create(task())
+        result = controller.step(Request("default", "t"), cluster.client)
+        assert ((result.requeue_after or None), result.retry) == expected
+    finally:
+        controller.unload()
+
+
+def test_related_rules_by_name_look_in_every_namespace_and_by_label_in_the_parents(cluster: Cluster) -> None:
+    cluster.server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}})
+    cluster.server.create(task())
+    elsewhere = cm("shared", role="config")
+    elsewhere["metadata"]["namespace"] = "other"
+    cluster.server.create(elsewhere)
+    manifest = composite(hooks={"sync": {"webhook": {"url": "http://hook/sync"}},
+                                "customize": {"webhook": {"url": "http://hook/customize"}}})
+    for rule, found in [({"names": ["shared"]}, ["other/shared"]),
+                        ({"labelSelector": {"matchLabels": {"role": "config"}}}, []),
+                        ({"namespace": "other", "names": ["shared"]}, "error")]:
+        cluster.calls.clear()
+        hooks: dict[str, Hook] = {
+            "customize": lambda request, rule=rule: {"relatedResources": [
+                {"apiVersion": "v1", "resource": "configmaps", **rule}]},
+            "sync": children()}
+        if found == "error":  # v1 hooks of a namespaced parent: another namespace is refused
+            with pytest.raises(SyncError, match="differs from parent object namespace"):
+                cluster.engine(manifest, hooks).sync("default", "t")
+            continue
+        cluster.engine(manifest, hooks).sync("default", "t")
+        related = cluster.calls[1][1]["related"]["ConfigMap.v1"]
+        assert [f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in related.values()] == found

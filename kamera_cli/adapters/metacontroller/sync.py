@@ -187,6 +187,7 @@ class Engine:
         return related
 
     def _related_objects(self, rule: Mapping[str, Any], info: ResInfo, parent_ns: str) -> list[dict[str, Any]]:
+        """The objects one related rule selects (``GetRelatedObjects``, v1 hooks)."""
         selector = rule.get("labelSelector")
         namespace = str(rule.get("namespace") or "")
         names = [str(n) for n in rule.get("names") or []]
@@ -198,11 +199,11 @@ class Engine:
         if both and namespace and namespace != parent_ns:
             raise SyncError(f"requested related object namespace {namespace} differs from parent object "
                             f"namespace {parent_ns}")
-        if not namespace and not names and both:
-            namespace = parent_ns  # v1 hooks of a namespaced parent: its own namespace
-        objects = self.rest.list(info, namespace or None)
-        if names:
-            return [o for o in objects if meta(o).get("name") in names]
+        if names or (namespace and selector is None):  # by namespace and names: every namespace when none
+            objects = self.rest.list(info, namespace or None)
+            return [o for o in objects if not names or meta(o).get("name") in names]
+        # by labels: in the rule's namespace, or (v1, both namespaced) the parent's, or everywhere
+        objects = self.rest.list(info, namespace or (parent_ns if both else None))
         try:
             return [o for o in objects if label_selector_matches(selector if isinstance(selector, dict) else None,
                                                                  meta(o).get("labels"))]
