@@ -200,7 +200,8 @@ class Simulation:
             name = spec.name if len(parents) == 1 else f"{spec.name}/{info.kind}"
             kind = KindRef(info.group, info.version, info.kind)
             # the parent's own events pass metacontroller's filter (selectors, ignoreStatusChanges)
-            wirings.append(Wiring(name, kind, info.namespaced, owns | frozenset(spec.owns), tuple(watches),
+            orphans = [(k, controller.orphan_parents(index)) for k in sorted(owns)]
+            wirings.append(Wiring(name, kind, info.namespaced, owns | frozenset(spec.owns), (*watches, *orphans),
                                   timer=controller.parent_events(index)))
             self.runtimes.append(ControllerRuntime(
                 name=name, for_kind=kind, namespaced=info.namespaced,

@@ -230,3 +230,49 @@ def test_parent_events_pass_metacontrollers_filter(tmp_path: Path) -> None:
         assert events(selected, None) == "reset"  # a deletion of a selected parent
     finally:
         controller.unload()
+
+
+def test_an_orphan_created_later_is_adopted_by_the_parent_whose_selector_matches(tmp_path: Path) -> None:
+    from tests.sim.conftest import TASK_CRD
+
+    (tmp_path / "crd.json").write_text(json.dumps(TASK_CRD))
+    (tmp_path / "hooks.py").write_text(textwrap.dedent("""\
+        def sync(request):
+            kept = list(request["children"]["ConfigMap.v1"].values())
+            return {"children": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+                "name": c["metadata"]["name"], "labels": c["metadata"]["labels"]}} for c in kept],
+                    "status": {"children": len(kept)}}
+        """))
+    (tmp_path / "c.yaml").write_text(textwrap.dedent("""\
+        apiVersion: metacontroller.k8s.io/v1alpha1
+        kind: CompositeController
+        metadata: {name: tasks}
+        spec:
+          parentResource: {apiVersion: example.com/v1, resource: tasks}
+          childResources: [{apiVersion: v1, resource: configmaps}]
+          hooks: {sync: {webhook: {url: http://h/sync}}}
+        """))
+    (tmp_path / "scenario.yaml").write_text(textwrap.dedent("""\
+        apiVersion: kamera.dev/v1alpha1
+        kind: Scenario
+        metadata: {name: orphan}
+        spec:
+          controllers:
+            - {name: tasks, metacontroller: c.yaml, hooks: {sync: hooks.py:sync}}
+          crds: [crd.json]
+          seed:
+            - {apiVersion: example.com/v1, kind: Task, metadata: {name: t},
+               spec: {selector: {matchLabels: {task: t}}}}
+          actions:
+            - name: an orphan appears
+              apply: {apiVersion: v1, kind: ConfigMap, metadata: {name: stray, labels: {task: t}}}
+          invariants:
+            - name: the orphan is adopted
+              select: "$.items[?@.kind == 'Task' && @.status.children == 1]"
+              expect: {count: 1}
+        """))
+    (result,) = check(tmp_path / "scenario.yaml").scenarios
+    assert result.verdict == "passed", [c.message for c in result.checks]
+    (state,) = result.converged
+    stray = next(o for o in state.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "stray")
+    assert stray["metadata"]["ownerReferences"][0]["kind"] == "Task"

@@ -21,9 +21,17 @@ from kamera_cli.adapters.entrypoints import parse_entrypoint
 from kamera_cli.adapters.loading import ReconcilerFactory, _arity, _package_chain, _Shape
 from kamera_cli.adapters.metacontroller.hooks import HookTarget, is_handler, neutered_servers
 from kamera_cli.adapters.metacontroller.manifest import MetaSpec
-from kamera_cli.adapters.metacontroller.rest import ResInfo, Rest, label_selector_matches, meta, selector_of
+from kamera_cli.adapters.metacontroller.rest import (
+    ResInfo,
+    Rest,
+    controller_of,
+    label_selector_matches,
+    meta,
+    selector_of,
+)
 from kamera_cli.adapters.metacontroller.sync import Engine
 from kamera_cli.adapters.reconcile import Request, Result
+from kamera_cli.model.objects import KindRef
 
 __all__ = ["MetacontrollerController", "ParentView"]
 
@@ -169,6 +177,21 @@ class MetacontrollerController(ReconcilerFactory):
             return "reset" if selected else ""
 
         return events
+
+    def orphan_parents(self, index: int) -> Any:
+        """A watch mapper for the child kinds: an orphan (no controller ownerReference) enqueues the
+        parents of its namespace, which may adopt it (``findPotentialParents``, whose selector test the
+        sync repeats); children with a controller are the ``owns`` wiring's."""
+
+        def parents(obj: Mapping[str, Any], lister: Any) -> list[tuple[str, str]]:
+            if controller_of(obj) is not None or not self.meta.composite:
+                return []
+            info = self.parents[index]
+            namespace = meta(obj).get("namespace") if info.namespaced else None
+            return list(lister(KindRef(info.group, info.version, info.kind), namespace))
+
+        parents.lists = True  # type: ignore[attr-defined]
+        return parents
 
     # -- one step ----------------------------------------------------------------------------------------------
     def step(self, request: Request, client: Any, index: int = 0) -> Result:
