@@ -21,14 +21,7 @@ from kamera_cli.adapters.entrypoints import parse_entrypoint
 from kamera_cli.adapters.loading import ReconcilerFactory, _arity, _package_chain, _Shape
 from kamera_cli.adapters.metacontroller.hooks import HookTarget, is_handler, neutered_servers
 from kamera_cli.adapters.metacontroller.manifest import MetaSpec
-from kamera_cli.adapters.metacontroller.rest import (
-    ResInfo,
-    Rest,
-    controller_of,
-    label_selector_matches,
-    meta,
-    selector_of,
-)
+from kamera_cli.adapters.metacontroller.rest import ResInfo, Rest, controller_of, meta, parent_selected
 from kamera_cli.adapters.metacontroller.sync import Engine
 from kamera_cli.adapters.reconcile import Request, Result
 from kamera_cli.model.objects import KindRef
@@ -166,15 +159,9 @@ class MetacontrollerController(ReconcilerFactory):
                 if all(old.get(k) == new.get(k) for k in ("generation", "labels", "annotations")) \
                         and not new.get("deletionTimestamp"):
                     return ""
-            m = meta(obj)
-            if finalizer in (m.get("finalizers") or []):
+            if finalizer in (meta(obj).get("finalizers") or []):
                 return "reset"
-            try:
-                selected = (label_selector_matches(selector_of(rule.label_selector), m.get("labels"))
-                            and label_selector_matches(selector_of(rule.annotation_selector), m.get("annotations")))
-            except ValueError:
-                selected = False
-            return "reset" if selected else ""
+            return "reset" if parent_selected(rule.label_selector, rule.annotation_selector, obj) else ""
 
         return events
 

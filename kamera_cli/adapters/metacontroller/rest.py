@@ -144,6 +144,16 @@ def label_selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[s
     return True
 
 
+def parent_selected(label_selector: str, annotation_selector: str, obj: Mapping[str, Any]) -> bool:
+    """The manifest's parent selectors (labels; a Decorator's annotations too) match ``obj``."""
+    m = meta(obj)
+    try:
+        return (label_selector_matches(selector_of(label_selector), m.get("labels"))
+                and label_selector_matches(selector_of(annotation_selector), m.get("annotations")))
+    except ValueError:  # an invalid operator: metacontroller fails to build the selector, selects nothing
+        return False
+
+
 def selector_of(text: str) -> dict[str, Any] | None:
     """A manifest's selector as stored by the manifest parser (JSON text; "" for none)."""
     return json.loads(text) if text else None

@@ -36,7 +36,7 @@ from kamera_cli.adapters.metacontroller.rest import (
     controller_of,
     label_selector_matches,
     meta,
-    selector_of,
+    parent_selected,
 )
 from kamera_cli.adapters.metacontroller.rolling import rolling_sync
 
@@ -111,13 +111,7 @@ class Engine:
         return manage_children(self.rest, self.resolve, methods, parent, observed, desired)
 
     def _selected(self, parent: Mapping[str, Any]) -> bool:
-        """The manifest's parent selectors (labels; for a Decorator also annotations) match."""
-        m = meta(parent)
-        try:
-            return (label_selector_matches(selector_of(self.label_selector), m.get("labels"))
-                    and label_selector_matches(selector_of(self.annotation_selector), m.get("annotations")))
-        except ValueError:
-            return False
+        return parent_selected(self.label_selector, self.annotation_selector, parent)
 
     def _ignored(self, parent: Mapping[str, Any]) -> bool:
         return self.spec.finalizer not in finalizers(parent) and not self._selected(parent)
