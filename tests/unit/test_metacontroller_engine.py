@@ -411,3 +411,21 @@ def test_related_rules_by_name_look_in_every_namespace_and_by_label_in_the_paren
         cluster.engine(manifest, hooks).sync("default", "t")
         related = cluster.calls[1][1]["related"]["ConfigMap.v1"]
         assert [f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in related.values()] == found
+
+
+def test_v2_hooks_key_children_by_namespace_and_name_and_may_relate_other_namespaces(cluster: Cluster) -> None:
+    cluster.server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}})
+    cluster.server.create(task())
+    elsewhere = cm("shared")
+    elsewhere["metadata"]["namespace"] = "other"
+    cluster.server.create(elsewhere)
+    manifest = composite(hooks={"sync": {"version": "v2", "webhook": {"url": "http://hook/sync"}},
+                                "customize": {"version": "v2", "webhook": {"url": "http://hook/customize"}}})
+    rule = {"apiVersion": "v1", "resource": "configmaps", "namespace": "other", "names": ["shared"]}
+    hooks: dict[str, Hook] = {"customize": lambda request: {"relatedResources": [rule]},
+                              "sync": children(cm("a", task="t"))}
+    cluster.engine(manifest, hooks).sync("default", "t")
+    cluster.engine(manifest, hooks).sync("default", "t")
+    request = cluster.calls[-1][1]
+    assert list(request["children"]["ConfigMap.v1"]) == ["default/a"]
+    assert list(request["related"]["ConfigMap.v1"]) == ["other/shared"]

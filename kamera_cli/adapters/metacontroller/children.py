@@ -229,15 +229,18 @@ def object_map(parent: Mapping[str, Any], objects: list[dict[str, Any]], groups:
     return out
 
 
-def relative_map(parent: Mapping[str, Any], objects: ObjectMap) -> dict[str, dict[str, Any]]:
-    """A v1 hook request's map: ``Kind.apiVersion`` → relative name → object (``RelativeObjectMap``).
+def relative_map(parent: Mapping[str, Any], objects: ObjectMap, uniform: bool = False) -> dict[str, dict[str, Any]]:
+    """A hook request's map: ``Kind.apiVersion`` → name → object.
 
-    The relative name is the name, or ``namespace/name`` for a namespaced object of a cluster-scoped parent.
+    v1 hooks (``RelativeObjectMap``): the name, or ``namespace/name`` for a namespaced object under a
+    cluster-scoped parent; v2 hooks (``uniform``, ``UniformObjectMap``): ``namespace/name`` for every
+    namespaced object.
     """
     parent_ns = meta(parent).get("namespace") or ""
     out: dict[str, dict[str, Any]] = {}
     for (api_version, kind), group in sorted(objects.items()):
         entries = out.setdefault(f"{kind}.{api_version}", {})
         for (namespace, name), obj in sorted(group.items()):
-            entries[f"{namespace}/{name}" if not parent_ns and namespace else name] = obj
+            qualified = namespace and (uniform or not parent_ns)
+            entries[f"{namespace}/{name}" if qualified else name] = obj
     return out

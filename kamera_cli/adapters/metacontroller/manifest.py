@@ -81,6 +81,8 @@ class MetaSpec:
     children: tuple[ChildRule, ...]
     #: the hooks the manifest defines, each with the path of its webhook (the handler's request path)
     hooks: tuple[tuple[str, str], ...]
+    #: each hook's version (v1 or v2: how children and related objects are keyed in its request)
+    versions: tuple[tuple[str, str], ...] = ()
     generate_selector: bool = False
     resync_period_seconds: float = 0.0
     #: ``parentResource.revisionHistory.fieldPaths``: what a ControllerRevision records of the parent
@@ -92,6 +94,9 @@ class MetaSpec:
 
     def hook_path(self, hook: str) -> str | None:
         return dict(self.hooks).get(hook)
+
+    def hook_version(self, hook: str) -> str:
+        return dict(self.versions).get(hook, "v1")
 
     @property
     def finalizer(self) -> str:
@@ -141,7 +146,7 @@ def parse_manifest(obj: Any, mapped_hooks: Mapping[str, Any]) -> tuple[MetaSpec 
                                           _annotation_selector(rule.get("annotationSelector")),
                                           rule.get("ignoreStatusChanges") is True))
     children = _children(spec, "childResources" if composite else "attachments", add)
-    hooks = _hooks(spec, mapped_hooks, add)
+    hooks, versions = _hooks(spec, mapped_hooks, add)
     resync = spec.get("resyncPeriodSeconds", 0)
     if not isinstance(resync, (int, float)) or isinstance(resync, bool) or resync < 0:
         add(("spec", "resyncPeriodSeconds"), f"resyncPeriodSeconds must be a number of seconds, not {resync!r}")
@@ -153,7 +158,8 @@ def parse_manifest(obj: Any, mapped_hooks: Mapping[str, Any]) -> tuple[MetaSpec 
     if problems:
         return None, problems
     return MetaSpec(kind="CompositeController" if composite else "DecoratorController", name=str(name),
-                    parents=tuple(parents), children=children, hooks=hooks, generate_selector=generate is True,
+                    parents=tuple(parents), children=children, hooks=hooks, versions=versions,
+                    generate_selector=generate is True,
                     resync_period_seconds=float(resync), revision_field_paths=field_paths), problems
 
 
@@ -200,12 +206,15 @@ def _children(spec: dict[str, Any], key: str, add: Any) -> tuple[ChildRule, ...]
     return tuple(out)
 
 
-def _hooks(spec: dict[str, Any], mapped: Mapping[str, Any], add: Any) -> tuple[tuple[str, str], ...]:
+def _hooks(spec: dict[str, Any], mapped: Mapping[str, Any],
+           add: Any) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """The hooks with their request paths, and with their versions."""
     hooks = spec.get("hooks")
     if not isinstance(hooks, dict) or not hooks:
         add(("spec",), "the manifest defines no hooks (metacontroller: 'no hooks defined')")
-        return ()
+        return (), ()
     out: list[tuple[str, str]] = []
+    versions: list[tuple[str, str]] = []
     for hook in sorted(hooks):
         path: Path = ("spec", "hooks", hook)
         if hook not in HOOK_NAMES:
@@ -215,20 +224,20 @@ def _hooks(spec: dict[str, Any], mapped: Mapping[str, Any], add: Any) -> tuple[t
         if not isinstance(value, dict):
             continue  # a null hook is no hook
         version = value.get("version") or "v1"
-        if version != "v1":
-            add((*path, "version"), f"hook version {version!r} is not supported by kamera yet (v1 only)",
-                "drop 'version' (v1 is metacontroller's default)")
+        if version not in ("v1", "v2"):
+            add((*path, "version"), f"unknown hook version {version!r}", "v1 (the default) or v2")
         if hook not in mapped:
             add(path, f"the manifest's {hook} hook has no Python mapping in the scenario's hooks",
                 f"add `{hook}: path/to/hook.py:function_or_handler` to the controller's hooks")
         out.append((hook, _webhook_path(value.get("webhook"))))
+        versions.append((hook, str(version)))
     if "sync" not in dict(out):
         add(("spec", "hooks"), "the manifest has no sync hook")
     for hook in sorted(mapped):
         if hook not in dict(out) and hook in HOOK_NAMES:
             add(("spec", "hooks"), f"the scenario maps a {hook} hook the manifest does not define",
                 "metacontroller only calls the hooks its manifest defines")
-    return tuple(out)
+    return tuple(out), tuple(versions)
 
 
 def _webhook_path(webhook: Any) -> str:

@@ -26,7 +26,6 @@ from kamera_cli.adapters.metacontroller.children import (
     claim,
     controller_ref,
     delete_child,
-    relative_map,
 )
 from kamera_cli.adapters.metacontroller.rest import ResInfo, label_selector_matches, meta
 
@@ -165,11 +164,7 @@ def rolling_sync(engine: Engine, parent: dict[str, Any], observed: ObjectMap) ->
     if not latest.revision:
         latest.revision = _new_revision(engine, parent, latest_patch)
     for rev in revisions:
-        related = engine._related(rev.parent)
-        hook, finalizing = engine._hook(rev.parent)
-        answer = engine._call(hook, {"controller": dict(engine.manifest), "parent": rev.parent,
-                                     "children": relative_map(parent, observed),
-                                     "related": relative_map(parent, related), "finalizing": finalizing})
+        answer = engine._call_for(parent, rev.parent, observed, engine._related(rev.parent))
         if answer.retry_after is not None:
             return answer.retry_after
         rev.body = answer.body

@@ -80,17 +80,14 @@ class Engine:
         composite = self.spec.composite
         observed = self._claim_children(parent) if composite else self._attachments(parent)
         related = self._related(parent)
-        root, kids = ("parent", "children") if composite else ("object", "attachments")
+        kids = "children" if composite else "attachments"
         if composite and self._rolls(parent):  # one hook call per ControllerRevision (rolling.py)
             combined = rolling_sync(self, parent, observed)
             if isinstance(combined, float):
                 return SyncOutcome(retry_after=combined)
             body = combined
         else:
-            hook, finalizing = self._hook(parent)
-            answer = self._call(hook, {"controller": dict(self.manifest), root: parent,
-                                       kids: relative_map(parent, observed),
-                                       "related": relative_map(parent, related), "finalizing": finalizing})
+            answer = self._call_for(parent, parent, observed, related)
             if answer.retry_after is not None:
                 return SyncOutcome(retry_after=answer.retry_after)
             body = answer.body
@@ -158,6 +155,16 @@ class Engine:
     def _call(self, hook: str, request: dict[str, Any]) -> HookAnswer:
         return call_hook(self.hooks[hook], request)
 
+    def _call_for(self, parent: Mapping[str, Any], seen: Mapping[str, Any], observed: ObjectMap,
+                  related: ObjectMap) -> HookAnswer:
+        """Call sync or finalize about ``seen`` (the parent, or the parent as a revision had it)."""
+        hook, finalizing = self._hook(seen)
+        uniform = self.spec.hook_version(hook) == "v2"
+        root, kids = ("parent", "children") if self.spec.composite else ("object", "attachments")
+        return self._call(hook, {"controller": dict(self.manifest), root: seen,
+                                 kids: relative_map(parent, observed, uniform),
+                                 "related": relative_map(parent, related, uniform), "finalizing": finalizing})
+
     # -- related objects (the customize hook) ------------------------------------------------------------------
     def _related(self, parent: Mapping[str, Any]) -> ObjectMap:
         if "customize" not in self.hooks:
@@ -189,7 +196,8 @@ class Engine:
             raise SyncError("related rule cannot have both names and labelSelector/namespaceSelector specified")
         if rule.get("namespaceSelector") is not None:
             raise SyncError("related rules with a namespaceSelector are not supported by kamera yet")
-        both = self.parent_info.namespaced and info.namespaced
+        # v1 customize hooks of a namespaced parent stay in its namespace; v2 hooks may look anywhere
+        both = self.parent_info.namespaced and info.namespaced and self.spec.hook_version("customize") == "v1"
         if both and namespace and namespace != parent_ns:
             raise SyncError(f"requested related object namespace {namespace} differs from parent object "
                             f"namespace {parent_ns}")
