@@ -429,3 +429,26 @@ def test_v2_hooks_key_children_by_namespace_and_name_and_may_relate_other_namesp
     request = cluster.calls[-1][1]
     assert list(request["children"]["ConfigMap.v1"]) == ["default/a"]
     assert list(request["related"]["ConfigMap.v1"]) == ["other/shared"]
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_related_rules_by_namespace_selector(cluster: Cluster, version: str) -> None:
+    cluster.server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a",
+                                                                                  "labels": {"team": "a"}}})
+    cluster.server.create(task())
+    for namespace in ("default", "team-a"):
+        obj = cm("settings", role="config")
+        obj["metadata"]["namespace"] = namespace
+        cluster.server.create(obj)
+    manifest = composite(hooks={"sync": {"webhook": {"url": "http://hook/sync"}},
+                                "customize": {"version": version, "webhook": {"url": "http://hook/customize"}}})
+    rule = {"apiVersion": "v1", "resource": "configmaps", "namespaceSelector": {"matchLabels": {"team": "a"}},
+            "labelSelector": {"matchLabels": {"role": "config"}}}
+    hooks: dict[str, Hook] = {"customize": lambda request: {"relatedResources": [rule]}, "sync": children()}
+    if version == "v1":  # a namespaced parent's v1 hook may not select namespaces
+        with pytest.raises(SyncError, match="namespaceSelector is not supported"):
+            cluster.engine(manifest, hooks).sync("default", "t")
+        return
+    cluster.engine(manifest, hooks).sync("default", "t")
+    related = cluster.calls[-1][1]["related"]["ConfigMap.v1"]
+    assert [o["metadata"]["namespace"] for o in related.values()] == ["team-a"]

@@ -194,10 +194,12 @@ class Engine:
         names = [str(n) for n in rule.get("names") or []]
         if names and (selector is not None or rule.get("namespaceSelector") is not None):
             raise SyncError("related rule cannot have both names and labelSelector/namespaceSelector specified")
-        if rule.get("namespaceSelector") is not None:
-            raise SyncError("related rules with a namespaceSelector are not supported by kamera yet")
+        if namespace and rule.get("namespaceSelector") is not None:
+            raise SyncError("related rule cannot have both namespace and namespaceSelector specified")
         # v1 customize hooks of a namespaced parent stay in its namespace; v2 hooks may look anywhere
         both = self.parent_info.namespaced and info.namespaced and self.spec.hook_version("customize") == "v1"
+        if rule.get("namespaceSelector") is not None:
+            return self._by_namespace_selector(rule, info, both)
         if both and namespace and namespace != parent_ns:
             raise SyncError(f"requested related object namespace {namespace} differs from parent object "
                             f"namespace {parent_ns}")
@@ -211,6 +213,26 @@ class Engine:
                                                                  meta(o).get("labels"))]
         except ValueError as exc:
             raise SyncError(str(exc)) from None
+
+    def _by_namespace_selector(self, rule: Mapping[str, Any], info: ResInfo, both: bool) -> list[dict[str, Any]]:
+        """The objects (matching the rule's labelSelector) in every namespace the namespaceSelector selects."""
+        if both:
+            raise SyncError("namespaceSelector is not supported for namespaced parent in v1 hook version")
+        if not info.namespaced:
+            raise SyncError("namespaceSelector is only supported for namespaced related resources")
+        namespaces = self.resolve("v1", "namespaces")
+        assert namespaces is not None, "namespaces are always served"
+        selector = rule.get("labelSelector")
+        found: list[dict[str, Any]] = []
+        try:
+            for ns in self.rest.list(namespaces, None):
+                if label_selector_matches(rule.get("namespaceSelector"), meta(ns).get("labels")):
+                    found += [o for o in self.rest.list(info, str(meta(ns).get("name")))
+                              if label_selector_matches(selector if isinstance(selector, dict) else None,
+                                                        meta(o).get("labels"))]
+        except ValueError as exc:
+            raise SyncError(str(exc)) from None
+        return found
 
     # -- CompositeController -----------------------------------------------------------------------------------
     def _child_infos(self) -> list[tuple[ResInfo, str]]:
