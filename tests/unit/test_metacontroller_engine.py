@@ -452,3 +452,26 @@ def test_related_rules_by_namespace_selector(cluster: Cluster, version: str) -> 
     cluster.engine(manifest, hooks).sync("default", "t")
     related = cluster.calls[-1][1]["related"]["ConfigMap.v1"]
     assert [o["metadata"]["namespace"] for o in related.values()] == ["team-a"]
+
+
+def test_a_failed_sync_posts_metacontrollers_sync_error_event_and_fails(cluster: Cluster, tmp_path: Any) -> None:
+    from kamera_cli.adapters.metacontroller import load_metacontroller
+    from kamera_cli.adapters.reconcile import Request
+
+    (tmp_path / "hooks.py").write_text(
+        "def sync(request):\n"
+        "    return {'children': [{'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'x'}}]}\n")
+    spec, _ = parse_manifest(composite(), {"sync": "hooks.py:sync"})
+    assert spec is not None
+    controller = load_metacontroller(spec, composite(), {"sync": "hooks.py:sync"}, tmp_path, scenario="s",
+                                     controller="c")
+    try:
+        controller.bind(cluster.resolve)
+        cluster.server.create(task())
+        with pytest.raises(SyncError, match="don't match parent selector"):
+            controller.step(Request("default", "t"), cluster.client)
+    finally:
+        controller.unload()
+    (event,) = [o for o in cluster.server.snapshot.objects() if o["kind"] == "Event"]
+    assert event["reason"] == "SyncError" and event["type"] == "Warning"
+    assert event["involvedObject"]["name"] == "t" and event["message"].startswith("Sync error: labels on desired")

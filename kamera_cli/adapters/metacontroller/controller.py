@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -186,11 +187,37 @@ class MetacontrollerController(ReconcilerFactory):
         rule = self.meta.parents[index]
         engine = Engine(self.meta, self.manifest, Rest(client), self.targets, self.parents[index], self.resolve,
                         rule.label_selector, rule.annotation_selector)
-        outcome = engine.sync(request.namespace, request.name)
+        try:
+            outcome = engine.sync(request.namespace, request.name)
+        except Exception as exc:  # metacontroller records a Warning event on the parent, then retries
+            sync_error_event(engine.rest, self.parents[index], request.namespace, request.name, exc)
+            raise
         if outcome.retry_after:
             return Result(requeue_after=outcome.retry_after, retry=True)
         periods = [p for p in (outcome.resync_after, self.meta.resync_period_seconds) if p > 0]
         return Result(requeue_after=min(periods)) if periods else Result()
+
+
+def sync_error_event(rest: Rest, info: ResInfo, namespace: str | None, name: str, error: Exception) -> None:
+    """The ``SyncError`` Warning event metacontroller's recorder posts about the parent (best effort,
+    like the recorder; an Event is a record, not state: docs/semantics.md)."""
+    try:
+        parent = rest.get(info, namespace, name)
+        if parent is None:
+            return
+        m = meta(parent)
+        now = time.time_ns()  # the step's virtual clock
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now // 1_000_000_000))
+        where = str(m.get("namespace") or "default")
+        event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": f"{name}.{now:x}", "namespace": where},
+                 "involvedObject": {"apiVersion": parent.get("apiVersion"), "kind": parent.get("kind"),
+                                    "namespace": m.get("namespace"), "name": name, "uid": m.get("uid"),
+                                    "resourceVersion": m.get("resourceVersion")},
+                 "reason": "SyncError", "message": f"Sync error: {error}", "type": "Warning", "count": 1,
+                 "firstTimestamp": stamp, "lastTimestamp": stamp, "source": {"component": "metacontroller"}}
+        rest.call("POST", f"/api/v1/namespaces/{where}/events", event)
+    except Exception:  # the recorder drops what it cannot post
+        return
 
 
 class ParentView:
