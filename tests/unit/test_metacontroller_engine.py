@@ -475,3 +475,17 @@ def test_a_failed_sync_posts_metacontrollers_sync_error_event_and_fails(cluster:
     (event,) = [o for o in cluster.server.snapshot.objects() if o["kind"] == "Event"]
     assert event["reason"] == "SyncError" and event["type"] == "Warning"
     assert event["involvedObject"]["name"] == "t" and event["message"].startswith("Sync error: labels on desired")
+
+
+def test_a_child_adopted_in_a_sync_is_updated_only_by_the_next_one(cluster: Cluster) -> None:
+    """The claimed copy is the one listed before the adoption: the in-place update that follows carries
+    its old resourceVersion, gets 409 Conflict, and is dropped (metacontroller logs it)."""
+    cluster.server.create(task())
+    cluster.server.create(cm("o", {"k": "old"}, task="t"))
+    hooks: dict[str, Hook] = {"sync": children(cm("o", {"k": "new"}, task="t"))}
+    cluster.engine(strategy("InPlace"), hooks).sync("default", "t")
+    child = cluster.get("v1", "ConfigMap", "o")
+    assert child is not None and child["metadata"]["ownerReferences"] and child["data"] == {"k": "old"}
+    cluster.engine(strategy("InPlace"), hooks).sync("default", "t")
+    child = cluster.get("v1", "ConfigMap", "o")
+    assert child is not None and child["data"] == {"k": "new"}

@@ -113,8 +113,8 @@ def claim(rest: Rest, info: ResInfo, parent: Mapping[str, Any], candidates: list
             if deleting(parent) or not matches(child) or deleting(child):
                 continue
             can_adopt()
-            adopted = atomic_update(rest, info, child, lambda obj: _add_owner(obj, controller_ref(parent)))
-            claimed.append(adopted)
+            atomic_update(rest, info, child, lambda obj: _add_owner(obj, controller_ref(parent)))
+            claimed.append(child)  # as listed, before the adoption (metacontroller keeps the cached copy)
         except Exception as exc:
             if status_of(exc) == 404:
                 continue
