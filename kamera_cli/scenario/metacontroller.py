@@ -42,6 +42,9 @@ def read_metacontroller(raw: dict[str, Any], path: Path_, base_dir: str, display
             elif isinstance(entry, str):
                 mapped[hook] = entry
                 check_entrypoint(entry, (*path, "hooks", hook))
+    if "for" in raw:
+        problems.append(doc.problem((*path, "for"), "a metacontroller controller's parent resource comes from its "
+                                    "manifest", "remove 'for' (spec.parentResource / spec.resources)", key=True))
     if not isinstance(ref, str) or not ref:
         return "", ()
     absolute = ref if os.path.isabs(ref) else str(Path(base_dir) / ref)

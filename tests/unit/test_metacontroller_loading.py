@@ -97,6 +97,17 @@ def test_a_missing_manifest_file_is_located(tmp_path: Path) -> None:
     assert any("scenario.yaml:7:" in p and "manifest 'controller.yaml' not found" in p for p in found), found
 
 
+def test_hooks_without_a_manifest_and_for_with_one_are_located(tmp_path: Path) -> None:
+    path = scenario(tmp_path, "{sync: hooks.py:sync}")
+    text = path.read_text()
+    entry = "metacontroller: controller.yaml"
+    path.write_text(text.replace(entry, entry + "\n      for: v1/Secret"))
+    assert any("scenario.yaml:8:7" in p and "parent resource comes from its manifest" in p for p in problems(path))
+    path.write_text(text.replace(entry, "entrypoint: hooks.py:sync\n      for: v1/Secret"))
+    found = problems(path)
+    assert any("'hooks' goes with 'metacontroller'" in p for p in found), found
+
+
 class Echo(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
