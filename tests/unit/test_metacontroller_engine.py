@@ -489,3 +489,25 @@ def test_a_child_adopted_in_a_sync_is_updated_only_by_the_next_one(cluster: Clus
     cluster.engine(strategy("InPlace"), hooks).sync("default", "t")
     child = cluster.get("v1", "ConfigMap", "o")
     assert child is not None and child["data"] == {"k": "new"}
+
+
+def test_a_429_from_the_customize_hook_ends_the_sync_before_the_sync_hook(cluster: Cluster) -> None:
+    from http.server import BaseHTTPRequestHandler
+
+    class Busy(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(429)
+            self.send_header("Retry-After", "12")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return None
+
+    cluster.server.create(task())
+    manifest = composite(hooks={"sync": {"webhook": {"url": "http://hook/sync"}},
+                                "customize": {"webhook": {"url": "http://hook/customize"}}})
+    engine = cluster.engine(manifest, {"sync": children(cm("a", task="t")), "customize": children()})
+    engine.hooks = {**engine.hooks, "customize": HookTarget("customize", "h.py:Busy", "handler", Busy, "/c")}
+    outcome = engine.sync("default", "t")
+    assert outcome.retry_after == 12.0 and cluster.calls == [] and cluster.kinds("ConfigMap") == []

@@ -142,8 +142,8 @@ def _set_condition(status: dict[str, Any], kind: str, value: str, reason: str, m
     status["conditions"] = [*(conditions if isinstance(conditions, list) else []), condition]
 
 
-def rolling_sync(engine: Engine, parent: dict[str, Any], observed: ObjectMap) -> dict[str, Any] | float:
-    """The combined hook answer of every revision (``syncRevisions``), or a 429's retry delay."""
+def rolling_sync(engine: Engine, parent: dict[str, Any], observed: ObjectMap) -> dict[str, Any]:
+    """The combined hook answer of every revision (``syncRevisions``)."""
     info = engine.resolve(*REVISIONS)
     if info is None:
         raise SyncError("a rolling update strategy needs metacontroller's ControllerRevision CRD "
@@ -165,8 +165,6 @@ def rolling_sync(engine: Engine, parent: dict[str, Any], observed: ObjectMap) ->
         latest.revision = _new_revision(engine, parent, latest_patch)
     for rev in revisions:
         answer = engine._call_for(parent, rev.parent, observed, engine._related(rev.parent))
-        if answer.retry_after is not None:
-            return answer.retry_after
         rev.body = answer.body
         for obj in engine._desired(parent, answer.body.get("children"), "children").values():
             for child in obj.values():

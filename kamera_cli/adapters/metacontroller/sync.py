@@ -70,6 +70,13 @@ class Engine:
 
     # -- the parent --------------------------------------------------------------------------------------------
     def sync(self, namespace: str | None, name: str) -> SyncOutcome:
+        """One sync; a hook's 429 (``TooManyRequestError``) ends it, to be retried after Retry-After."""
+        try:
+            return self._sync(namespace, name)
+        except _Backoff as backoff:
+            return SyncOutcome(retry_after=backoff.seconds)
+
+    def _sync(self, namespace: str | None, name: str) -> SyncOutcome:
         """The steps both controllers share: finalizer, children, related objects, the hook's answer."""
         parent = self.rest.get(self.parent_info, namespace, name)
         if parent is None or self._ignored(parent):
@@ -82,15 +89,9 @@ class Engine:
         related = self._related(parent)
         kids = "children" if composite else "attachments"
         if composite and self._rolls(parent):  # one hook call per ControllerRevision (rolling.py)
-            combined = rolling_sync(self, parent, observed)
-            if isinstance(combined, float):
-                return SyncOutcome(retry_after=combined)
-            body = combined
+            body = rolling_sync(self, parent, observed)
         else:
-            answer = self._call_for(parent, parent, observed, related)
-            if answer.retry_after is not None:
-                return SyncOutcome(retry_after=answer.retry_after)
-            body = answer.body
+            body = self._call_for(parent, parent, observed, related).body
         desired = self._desired(parent, body.get(kids), kids)
         resync = _seconds(body.get("resyncAfterSeconds"))
         finish = self._composite if composite else self._decorator
@@ -153,7 +154,10 @@ class Engine:
         return "sync", False
 
     def _call(self, hook: str, request: dict[str, Any]) -> HookAnswer:
-        return call_hook(self.hooks[hook], request)
+        answer = call_hook(self.hooks[hook], request)
+        if answer.retry_after is not None:
+            raise _Backoff(answer.retry_after)
+        return answer
 
     def _call_for(self, parent: Mapping[str, Any], seen: Mapping[str, Any], observed: ObjectMap,
                   related: ObjectMap) -> HookAnswer:
@@ -401,6 +405,14 @@ class Engine:
                 return False
             raise
         return True
+
+
+class _Backoff(Exception):
+    """A hook answered 429: the sync stops where it is (``TooManyRequestError``)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"retry after {seconds:g}s")
+        self.seconds = seconds
 
 
 def _update_string_map(dest: dict[str, Any], updates: Any, what: str) -> bool:
