@@ -149,16 +149,26 @@ def load(tmp_path: Path, code: str, hooks: dict[str, str] | None = None, **paren
 
 def test_a_hook_module_that_starts_its_server_at_import_still_loads(tmp_path: Path) -> None:
     controller = load(tmp_path, """\
+        import json
         from http.server import BaseHTTPRequestHandler, HTTPServer
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(json.dumps({"status": {"greeting": self.server.greeting}}).encode())
+            def log_message(self, *args):
                 pass
-        HTTPServer(("", 80), Handler).serve_forever()
+        server = HTTPServer(("", 80), Handler)
+        server.greeting = "hello"
+        server.serve_forever()
         AFTER = True
         """)
     try:
-        assert controller.targets["sync"].shape == "handler"
+        target = controller.targets["sync"]
+        assert target.shape == "handler"
         assert controller.module is not None and controller.module.AFTER is True
+        # the handler gets the server the module started, as ``self.server``
+        assert call_hook(target, {}).body == {"status": {"greeting": "hello"}}
     finally:
         controller.unload()
 

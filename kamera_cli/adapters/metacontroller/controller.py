@@ -45,6 +45,8 @@ class MetacontrollerController(ReconcilerFactory):
         self.targets: dict[str, HookTarget] = {}
         self.resolve: Callable[[str, str], ResInfo | None] = lambda _a, _b: None
         self.parents: list[ResInfo] = []
+        #: the servers the hook modules started at import (handlers get theirs as ``self.server``)
+        self.servers: list[Any] = []
         super().__init__(self.hook_entries["sync"], base_dir, scenario=scenario, controller=controller, env=env)
 
     def _tried(self) -> str:
@@ -62,8 +64,10 @@ class MetacontrollerController(ReconcilerFactory):
         return super()._load()
 
     def _import(self) -> ModuleType:
-        with neutered_servers():  # a hook server started at import must not bind or block
-            return super()._import()
+        with neutered_servers() as started:  # a hook server started at import must not bind or block
+            module = super()._import()
+        self.servers = started
+        return module
 
     def _exec_entry_module(self) -> ModuleType:
         self._modules: dict[str, ModuleType] = {}
@@ -106,7 +110,8 @@ class MetacontrollerController(ReconcilerFactory):
             if not callable(getattr(value, "do_POST", None)):
                 raise self._error(f"{self._tried()}: handler {name!r} in {where} has no do_POST method",
                                   "metacontroller POSTs the hook request; define do_POST")
-            self.targets[hook] = HookTarget(hook, self.entrypoint, "handler", value, path)
+            server = next((s for s in self.servers if getattr(s, "RequestHandlerClass", None) is value), None)
+            self.targets[hook] = HookTarget(hook, self.entrypoint, "handler", value, path, server)
             return value
         if inspect.isclass(value) or not callable(value):
             raise self._error(f"{self._tried()}: {name!r} in {where} is neither a function nor a "

@@ -41,6 +41,8 @@ class HookTarget:
     target: Any
     #: the request path the hook server sees (the webhook's URL path or service path)
     path: str = "/"
+    #: the server the module started with this handler, if any (what ``self.server`` is)
+    server: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,14 +54,19 @@ class HookAnswer:
 
 
 @contextlib.contextmanager
-def neutered_servers() -> Iterator[None]:
-    """While hook modules import: servers bind nothing and ``serve_forever`` returns immediately."""
+def neutered_servers() -> Iterator[list[Any]]:
+    """While hook modules import: servers bind nothing and ``serve_forever`` returns immediately.
+
+    Yields the list of the servers the modules started (their handler may look at ``self.server``).
+    """
     base = socketserver.BaseServer
     tcp = socketserver.TCPServer
     saved = (base.serve_forever, tcp.server_bind, tcp.server_activate)
+    started: list[Any] = []
 
     def serve_forever(self: Any, poll_interval: float = 0.5) -> None:
-        return None
+        if self not in started:
+            started.append(self)
 
     def nothing(self: Any) -> None:
         return None
@@ -68,7 +75,7 @@ def neutered_servers() -> Iterator[None]:
     tcp.server_bind = nothing  # type: ignore[method-assign]
     tcp.server_activate = nothing  # type: ignore[method-assign]
     try:
-        yield
+        yield started
     finally:
         base.serve_forever, tcp.server_bind, tcp.server_activate = saved  # type: ignore[method-assign]
 
@@ -83,7 +90,8 @@ def call_hook(target: HookTarget, request: dict[str, Any]) -> HookAnswer:
             raise HookError(f"{target.hook} hook {target.entrypoint!r} returned {type(value).__name__}, "
                             "not a dict (the JSON response metacontroller expects)")
         return HookAnswer(json.loads(json.dumps(value)))
-    status, headers, body = _post(target.target, target.path, json.dumps(request).encode("utf-8"))
+    status, headers, body = _post(target.target, target.path, json.dumps(request).encode("utf-8"),
+                                  target.server or _Server())
     if status == 429:  # metacontroller's TooManyRequestError: requeue after Retry-After seconds
         try:
             after = float(headers.get("retry-after", "") or 0)
@@ -152,11 +160,11 @@ class _Server:
     server_address = ("127.0.0.1", 80)
 
 
-def _post(handler: Callable[..., Any], path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
+def _post(handler: Callable[..., Any], path: str, body: bytes, server: Any) -> tuple[int, dict[str, str], bytes]:
     head = (f"POST {path} HTTP/1.1\r\nHost: hook\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode("ascii")
     sock = _Socket(head + body)
-    handler(sock, ("127.0.0.1", 0), _Server())
+    handler(sock, ("127.0.0.1", 0), server)
     if not sock.sent:
         raise HookError("the hook handler sent no response")
     answer = http.client.HTTPResponse(_Socket(bytes(sock.sent)))  # type: ignore[arg-type]
