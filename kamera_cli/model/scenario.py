@@ -187,6 +187,17 @@ class ClusterSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class FakeSpec:
+    """An external system's stand-in: what ``replace`` names is ``with_`` while the scenario runs."""
+
+    #: a dotted name: a module (``boto3``) or an attribute of one (``boto3.client``, ``requests.get``)
+    replace: str
+    #: ``path.py:attr`` / ``package.module:attr`` (an object), or ``path.py`` / ``package.module`` (a module)
+    with_: str
+    position: Position = Position("")
+
+
+@dataclass(frozen=True, slots=True)
 class Scenario:
     name: str
     #: the scenario file, as given (used in reports and JUnit ``file`` attributes)
@@ -203,6 +214,8 @@ class Scenario:
     actions: tuple[ActionSpec, ...] = ()
     perturbations: Perturbations = Perturbations()
     cluster: ClusterSpec = ClusterSpec()
+    #: stand-ins for external systems (``spec.fakes``), in the order given
+    fakes: tuple[FakeSpec, ...] = ()
     #: positions of notable nodes by JSONPath (e.g. "$.spec.expect.converges") for annotations
     positions: dict[str, Position] = field(default_factory=dict)
     position: Position = Position("")

@@ -33,6 +33,7 @@ from kamera_cli.model.scenario import (
 )
 from kamera_cli.scenario.cluster import parse_cluster
 from kamera_cli.scenario.durations import parse_duration
+from kamera_cli.scenario.fakes import parse_fakes
 from kamera_cli.scenario.kinds import KindOracle, KnownKind
 from kamera_cli.scenario.manifests import Located, Sources, check_manifest
 from kamera_cli.scenario.metacontroller import read_metacontroller
@@ -232,6 +233,9 @@ class _Loader:
         perturbations = self._perturbations(_dict(spec.get("perturbations")))
         cluster = parse_cluster(_dict(spec.get("cluster")), add=lambda path, msg, hint: self.add(path, msg, hint),
                                 position=self.position, controller_names=self.controller_names)
+        fakes = parse_fakes(spec.get("fakes"), base_dir=self.base_dir, position=self.position,
+                            add=lambda path, msg, hint: self.add(path, msg, hint),
+                            check_entrypoint=self.check_entrypoint)
         if spec.get("controllers") == [] and not cluster.builtins:
             self.add(("spec", "controllers"), "no controllers to check",
                      "name at least one controller (or built-ins under spec.cluster.builtins)")
@@ -251,6 +255,7 @@ class _Loader:
             actions=actions,
             perturbations=perturbations,
             cluster=cluster,
+            fakes=fakes,
             positions=self._positions(spec),
             position=self.position(()),
         )

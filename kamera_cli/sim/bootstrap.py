@@ -16,10 +16,12 @@ from types import TracebackType
 from typing import Any
 
 from kamera_cli.adapters import VirtualClock, load_mapper, load_reconciler, run_mapper
+from kamera_cli.adapters.fakes import FakeSet, install_fakes
 from kamera_cli.adapters.kopf import load_kopf_operator
 from kamera_cli.adapters.kopf_spawning import KopfDaemon, KopfTimer
 from kamera_cli.adapters.metacontroller import ParentView, ResInfo, load_metacontroller, parse_manifest
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
+from kamera_cli.apiserver.external import EXTERNAL_CRD, with_entries
 from kamera_cli.apiserver.field_validation import unknown_fields
 from kamera_cli.apiserver.transport import Containment
 from kamera_cli.controlplane import PodRule, make_builtins
@@ -94,12 +96,15 @@ class Simulation:
     runtimes: list[ControllerRuntime] = field(init=False, default_factory=list)
     _containment: Containment | None = field(init=False, default=None)
     _factories: list[Any] = field(init=False, default_factory=list)
+    _fakes: FakeSet | None = field(init=False, default=None)
     #: located warnings found while building the initial cluster (fields the server dropped)
     warnings: list[str] = field(init=False, default_factory=list)
 
     def __enter__(self) -> Simulation:
         scenario = self.scenario
-        self.registry = Registry.builtin().with_crds(scenario.crds)
+        # the external store's kind is served only where fakes keep state in it
+        crds = (*scenario.crds, EXTERNAL_CRD) if scenario.fakes else scenario.crds
+        self.registry = Registry.builtin().with_crds(crds)
         snapshot = initial_snapshot(scenario, self.registry, self.warnings)
         self._containment = Containment()
         self._containment.__enter__()
@@ -117,10 +122,18 @@ class Simulation:
         client = containment.api_client()
         base = Path(scenario.base_dir)
         wirings: list[Wiring] = []
-        # Controllers' top-level code may call the API at import (discovery for a DynamicClient, a
-        # lookup): it sees the initial cluster; anything it writes is discarded.
-        containment.bind(ApiServer(self.registry, snapshot, now=lambda: EPOCH))
         try:
+            if scenario.fakes:
+                # before the controllers: they bind what they call when they are imported.  What the
+                # fakes store while imported is the external systems' state when the scenario starts.
+                setup = ApiServer(self.registry, snapshot, now=lambda: EPOCH)
+                containment.bind(setup)
+                self._fakes = install_fakes(((f.replace, f.with_) for f in scenario.fakes), base,
+                                            scenario=scenario.name)
+                snapshot = with_entries(snapshot, setup.snapshot)
+            # Controllers' top-level code may call the API at import (discovery for a DynamicClient, a
+            # lookup): it sees the initial cluster; anything it writes is discarded.
+            containment.bind(ApiServer(self.registry, snapshot, now=lambda: EPOCH))
             self._load(snapshot, client, base, wirings)
         finally:
             containment.bind(None)
@@ -286,6 +299,10 @@ class Simulation:
             with contextlib.suppress(Exception):  # unloading is best effort; never mask the real outcome
                 factory.unload()
         self._factories.clear()
+        if self._fakes is not None:
+            with contextlib.suppress(Exception):
+                self._fakes.restore()
+            self._fakes = None
         if self._containment is not None:
             self._containment.__exit__(exc_type, exc, tb)
             self._containment = None

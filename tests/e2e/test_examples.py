@@ -46,6 +46,9 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "bugs/action-mid-chain": (1, {"deterministic", "invariant: the copy follows the app"}, 13, 2),
     "bugs/action-mid-chain/unperturbed": (0, set(), 4, 1),
     "bugs/action-mid-chain/fixed": (0, set(), 11, 1),
+    # an audit log imported (kamera import --audit, issue 14): the same bug in production's timeline
+    "import/incident": (1, {"deterministic", "invariant: the copy follows the app"}, 28, 2),
+    "import/incident/fixed": (0, set(), 24, 1),
     # an async def reconcile on kubernetes_asyncio: the quickstart's counts exactly
     "asyncio": (0, set(), 9, 1),
     # kopf operators, run by kopf's own event processing (issue 9)
@@ -75,6 +78,9 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "shapes/lightkube": (0, set(), 9, 1),
     "shapes/lightkube/asyncio": (0, set(), 9, 1),
     "shapes/pykube": (0, set(), 9, 1),
+    # a fake of AWS IAM whose keys are explored state (issue 12): a crash between minting and storing leaks one
+    "shapes/credential-leak": (1, {"deterministic", "invariant: one access key per namespace"}, 96, 2),
+    "shapes/credential-leak/fixed": (0, set(), 80, 1),
     # metacontroller (issue 12): the IndexedJob example's hook server, stuck on a failed pod, and its fix
     "shapes/metacontroller": (1, {"invariant: a settled job has finished"}, 60, 4),
     "shapes/metacontroller/fixed": (0, set(), 37, 3),
