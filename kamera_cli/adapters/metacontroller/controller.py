@@ -47,6 +47,9 @@ class MetacontrollerController(ReconcilerFactory):
         self.parents: list[ResInfo] = []
         #: the servers the hook modules started at import (handlers get theirs as ``self.server``)
         self.servers: list[Any] = []
+        #: the hook modules by their entry point's module part; the hook whose target is being resolved
+        self._modules: dict[str, ModuleType] = {}
+        self._current_hook = "sync"
         super().__init__(self.hook_entries["sync"], base_dir, scenario=scenario, controller=controller, env=env)
 
     def _tried(self) -> str:
@@ -70,7 +73,8 @@ class MetacontrollerController(ReconcilerFactory):
         return module
 
     def _exec_entry_module(self) -> ModuleType:
-        self._modules: dict[str, ModuleType] = {}
+        """Every hook's module (each file once); the sync hook's is the loader's ``module``."""
+        self._modules = {}
         first: ModuleType | None = None
         for hook, entry in self.hook_entries.items():
             module_part = entry.rpartition(":")[0]
