@@ -297,3 +297,55 @@ def test_an_orphan_created_later_is_adopted_by_the_parent_whose_selector_matches
     (state,) = result.converged
     stray = next(o for o in state.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "stray")
     assert stray["metadata"]["ownerReferences"][0]["kind"] == "Task"
+
+
+def test_a_rolling_update_runs_to_the_latest_revision_in_every_interleaving(tmp_path: Path) -> None:
+    from tests.sim.conftest import TASK_CRD
+    from tests.unit.test_metacontroller_engine import REVISION_CRD
+
+    (tmp_path / "crds.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List",
+                                                    "items": [TASK_CRD, REVISION_CRD]}))
+    (tmp_path / "hooks.py").write_text(textwrap.dedent("""\
+        def sync(request):
+            version = request["parent"]["spec"]["version"]
+            return {"children": [{"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"name": n, "labels": {"task": "t"}}, "data": {"version": version}}
+                                 for n in ("a", "b")], "status": {"version": version}}
+        """))
+    (tmp_path / "c.yaml").write_text(textwrap.dedent("""\
+        apiVersion: metacontroller.k8s.io/v1alpha1
+        kind: CompositeController
+        metadata: {name: tasks}
+        spec:
+          parentResource: {apiVersion: example.com/v1, resource: tasks}
+          childResources:
+            - {apiVersion: v1, resource: configmaps, updateStrategy: {method: RollingInPlace}}
+          hooks: {sync: {webhook: {url: http://h/sync}}}
+        """))
+    (tmp_path / "scenario.yaml").write_text(textwrap.dedent("""\
+        apiVersion: kamera.dev/v1alpha1
+        kind: Scenario
+        metadata: {name: rolling}
+        spec:
+          controllers:
+            - {name: tasks, metacontroller: c.yaml, hooks: {sync: hooks.py:sync}}
+          crds: [crds.json]
+          seed:
+            - {apiVersion: example.com/v1, kind: Task, metadata: {name: t},
+               spec: {version: v1, selector: {matchLabels: {task: t}}, template: {metadata: {labels: {task: t}}}}}
+          actions:
+            - name: a new version
+              patch: {target: {apiVersion: example.com/v1, kind: Task, name: t}, patch: {spec: {version: v2}}}
+          invariants:
+            - name: every child is on the new version
+              select: "$.items[?@.kind == 'ConfigMap' && @.data.version == 'v2']"
+              expect: {count: 2}
+            - name: the rollout is done
+              select: "$.items[?@.kind == 'Task' && @.status.conditions[?@.type == 'Updated' && @.status == 'True']]"
+              expect: {count: 1}
+            - name: one revision is left
+              select: "$.items[?@.kind == 'ControllerRevision']"
+              expect: {count: 1}
+        """))
+    (result,) = check(tmp_path / "scenario.yaml").scenarios
+    assert result.verdict == "passed", [c.message for c in result.checks]
