@@ -253,46 +253,55 @@ def test_parent_events_pass_metacontrollers_filter(tmp_path: Path) -> None:
         controller.unload()
 
 
-def test_an_orphan_created_later_is_adopted_by_the_parent_whose_selector_matches(tmp_path: Path) -> None:
+def task_scenario(tmp_path: Path, hook: str, child_rule: str, spec: str) -> Path:
+    """A Task CompositeController over ConfigMaps: its hook, its child rule, and the scenario's seed and checks."""
     from tests.sim.conftest import TASK_CRD
+    from tests.unit.test_metacontroller_engine import REVISION_CRD
 
-    (tmp_path / "crd.json").write_text(json.dumps(TASK_CRD))
-    (tmp_path / "hooks.py").write_text(textwrap.dedent("""\
-        def sync(request):
-            kept = list(request["children"]["ConfigMap.v1"].values())
-            return {"children": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-                "name": c["metadata"]["name"], "labels": c["metadata"]["labels"]}} for c in kept],
-                    "status": {"children": len(kept)}}
-        """))
+    (tmp_path / "crds.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List",
+                                                    "items": [TASK_CRD, REVISION_CRD]}))
+    (tmp_path / "hooks.py").write_text(textwrap.dedent(hook))
     (tmp_path / "c.yaml").write_text(textwrap.dedent("""\
         apiVersion: metacontroller.k8s.io/v1alpha1
         kind: CompositeController
         metadata: {name: tasks}
         spec:
           parentResource: {apiVersion: example.com/v1, resource: tasks}
-          childResources: [{apiVersion: v1, resource: configmaps}]
           hooks: {sync: {webhook: {url: http://h/sync}}}
-        """))
+          childResources:
+        """) + f"    - {child_rule}\n")
     (tmp_path / "scenario.yaml").write_text(textwrap.dedent("""\
         apiVersion: kamera.dev/v1alpha1
         kind: Scenario
-        metadata: {name: orphan}
+        metadata: {name: tasks}
         spec:
           controllers:
             - {name: tasks, metacontroller: c.yaml, hooks: {sync: hooks.py:sync}}
-          crds: [crd.json]
-          seed:
-            - {apiVersion: example.com/v1, kind: Task, metadata: {name: t},
-               spec: {selector: {matchLabels: {task: t}}}}
-          actions:
-            - name: an orphan appears
-              apply: {apiVersion: v1, kind: ConfigMap, metadata: {name: stray, labels: {task: t}}}
-          invariants:
-            - name: the orphan is adopted
-              select: "$.items[?@.kind == 'Task' && @.status.children == 1]"
-              expect: {count: 1}
-        """))
-    (result,) = check(tmp_path / "scenario.yaml").scenarios
+          crds: [crds.json]
+        """) + textwrap.indent(textwrap.dedent(spec), "  "))
+    return tmp_path / "scenario.yaml"
+
+
+def test_an_orphan_created_later_is_adopted_by_the_parent_whose_selector_matches(tmp_path: Path) -> None:
+    path = task_scenario(tmp_path, """\
+        def sync(request):
+            kept = list(request["children"]["ConfigMap.v1"].values())
+            return {"children": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+                "name": c["metadata"]["name"], "labels": c["metadata"]["labels"]}} for c in kept],
+                    "status": {"children": len(kept)}}
+        """, "{apiVersion: v1, resource: configmaps}", """\
+        seed:
+          - {apiVersion: example.com/v1, kind: Task, metadata: {name: t},
+             spec: {selector: {matchLabels: {task: t}}}}
+        actions:
+          - name: an orphan appears
+            apply: {apiVersion: v1, kind: ConfigMap, metadata: {name: stray, labels: {task: t}}}
+        invariants:
+          - name: the orphan is adopted
+            select: "$.items[?@.kind == 'Task' && @.status.children == 1]"
+            expect: {count: 1}
+        """)
+    (result,) = check(path).scenarios
     assert result.verdict == "passed", [c.message for c in result.checks]
     (state,) = result.converged
     stray = next(o for o in state.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "stray")
@@ -300,52 +309,29 @@ def test_an_orphan_created_later_is_adopted_by_the_parent_whose_selector_matches
 
 
 def test_a_rolling_update_runs_to_the_latest_revision_in_every_interleaving(tmp_path: Path) -> None:
-    from tests.sim.conftest import TASK_CRD
-    from tests.unit.test_metacontroller_engine import REVISION_CRD
-
-    (tmp_path / "crds.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List",
-                                                    "items": [TASK_CRD, REVISION_CRD]}))
-    (tmp_path / "hooks.py").write_text(textwrap.dedent("""\
+    path = task_scenario(tmp_path, """\
         def sync(request):
             version = request["parent"]["spec"]["version"]
             return {"children": [{"apiVersion": "v1", "kind": "ConfigMap",
                                   "metadata": {"name": n, "labels": {"task": "t"}}, "data": {"version": version}}
                                  for n in ("a", "b")], "status": {"version": version}}
-        """))
-    (tmp_path / "c.yaml").write_text(textwrap.dedent("""\
-        apiVersion: metacontroller.k8s.io/v1alpha1
-        kind: CompositeController
-        metadata: {name: tasks}
-        spec:
-          parentResource: {apiVersion: example.com/v1, resource: tasks}
-          childResources:
-            - {apiVersion: v1, resource: configmaps, updateStrategy: {method: RollingInPlace}}
-          hooks: {sync: {webhook: {url: http://h/sync}}}
-        """))
-    (tmp_path / "scenario.yaml").write_text(textwrap.dedent("""\
-        apiVersion: kamera.dev/v1alpha1
-        kind: Scenario
-        metadata: {name: rolling}
-        spec:
-          controllers:
-            - {name: tasks, metacontroller: c.yaml, hooks: {sync: hooks.py:sync}}
-          crds: [crds.json]
-          seed:
-            - {apiVersion: example.com/v1, kind: Task, metadata: {name: t},
-               spec: {version: v1, selector: {matchLabels: {task: t}}, template: {metadata: {labels: {task: t}}}}}
-          actions:
-            - name: a new version
-              patch: {target: {apiVersion: example.com/v1, kind: Task, name: t}, patch: {spec: {version: v2}}}
-          invariants:
-            - name: every child is on the new version
-              select: "$.items[?@.kind == 'ConfigMap' && @.data.version == 'v2']"
-              expect: {count: 2}
-            - name: the rollout is done
-              select: "$.items[?@.kind == 'Task' && @.status.conditions[?@.type == 'Updated' && @.status == 'True']]"
-              expect: {count: 1}
-            - name: one revision is left
-              select: "$.items[?@.kind == 'ControllerRevision']"
-              expect: {count: 1}
-        """))
-    (result,) = check(tmp_path / "scenario.yaml").scenarios
+        """, "{apiVersion: v1, resource: configmaps, updateStrategy: {method: RollingInPlace}}", """\
+        seed:
+          - {apiVersion: example.com/v1, kind: Task, metadata: {name: t},
+             spec: {version: v1, selector: {matchLabels: {task: t}}, template: {metadata: {labels: {task: t}}}}}
+        actions:
+          - name: a new version
+            patch: {target: {apiVersion: example.com/v1, kind: Task, name: t}, patch: {spec: {version: v2}}}
+        invariants:
+          - name: every child is on the new version
+            select: "$.items[?@.kind == 'ConfigMap' && @.data.version == 'v2']"
+            expect: {count: 2}
+          - name: the rollout is done
+            select: "$.items[?@.kind == 'Task' && @.status.conditions[?@.type == 'Updated' && @.status == 'True']]"
+            expect: {count: 1}
+          - name: one revision is left
+            select: "$.items[?@.kind == 'ControllerRevision']"
+            expect: {count: 1}
+        """)
+    (result,) = check(path).scenarios
     assert result.verdict == "passed", [c.message for c in result.checks]
