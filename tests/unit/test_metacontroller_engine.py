@@ -396,14 +396,16 @@ def test_related_rules_by_name_look_in_every_namespace_and_by_label_in_the_paren
     cluster.server.create(elsewhere)
     manifest = composite(hooks={"sync": {"webhook": {"url": "http://hook/sync"}},
                                 "customize": {"webhook": {"url": "http://hook/customize"}}})
-    for rule, found in [({"names": ["shared"]}, ["other/shared"]),
-                        ({"labelSelector": {"matchLabels": {"role": "config"}}}, []),
-                        ({"namespace": "other", "names": ["shared"]}, "error")]:
+    cases: list[tuple[dict[str, Any], list[str] | str]] = [
+        ({"names": ["shared"]}, ["other/shared"]),
+        ({"labelSelector": {"matchLabels": {"role": "config"}}}, []),
+        ({"namespace": "other", "names": ["shared"]}, "error")]
+    for rule, found in cases:
         cluster.calls.clear()
-        hooks: dict[str, Hook] = {
-            "customize": lambda request, rule=rule: {"relatedResources": [
-                {"apiVersion": "v1", "resource": "configmaps", **rule}]},
-            "sync": children()}
+        def customize(request: dict[str, Any], rule: dict[str, Any] = rule) -> dict[str, Any]:
+            return {"relatedResources": [{"apiVersion": "v1", "resource": "configmaps", **rule}]}
+
+        hooks: dict[str, Hook] = {"customize": customize, "sync": children()}
         if found == "error":  # v1 hooks of a namespaced parent: another namespace is refused
             with pytest.raises(SyncError, match="differs from parent object namespace"):
                 cluster.engine(manifest, hooks).sync("default", "t")
