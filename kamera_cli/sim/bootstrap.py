@@ -211,6 +211,9 @@ class Simulation:
         watches = self._watches(spec, base)
         for index, info in enumerate(parents):
             name = spec.name if len(parents) == 1 else f"{spec.name}/{info.kind}"
+            factory: Any = controller if len(parents) == 1 else ParentView(controller, index)
+            if "customize" in controller.targets:
+                factory.memory_owner = name  # the customize cache per parent is explored state
             kind = KindRef(info.group, info.version, info.kind)
             # the parent's own events pass metacontroller's filter (selectors, ignoreStatusChanges)
             orphans = [(k, controller.orphan_parents(index)) for k in sorted(owns)]
@@ -219,7 +222,7 @@ class Simulation:
             self.runtimes.append(ControllerRuntime(
                 name=name, for_kind=kind, namespaced=info.namespaced,
                 watched_kinds=tuple(sorted({*owns, *spec.owns, *(w.kind for w in spec.watches)})),
-                factory=controller if len(parents) == 1 else ParentView(controller, index),
+                factory=factory,
                 registry=self.registry, bind=containment.bind, client=client, budget_seconds=spec.timeout,
                 memoize=self.memoize and self.scenario.explore.memoize,
             ))

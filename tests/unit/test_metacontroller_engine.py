@@ -513,3 +513,20 @@ def test_a_429_from_the_customize_hook_ends_the_sync_before_the_sync_hook(cluste
     engine.hooks = {**engine.hooks, "customize": HookTarget("customize", "h.py:Busy", "handler", Busy, "/c")}
     outcome = engine.sync("default", "t")
     assert outcome.retry_after == 12.0 and cluster.calls == [] and cluster.kinds("ConfigMap") == []
+
+
+def test_the_customize_answer_is_cached_per_parent_uid_and_generation(cluster: Cluster) -> None:
+    cluster.server.create(task())
+    manifest = composite(hooks={"sync": {"webhook": {"url": "http://hook/sync"}},
+                                "customize": {"webhook": {"url": "http://hook/customize"}}})
+    hooks: dict[str, Hook] = {"customize": lambda request: {"relatedResources": []}, "sync": children()}
+    first = cluster.engine(manifest, hooks)
+    first.sync("default", "t")
+    second = cluster.engine(manifest, hooks)
+    second.customize_cache = first.customize_cache
+    second.sync("default", "t")  # same generation: the cached answer, no customize call
+    assert [c[0] for c in cluster.calls] == ["customize", "sync", "sync"]
+    cluster.server.patch(ObjectRef("example.com/v1", "Task", "default", "t"), "merge", {"spec": {"x": 1}})
+    second.sync("default", "t")  # a new generation asks again
+    assert [c[0] for c in cluster.calls][3:] == ["customize", "sync"]
+    assert second.customize_cache is not None and second.customize_cache["key"]["generation"] == 2

@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from kamera_cli.adapters.entrypoints import parse_entrypoint
+from kamera_cli.adapters.kopf import Remembering
 from kamera_cli.adapters.loading import ReconcilerFactory, _arity, _package_chain, _Shape
 from kamera_cli.adapters.metacontroller.hooks import HookTarget, is_handler, neutered_servers
 from kamera_cli.adapters.metacontroller.manifest import MetaSpec
@@ -194,17 +195,20 @@ class MetacontrollerController(ReconcilerFactory):
     def step(self, request: Request, client: Any, index: int = 0) -> Result:
         """One sync of the parent ``request`` names, of the ``index``-th parent resource."""
         rule = self.meta.parents[index]
+        cache = json.loads(request.remembered) if request.remembered else None
         engine = Engine(self.meta, self.manifest, Rest(client), self.targets, self.parents[index], self.resolve,
-                        rule.label_selector, rule.annotation_selector)
+                        rule.label_selector, rule.annotation_selector, cache)
         try:
             outcome = engine.sync(request.namespace, request.name)
         except Exception as exc:  # metacontroller records a Warning event on the parent, then retries
             sync_error_event(engine.rest, self.parents[index], request.namespace, request.name, exc)
             raise
+        # the customize cache lives in the explored state (``SimState.memory``), as kopf's memos do
+        memory = json.dumps(engine.customize_cache, sort_keys=True) if engine.customize_cache != cache else None
         if outcome.retry_after:
-            return Result(requeue_after=outcome.retry_after, retry=True)
+            return Remembering(requeue_after=outcome.retry_after, retry=True, memory=memory)
         periods = [p for p in (outcome.resync_after, self.meta.resync_period_seconds) if p > 0]
-        return Result(requeue_after=min(periods)) if periods else Result()
+        return Remembering(requeue_after=min(periods) if periods else None, memory=memory)
 
 
 def sync_error_event(rest: Rest, info: ResInfo, namespace: str | None, name: str, error: Exception) -> None:

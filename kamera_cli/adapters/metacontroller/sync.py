@@ -67,6 +67,9 @@ class Engine:
     resolve: Callable[[str, str], ResInfo | None]
     label_selector: str = ""
     annotation_selector: str = ""
+    #: the customize hook's last answer for this parent, ``{"key": {uid, generation}, "rules": [...]}``:
+    #: metacontroller calls the hook again only when the parent's uid or generation changed
+    customize_cache: dict[str, Any] | None = None
 
     # -- the parent --------------------------------------------------------------------------------------------
     def sync(self, namespace: str | None, name: str) -> SyncOutcome:
@@ -173,10 +176,16 @@ class Engine:
     def _related(self, parent: Mapping[str, Any]) -> ObjectMap:
         if "customize" not in self.hooks:
             return {}
-        answer = self._call("customize", {"controller": dict(self.manifest), "parent": parent})
-        rules = answer.body.get("relatedResources") or []
-        if not isinstance(rules, list):
-            raise HookError("customize hook answered relatedResources that is not a list")
+        key = {"uid": meta(parent).get("uid"), "generation": meta(parent).get("generation") or 0}
+        cache = self.customize_cache
+        if cache is not None and cache.get("key") == key:
+            rules = cache.get("rules") or []
+        else:
+            answer = self._call("customize", {"controller": dict(self.manifest), "parent": parent})
+            rules = answer.body.get("relatedResources") or []
+            if not isinstance(rules, list):
+                raise HookError("customize hook answered relatedResources that is not a list")
+            self.customize_cache = {"key": key, "rules": rules}
         related: ObjectMap = {}
         parent_ns = meta(parent).get("namespace") or ""
         for rule in rules:
