@@ -35,7 +35,8 @@ class ControllerSpec:
     name: str
     #: ``package.module:attr`` or ``relative/path.py:attr`` (relative to ``Scenario.base_dir``)
     entrypoint: str
-    #: None only for a kopf operator whose ``for`` is derived from its handlers when it is loaded
+    #: None only for a kopf operator whose ``for`` is derived from its handlers when it is loaded, and for a
+    #: metacontroller manifest (its parent resource gives it)
     for_kind: KindRef | None
     owns: tuple[KindRef, ...] = ()
     watches: tuple[WatchSpec, ...] = ()
@@ -46,6 +47,11 @@ class ControllerSpec:
     kopf: str | None = None
     #: environment variables set while the controller's code runs (its import included)
     env: tuple[tuple[str, str], ...] = ()
+    #: a metacontroller CompositeController/DecoratorController manifest (path relative to the scenario)
+    metacontroller: str | None = None
+    #: the manifest as read (canonical JSON), with its hooks mapped to entry points (hook name, entry point)
+    metacontroller_manifest: str = ""
+    hooks: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from kamera_cli.scenario.durations import parse_duration
 from kamera_cli.scenario.fakes import parse_fakes
 from kamera_cli.scenario.kinds import KindOracle, KnownKind
 from kamera_cli.scenario.manifests import Located, Sources, check_manifest
+from kamera_cli.scenario.metacontroller import read_metacontroller
 from kamera_cli.scenario.paths import Path_
 from kamera_cli.scenario.schema import did_you_mean, json_type, schema_problems
 from kamera_cli.scenario.yamldoc import Document, read_documents
@@ -387,8 +388,14 @@ class _Loader:
                 first_line[name] = self.doc.at((*path, "name"))[0]
                 self.controller_names.append(name)
             kopf = raw.get("kopf")
+            meta = raw.get("metacontroller") if isinstance(raw.get("metacontroller"), str) else None
+            manifest: str = ""
+            hooks: tuple[tuple[str, str], ...] = ()
             if isinstance(kopf, str):
                 self._kopf_module(kopf, (*path, "kopf"))
+            elif meta is not None:
+                manifest, hooks = read_metacontroller(raw, path, self.base_dir, self.display_dir, self.doc,
+                                                      self.problems, self.entrypoint)
             else:
                 self.entrypoint(raw.get("entrypoint"), (*path, "entrypoint"))
             for_kind = self.kind_ref(raw.get("for"), (*path, "for"))
@@ -404,14 +411,17 @@ class _Loader:
                 if kind is not None and mapper:
                     watches.append(WatchSpec(kind, mapper, self.position(wpath)))
             timeout = self._duration(raw.get("timeout", 10.0), (*path, "timeout"), 10.0)
-            if (for_kind is None and not isinstance(kopf, str)) or not name \
-                    or not isinstance(raw.get("entrypoint", kopf), str):
+            if (for_kind is None and not isinstance(kopf, str) and not manifest) or not name \
+                    or not isinstance(raw.get("entrypoint", kopf or meta), str):
                 continue
             controllers.append(
                 ControllerSpec(
                     name=name,
                     entrypoint=raw.get("entrypoint") or "",
                     kopf=kopf if isinstance(kopf, str) else None,
+                    metacontroller=meta if manifest else None,
+                    metacontroller_manifest=manifest,
+                    hooks=hooks,
                     env=tuple(sorted((str(k), str(v)) for k, v in _dict(raw.get("env")).items())),
                     for_kind=for_kind,
                     owns=tuple(k for k in owns if k is not None),

@@ -9,6 +9,7 @@ the scenario is done, whatever happened.
 from __future__ import annotations
 
 import contextlib
+import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
@@ -18,6 +19,7 @@ from kamera_cli.adapters import VirtualClock, load_mapper, load_reconciler, run_
 from kamera_cli.adapters.fakes import FakeSet, install_fakes
 from kamera_cli.adapters.kopf import load_kopf_operator
 from kamera_cli.adapters.kopf_spawning import KopfDaemon, KopfTimer
+from kamera_cli.adapters.metacontroller import ParentView, ResInfo, load_metacontroller, parse_manifest
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
 from kamera_cli.apiserver.external import EXTERNAL_CRD, with_entries
 from kamera_cli.apiserver.field_validation import unknown_fields
@@ -143,6 +145,9 @@ class Simulation:
         containment = self._containment
         assert containment is not None
         for spec in scenario.controllers:
+            if spec.metacontroller is not None:
+                self._metacontroller(spec, client, base, wirings)
+                continue
             factory: Any = None
             if spec.kopf is not None:
                 factory = load_kopf_operator(spec.kopf, base, scenario=scenario.name, controller=spec.name,
@@ -168,13 +173,7 @@ class Simulation:
                 factory = load_reconciler(spec.entrypoint, base, scenario=scenario.name, controller=spec.name,
                                           env=dict(spec.env))
                 self._factories.append(factory)
-            watches: list[tuple[KindRef, Any]] = []
-            for w in spec.watches:
-                mapping: Any = w.map
-                if w.map not in ("owner", "sameName", "namespace", "all"):
-                    mapping = _sandboxed(load_mapper(w.map, base, scenario=scenario.name, controller=spec.name),
-                                         spec.timeout)
-                watches.append((w.kind, mapping))
+            watches = self._watches(spec, base)
             wirings.append(Wiring(spec.name, spec.for_kind, info.namespaced, frozenset(spec.owns), tuple(watches)))
             self.runtimes.append(ControllerRuntime(
                 name=spec.name, for_kind=spec.for_kind, namespaced=info.namespaced,
@@ -184,6 +183,49 @@ class Simulation:
             ))
             if spec.kopf is not None:
                 self._kopf_timers(spec, factory, info.namespaced, client, wirings)
+
+    def _watches(self, spec: Any, base: Path) -> list[tuple[KindRef, Any]]:
+        watches: list[tuple[KindRef, Any]] = []
+        for w in spec.watches:
+            mapping: Any = w.map
+            if w.map not in ("owner", "sameName", "namespace", "all"):
+                mapping = _sandboxed(load_mapper(w.map, base, scenario=self.scenario.name, controller=spec.name),
+                                     spec.timeout)
+            watches.append((w.kind, mapping))
+        return watches
+
+    def _metacontroller(self, spec: Any, client: Any, base: Path, wirings: list[Wiring]) -> None:
+        """A metacontroller manifest: one controller per parent resource (a Decorator may have several),
+        named ``<name>/<Kind>`` when there are several; its children's kinds are owned (docs/controllers.md)."""
+        containment = self._containment
+        assert containment is not None
+        manifest = json.loads(spec.metacontroller_manifest)
+        meta, _problems = parse_manifest(manifest, dict(spec.hooks))
+        assert meta is not None, "the scenario loader checked the manifest"
+        controller = load_metacontroller(meta, manifest, dict(spec.hooks), base, scenario=self.scenario.name,
+                                         controller=spec.name, env=dict(spec.env))
+        self._factories.append(controller)
+        parents = controller.bind(_resolver(self.registry))
+        owns = frozenset(KindRef(info.group, info.version, info.kind) for info in
+                         (controller.resolve(c.api_version, c.resource) for c in meta.children) if info is not None)
+        watches = self._watches(spec, base)
+        for index, info in enumerate(parents):
+            name = spec.name if len(parents) == 1 else f"{spec.name}/{info.kind}"
+            factory: Any = controller if len(parents) == 1 else ParentView(controller, index)
+            if "customize" in controller.targets:
+                factory.memory_owner = name  # the customize cache per parent is explored state
+            kind = KindRef(info.group, info.version, info.kind)
+            # the parent's own events pass metacontroller's filter (selectors, ignoreStatusChanges)
+            orphans = [(k, controller.orphan_parents(index)) for k in sorted(owns)]
+            wirings.append(Wiring(name, kind, info.namespaced, owns | frozenset(spec.owns), (*watches, *orphans),
+                                  timer=controller.parent_events(index)))
+            self.runtimes.append(ControllerRuntime(
+                name=name, for_kind=kind, namespaced=info.namespaced,
+                watched_kinds=tuple(sorted({*owns, *spec.owns, *(w.kind for w in spec.watches)})),
+                factory=factory,
+                registry=self.registry, bind=containment.bind, client=client, budget_seconds=spec.timeout,
+                memoize=self.memoize and self.scenario.explore.memoize,
+            ))
 
     def _kopf_timers(self, spec: Any, operator: Any, namespaced: bool, client: Any, wirings: list[Wiring]) -> None:
         """Each ``@kopf.timer`` and ``@kopf.daemon`` of the resource is a controller of its own,
@@ -267,6 +309,19 @@ class Simulation:
         if self._containment is not None:
             self._containment.__exit__(exc_type, exc, tb)
             self._containment = None
+
+
+def _resolver(registry: Registry) -> Any:
+    """metacontroller's discovery: (apiVersion, Kind) or (apiVersion, plural resource) to a resource."""
+
+    def resolve(api_version: str, name: str) -> ResInfo | None:
+        group, _, version = api_version.rpartition("/")
+        info = registry.lookup(api_version, name) or registry.lookup_plural(group, version, name)
+        if info is None:
+            return None
+        return ResInfo(api_version, info.kind, info.plural, info.namespaced, info.has_status)
+
+    return resolve
 
 
 def _sandboxed(mapper: Any, budget: float) -> Any:

@@ -87,6 +87,10 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     # a fake of AWS IAM whose keys are explored state (issue 12): a crash between minting and storing leaks one
     "shapes/credential-leak": (1, {"deterministic", "invariant: one access key per namespace"}, 96, 2),
     "shapes/credential-leak/fixed": (0, set(), 80, 1),
+    # metacontroller (issue 12): the IndexedJob example's hook server, stuck on a failed pod, and its fix
+    "shapes/metacontroller": (1, {"invariant: a settled job has finished"}, 60, 4),
+    "shapes/metacontroller/fixed": (0, set(), 37, 3),
+    "shapes/metacontroller/decorator": (0, set(), 88, 1),
 }
 
 # examples that need an optional client: folder prefix -> (module, extra)
