@@ -46,6 +46,25 @@ class ControllerSpec:
     kopf: str | None = None
     #: environment variables set while the controller's code runs (its import included)
     env: tuple[tuple[str, str], ...] = ()
+    #: a whole program (``main``, run until it blocks), or a sweep when ``every`` is set (docs/controllers.md)
+    program: str | None = None
+    #: an event handler ``handle(event_type, obj)`` called once per event of one watched object
+    handler: str | None = None
+    #: a sweep's period in virtual seconds: ``program``'s ``main()`` is called once per tick
+    every: float | None = None
+    #: the kinds a program or handler watches (its ``watches:`` list of plain kinds)
+    program_kinds: tuple[KindRef, ...] = ()
+
+    @property
+    def shape(self) -> Literal["reconciler", "kopf", "program", "sweep", "handler"]:
+        """Which adapter runs this controller."""
+        if self.kopf is not None:
+            return "kopf"
+        if self.handler is not None:
+            return "handler"
+        if self.program is not None:
+            return "sweep" if self.every is not None else "program"
+        return "reconciler"
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,6 +148,22 @@ class _Loader:
             self.add(path, f"kopf operator file {value!r} not found (looked for {Path(self.base_dir) / value})",
                      "paths are relative to the scenario file's folder")
 
+    def _program_keys(self, raw: dict[str, Any], path: Path_) -> None:
+        """A program or handler has no reconcile wiring: keys that only make sense for a reconciler are refused."""
+        shape = "program" if "program" in raw else "handler"
+        for key, why in (("entrypoint", "a controller is a reconciler, a kopf operator, a program or a handler"),
+                         ("kopf", "a controller is a reconciler, a kopf operator, a program or a handler"),
+                         ("for", "a program is not called per object: list what it watches in 'watches'"),
+                         ("owns", "a program is not called per object: list what it watches in 'watches'")):
+            if key in raw:
+                self.add((*path, key), f"{key!r} cannot be combined with {shape!r}", why)
+        if "program" in raw and "handler" in raw:
+            self.add((*path, "handler"), "'handler' cannot be combined with 'program'",
+                     "a program's main() or an event handler handle(event_type, obj): choose one")
+        if "every" in raw and "program" not in raw:
+            self.add((*path, "every"), "'every' is a sweep's period: it needs 'program'",
+                     "write program: sweep.py:main with every: 30s")
+
     def entrypoint(self, value: Any, path: Path_) -> None:
         if not isinstance(value, str) or self.check_entrypoint is None or not _ENTRYPOINT.match(value):
             return  # malformed ones are the schema's to report, once
@@ -382,15 +398,33 @@ class _Loader:
                 first_line[name] = self.doc.at((*path, "name"))[0]
                 self.controller_names.append(name)
             kopf = raw.get("kopf")
+            program = raw.get("program") if isinstance(raw.get("program"), str) else None
+            handler = raw.get("handler") if isinstance(raw.get("handler"), str) else None
             if isinstance(kopf, str):
                 self._kopf_module(kopf, (*path, "kopf"))
+            elif program is not None or handler is not None:
+                self._program_keys(raw, path)
+                self.entrypoint(program or handler, (*path, "program" if program is not None else "handler"))
             else:
                 self.entrypoint(raw.get("entrypoint"), (*path, "entrypoint"))
             for_kind = self.kind_ref(raw.get("for"), (*path, "for"))
             owns = [self.kind_ref(v, (*path, "owns", j)) for j, v in enumerate(_list(raw.get("owns")))]
             watches: list[WatchSpec] = []
+            program_kinds: list[KindRef] = []
             for j, watch in enumerate(_list(raw.get("watches"))):
                 wpath: Path_ = (*path, "watches", j)
+                if isinstance(watch, str):
+                    if program is None and handler is None:
+                        self.add(wpath, f"a plain kind ({watch!r}) in watches is for a program or a handler",
+                                 "write {kind: ..., map: owner|sameName|namespace|all|module:function}")
+                    found = self.kind_ref(watch, wpath)
+                    if found is not None and found not in program_kinds:
+                        program_kinds.append(found)
+                    continue
+                if program is not None or handler is not None:
+                    self.add(wpath, "a program or handler watches plain kinds, without a mapping",
+                             "write watches: [v1/ConfigMap, v1/Namespace]")
+                    continue
                 watch = _dict(watch)
                 kind = self.kind_ref(watch.get("kind"), (*wpath, "kind"))
                 mapper = _str(watch.get("map"))
@@ -399,6 +433,15 @@ class _Loader:
                 if kind is not None and mapper:
                     watches.append(WatchSpec(kind, mapper, self.position(wpath)))
             timeout = self._duration(raw.get("timeout", 10.0), (*path, "timeout"), 10.0)
+            every = self._duration(raw["every"], (*path, "every"), 30.0) if "every" in raw else None
+            if program is not None or handler is not None:
+                if name:
+                    controllers.append(ControllerSpec(
+                        name=name, entrypoint="", for_kind=None, program=program, handler=handler, every=every,
+                        program_kinds=tuple(program_kinds), timeout=timeout, position=self.position(path),
+                        env=tuple(sorted((str(k), str(v)) for k, v in _dict(raw.get("env")).items())),
+                    ))
+                continue
             if (for_kind is None and not isinstance(kopf, str)) or not name \
                     or not isinstance(raw.get("entrypoint", kopf), str):
                 continue

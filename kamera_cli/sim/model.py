@@ -327,10 +327,11 @@ class KubeModel:
             elif act.fault.kind == "crash":
                 faults = replace(faults, crashes=faults.crashes + 1)
                 memory = tuple(e for e in memory if e[0] != owner)  # a restarted process remembers nothing
+                restart = getattr(ctrl.factory, "restart_keys", None)  # programs: their own keys
                 new_items.extend(
                     PendingItem(act.controller, ns, name, clock + 1, RESTART,
                                 relist=getattr(ctrl.factory, "relists", False))
-                    for ns, name in object_names(run.snapshot, ctrl.for_kind)
+                    for ns, name in (restart(run.snapshot) if restart else object_names(run.snapshot, ctrl.for_kind))
                 )
             elif act.fault.kind == "stale":
                 seen.update(dict(act.fault.lags))

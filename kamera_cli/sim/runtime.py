@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from kamera_cli.sim.state import PendingItem
 
 #: Exceptions that stand for a reconcile that would never return (not retried, like a timeout).
-_NEVER_RETURNS = frozenset({"WatchBlocked"})
+_NEVER_RETURNS = frozenset({"WatchBlocked", "ProgramEnded"})
 
 #: Verbs that change the cluster.
 WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "apply", "deletecollection"})
@@ -276,7 +276,8 @@ class ControllerRuntime:
                     what = {"timeout": "did not return within its time budget",
                             "exit": "tried to exit the process",
                             "network": "opened a network connection of its own"}.get(
-                                outcome_kind, "would block forever")
+                                outcome_kind, "ended" if err and err.type_name == "ProgramEnded"
+                                else "would block forever")
                     note = what
                     findings.append(Finding("controller-error", self.name,
                                             f"controller {self.name!r} {what}: {summary}", error_text))
