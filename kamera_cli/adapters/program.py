@@ -58,6 +58,8 @@ class ProgramFactory(_Loader):
 
     #: the state keeps this controller's memory per key (``SimState.memory``)
     memory_owner = ""
+    #: no stale-read perturbation: a watch already delivers one event at a time (the lag is explored)
+    stale_views = False
 
     def __init__(self, entrypoint: str, base_dir: str, *, shape: str, every: float | None, scenario: str,
                  controller: str, env: Mapping[str, str] | None = None) -> None:

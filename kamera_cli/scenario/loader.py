@@ -36,6 +36,7 @@ from kamera_cli.scenario.durations import parse_duration
 from kamera_cli.scenario.kinds import KindOracle, KnownKind
 from kamera_cli.scenario.manifests import Located, Sources, check_manifest
 from kamera_cli.scenario.paths import Path_
+from kamera_cli.scenario.programs import program_key_problems
 from kamera_cli.scenario.schema import did_you_mean, json_type, schema_problems
 from kamera_cli.scenario.yamldoc import Document, read_documents
 
@@ -112,6 +113,8 @@ class _Loader:
         self.doc: Document = Document(file, None, (0, 0))
         self.oracle: KindOracle  # set once the CRDs are read
         self.controller_names: list[str] = []
+        #: controllers that are programs, sweeps or handlers (stale reads do not apply to them)
+        self.program_names: list[str] = []
         self.seed_items: list[Located] = []
 
     # -- helpers -------------------------------------------------------------------------------
@@ -148,21 +151,11 @@ class _Loader:
             self.add(path, f"kopf operator file {value!r} not found (looked for {Path(self.base_dir) / value})",
                      "paths are relative to the scenario file's folder")
 
-    def _program_keys(self, raw: dict[str, Any], path: Path_) -> None:
-        """A program or handler has no reconcile wiring: keys that only make sense for a reconciler are refused."""
-        shape = "program" if "program" in raw else "handler"
-        for key, why in (("entrypoint", "a controller is a reconciler, a kopf operator, a program or a handler"),
-                         ("kopf", "a controller is a reconciler, a kopf operator, a program or a handler"),
-                         ("for", "a program is not called per object: list what it watches in 'watches'"),
-                         ("owns", "a program is not called per object: list what it watches in 'watches'")):
-            if key in raw:
-                self.add((*path, key), f"{key!r} cannot be combined with {shape!r}", why)
-        if "program" in raw and "handler" in raw:
-            self.add((*path, "handler"), "'handler' cannot be combined with 'program'",
-                     "a program's main() or an event handler handle(event_type, obj): choose one")
-        if "every" in raw and "program" not in raw:
-            self.add((*path, "every"), "'every' is a sweep's period: it needs 'program'",
-                     "write program: sweep.py:main with every: 30s")
+    def _reporter(self, at: Path_) -> Callable[[str, str, str], None]:
+        """Reports problems at keys of the node at ``at``."""
+        def report(key: str, message: str, hint: str) -> None:
+            self.add((*at, key), message, hint)
+        return report
 
     def entrypoint(self, value: Any, path: Path_) -> None:
         if not isinstance(value, str) or self.check_entrypoint is None or not _ENTRYPOINT.match(value):
@@ -403,7 +396,9 @@ class _Loader:
             if isinstance(kopf, str):
                 self._kopf_module(kopf, (*path, "kopf"))
             elif program is not None or handler is not None:
-                self._program_keys(raw, path)
+                program_key_problems(raw, self._reporter(path))
+                if name:
+                    self.program_names.append(name)
                 self.entrypoint(program or handler, (*path, "program" if program is not None else "handler"))
             else:
                 self.entrypoint(raw.get("entrypoint"), (*path, "entrypoint"))
@@ -677,7 +672,11 @@ class _Loader:
             item = _dict(item)
             controller = self._controller_ref(item.get("controller"), (*path, "controller"))
             kinds = [self.kind_ref(v, (*path, "kinds", j)) for j, v in enumerate(_list(item.get("kinds")))]
-            if controller is not None:
+            if controller in self.program_names:
+                self.add((*path, "controller"), f"stale reads do not apply to {controller!r}, a program or handler",
+                         "its watches already deliver one event at a time: a lagging view is one of the "
+                         "interleavings explored")
+            elif controller is not None:
                 stale.append(
                     StaleReadSpec(
                         controller,

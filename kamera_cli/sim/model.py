@@ -275,7 +275,7 @@ class KubeModel:
                         out.append(replace(base, fault=Fault("crash", n)))
                 break
         for sspec in p.stale_reads:
-            if sspec.controller not in ("*", item.controller):
+            if sspec.controller not in ("*", item.controller) or not getattr(ctrl.factory, "stale_views", True):
                 continue
             options: list[list[tuple[str, int]]] = [[]]
             for kind in self._stale_kinds(sspec, item.controller):

@@ -288,3 +288,15 @@ def test_program_signatures_are_checked_at_load(tmp_path: Path, shape: str, code
                                "seed: []\n", code)
     with pytest.raises(EntrypointError, match=re.escape(message)):
         explore(load_scenario(path))
+
+
+def test_stale_reads_are_refused_for_a_program(tmp_path: Path) -> None:
+    path = _scenario(tmp_path, """
+        controllers:
+          - {name: p, program: prog.py:main, watches: [v1/ConfigMap]}
+        seed: []
+        perturbations:
+          staleReads: [{controller: p}]
+        """, "def main():\n    pass\n")
+    with pytest.raises(ScenarioError, match=re.escape("stale reads do not apply to 'p', a program or handler")):
+        load_scenario(path)
