@@ -30,7 +30,7 @@ from kamera_cli.adapters.reconcile import Request, Result
 from kamera_cli.adapters.sandbox import active_run
 from kamera_cli.model.objects import KindRef
 
-__all__ = ["PROGRAM_KEY", "ProgramEnded", "ProgramFactory", "ProgramResult", "load_program"]
+__all__ = ["PROGRAM_KEY", "ProgramEnded", "ProgramFactory", "ProgramResult", "ProgramThreaded", "load_program"]
 
 #: the one request name of a program or sweep
 PROGRAM_KEY = "program"
@@ -45,6 +45,14 @@ class ProgramResult(Result):
     """A step's result with what is kept for the key until its next step (None: unchanged)."""
 
     memory: str | None = None
+    #: what the step did, for its story line (replaces the plain "requeue" note)
+    note: str = ""
+
+
+class ProgramThreaded(Exception):
+    """A thread the program started used the API, a watch or a sleep: kamera schedules one thread only."""
+
+    controller_fault = True
 
 
 class ProgramEnded(Exception):
@@ -150,6 +158,10 @@ class ProgramFactory(_Loader):
         finally:
             run.on_sleep = None
             self.containment.bind(live)
+        if session.threaded:
+            raise ProgramThreaded(f"a thread started by the program reached {session.threaded}; kamera runs a "
+                                  "program as one thread from blocking point to blocking point, and does not "
+                                  "schedule the threads it starts (informers, worker pools)")
         if session.diverged:
             raise ProgramDiverged(f"the program is not deterministic: replaying its {len(log)} logged input(s) "
                                   f"from main(), {session.diverged}")
@@ -157,9 +169,12 @@ class ProgramFactory(_Loader):
             raise ProgramEnded("main() returned; a program runs until it blocks (a watch, time.sleep), and one "
                                "that ends handles nothing more")
         memory = self._store(remembered, tuple(session.new_entries))
+        note = "; ".join(part for part in (session.told or ("started" if not remembered else ""),
+                                           session.where()) if part)
         if session.parked[0] == "sleep":
-            return ProgramResult(requeue_after=max(1.0, session.parked[1]), memory=memory)
-        return ProgramResult(requeue=session.has_pending(), memory=memory)
+            return ProgramResult(requeue_after=max(1.0, session.parked[1]), memory=memory, note=note)
+        ready = session.has_pending()
+        return ProgramResult(requeue=ready, memory=memory, note=note + (" (another event is ready)" if ready else ""))
 
     def _log(self, digest: str) -> list[Entry]:
         chain: list[tuple[Entry, ...]] = []
@@ -199,7 +214,7 @@ class ProgramFactory(_Loader):
         else:
             return None  # nothing this handler has not been told already
         self._target(event, self._typed(client, info, obj))
-        return ProgramResult(memory=memory)
+        return ProgramResult(memory=memory, note=f"handled {event}")
 
     @staticmethod
     def _typed(client: object, info: Any, obj: Mapping[str, Any]) -> Any:

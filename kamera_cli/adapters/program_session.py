@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -165,6 +166,11 @@ class Session:
         self.watches: list[Watch] = []
         self.parked: tuple[str, Any] | None = None
         self.diverged = ""
+        #: what this step gave the program (for the step's story line)
+        self.told = ""
+        #: the program's own thread: a thread it starts is not scheduled by kamera
+        self.thread = threading.get_ident()
+        self.threaded = ""
 
     @property
     def snapshot(self) -> Any:
@@ -192,6 +198,15 @@ class Session:
         self.diverged = self.diverged or why
         raise ProgramParked()
 
+    def _enter(self, what: str) -> None:
+        """Every blocking point and request starts here: a parked or diverged program goes no further,
+        and only the program's own thread is served."""
+        if threading.get_ident() != self.thread:
+            self.threaded = self.threaded or what
+            raise ProgramParked()
+        if self.parked is not None or self.diverged:
+            raise ProgramParked()
+
     def _park(self, where: tuple[str, Any]) -> None:
         self.parked = where
         raise ProgramParked()
@@ -203,8 +218,7 @@ class Session:
     # -- the HTTP surface the transport calls ---------------------------------------------------------------------
     def handle(self, method: str, path: str, query: list[tuple[str, str]], headers: Mapping[str, str],
                body: bytes | None) -> Answer:
-        if self.parked is not None or self.diverged:
-            raise ProgramParked()
+        self._enter(f"{method} {path}")
         sig = _signature(method, path, query, body)
         watching = method == "GET" and any(k == "watch" and v in _TRUTHY for k, v in query)
         if self._replaying():
@@ -241,8 +255,7 @@ class Session:
             yield self._next_event(watch)
 
     def _next_event(self, watch: Watch) -> bytes:
-        if self.parked is not None or self.diverged:
-            raise ProgramParked()
+        self._enter(f"a read of the watch on {watch.path}")
         key = str(watch.index)
         if self._replaying():
             line = self._next_logged("event", key).body
@@ -254,6 +267,7 @@ class Session:
                 self._park(("watch", watch.index))
             line = events[0]
             self.delivered = True
+            self.told = _event_text(line)
             self.clock.now = max(self.clock.now, self.step_clock)
             self._record(Entry("event", key, self.clock.now, body=line))
         watch.deliver(line)
@@ -261,8 +275,7 @@ class Session:
 
     def on_sleep(self, seconds: float) -> None:
         """``time.sleep(seconds)`` is a blocking point: replayed, delivered (the step's input) or parked at."""
-        if self.parked is not None or self.diverged:
-            raise ProgramParked()
+        self._enter(f"time.sleep({seconds:g})")
         key = repr(float(seconds))
         if self._replaying():
             entry = self._next_logged("sleep", key)
@@ -271,12 +284,27 @@ class Session:
         if self.delivered:
             self._park(("sleep", float(seconds)))
         self.delivered = True
+        self.told = f"woke from time.sleep({seconds:g})"
         wake = max(self.clock.now + seconds, self.step_clock)
         self._record(Entry("sleep", key, wake))
         self.clock.now = wake - seconds
+
+    def where(self) -> str:
+        """Where the program is parked, for the step's story line."""
+        if self.parked is None:
+            return ""
+        if self.parked[0] == "sleep":
+            return f"sleeps {self.parked[1]:g}s"
+        return f"waits on its watch of {self.watches[self.parked[1]].path}"
 
     def has_pending(self) -> bool:
         """Whether the program, parked on a watch, has an event to read now (asked after the step)."""
         if self.parked is None or self.parked[0] != "watch":
             return False
         return bool(self.watches[self.parked[1]].pending(self.live))
+
+
+def _event_text(line: bytes) -> str:
+    event = json.loads(line)
+    obj = event.get("object") or {}
+    return f"read {event.get('type')} {obj.get('kind', '')} {_object_key(obj)}"

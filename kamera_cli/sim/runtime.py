@@ -257,6 +257,8 @@ class ControllerRuntime:
                 elif res is not None and res.requeue:
                     requeue_now = True
                     note = "requeue"
+                told = getattr(res, "note", "")  # a program's step says what it read and where it blocks
+                note = told if isinstance(told, str) and told else note
             elif outcome_kind == "api-error":
                 requeue_now = True
                 err = outcome.error

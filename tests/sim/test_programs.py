@@ -117,7 +117,19 @@ def test_each_event_is_a_step_other_steps_interleave_between(tmp_path: Path) -> 
      def main():
          threading.Event().wait()
      """, "controller 'p' did not return within its time budget"),
+    # runs its watch in a thread of its own: kamera schedules the program's one thread only
+    ("""
+     import threading
+     from kubernetes import client, config, watch
+     def main():
+         config.load_kube_config()
+         v1 = client.CoreV1Api()
+         worker = threading.Thread(target=lambda: list(watch.Watch().stream(v1.list_config_map_for_all_namespaces)))
+         worker.start()
+         worker.join()
+     """, "raised ProgramThreaded: a thread started by the program reached GET /api/v1/configmaps"),
 ])
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # the program's thread dies
 def test_a_program_that_ends_or_blocks_elsewhere_is_a_finding(tmp_path: Path, code: str, message: str) -> None:
     r = _run(tmp_path, """
         controllers:
