@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kamera_cli.adapters import program_parking
 from kamera_cli.adapters.loading import _arity, _Loader
 from kamera_cli.adapters.program_session import Entry, ProgramDiverged, ProgramParked, Session, _content
 from kamera_cli.adapters.reconcile import Request, Result
@@ -78,6 +79,8 @@ class ProgramFactory(_Loader):
         self.kinds: tuple[KindRef, ...] = ()
         #: program logs: digest -> (parent digest, the entries one step added)
         self._logs: dict[str, tuple[str, tuple[Entry, ...]]] = {}
+        #: programs suspended at their blocking points (the fast path), by log digest
+        self._parking = program_parking.Parking()
         super().__init__(entrypoint, base_dir, scenario=scenario, controller=controller, env=env)
         self.memory_owner = controller
 
@@ -108,6 +111,16 @@ class ProgramFactory(_Loader):
             raise self._error(f"{self._tried()}: {name!r} in {where} takes {arity.text}; kamera calls it as {call}",
                               hint)
         return value
+
+    def unload(self) -> None:
+        """End the suspended programs (on the sandbox's worker thread, where they live), then unload."""
+        if self._parking and self.containment is not None:
+            from kamera_cli.adapters.running import _call_sandboxed
+            from kamera_cli.adapters.sandbox import VirtualClock
+
+            _call_sandboxed(self, lambda: self._parking.clear(self.containment), budget_seconds=5.0,
+                            clock=VirtualClock(0.0), seed=b"kamera-program-unload")
+        super().unload()
 
     # -- wiring ---------------------------------------------------------------------------------------------
     def mapper(self, kind: KindRef) -> Callable[[Mapping[str, Any]], list[tuple[str | None, str]]]:
@@ -145,14 +158,26 @@ class ProgramFactory(_Loader):
         run = active_run()
         assert run is not None and self.containment is not None
         live = self.containment.server
-        log = self._log(remembered)
-        session = Session(live, log, deliver=bool(remembered), clock=run.clock, step_clock=run.clock.now)
+        suspended = self._parking.take(remembered) if remembered else None
+        g: Any = None
+        if suspended is not None:  # the fast path: the program that made this log goes on
+            g, session = suspended
+            session.begin_step(live, run.clock, run.clock.now)
+            replayed = 0
+        else:
+            log = self._log(remembered)
+            replayed = len(log)
+            session = Session(live, log, deliver=bool(remembered), clock=run.clock, step_clock=run.clock.now)
+            g = self._parking.start(self._target, session) if program_parking.available() else None
         self.containment.bind(session)
         run.on_sleep = session.on_sleep
         ended = False
         try:
-            self._target()
-            ended = True
+            if g is None:
+                self._target()
+                ended = True
+            else:
+                ended = self._parking.resume(g)
         except ProgramParked:
             pass
         finally:
@@ -163,12 +188,14 @@ class ProgramFactory(_Loader):
                                   "program as one thread from blocking point to blocking point, and does not "
                                   "schedule the threads it starts (informers, worker pools)")
         if session.diverged:
-            raise ProgramDiverged(f"the program is not deterministic: replaying its {len(log)} logged input(s) "
+            raise ProgramDiverged(f"the program is not deterministic: replaying its {replayed} logged input(s) "
                                   f"from main(), {session.diverged}")
         if ended or session.parked is None:
             raise ProgramEnded("main() returned; a program runs until it blocks (a watch, time.sleep), and one "
                                "that ends handles nothing more")
         memory = self._store(remembered, tuple(session.new_entries))
+        if g is not None and not g.dead:
+            self._parking.keep(memory, g, session, self.containment)
         note = "; ".join(part for part in (session.told or ("started" if not remembered else ""),
                                            session.where()) if part)
         if session.parked[0] == "sleep":

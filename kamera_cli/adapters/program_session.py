@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -171,6 +171,10 @@ class Session:
         #: the program's own thread: a thread it starts is not scheduled by kamera
         self.thread = threading.get_ident()
         self.threaded = ""
+        #: suspends the program at a blocking point instead of unwinding it (the fast path), or None
+        self.pause: Callable[[], Any] | None = None
+        #: a suspended program being discarded: it must not reach anything any more
+        self.killed = False
 
     @property
     def snapshot(self) -> Any:
@@ -204,12 +208,31 @@ class Session:
         if threading.get_ident() != self.thread:
             self.threaded = self.threaded or what
             raise ProgramParked()
-        if self.parked is not None or self.diverged:
+        if self.parked is not None or self.diverged or self.killed:
             raise ProgramParked()
 
     def _park(self, where: tuple[str, Any]) -> None:
+        """End the step here: unwind the program (replay), or suspend it until a later step resumes it
+        (the fast path, ``pause``), which returns with ``begin_step`` done."""
         self.parked = where
-        raise ProgramParked()
+        if self.pause is None:
+            raise ProgramParked()
+        self.pause()
+        self._enter("the resumed blocking point")
+
+    def begin_step(self, live: Any, clock: Any, step_clock: float) -> None:
+        """Resume a suspended program for a new step: its log is consumed, one new input is due."""
+        self.live = live
+        self.registry = getattr(live, "registry", None)
+        self._base = tuple(self.log)
+        self.replayed = len(self.log)
+        self.delivered = False
+        self.clock = clock
+        self.step_clock = step_clock
+        self.parked = None
+        self.told = ""
+        # the program's clock where it stopped, as a replay would leave it: its last input's time
+        clock.now = self.log[-1].clock if self.log else step_clock
 
     def _record(self, entry: Entry) -> None:
         self.log.append(entry)
@@ -260,11 +283,10 @@ class Session:
         if self._replaying():
             line = self._next_logged("event", key).body
         else:
-            if self.delivered:
+            events = [] if self.delivered else watch.pending(self.live)
+            while not events:  # parked here until a step has an event for this watch
                 self._park(("watch", watch.index))
-            events = watch.pending(self.live)
-            if not events:
-                self._park(("watch", watch.index))
+                events = watch.pending(self.live)
             line = events[0]
             self.delivered = True
             self.told = _event_text(line)
@@ -282,7 +304,7 @@ class Session:
             self.clock.now = entry.clock - seconds  # the sandbox adds the sleep after this hook
             return
         if self.delivered:
-            self._park(("sleep", float(seconds)))
+            self._park(("sleep", float(seconds)))  # resumed (fast path): the next step wakes it
         self.delivered = True
         self.told = f"woke from time.sleep({seconds:g})"
         wake = max(self.clock.now + seconds, self.step_clock)

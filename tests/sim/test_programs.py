@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from kamera_cli.adapters import program_parking
 from kamera_cli.errors import EntrypointError, ScenarioError
 from kamera_cli.model.result import CheckName, Verdict
 from kamera_cli.runner import explore
@@ -140,25 +141,54 @@ def test_a_program_that_ends_or_blocks_elsewhere_is_a_finding(tmp_path: Path, co
     assert message in errors.counterexamples[0].summary
 
 
-def test_a_program_that_differs_on_replay_is_a_finding(tmp_path: Path) -> None:
+DRIFT = """
+from kubernetes import client, config, watch
+STARTS = []
+def main():
+    STARTS.append(1)  # survives between runs in one process: not a function of its inputs
+    config.load_kube_config()
+    v1 = client.CoreV1Api()
+    v1.list_namespaced_config_map("default", label_selector=f"run!={len(STARTS)}")
+    for _event in watch.Watch().stream(v1.list_namespaced_config_map, "default"):
+        pass
+"""
+
+
+def test_a_program_that_differs_on_replay_is_a_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(program_parking, "ENABLED", False)  # every step replays
     r = _run(tmp_path, """
         controllers:
           - {name: drift, program: prog.py:main, watches: [v1/ConfigMap]}
-        """ + SEED, """
-        from kubernetes import client, config, watch
-        STARTS = []
-        def main():
-            STARTS.append(1)  # survives between replays in one process: not a function of its inputs
-            config.load_kube_config()
-            v1 = client.CoreV1Api()
-            v1.list_namespaced_config_map("default", label_selector=f"run!={len(STARTS)}")
-            for _event in watch.Watch().stream(v1.list_namespaced_config_map, "default"):
-                pass
-        """)
+        """ + SEED, DRIFT)
     errors = _check(r, CheckName.NO_CONTROLLER_ERRORS)
     assert errors.verdict is Verdict.FAILED
     summary = errors.counterexamples[0].summary
     assert "ProgramDiverged" in summary and "not deterministic" in summary and "run!=1" in summary
+
+
+def test_a_program_not_deterministic_is_found_with_the_fast_path_too(tmp_path: Path) -> None:
+    """Its first step runs twice from the same state, as every controller's first reconcile does."""
+    r = _run(tmp_path, """
+        controllers:
+          - {name: drift, program: prog.py:main, watches: [v1/ConfigMap]}
+        """ + SEED, DRIFT)
+    det = _check(r, CheckName.DETERMINISTIC)
+    assert det.verdict is Verdict.FAILED
+    assert "controller 'drift' is not deterministic" in det.counterexamples[0].summary
+
+
+@pytest.mark.skipif(not program_parking.available(), reason="greenlet is not installed (kamera-cli[programs])")
+@pytest.mark.parametrize("rel", ["mirror", "mirror/fixed", "sweep"])
+def test_suspended_programs_and_replays_explore_the_same_graph(rel: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path (a program suspended at its blocking point) is an optimisation only."""
+    path = Path(__file__).resolve().parents[2] / "scenarios" / "shapes" / "program" / rel / "scenario.yaml"
+    fast = explore(load_scenario(path)).result
+    monkeypatch.setattr(program_parking, "ENABLED", False)
+    replayed = explore(load_scenario(path)).result
+    assert (fast.stats.states, fast.stats.transitions, fast.verdict) == (
+        replayed.stats.states, replayed.stats.transitions, replayed.verdict)
+    assert [(c.name, c.verdict, c.message) for c in fast.checks] == [
+        (c.name, c.verdict, c.message) for c in replayed.checks]
 
 
 SLEEPER = """
@@ -199,7 +229,10 @@ def test_a_sleep_loop_program_ticks_on_the_virtual_clock_and_converges(tmp_path:
     assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]
 
 
-def test_a_crash_restarts_the_program_from_main_with_a_fresh_listing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_crash_restarts_the_program_from_main_with_a_fresh_listing(tmp_path: Path, fast: bool,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(program_parking, "ENABLED", fast)
     r = _run(tmp_path, """
         controllers:
           - {name: rec, program: prog.py:main, watches: [v1/ConfigMap]}
@@ -213,7 +246,7 @@ def test_a_crash_restarts_the_program_from_main_with_a_fresh_listing(tmp_path: P
         """, RECORDER)
     # the restarted program re-lists and rewrites the whole log: the same outcome, more executions
     assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]
-    assert r.stats.states > 7
+    assert (r.stats.states, r.stats.transitions) == (15, 14)  # the same graph with and without the fast path
 
 
 HANDLER = """
@@ -312,3 +345,26 @@ def test_stale_reads_are_refused_for_a_program(tmp_path: Path) -> None:
         """, "def main():\n    pass\n")
     with pytest.raises(ScenarioError, match=re.escape("stale reads do not apply to 'p', a program or handler")):
         load_scenario(path)
+
+
+@pytest.mark.skipif(not program_parking.available(), reason="greenlet is not installed (kamera-cli[programs])")
+def test_no_suspended_program_outlives_its_scenario(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    import greenlet
+
+    cleared: list[int] = []
+    real_clear = program_parking.Parking.clear
+
+    def clear(self: program_parking.Parking, containment: Any) -> None:
+        cleared.append(len(self._kept))
+        real_clear(self, containment)
+
+    monkeypatch.setattr(program_parking.Parking, "clear", clear)
+    path = Path(__file__).resolve().parents[2] / "scenarios" / "shapes" / "program" / "mirror" / "scenario.yaml"
+    assert explore(load_scenario(path)).result.stats.states == 9
+    gc.collect()
+    suspended = [g for g in gc.get_objects()
+                 if isinstance(g, greenlet.greenlet) and not g.dead and g.parent is not None]
+    assert cleared and cleared[0] > 0  # some were suspended when the scenario ended
+    assert suspended == []
