@@ -178,7 +178,7 @@ def test_a_program_not_deterministic_is_found_with_the_fast_path_too(tmp_path: P
 
 
 @pytest.mark.skipif(not program_parking.available(), reason="greenlet is not installed (kamera-cli[programs])")
-@pytest.mark.parametrize("rel", ["mirror", "mirror/fixed", "sweep"])
+@pytest.mark.parametrize("rel", ["mirror", "mirror/fixed", "sweep", "handler"])
 def test_suspended_programs_and_replays_explore_the_same_graph(rel: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The fast path (a program suspended at its blocking point) is an optimisation only."""
     path = Path(__file__).resolve().parents[2] / "scenarios" / "shapes" / "program" / rel / "scenario.yaml"
@@ -371,3 +371,32 @@ def test_no_suspended_program_outlives_its_scenario(monkeypatch: pytest.MonkeyPa
     assert explore(load_scenario(path)).result.stats.states == 9
     assert cleared and cleared[0] > 0  # some were suspended when the scenario ended
     assert suspended() - before == set()
+
+
+def test_a_lightkube_watch_loop_runs_as_a_program(tmp_path: Path) -> None:
+    """Any client routed in-process reaches the program's session: lightkube's watch, one event per step."""
+    pytest.importorskip("lightkube", reason="lightkube is not installed (kamera-cli[lightkube])")
+    r = _run(tmp_path, """
+        controllers:
+          - {name: rec, program: prog.py:main, watches: [v1/ConfigMap]}
+        """ + SEED + """
+        invariants:
+          - name: seen one at a time, as typed resources
+            select: "$.items[?@.metadata.name == 'log'].data.seen"
+            expect: {equals: "ADDED:a:ConfigMap,ADDED:b:ConfigMap"}
+        """, """
+        from lightkube import Client
+        from lightkube.models.meta_v1 import ObjectMeta
+        from lightkube.resources.core_v1 import ConfigMap
+
+        def main():
+            client = Client()
+            seen = []
+            for op, cm in client.watch(ConfigMap, namespace="default"):
+                if cm.metadata.name != "log":
+                    seen.append(f"{op}:{cm.metadata.name}:{type(cm).__name__}")
+                    log = ConfigMap(metadata=ObjectMeta(name="log", namespace="default"), data={"seen": ",".join(seen)})
+                    client.apply(log, field_manager="rec", force=True)
+        """)
+    assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]
+    assert r.stats.states == 5
