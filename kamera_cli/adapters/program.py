@@ -31,7 +31,8 @@ from kamera_cli.adapters.reconcile import Request, Result
 from kamera_cli.adapters.sandbox import active_run
 from kamera_cli.model.objects import KindRef
 
-__all__ = ["PROGRAM_KEY", "ProgramEnded", "ProgramFactory", "ProgramResult", "ProgramThreaded", "load_program"]
+__all__ = ["PROGRAM_KEY", "ProgramEnded", "ProgramFactory", "ProgramResult", "ProgramThreaded", "ProgramUnwatched",
+           "load_program"]
 
 #: the one request name of a program or sweep
 PROGRAM_KEY = "program"
@@ -52,6 +53,12 @@ class ProgramResult(Result):
 
 class ProgramThreaded(Exception):
     """A thread the program started used the API, a watch or a sleep: kamera schedules one thread only."""
+
+    controller_fault = True
+
+
+class ProgramUnwatched(Exception):
+    """A program waits on a watch of a kind that its scenario entry does not list in ``watches``."""
 
     controller_fault = True
 
@@ -200,8 +207,21 @@ class ProgramFactory(_Loader):
                                            session.where()) if part)
         if session.parked[0] == "sleep":
             return ProgramResult(requeue_after=max(1.0, session.parked[1]), memory=memory, note=note)
+        self._check_watched(session.watches[session.parked[1]].path)
         ready = session.has_pending()
         return ProgramResult(requeue=ready, memory=memory, note=note + (" (another event is ready)" if ready else ""))
+
+    def _check_watched(self, path: str) -> None:
+        """A program waiting on a watch of a kind its ``watches`` does not list would never be woken by a
+        change to it: say so, rather than explore a program that looks idle."""
+        parts = path.strip("/").split("/")
+        group, version, rest = ("", parts[1], parts[2:]) if parts[0] == "api" else (parts[1], parts[2], parts[3:])
+        info = self.registry.lookup_plural(group, version, rest[-1]) if rest else None
+        if info is None or any(k.group == info.group and k.kind == info.kind for k in self.kinds):
+            return
+        kind = f"{info.group}/{info.version}/{info.kind}" if info.group else f"{info.version}/{info.kind}"
+        raise ProgramUnwatched(f"the program waits on a watch of {path}, but {kind} is not in its watches: a change "
+                               f"to it would not wake the program (add {kind} to the controller's watches)")
 
     def _log(self, digest: str) -> list[Entry]:
         chain: list[tuple[Entry, ...]] = []

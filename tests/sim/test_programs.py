@@ -129,6 +129,15 @@ def test_each_event_is_a_step_other_steps_interleave_between(tmp_path: Path) -> 
          worker.start()
          worker.join()
      """, "raised ProgramThreaded: a thread started by the program reached GET /api/v1/configmaps"),
+    # waits on a kind it does not list in its watches: nothing would ever wake it
+    ("""
+     from kubernetes import client, config, watch
+     def main():
+         config.load_kube_config()
+         for _event in watch.Watch().stream(client.CoreV1Api().list_namespaced_secret, "default"):
+             pass
+     """, "raised ProgramUnwatched: the program waits on a watch of /api/v1/namespaces/default/secrets, but "
+          "v1/Secret is not in its watches"),
 ])
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # the program's thread dies
 def test_a_program_that_ends_or_blocks_elsewhere_is_a_finding(tmp_path: Path, code: str, message: str) -> None:
