@@ -417,8 +417,9 @@ class _Loader:
                         program_kinds.append(found)
                     continue
                 if program is not None or handler is not None:
-                    self.add(wpath, "a program or handler watches plain kinds, without a mapping",
-                             "write watches: [v1/ConfigMap, v1/Namespace]")
+                    if isinstance(watch, dict):  # anything else is the schema's to report
+                        self.add(wpath, "a program or handler watches plain kinds, without a mapping",
+                                 "write watches: [v1/ConfigMap, v1/Namespace]")
                     continue
                 watch = _dict(watch)
                 kind = self.kind_ref(watch.get("kind"), (*wpath, "kind"))

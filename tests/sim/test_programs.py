@@ -323,6 +323,9 @@ def test_a_sweep_runs_main_per_tick_and_a_change_brings_the_tick_forward(tmp_pat
     ("- {name: p, entrypoint: prog.py:main, for: v1/ConfigMap, watches: [v1/Secret]}", "watches",
      "a plain kind ('v1/Secret') in watches is for a program or a handler"),
     ("- {name: p, program: prog.py:main, watches: [v1/Widgett]}", "watches", "unknown kind"),
+    ("- {name: p, program: prog.py:main, watches: [ConfigMap]}", "watches", "is not a valid kind reference"),
+    ("- {name: p, entrypoint: prog.py:main, for: v1/ConfigMap, watches: [{kind: v1/Secret}]}", "watches",
+     "missing required field 'map'"),
 ])
 def test_program_keys_are_checked_with_their_location(tmp_path: Path, body: str, field: str, message: str) -> None:
     path = _scenario(tmp_path, "controllers:\n  " + body + "\n", "def main():\n    pass\n")
