@@ -31,8 +31,8 @@ from kamera_cli.adapters.reconcile import Request, Result
 from kamera_cli.adapters.sandbox import active_run
 from kamera_cli.model.objects import KindRef
 
-__all__ = ["PROGRAM_KEY", "ProgramEnded", "ProgramFactory", "ProgramResult", "ProgramThreaded", "ProgramUnwatched",
-           "load_program"]
+__all__ = ["PROGRAM_KEY", "ProgramCrashed", "ProgramEnded", "ProgramFactory", "ProgramResult", "ProgramThreaded",
+           "ProgramUnwatched", "load_program"]
 
 #: the one request name of a program or sweep
 PROGRAM_KEY = "program"
@@ -53,6 +53,12 @@ class ProgramResult(Result):
 
 class ProgramThreaded(Exception):
     """A thread the program started used the API, a watch or a sleep: kamera schedules one thread only."""
+
+    controller_fault = True
+
+
+class ProgramCrashed(Exception):
+    """An exception escaped a program's ``main()`` (its cause): a real process would exit there."""
 
     controller_fault = True
 
@@ -187,6 +193,12 @@ class ProgramFactory(_Loader):
                 ended = self._parking.resume(g)
         except ProgramParked:
             pass
+        except Exception as exc:
+            if getattr(exc, "controller_fault", False) or hasattr(exc, "blocked_address"):
+                raise  # kamera's own verdicts on the program (a network attempt, a watch that blocks)
+            # the process would exit: even an API error is the program's crash, not a reconcile's requeue
+            raise ProgramCrashed(f"main() raised {type(exc).__name__}: {exc}; the program's process would exit "
+                                 "(a restart is a crash perturbation)") from exc
         finally:
             run.on_sleep = None
             self.containment.bind(live)

@@ -129,6 +129,13 @@ def test_each_event_is_a_step_other_steps_interleave_between(tmp_path: Path) -> 
          worker.start()
          worker.join()
      """, "raised ProgramThreaded: a thread started by the program reached GET /api/v1/configmaps"),
+    # an API error escaping main() is the program's crash (a finding), not a reconcile's requeue
+    ("""
+     from kubernetes import client, config
+     def main():
+         config.load_kube_config()
+         client.CoreV1Api().read_namespaced_config_map("missing", "default")
+     """, "raised ProgramCrashed: main() raised NotFoundException: (404)"),
     # waits on a kind it does not list in its watches: nothing would ever wake it
     ("""
      from kubernetes import client, config, watch
