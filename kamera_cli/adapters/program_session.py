@@ -61,8 +61,9 @@ class Answer:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One input the program consumed: an answer ("http"), a watch opened ("open": its initial view as
-    the body), an event read from watch ``key`` ("event") or a sleep of ``key`` seconds ("sleep").
+    """One input the program consumed: its start ("start"), an answer ("http"), a watch opened ("open":
+    its initial view as the body), an event read from watch ``key`` ("event") or a sleep of ``key``
+    seconds ("sleep").
     ``clock`` is the virtual time the program saw when it got it."""
 
     kind: str
@@ -175,6 +176,11 @@ class Session:
         self.pause: Callable[[], Any] | None = None
         #: a suspended program being discarded: it must not reach anything any more
         self.killed = False
+        if not self._base:  # the program starts: what its clock says before its first input is logged too
+            self._record(Entry("start", "", clock.now))
+        elif self._base[0].kind == "start":
+            self.replayed = 1
+            clock.now = self._base[0].clock
 
     @property
     def snapshot(self) -> Any:

@@ -182,6 +182,29 @@ def test_a_program_that_differs_on_replay_is_a_finding(tmp_path: Path, monkeypat
     assert "ProgramDiverged" in summary and "not deterministic" in summary and "run!=1" in summary
 
 
+def test_a_replayed_program_sees_the_clock_it_saw_the_first_time(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Times read before the first input, and between inputs, are the logged ones: no false divergence."""
+    monkeypatch.setattr(program_parking, "ENABLED", False)
+    r = _run(tmp_path, """
+        controllers:
+          - {name: stamp, program: prog.py:main, watches: [v1/ConfigMap]}
+        """ + SEED, """
+        import time
+        from kubernetes import client, config, watch
+        def main():
+            started = time.time()
+            config.load_kube_config()
+            v1 = client.CoreV1Api()
+            for event in watch.Watch().stream(v1.list_namespaced_config_map, "default"):
+                cm = event["object"]
+                if not (cm.metadata.annotations or {}).get("seen-at"):
+                    stamp = {"started": str(started), "seen-at": str(time.time())}
+                    v1.patch_namespaced_config_map(cm.metadata.name, "default", {"metadata": {"annotations": stamp}})
+        """)
+    assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]
+
+
 def test_a_program_not_deterministic_is_found_with_the_fast_path_too(tmp_path: Path) -> None:
     """Its first step runs twice from the same state, as every controller's first reconcile does."""
     r = _run(tmp_path, """
