@@ -266,12 +266,40 @@ class Session:
         return answer
 
     def _initial_view(self, path: str, query: list[tuple[str, str]]) -> dict[str, dict[str, Any]]:
-        """A watch from a given resourceVersion starts from what there is now (nothing can have changed in
-        between within a step); a watch without one (or from "0") first delivers every object as ADDED."""
+        """What a new watch counts as delivered: nothing for a watch without a resourceVersion (or from
+        "0"), which first delivers every object as ADDED; for a watch from the resourceVersion of a list
+        the program made, that list's items (so what changed since the list is delivered); otherwise what
+        there is now (within a step nothing else writes between the program's requests)."""
         rv = next((v for k, v in query if k == "resourceVersion"), "")
         if rv in ("", "0"):
             return {}
+        listed = self._logged_list(path, query, rv)
+        if listed is not None:
+            return listed
         return Watch(-1, path, query, {}).current(self.live)
+
+    def _logged_list(self, path: str, query: list[tuple[str, str]], rv: str) -> dict[str, dict[str, Any]] | None:
+        """The items of the latest list of this collection (same selectors) the program got at ``rv``."""
+        selectors = sorted((k, v) for k, v in query if k in ("labelSelector", "fieldSelector"))
+        for entry in reversed(self.log):
+            if entry.kind != "http" or entry.status != 200 or not entry.key.startswith(f"GET {path}?"):
+                continue
+            asked = entry.key[len(f"GET {path}?"):].split(" ", 1)[0]
+            pairs = sorted(tuple(p.split("=", 1)) for p in asked.split("&") if p)
+            if "watch=true" in asked or [p for p in pairs if p[0] in ("labelSelector", "fieldSelector")] != selectors:
+                continue
+            try:
+                doc = json.loads(entry.body)
+            except ValueError:
+                continue
+            if not isinstance(doc, dict) or str((doc.get("metadata") or {}).get("resourceVersion")) != rv:
+                continue
+            kind = str(doc.get("kind", ""))
+            kind = kind[:-4] if kind.endswith("List") else kind
+            items = [{"apiVersion": doc.get("apiVersion"), "kind": kind, **item}
+                     for item in doc.get("items") or [] if isinstance(item, dict)]
+            return {_object_key(item): item for item in items}
+        return None
 
     def _open(self, path: str, query: list[tuple[str, str]], view: dict[str, dict[str, Any]]) -> Answer:
         watch = Watch(len(self.watches), path, query, view)

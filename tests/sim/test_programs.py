@@ -205,6 +205,38 @@ def test_a_replayed_program_sees_the_clock_it_saw_the_first_time(tmp_path: Path,
     assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]
 
 
+def test_a_watch_from_a_lists_resource_version_delivers_what_changed_since_the_list(tmp_path: Path) -> None:
+    r = _run(tmp_path, """
+        controllers:
+          - {name: rec, program: prog.py:main, watches: [v1/ConfigMap]}
+        """ + SEED + """
+        actions:
+          - at: {afterSteps: 1}
+            apply: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: default}}
+        invariants:
+          - name: the object created between the list and the watch is delivered
+            select: "$.items[?@.metadata.name == 'log'].data.seen"
+            expect: {equals: "listed:a,b;ADDED:c"}
+        """, textwrap.dedent("""
+        import time
+        from kubernetes import client, config, watch
+
+        def main():
+            config.load_kube_config()
+            v1 = client.CoreV1Api()
+            listed = v1.list_namespaced_config_map("default")
+            seen = ["listed:" + ",".join(cm.metadata.name for cm in listed.items)]
+            time.sleep(5)  # a step ends here: the action creates c
+            stream = watch.Watch().stream(v1.list_namespaced_config_map, "default",
+                                          resource_version=listed.metadata.resource_version)
+            for event in stream:
+                if event["object"].metadata.name != "log":
+                    seen.append(f"{event['type']}:{event['object'].metadata.name}")
+                    upsert(v1, "log", {"seen": ";".join(seen)})
+        """) + UPSERT)
+    assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]
+
+
 def test_a_program_not_deterministic_is_found_with_the_fast_path_too(tmp_path: Path) -> None:
     """Its first step runs twice from the same state, as every controller's first reconcile does."""
     r = _run(tmp_path, """
