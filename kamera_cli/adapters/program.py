@@ -94,6 +94,8 @@ class ProgramFactory(_Loader):
         self._logs: dict[str, tuple[str, tuple[Entry, ...]]] = {}
         #: programs suspended at their blocking points (the fast path), by log digest
         self._parking = program_parking.Parking()
+        #: the module is as imported: no run of main() has touched its globals yet
+        self._fresh = True
         super().__init__(entrypoint, base_dir, scenario=scenario, controller=controller, env=env)
         self.memory_owner = controller
 
@@ -124,6 +126,23 @@ class ProgramFactory(_Loader):
             raise self._error(f"{self._tried()}: {name!r} in {where} takes {arity.text}; kamera calls it as {call}",
                               hint)
         return value
+
+    def reload(self) -> None:
+        """Re-import the user's modules (a restart); main() will run on fresh globals."""
+        super().reload()
+        self._fresh = True
+
+    def _reimport(self) -> None:
+        """Re-import the user's modules inside the step's sandbox (its clock, fence and bound session), as
+        the start of a fresh process. Unlike ``reload`` (which runs an import sandbox of its own, outside
+        any step), what the top-level code does is part of this run; its errors are the program's. A
+        ``from time import time`` it runs binds the sandbox's stand-in, which reads the real clock outside
+        a sandbox, so nothing needs unbinding."""
+        self.module_set.forget()
+        with self.module_set.importing():
+            module = self._exec_entry_module()
+        self.module = module
+        self._target = self._resolve(module)
 
     def unload(self) -> None:
         """End the suspended programs (on the sandbox's worker thread, where they live), then unload."""
@@ -181,11 +200,17 @@ class ProgramFactory(_Loader):
             log = self._log(remembered)
             replayed = len(log)
             session = Session(live, log, deliver=bool(remembered), clock=run.clock, step_clock=run.clock.now)
-            g = self._parking.start(self._target, session) if program_parking.available() else None
         self.containment.bind(session)
         run.on_sleep = session.on_sleep
         ended = False
         try:
+            if suspended is None:
+                # main() starts as in a fresh process: module globals a previous run left are gone, and
+                # what the module's top-level code asks the API server is part of the program's inputs
+                if not self._fresh:
+                    self._reimport()
+                self._fresh = False
+                g = self._parking.start(self._target, session) if program_parking.available() else None
             if g is None:
                 self._target()
                 ended = True

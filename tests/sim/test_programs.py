@@ -158,13 +158,16 @@ def test_a_program_that_ends_or_blocks_elsewhere_is_a_finding(tmp_path: Path, co
 
 
 DRIFT = """
+from pathlib import Path
 from kubernetes import client, config, watch
-STARTS = []
+STARTS = Path(__file__).with_name("starts.txt")
 def main():
-    STARTS.append(1)  # survives between runs in one process: not a function of its inputs
+    # a file the program writes survives a restart, and every replay: not a function of its inputs
+    starts = int(STARTS.read_text()) + 1 if STARTS.exists() else 1
+    STARTS.write_text(str(starts))
     config.load_kube_config()
     v1 = client.CoreV1Api()
-    v1.list_namespaced_config_map("default", label_selector=f"run!={len(STARTS)}")
+    v1.list_namespaced_config_map("default", label_selector=f"run!={starts}")
     for _event in watch.Watch().stream(v1.list_namespaced_config_map, "default"):
         pass
 """
@@ -234,6 +237,25 @@ def test_a_watch_from_a_lists_resource_version_delivers_what_changed_since_the_l
                     seen.append(f"{event['type']}:{event['object'].metadata.name}")
                     upsert(v1, "log", {"seen": ";".join(seen)})
         """) + UPSERT)
+    assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_program_keeping_state_in_module_globals_restarts_with_fresh_ones(tmp_path: Path, fast: bool,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replay runs main() as a fresh process would: on freshly imported module globals."""
+    monkeypatch.setattr(program_parking, "ENABLED", fast)
+    r = _run(tmp_path, """
+        controllers:
+          - {name: rec, program: prog.py:main, watches: [v1/ConfigMap]}
+        """ + SEED + """
+        actions:
+          - delete: {apiVersion: v1, kind: ConfigMap, name: a, namespace: default}
+        invariants:
+          - name: everything seen once, in order
+            select: "$.items[?@.metadata.name == 'log'].data.seen"
+            expect: {equals: "ADDED:a:V1ConfigMap,ADDED:b:V1ConfigMap,DELETED:a:V1ConfigMap"}
+        """, RECORDER.replace("    seen = []\n", "").replace("def main():", "seen = []\n\ndef main():"))
     assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]
 
 
