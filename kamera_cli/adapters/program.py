@@ -83,6 +83,13 @@ class ProgramFactory(_Loader):
     #: no stale-read perturbation: a watch already delivers one event at a time (the lag is explored)
     stale_views = False
 
+    @property
+    def timeout_text(self) -> str:
+        """How a step that overran its budget is reported (a program never returns; it blocks)."""
+        if self.shape != "program":
+            return ""
+        return "blocked on something kamera does not control (no watch read or time.sleep within its time budget)"
+
     def __init__(self, entrypoint: str, base_dir: str, *, shape: str, every: float | None, scenario: str,
                  controller: str, env: Mapping[str, str] | None = None) -> None:
         self.shape = shape

@@ -275,7 +275,8 @@ class ControllerRuntime:
                     findings.append(Finding("controller-error", self.name,
                                             f"controller {self.name!r} raised {summary}", error_text))
                 else:
-                    what = {"timeout": "did not return within its time budget",
+                    overran = getattr(self.factory, "timeout_text", "")  # a program never returns: it blocks
+                    what = {"timeout": overran or "did not return within its time budget",
                             "exit": "tried to exit the process",
                             "network": "opened a network connection of its own"}.get(
                                 outcome_kind, "ended" if err and err.type_name == "ProgramEnded"

@@ -126,7 +126,7 @@ def test_each_event_is_a_step_other_steps_interleave_between(tmp_path: Path) -> 
      import threading
      def main():
          threading.Event().wait()
-     """, "controller 'p' did not return within its time budget"),
+     """, "controller 'p' blocked on something kamera does not control (no watch read or time.sleep"),
     # runs its watch in a thread of its own: kamera schedules the program's one thread only
     ("""
      import threading
@@ -159,7 +159,7 @@ def test_each_event_is_a_step_other_steps_interleave_between(tmp_path: Path) -> 
 def test_a_program_that_ends_or_blocks_elsewhere_is_a_finding(tmp_path: Path, code: str, message: str) -> None:
     r = _run(tmp_path, """
         controllers:
-          - {name: p, program: prog.py:main, watches: [v1/ConfigMap], timeout: 1s}
+          - {name: p, program: prog.py:main, watches: [v1/ConfigMap], timeout: 3s}
         """ + SEED, code)
     errors = _check(r, CheckName.NO_CONTROLLER_ERRORS)
     assert errors.verdict is Verdict.FAILED
