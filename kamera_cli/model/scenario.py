@@ -52,6 +52,27 @@ class ControllerSpec:
     #: the manifest as read (canonical JSON), with its hooks mapped to entry points (hook name, entry point)
     metacontroller_manifest: str = ""
     hooks: tuple[tuple[str, str], ...] = ()
+    #: a whole program (``main``, run until it blocks), or a sweep when ``every`` is set (docs/controllers.md)
+    program: str | None = None
+    #: an event handler ``handle(event_type, obj)`` called once per event of one watched object
+    handler: str | None = None
+    #: a sweep's period in virtual seconds: ``program``'s ``main()`` is called once per tick
+    every: float | None = None
+    #: the kinds a program or handler watches (its ``watches:`` list of plain kinds)
+    program_kinds: tuple[KindRef, ...] = ()
+
+    @property
+    def shape(self) -> Literal["reconciler", "kopf", "metacontroller", "program", "sweep", "handler"]:
+        """Which adapter runs this controller."""
+        if self.kopf is not None:
+            return "kopf"
+        if self.metacontroller is not None:
+            return "metacontroller"
+        if self.handler is not None:
+            return "handler"
+        if self.program is not None:
+            return "sweep" if self.every is not None else "program"
+        return "reconciler"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from kamera_cli.adapters.fakes import FakeSet, install_fakes
 from kamera_cli.adapters.kopf import load_kopf_operator
 from kamera_cli.adapters.kopf_spawning import KopfDaemon, KopfTimer
 from kamera_cli.adapters.metacontroller import ParentView, ResInfo, load_metacontroller, parse_manifest
+from kamera_cli.adapters.program import PROGRAM_KEY, load_program
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
 from kamera_cli.apiserver.external import EXTERNAL_CRD, with_entries
 from kamera_cli.apiserver.field_validation import unknown_fields
@@ -39,6 +40,8 @@ from kamera_cli.sim.triggers import MapperError, MapperFailed, Triggers, Wiring
 BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 #: The virtual clock starts at 2026-01-01T00:00:00Z.
 EPOCH = 1_767_225_600
+#: The ``for`` kind of programs, sweeps and handlers: no object has it (their keys come from their mappers).
+PROGRAM_KIND = KindRef("kamera.dev", "v1", "Program")
 
 
 def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str] | None = None) -> Snapshot:
@@ -99,6 +102,8 @@ class Simulation:
     _fakes: FakeSet | None = field(init=False, default=None)
     #: located warnings found while building the initial cluster (fields the server dropped)
     warnings: list[str] = field(init=False, default_factory=list)
+    #: programs and sweeps start with the simulation (one request each)
+    _program_seeds: list[tuple[str, str, str]] = field(init=False, default_factory=list)
 
     def __enter__(self) -> Simulation:
         scenario = self.scenario
@@ -149,6 +154,9 @@ class Simulation:
                 self._metacontroller(spec, client, base, wirings)
                 continue
             factory: Any = None
+            if spec.shape in ("program", "sweep", "handler"):
+                self._load_program(spec, client, base, wirings)
+                continue
             if spec.kopf is not None:
                 factory = load_kopf_operator(spec.kopf, base, scenario=scenario.name, controller=spec.name,
                                              host=containment.host, env=dict(spec.env))
@@ -227,6 +235,26 @@ class Simulation:
                 memoize=self.memoize and self.scenario.explore.memoize,
             ))
 
+    def _load_program(self, spec: Any, client: Any, base: Path, wirings: list[Wiring]) -> None:
+        """A program, sweep or event handler: a controller of its own keys, woken by its watched kinds."""
+        containment = self._containment
+        assert containment is not None
+        factory = load_program(spec.program or spec.handler, str(base), shape=spec.shape, every=spec.every,
+                               scenario=self.scenario.name, controller=spec.name, env=dict(spec.env))
+        self._factories.append(factory)
+        factory.attach(containment, self.registry, spec.program_kinds)
+        wirings.append(Wiring(spec.name, PROGRAM_KIND, False, frozenset(),
+                              tuple((kind, factory.mapper(kind)) for kind in spec.program_kinds)))
+        self.runtimes.append(ControllerRuntime(
+            name=spec.name, for_kind=PROGRAM_KIND, namespaced=False, watched_kinds=tuple(spec.program_kinds),
+            factory=factory, registry=self.registry, bind=containment.bind, client=client,
+            budget_seconds=spec.timeout,
+            # a program's step rests on its input log, kept in this process's factory: never memoised
+            memoize=self.memoize and self.scenario.explore.memoize and spec.shape != "program",
+        ))
+        if spec.shape != "handler":
+            self._program_seeds.append((spec.name, "", PROGRAM_KEY))
+
     def _kopf_timers(self, spec: Any, operator: Any, namespaced: bool, client: Any, wirings: list[Wiring]) -> None:
         """Each ``@kopf.timer`` and ``@kopf.daemon`` of the resource is a controller of its own,
         ``<name>/timer:<handler id>`` or ``<name>/daemon:<handler id>`` (docs/controllers.md)."""
@@ -278,7 +306,7 @@ class Simulation:
     def _finish(self, snapshot: Snapshot, wirings: list[Wiring]) -> None:
         scenario = self.scenario
         triggers = Triggers(wirings)
-        seed_requests: list[tuple[str, str, str]] = []
+        seed_requests: list[tuple[str, str, str]] = list(self._program_seeds)
         findings: list[Finding] = []
         for obj in snapshot.objects():
             try:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from kamera_cli.sim.state import PendingItem
 
 #: Exceptions that stand for a reconcile that would never return (not retried, like a timeout).
-_NEVER_RETURNS = frozenset({"WatchBlocked"})
+_NEVER_RETURNS = frozenset({"WatchBlocked", "ProgramEnded"})
 
 #: Verbs that change the cluster.
 WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "apply", "deletecollection"})
@@ -259,6 +259,8 @@ class ControllerRuntime:
                 elif res is not None and res.requeue:
                     requeue_now = True
                     note = "requeue"
+                told = getattr(res, "note", "")  # a program's step says what it read and where it blocks
+                note = told if isinstance(told, str) and told else note
             elif outcome_kind == "api-error":
                 requeue_now = True
                 err = outcome.error
@@ -275,10 +277,12 @@ class ControllerRuntime:
                     findings.append(Finding("controller-error", self.name,
                                             f"controller {self.name!r} raised {summary}", error_text))
                 else:
-                    what = {"timeout": "did not return within its time budget",
+                    overran = getattr(self.factory, "timeout_text", "")  # a program never returns: it blocks
+                    what = {"timeout": overran or "did not return within its time budget",
                             "exit": "tried to exit the process",
                             "network": "opened a network connection of its own"}.get(
-                                outcome_kind, "would block forever")
+                                outcome_kind, "ended" if err and err.type_name == "ProgramEnded"
+                                else "would block forever")
                     note = what
                     findings.append(Finding("controller-error", self.name,
                                             f"controller {self.name!r} {what}: {summary}", error_text))

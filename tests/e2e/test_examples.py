@@ -91,6 +91,11 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "shapes/metacontroller": (1, {"invariant: a settled job has finished"}, 60, 4),
     "shapes/metacontroller/fixed": (0, set(), 37, 3),
     "shapes/metacontroller/decorator": (0, set(), 88, 1),
+    # programs (issue 12): a watch loop that acts on a half-delivered listing, its fix, a sweep, a handler
+    "shapes/program/mirror": (1, {"invariant: a copy exists while its source does"}, 9, 1),
+    "shapes/program/mirror/fixed": (0, set(), 5, 1),
+    "shapes/program/sweep": (0, set(), 9, 1),
+    "shapes/program/handler": (0, set(), 13, 1),
 }
 
 # examples that need an optional client: folder prefix -> (module, extra)
