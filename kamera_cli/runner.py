@@ -229,13 +229,14 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         judge = Judge(scenario, model, search, sim, coverage)
         checks = judge.checks()
         elapsed = time.monotonic() - started
+        work = (cast(list[list[tuple[int, int]]], list(search.worker_reports)) if search.worker_reports
+                else [[(r.stats.executions, r.stats.memo_hits) for r in sim.runtimes]])
         stats = Stats(
             states=search.stats.states,
             transitions=search.stats.transitions,
-            reconciles=sum(r.stats.executions for r in sim.runtimes) + sum(
-                e for report in search.worker_reports for e, _h in cast(list[tuple[int, int]], report)),
-            memo_hits=sum(r.stats.memo_hits for r in sim.runtimes) + sum(
-                h for report in search.worker_reports for _e, h in cast(list[tuple[int, int]], report)),
+            # a parallel search's workers report their own (worker 0 is this process)
+            reconciles=sum(e for report in work for e, _h in report),
+            memo_hits=sum(h for report in work for _e, h in report),
             max_depth=search.stats.max_depth_reached,
             converged_states=len(judge.converged_nodes),
             elapsed_seconds=elapsed,

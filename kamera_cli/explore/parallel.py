@@ -21,6 +21,7 @@ functions of the state). What a worker caches on its own (memoised steps) change
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import heapq
 import multiprocessing
@@ -55,6 +56,8 @@ _monotonic = __import__("time").monotonic
 _POLL = 0.25
 #: a worker this many queued nodes ahead of the least busy one ships the successors it finds
 _IMBALANCE = 32
+#: messages to a forked worker sent together (unless it runs short of work, or the coordinator waits)
+_BATCH = 16
 
 # One successor as a worker reports it (its label stays with the worker): fingerprint, findings,
 # converged, property details (None when the worker already holds the state: not new, so never
@@ -101,7 +104,14 @@ class WorkerDied(RuntimeError):
 
 
 class _Pool:
-    """The worker processes and their pipes."""
+    """Worker 0 runs in the coordinator's own process; workers 1.. are forked, each with a pipe.
+
+    Why the coordinator expands too: merging costs little, and a coordinator that only waited would
+    still need a core of its own to answer in time — on two cores, two forked workers and a waiting
+    coordinator starve each other (workers blocked writing results a descheduled coordinator has not
+    read). So with ``workers=N`` there are N processes in all, the coordinator expanding its own nodes
+    between merges.
+    """
 
     def __init__(self, model: Model[Any, Any], properties: Sequence[Property[Any]],
                  reducer: Reducible[Any, Any] | None, n: int, max_depth: int, expand_converged: bool,
@@ -110,15 +120,16 @@ class _Pool:
             ctx = multiprocessing.get_context("fork")
         except ValueError as exc:  # no fork (Windows): the serial search is the only one
             raise ExploreError("a parallel search needs the 'fork' start method (Linux, macOS)") from exc
-        self.conns: list[Connection] = []
+        self.size = n
+        self.conns: list[Connection] = []  # workers 1..n-1
         self.procs: list[Any] = []
         # The coordinator sends through a thread per worker: a worker blocked writing its result to
         # a full pipe while the coordinator is blocked writing to the worker's would be a deadlock.
         # (Not the other way round: a second thread in a worker costs it a third of its speed in
-        # GIL hand-offs, and the coordinator mostly waits.)
+        # GIL hand-offs.)
         self.outboxes: list[queue.SimpleQueue[tuple[Any, ...] | None]] = []
         self.senders: list[threading.Thread] = []
-        for i in range(n):
+        for i in range(1, n):
             mine, theirs = ctx.Pipe()
             args = (theirs, list(self.conns), model, properties, reducer, max_depth, expand_converged, report)
             proc = ctx.Process(target=_worker_main, args=args, name=f"kamera-search-{i}", daemon=True)
@@ -132,10 +143,40 @@ class _Pool:
                                       daemon=True)
             sender.start()
             self.senders.append(sender)
+        #: results of worker 0 go straight here (the coordinator's results by node); its other replies
+        #: wait in ``replies`` for ``recv(0)``
+        self.results: dict[int, Any] = {}
+        self.replies: collections.deque[tuple[Any, ...]] = collections.deque()
+        self.batches: list[list[tuple[Any, ...]]] = [[] for _ in range(1, n)]
+        self.local = _Worker(self._local_reply, model, properties, reducer, max_depth, expand_converged, report)
         self.closed = False
 
+    def _local_reply(self, message: tuple[Any, ...]) -> None:
+        if message[0] == "result":
+            self.results[message[1]] = message[2]
+        else:
+            self.replies.append(message)
+
+    def worker_of(self, conn: Any) -> int:
+        return self.conns.index(conn) + 1
+
     def send(self, worker: int, message: tuple[Any, ...]) -> None:
-        self.outboxes[worker].put(message)
+        """Worker 0 handles it now; a forked worker's messages go out in batches (``flush``): waking the
+        sender thread once per message costs the coordinator a GIL hand-off each time."""
+        if worker == 0:
+            self.local.handle(message)
+            return
+        batch = self.batches[worker - 1]
+        batch.append(message)
+        if len(batch) >= _BATCH or message[0] in ("get", "labels", "halt"):
+            self.flush(worker)
+
+    def flush(self, worker: int | None = None) -> None:
+        for w in range(1, self.size) if worker is None else (worker,):
+            batch = self.batches[w - 1]
+            if batch:
+                self.outboxes[w - 1].put(("batch", list(batch)))
+                batch.clear()
 
     @staticmethod
     def _send_loop(conn: Connection, outbox: queue.SimpleQueue[tuple[Any, ...] | None]) -> None:
@@ -147,10 +188,12 @@ class _Pool:
                 conn.send(message)
 
     def recv(self, worker: int) -> Any:
+        if worker == 0:
+            return self.replies.popleft()
         try:
-            message = self.conns[worker].recv()
+            message = self.conns[worker - 1].recv()
         except (EOFError, OSError):
-            proc = self.procs[worker]
+            proc = self.procs[worker - 1]
             proc.join(timeout=5)
             raise WorkerDied(worker, proc.exitcode) from None
         if message[0] == "error":
@@ -199,8 +242,8 @@ class _Coordinator:
         self.fps: list[str] = []
         self.edge_index: list[int] = []  # edge id -> the transition's index in its source's expansion
         self.owner: list[int] = []
-        self.queued = [0] * len(pool.conns)  # nodes dispatched to each worker and not merged yet
-        self.results: dict[int, Any] = {}  # results received ahead of their turn
+        self.queued = [0] * pool.size  # nodes dispatched to each worker and not merged yet
+        self.results: dict[int, Any] = pool.results  # results received ahead of their turn
         self.converged_nodes: list[int] = []
         self.shipped = 0  # states moved to another worker than the one that discovered them
 
@@ -259,8 +302,11 @@ class _Coordinator:
             initial.append(node)
             initial_index[node] = i
         for k, node in enumerate(initial):
-            self._dispatch(node, self.fps[node], k % len(self.pool.conns),
-                           pickle.dumps(g.states[node], protocol=pickle.HIGHEST_PROTOCOL))
+            worker = k % self.pool.size
+            if worker == 0:
+                self.pool.local.store[self.fps[node]] = g.states[node]
+            self._dispatch(node, self.fps[node], worker,
+                           None if worker == 0 else pickle.dumps(g.states[node], protocol=pickle.HIGHEST_PROTOCOL))
         cursor, reduced, max_depth_seen = 0, 0, 0
         next_report = self.start + _POLL
         stopped = self.run_.is_stopped()
@@ -305,10 +351,15 @@ class _Coordinator:
                 reason = self.should_stop()
                 if reason:
                     return reason if isinstance(reason, str) else "stopped by the caller"
-            for conn in wait(pool.conns, timeout=_POLL):
-                worker = pool.conns.index(conn)  # type: ignore[arg-type]
-                message = pool.recv(worker)
+            local_work = bool(pool.local.queue)
+            if not local_work or any(q < _BATCH for q in self.queued[1:]):
+                pool.flush()  # about to wait, or a forked worker is running short of work
+            ready = wait(pool.conns, timeout=0 if local_work else _POLL) if pool.conns else []
+            for conn in ready:
+                message = pool.recv(pool.worker_of(conn))
                 self.results[message[1]] = message[2]
+            if local_work:
+                pool.local.expand_next()  # one of its own while the others' results come in
         return self.results.pop(node)
 
     def _merge(self, node: int, d: int, result: Any, worker: int,
@@ -382,10 +433,10 @@ class _Coordinator:
     # -- after the search -----------------------------------------------------------------------------------
     def _finish_workers(self) -> tuple[object, ...]:
         pool = self.pool
-        for w in range(len(pool.conns)):
+        for w in range(pool.size):
             pool.send(w, ("halt",))
         reports: list[object] = []
-        for w in range(len(pool.conns)):
+        for w in range(pool.size):
             while True:
                 message = pool.recv(w)
                 if message[0] == "halted":
@@ -445,7 +496,7 @@ def _worker_main(conn: Connection, others: list[Connection], model: Model[Any, A
     for other in others:  # the coordinator's ends of the workers forked before: theirs, not ours
         other.close()
     try:
-        _Worker(conn, model, properties, reducer, max_depth, expand_converged, report).loop()
+        _Worker(conn.send, model, properties, reducer, max_depth, expand_converged, report).loop(conn)
     except (EOFError, KeyboardInterrupt, BrokenPipeError):
         pass
     except BaseException:
@@ -458,11 +509,11 @@ def _worker_main(conn: Connection, others: list[Connection], model: Model[Any, A
 class _Worker:
     """Expands the nodes it is given, smallest id first, and keeps the states it discovers."""
 
-    def __init__(self, conn: Connection, model: Model[Any, Any], properties: Sequence[Property[Any]],
-                 reducer: Reducible[Any, Any] | None, max_depth: int, expand_converged: bool,
-                 report: Callable[[], object] | None) -> None:
+    def __init__(self, reply: Callable[[tuple[Any, ...]], None], model: Model[Any, Any],
+                 properties: Sequence[Property[Any]], reducer: Reducible[Any, Any] | None, max_depth: int,
+                 expand_converged: bool, report: Callable[[], object] | None) -> None:
         self.report = report
-        self.conn, self.model, self.properties, self.reducer = conn, model, list(properties), reducer
+        self.reply, self.model, self.properties, self.reducer = reply, model, list(properties), reducer
         self.max_depth, self.expand_converged = max_depth, expand_converged
 
         self.always = [p for p in properties if p.kind == ALWAYS]
@@ -472,16 +523,24 @@ class _Worker:
         self.found: dict[int, dict[str, Any]] = {}  # node -> states its expansion discovered, until merged
         self.queue: list[tuple[int, str, int, bool]] = []  # (node, fingerprint, depth, export)
 
-    def loop(self) -> None:
-        conn = self.conn
+    def loop(self, conn: Connection) -> None:
         while True:
             while self.queue and not conn.poll():
-                self._expand(*heapq.heappop(self.queue))
-            if not self._handle(conn.recv()):
+                self.expand_next()
+            if not self.handle(conn.recv()):
                 return
 
-    def _handle(self, message: tuple[Any, ...]) -> bool:
+    def expand_next(self) -> bool:
+        """Expand the smallest queued node (False: none queued)."""
+        if not self.queue:
+            return False
+        self._expand(*heapq.heappop(self.queue))
+        return True
+
+    def handle(self, message: tuple[Any, ...]) -> bool:
         tag = message[0]
+        if tag == "batch":
+            return all([self.handle(m) for m in message[1]])
         if tag == "expand":
             _tag, node, fp, depth, blob, export = message
             if blob is not None:
@@ -494,14 +553,14 @@ class _Worker:
                 self.store[fp] = found[fp]
                 heapq.heappush(self.queue, (child, fp, depth, export))
         elif tag == "labels":
-            self.conn.send(("labels", [self.labels[node][i] for node, i in message[1]]))
+            self.reply(("labels", [self.labels[node][i] for node, i in message[1]]))
         elif tag == "get":
-            self.conn.send(("states", [pickle.dumps(self.store[fp], protocol=pickle.HIGHEST_PROTOCOL)
-                                       for fp in message[1]]))
+            self.reply(("states", [pickle.dumps(self.store[fp], protocol=pickle.HIGHEST_PROTOCOL)
+                                   for fp in message[1]]))
         elif tag == "halt":
             self.queue.clear()
             self.found.clear()
-            self.conn.send(("halted", self.report() if self.report is not None else None))
+            self.reply(("halted", self.report() if self.report is not None else None))
         elif tag == "quit":
             return False
         return True
@@ -520,7 +579,7 @@ class _Worker:
                 result = ("cut",)
             else:
                 result = self._successors(node, state, acts, converged, export)
-        self.conn.send(("result", node, result))
+        self.reply(("result", node, result))
 
     def _successors(self, node: int, state: Any, acts: list[Any], converged: bool, export: bool) -> tuple[Any, ...]:
         model, reducer = self.model, self.reducer
