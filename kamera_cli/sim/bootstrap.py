@@ -98,6 +98,8 @@ class Simulation:
     def __enter__(self) -> Simulation:
         scenario = self.scenario
         self.registry = Registry.builtin().with_crds(scenario.crds)
+        if "kubelet" not in scenario.cluster.builtins:  # nothing would end a bound pod's grace period
+            self.registry = self.registry.without_graceful_deletion()
         snapshot = initial_snapshot(scenario, self.registry, self.warnings)
         self._containment = Containment()
         self._containment.__enter__()

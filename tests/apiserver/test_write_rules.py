@@ -183,15 +183,17 @@ def test_an_object_held_by_a_finalizer_is_answered_as_itself(api_client, server)
     assert body["kind"] == "ConfigMap" and body["metadata"]["deletionTimestamp"]
 
 
-def test_delete_precondition_failures_are_worded_by_the_storage_layer(api_client):
+def test_delete_precondition_failures_are_worded_by_before_delete(api_client):
+    # rest.BeforeDelete checks them before the storage layer (test_graceful_deletion.py has both fields)
     core = client.CoreV1Api(api_client)
     live = core.create_namespaced_config_map("default", _cm())
     status, answer = _fails(core.delete_namespaced_config_map, "a", "default",
                             body=client.V1DeleteOptions(preconditions=client.V1Preconditions(uid="nope")))
     assert status == 409
-    assert answer["message"].endswith(f"Precondition failed: UID in precondition: nope, UID in object meta: "
-                                      f"{live.metadata.uid}")
-    assert "Key: /registry/configmaps/default/a" in answer["message"]
+    assert answer["message"] == (f'Operation cannot be fulfilled on ConfigMap "a": the UID in the precondition '
+                                 f'(nope) does not match the UID in record ({live.metadata.uid}). The object '
+                                 f'might have been deleted and then recreated')
+    assert answer["details"] == {"name": "a", "kind": "ConfigMap"}
 
 
 def test_deletecollection_answers_the_objects_as_listed(api_client, server):
