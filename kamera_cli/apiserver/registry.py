@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 _DATA = Path(__file__).resolve().parent / "data" / "builtin.json"
+_OMITEMPTY = _DATA.with_name("omitempty.json")
 
 #: Field selectors the real apiserver supports per (group, plural), besides metadata.name/namespace.
 _FIELD_LABELS: dict[tuple[str, str], frozenset[str]] = {
@@ -111,8 +112,19 @@ def field_path(label: str) -> str:
 
 @cache
 def _builtin_table() -> dict[str, Any]:
+    """builtin.json, each property whose Go field is ``omitempty`` (and not a pointer) marked
+    ``"omit": <category>`` from omitempty.json (scripts/gen_omitempty.py): the server never writes
+    such a field at its zero value (``validation._prune`` drops it)."""
     with _DATA.open(encoding="utf-8") as fh:
         data: dict[str, Any] = json.load(fh)
+    with _OMITEMPTY.open(encoding="utf-8") as fh:
+        omitted: dict[str, dict[str, str]] = json.load(fh)["definitions"]
+    definitions = data["definitions"]
+    for name, fields in omitted.items():
+        props = (definitions.get(name) or {}).get("properties") or {}
+        for key, category in fields.items():
+            if key in props:
+                props[key] = {**props[key], "omit": category}
     return data
 
 

@@ -36,7 +36,7 @@ from kamera_cli.apiserver.defaults import (
 )
 from kamera_cli.apiserver.encoding import ListBody, encode, encode_object
 from kamera_cli.apiserver.errors import ApiError
-from kamera_cli.apiserver.field_validation import directive, refuse_or_warn, unknown_fields, warning_header
+from kamera_cli.apiserver.field_validation import directive, dropped_fields, refuse_or_warn, warning_header
 from kamera_cli.apiserver.registry import Registry, ResourceInfo
 from kamera_cli.apiserver.selectors import SelectorError, field_matcher, label_matcher
 from kamera_cli.apiserver.snapshot import Snapshot
@@ -720,7 +720,8 @@ class ApiServer:
             obj = prune(obj, info.schema, root=True)
             obj["metadata"] = prune_metadata(self.registry.definitions, sent["metadata"])
             if self._field_mode != "Ignore":
-                refuse_or_warn(self._field_mode, info.kind, info.version, unknown_fields(sent, obj), self._warnings)
+                refuse_or_warn(self._field_mode, info.kind, info.version,
+                               dropped_fields(self.registry.definitions, None, sent, obj), self._warnings)
             obj = apply_defaults(obj, info.schema)
             causes += validate_cr(obj, info.schema, live)
         elif info.definition is not None:
@@ -728,7 +729,8 @@ class ApiServer:
             base = clean_base(definitions, info.definition, live)
             pruned = prune_builtin(definitions, info.definition, obj, base)
             if pruned is not obj:
-                refuse_or_warn(self._field_mode, info.kind, info.version, unknown_fields(obj, pruned), self._warnings)
+                refuse_or_warn(self._field_mode, info.kind, info.version,
+                               dropped_fields(definitions, info.definition, obj, pruned), self._warnings)
             obj = pruned
             obj = canonical_quantities(definitions, info, obj, base)
             apply_builtin_defaults(info.group, info.kind, obj)

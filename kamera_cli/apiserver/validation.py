@@ -293,6 +293,12 @@ def _prune(definitions: Mapping[str, Any], name: str, value: Any, top: bool = Fa
             continue
         if sub is None or key == "managedFields":  # server-written; never needs pruning
             continue
+        omit = spec.get("omit")
+        if omit is not None and _is_zero(sub, omit):  # encoding/json's omitempty: never written
+            if changed is None:
+                changed = dict(value)
+            del changed[key]
+            continue
         before = None if base is None else base.get(key)
         if before is sub:
             continue
@@ -318,6 +324,39 @@ def _prune_prop(definitions: Mapping[str, Any], spec: Mapping[str, Any], value: 
         new_map = {k: _prune(definitions, item, v) for k, v in value.items()}
         return value if all(new_map[k] is v for k, v in value.items()) else new_map
     return value
+
+
+_ZEROS: dict[str, Any] = {"map": {}, "slice": [], "bytes": "", "string": ""}
+
+
+def _is_zero(value: Any, category: str) -> bool:
+    """Whether ``value`` is the Go zero of an ``omitempty`` field of this category (bools are not numbers)."""
+    if category == "bool":
+        return value is False
+    if category == "number":
+        return value == 0 and not isinstance(value, bool)
+    return bool(value == _ZEROS.get(category, ()))
+
+
+def omitted_zero(definitions: Mapping[str, Any], root: str, path: str, value: Any) -> bool:
+    """Whether ``path`` (``spec.containers[0].args``) names a known ``omitempty`` field and ``value`` is
+    its zero: dropped by serialisation, not an unknown field to warn about."""
+    spec: Mapping[str, Any] | None = {"ref": root}
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        if spec is None:
+            return False
+        if part.startswith("["):
+            item = spec.get("items") if spec.get("type") == "array" else None
+            spec = {"ref": item} if isinstance(item, str) else None
+            continue
+        ref = spec.get("ref")
+        if ref is None and spec.get("type") == "object" and isinstance(spec.get("values"), str):
+            spec = {"ref": spec["values"]}
+            continue
+        props = (definitions.get(ref) or {}).get("properties") if isinstance(ref, str) else None
+        spec = props.get(part) if isinstance(props, Mapping) else None
+    omit = spec.get("omit") if spec is not None else None
+    return isinstance(omit, str) and _is_zero(value, omit)
 
 
 def prune_metadata(definitions: Mapping[str, Any], meta: dict[str, Any]) -> dict[str, Any]:

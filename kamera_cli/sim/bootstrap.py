@@ -18,7 +18,7 @@ from kamera_cli.adapters import VirtualClock, load_mapper, load_reconciler, run_
 from kamera_cli.adapters.kopf import load_kopf_operator
 from kamera_cli.adapters.kopf_spawning import KopfDaemon, KopfTimer
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
-from kamera_cli.apiserver.field_validation import unknown_fields
+from kamera_cli.apiserver.field_validation import dropped_fields
 from kamera_cli.apiserver.transport import Containment
 from kamera_cli.controlplane import PodRule, make_builtins
 from kamera_cli.controlplane.volumes import default_storage_class
@@ -60,7 +60,9 @@ def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str]
         if stored is not None:
             pos = scenario.positions.get(f"seed[{i}]") or scenario.positions.get("$.spec.seed") or scenario.position
             where = f"{pos.file or scenario.file}:{pos.line}:{pos.column}"
-            for field_path in unknown_fields(obj, stored):
+            info = registry.lookup(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+            root = info.definition if info is not None and not info.custom else None
+            for field_path in dropped_fields(registry.definitions, root, obj, stored):
                 at = scenario.positions.get(f"seed[{i}]:{field_path}")
                 here = f"{at.file or scenario.file}:{at.line}:{at.column}" if at else where
                 warnings.append(f"{here}: {ObjectRef.of(obj)}: unknown field {field_path!r} was dropped by the "
