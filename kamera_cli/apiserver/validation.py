@@ -293,8 +293,7 @@ def _prune(definitions: Mapping[str, Any], name: str, value: Any, top: bool = Fa
             continue
         if sub is None or key == "managedFields":  # server-written; never needs pruning
             continue
-        omit = spec.get("omit")
-        if omit is not None and _is_zero(sub, omit):  # encoding/json's omitempty: never written
+        if not sub and _is_zero(sub, spec.get("omit")):  # encoding/json's omitempty: never written
             if changed is None:
                 changed = dict(value)
             del changed[key]
@@ -329,8 +328,10 @@ def _prune_prop(definitions: Mapping[str, Any], spec: Mapping[str, Any], value: 
 _ZEROS: dict[str, Any] = {"map": {}, "slice": [], "bytes": "", "string": ""}
 
 
-def _is_zero(value: Any, category: str) -> bool:
+def _is_zero(value: Any, category: str | None) -> bool:
     """Whether ``value`` is the Go zero of an ``omitempty`` field of this category (bools are not numbers)."""
+    if category is None:
+        return False
     if category == "bool":
         return value is False
     if category == "number":

@@ -112,12 +112,15 @@ def _value_from(source: Mapping[str, Any], has_value: bool, path: str) -> list[C
 
 
 def validate_scheduling(spec: Mapping[str, Any], path: str) -> list[Cause]:
-    """Tolerations, affinity and topology spread constraints of a pod spec."""
-    out = _tolerations(spec.get("tolerations"), f"{path}.tolerations")
+    """Tolerations, affinity and topology spread constraints of a pod spec (each only when present)."""
+    out: list[Cause] = []
+    if "tolerations" in spec:
+        out += _tolerations(spec["tolerations"], f"{path}.tolerations")
     affinity = spec.get("affinity")
     if isinstance(affinity, Mapping):
         out += _affinity(affinity, f"{path}.affinity")
-    out += _spread(spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints")
+    if "topologySpreadConstraints" in spec:
+        out += _spread(spec["topologySpreadConstraints"], f"{path}.topologySpreadConstraints")
     return out
 
 
