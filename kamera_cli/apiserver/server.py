@@ -1043,7 +1043,10 @@ class ApiServer:
             raise E.not_found(info.plural, info.group, req.name)
         if info.group == "" and info.kind == "Namespace" and req.name in _IMMORTAL_NAMESPACES:
             raise E.forbidden("namespaces", "", req.name, "this namespace may not be deleted")
-        return self._delete(req, ref, live, policy, pre, grace)
+        status, body, _ = self._delete(req, ref, live, policy, pre, grace)
+        if _cascade_requested(req) and not _deleted(req, self.snapshot.get(ref), body):
+            status = 202  # the DELETE handler: not gone yet, and the caller asked orphanDependents=false
+        return status, body, None
 
     def _delete(self, req: _Req, ref: ObjectRef, live: Manifest, policy: str, pre: Mapping[str, Any],
                 grace_seconds: int | None = None) -> tuple[int, Any, None]:
@@ -1112,6 +1115,22 @@ class ApiServer:
             deleted.append(self._present(info, obj))  # Store.DeleteCollection answers the list it deleted
         return 200, {"kind": info.list_kind, "apiVersion": info.api_version,
                      "metadata": {"resourceVersion": str(self.snapshot.resource_version)}, "items": deleted}, None
+
+
+def _cascade_requested(req: _Req) -> bool:
+    """``orphanDependents: false`` given explicitly (body or query): the deprecated way to ask for a cascade."""
+    opts = req.parsed if isinstance(req.parsed, dict) else {}
+    if "orphanDependents" in opts:
+        return opts["orphanDependents"] is False
+    return req.query.get("orphanDependents", "").lower() == "false"
+
+
+def _deleted(req: _Req, remaining: Manifest | None, body: Any) -> bool:
+    """Whether the DELETE removed the object (for a dry run: would have)."""
+    if not req.dry_run:
+        return remaining is None
+    meta = (body.get("metadata") or {}) if isinstance(body, dict) else {}
+    return not (meta.get("deletionTimestamp") and (meta.get("finalizers") or meta.get("deletionGracePeriodSeconds")))
 
 
 def _ownership(managed: Any) -> Any:

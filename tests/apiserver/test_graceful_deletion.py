@@ -187,3 +187,20 @@ def test_without_a_node_agent_bound_pods_go_at_once() -> None:
     server.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
                    **{k: v for k, v in _pod().items() if k != "metadata"}})
     assert _delete(server)[0] == 200 and server.snapshot.get(P) is None
+
+
+# -- the DELETE handler: 202 when the object stays and orphanDependents=false was asked for -----------
+
+@pytest.mark.parametrize(("options", "status"), [({"orphanDependents": False}, 202), ({}, 200),
+                                                 ({"orphanDependents": False, "dryRun": ["All"]}, 202)])
+def test_a_pending_deletion_asked_with_orphan_dependents_false_is_accepted(server, options, status):
+    server.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                   **{k: v for k, v in _pod().items() if k != "metadata"}})
+    assert _delete(server, **options)[0] == status
+
+
+def test_an_immediate_deletion_with_orphan_dependents_false_is_ok(api_client, server):
+    core = client.CoreV1Api(api_client)
+    core.create_namespaced_config_map("default", {"metadata": {"name": "a"}})
+    core.delete_namespaced_config_map("a", "default", orphan_dependents=False)
+    assert server.journal[-1].status == 200
