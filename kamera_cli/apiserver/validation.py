@@ -16,6 +16,9 @@ from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.errors import cause
 from kamera_cli.apiserver.quantity import QuantityError, canonicalize, plan_for
 from kamera_cli.apiserver.registry import ResourceInfo
+from kamera_cli.apiserver.validation_rbac import GROUP as _RBAC
+from kamera_cli.apiserver.validation_rbac import KINDS as _RBAC_KINDS
+from kamera_cli.apiserver.validation_rbac import path_segment_name
 
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -47,6 +50,9 @@ def _quote(value: Any) -> str:
 
 
 def validate_name(group: str, kind: str, name: str, field: str = "metadata.name") -> list[dict[str, str]]:
+    if group == _RBAC and kind in _RBAC_KINDS:  # ValidateRBACName: a path segment, e.g. "system:auth-delegator"
+        return [cause("FieldValueInvalid", field, f"Invalid value: {_quote(name)}: {msg}")
+                for msg in path_segment_name(name)]
     if (group, kind) in _DNS1035_KINDS:
         regex, msg, limit = _DNS1035, _DNS1035_MSG, 63
     elif (group, kind) in _LABEL_KINDS:

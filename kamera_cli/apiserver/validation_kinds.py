@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
-from kamera_cli.apiserver import validation_net
+from kamera_cli.apiserver import validation_net, validation_rbac
 from kamera_cli.apiserver.field_errors import Cause, GoRepr
 from kamera_cli.apiserver.quantity import QuantityError, value_of
 from kamera_cli.apiserver.validation_pod import validate_pod_spec, validate_template
@@ -524,20 +524,6 @@ def _hpa(obj: Obj) -> list[Cause]:
     return out
 
 
-def _binding(obj: Obj) -> list[Cause]:
-    """``ValidateRoleBinding`` / ``ValidateClusterRoleBinding``: the roleRef."""
-    ref = _mapping(obj, "roleRef")
-    out: list[Cause] = []
-    allowed = ("ClusterRole",) if obj.get("kind") == "ClusterRoleBinding" else ("ClusterRole", "Role")
-    if ref.get("apiGroup") != "rbac.authorization.k8s.io":
-        out.append(F.not_supported("roleRef.apiGroup", ref.get("apiGroup", ""), ("rbac.authorization.k8s.io",)))
-    if ref.get("kind") not in allowed:
-        out.append(F.not_supported("roleRef.kind", ref.get("kind", ""), allowed))
-    if not ref.get("name"):
-        out.append(F.required("roleRef.name"))
-    return out
-
-
 _RULES: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {
     **{("", kind): rule for kind, rule in (("Pod", _pod), ("PodTemplate", _pod_template),
                                            ("ReplicationController", _replication_controller),
@@ -547,7 +533,8 @@ _RULES: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {
                                                ("StatefulSet", _statefulset), ("DaemonSet", _daemonset))},
     ("batch", "Job"): _job, ("batch", "CronJob"): _cronjob, ("policy", "PodDisruptionBudget"): _pdb,
     ("autoscaling", "HorizontalPodAutoscaler"): _hpa,
-    **{("rbac.authorization.k8s.io", kind): _binding for kind in ("RoleBinding", "ClusterRoleBinding")},
+    **{(validation_rbac.GROUP, kind): validation_rbac.binding for kind in ("RoleBinding", "ClusterRoleBinding")},
+    **{(validation_rbac.GROUP, kind): validation_rbac.role for kind in ("Role", "ClusterRole")},
     ("networking.k8s.io", "Ingress"): validation_net.ingress,
     ("networking.k8s.io", "NetworkPolicy"): validation_net.network_policy,
     ("", "Namespace"): validation_net.namespace,
