@@ -384,6 +384,28 @@ def _service(obj: Obj) -> list[Cause]:
             out.append(F.forbidden(f"{here}.nodePort", "may not be used when `type` is 'ClusterIP'"))
     for key in sorted(spec.get("selector") or {}):
         out += F.each_invalid("spec.selector", key, F.qualified_name(key))
+    return out + _service_pairs(spec, ports)
+
+
+def _service_pairs(spec: Obj, ports: list[Any]) -> list[Cause]:
+    """The rest of ``ValidateService``: session affinity and unique (protocol, port) pairs."""
+    out: list[Cause] = []
+    affinity = spec.get("sessionAffinity") or ""
+    if affinity not in ("ClientIP", "None"):
+        out.append(F.not_supported("spec.sessionAffinity", affinity, ("ClientIP", "None")))
+    elif affinity == "ClientIP":  # validateClientIPAffinityConfig
+        timeout = (((spec.get("sessionAffinityConfig") or {}).get("clientIP") or {}).get("timeoutSeconds"))
+        if isinstance(timeout, int) and not 0 < timeout <= 86400:
+            out.append(F.invalid("spec.sessionAffinityConfig.clientIP.timeoutSeconds", timeout,
+                                 "must be greater than 0 and less than 86400"))
+    seen: set[tuple[str, Any]] = set()
+    for here, port in F.items(ports, "spec.ports"):
+        pair = (str(port.get("protocol") or ""), port.get("port"))
+        if pair in seen:  # the duplicate is reported as the (protocol, port) key, printed as Go's %#v
+            out.append(F.duplicate(here, GoRepr(
+                f'core.ServicePort{{Name:"", Protocol:"{pair[0]}", AppProtocol:(*string)(nil), Port:{pair[1]}, '
+                'TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}')))
+        seen.add(pair)
     return out
 
 
