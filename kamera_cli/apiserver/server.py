@@ -55,6 +55,7 @@ from kamera_cli.apiserver.validation_crd import validate as validate_cr
 from kamera_cli.apiserver.validation_kinds import base64_offset, validate_kind
 from kamera_cli.apiserver.validation_update import validate_update
 from kamera_cli.apiserver.write_rules import (
+    CREATE_ON_UPDATE,
     SERVER_KEPT,
     Grace,
     check_delete_preconditions,
@@ -769,8 +770,10 @@ class ApiServer:
         self._commit(req, ref, before, after)
         return 201, dict(BINDING_SUCCESS), None
 
-    def _create(self, req: _Req, obj: dict[str, Any], manager: str, managed: list[Any] | None
-                ) -> tuple[int, Any, None]:
+    def _create(self, req: _Req, obj: dict[str, Any], manager: str, managed: list[Any] | None,
+                via_update: bool = False) -> tuple[int, Any, None]:
+        """Create ``obj``: a POST, an apply (``managed``: its managedFields) or a PUT to a missing object of a
+        kind that allows it (``via_update``: ``Store.Update``'s create path, which never refuses a sent RV)."""
         info = req.info
         self._check_namespace(req, obj)
         meta = obj["metadata"]
@@ -815,7 +818,7 @@ class ApiServer:
             allocate_cluster_ip(self.snapshot, obj)
         _normalise(info, obj)
         obj = self._validate(info, obj, name)
-        if managed is None and not req.dry_run:  # a POST (apply creates through Store.Update)
+        if managed is None and not via_update and not req.dry_run:  # a POST (apply creates through Store.Update)
             refuse_resource_version_on_create({"resourceVersion": sent_version})
         if existing is not None:  # the store answers after validation (BeforeCreate) and the RV check
             deleting = bool((existing.get("metadata") or {}).get("deletionTimestamp"))
@@ -849,9 +852,9 @@ class ApiServer:
         ref = self._ref(info, req.namespace, req.name)
         live = self.snapshot.get(ref)
         if live is None:
-            raise E.not_found(info.plural, info.group, req.name)
-        if req.sub == "scale":
-            return self._write_scale(req, ref, live, req.parsed)
+            if req.sub or info.custom or (info.group, info.kind) not in CREATE_ON_UPDATE:
+                raise E.not_found(info.plural, info.group, req.name)
+            return self._create(req, obj, self._manager(req), managed=None, via_update=True)  # Store.Update creates
         check_update_version(info, req.name, meta, live)
         return self._update(req, ref, live, obj, self._manager(req), managed=None)
 

@@ -26,6 +26,13 @@ _RETURNS_OBJECT = frozenset({
     ("", "Pod"), ("", "PodTemplate"), ("", "Service"), ("", "ServiceAccount"), ("", "Namespace"),
     ("", "PersistentVolume"), ("", "PersistentVolumeClaim"),
 })
+#: Built-ins whose update strategy sets ``AllowCreateOnUpdate`` (pkg/registry/**/strategy.go): a PUT to a
+#: missing object creates it (201).  Everything else, custom resources included, answers 404.
+CREATE_ON_UPDATE = frozenset({
+    ("", "Event"), ("events.k8s.io", "Event"), ("coordination.k8s.io", "Lease"), ("", "Service"),
+    ("", "ServiceAccount"), ("", "Endpoints"),
+    *(("rbac.authorization.k8s.io", k) for k in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")),
+})
 #: Resources whose etcd key is not ``/registry/<resource>`` (the storage prefix overrides).
 _KEY_PREFIX = {("", "services"): "services/specs", ("", "nodes"): "minions",
                ("", "replicationcontrollers"): "controllers", ("", "endpoints"): "services/endpoints"}
