@@ -19,7 +19,12 @@ from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.defaults_pod import Memo
 from kamera_cli.apiserver.field_errors import Cause
 from kamera_cli.apiserver.quantity import QuantityError, value_of
-from kamera_cli.apiserver.validation_pod_fields import validate_env, validate_scheduling
+from kamera_cli.apiserver.validation_pod_fields import (
+    container_security,
+    pod_security,
+    validate_env,
+    validate_scheduling,
+)
 
 _PROTOCOLS = ("SCTP", "TCP", "UDP")
 _VALID = Memo()  # templates (by identity) that passed, per (path, restart policies, owner)
@@ -61,7 +66,7 @@ def validate_pod_spec(spec: Mapping[str, Any], path: str) -> list[Cause]:
     deadline = spec.get("activeDeadlineSeconds")
     if isinstance(deadline, int) and not 1 <= deadline <= 2147483647:
         out.append(F.invalid(f"{path}.activeDeadlineSeconds", deadline, "must be between 1 and 2147483647, inclusive"))
-    return out + validate_scheduling(spec, path)
+    return out + pod_security(spec, path) + validate_scheduling(spec, path)
 
 
 def _volumes(volumes: list[Any], path: str, out: list[Cause]) -> set[str]:
@@ -110,6 +115,8 @@ def _container(c: Mapping[str, Any], volumes: set[str], path: str, names: set[st
     out += _ports(c.get("ports") or [], f"{path}.ports")
     if c.get("env") or c.get("envFrom"):
         out += validate_env(c.get("env"), c.get("envFrom"), path)
+    if "securityContext" in c:
+        out += container_security(c["securityContext"], path)
     out += _mounts(c.get("volumeMounts") or [], volumes, f"{path}.volumeMounts")
     pull = c.get("imagePullPolicy") or ""
     if not pull:

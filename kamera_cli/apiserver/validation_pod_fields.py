@@ -10,7 +10,10 @@ selectors, ``ValidateEnvFrom``, ``ValidateTolerations``/``validateTaintEffect``,
 ``ValidateNodeFieldSelectorRequirement``, ``ValidatePreferredSchedulingTerms``,
 ``validatePodAffinityTerm``), ``ValidateTopologySpreadConstraints``; label selectors as
 apimachinery's ``ValidateLabelSelectorRequirement``.  Environment variable names follow
-``IsRelaxedEnvVarName`` (the RelaxedEnvironmentVariableValidation gate is on by default).
+``IsRelaxedEnvVarName`` (the RelaxedEnvironmentVariableValidation gate is on by default).  Security
+contexts as ``ValidateSecurityContext``/``ValidatePodSecurityContext`` (user and group ids,
+``allowPrivilegeEscalation`` against ``privileged`` and CAP_SYS_ADMIN, seccomp profiles,
+``shareProcessNamespace`` with ``hostPID``) and ``validateHostNetwork``.
 """
 
 from __future__ import annotations
@@ -109,6 +112,79 @@ def _value_from(source: Mapping[str, Any], has_value: bool, path: str) -> list[C
     elif len(sources) > 1:
         out.append(F.invalid(path, "", "may not have more than one field specified at a time"))
     return out
+
+
+_ID_RANGE = "must be between 0 and 2147483647, inclusive"
+_SECCOMP = ("Localhost", "RuntimeDefault", "Unconfined")
+
+
+def _ids(context: Mapping[str, Any], path: str, keys: tuple[str, ...]) -> list[Cause]:
+    """``IsValidUserID``/``IsValidGroupID`` of the ids a security context sets."""
+    out: list[Cause] = []
+    for key in keys:
+        value = context.get(key)
+        if isinstance(value, int) and not 0 <= value <= 2147483647:
+            out.append(F.invalid(f"{path}.{key}", value, _ID_RANGE))
+    return out
+
+
+def _seccomp(context: Mapping[str, Any], path: str) -> list[Cause]:
+    """``validateSeccompProfileField``."""
+    profile = context.get("seccompProfile")
+    if not isinstance(profile, Mapping):
+        return []
+    kind, local = str(profile.get("type") or ""), profile.get("localhostProfile")
+    out: list[Cause] = []
+    if kind and kind not in _SECCOMP:
+        out.append(F.not_supported(f"{path}.seccompProfile.type", kind, _SECCOMP))
+    if kind == "Localhost" and local is None:
+        out.append(F.required(f"{path}.seccompProfile.localhostProfile", "must be set when seccomp type is Localhost"))
+    elif kind != "Localhost" and local is not None:
+        out.append(F.invalid(f"{path}.seccompProfile.localhostProfile", GoRepr(
+            f'&core.SeccompProfile{{Type:"{kind}", LocalhostProfile:(*string)(…)}}'),
+            "can only be set when seccomp type is Localhost"))
+    return out
+
+
+def container_security(context: Any, path: str) -> list[Cause]:
+    """``ValidateSecurityContext`` of one container."""
+    if not isinstance(context, Mapping):
+        return []
+    here = f"{path}.securityContext"
+    out = _ids(context, here, ("runAsUser", "runAsGroup"))
+    if context.get("allowPrivilegeEscalation") is False:
+        shown = GoRepr("&core.SecurityContext{…}")  # Go prints the struct with pointer addresses
+        if context.get("privileged") is True:
+            out.append(F.invalid(here, shown, "cannot set `allowPrivilegeEscalation` to false and `privileged` to "
+                                              "true"))
+        if "CAP_SYS_ADMIN" in ((context.get("capabilities") or {}).get("add") or ()):
+            out.append(F.invalid(here, shown, "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` "
+                                              "CAP_SYS_ADMIN"))
+    return out + _seccomp(context, here)
+
+
+def pod_security(spec: Mapping[str, Any], path: str) -> list[Cause]:
+    """``ValidatePodSecurityContext`` (ids, process namespace sharing, seccomp) and ``validateHostNetwork``."""
+    out: list[Cause] = []
+    if spec.get("hostNetwork"):
+        for i, c in enumerate(spec.get("containers") or ()):
+            for here, port in F.items(c.get("ports") if isinstance(c, Mapping) else None,
+                                      f"{path}.containers[{i}].ports"):
+                if port.get("hostPort") != port.get("containerPort"):
+                    out.append(F.invalid(f"{here}.containerPort", port.get("containerPort"),
+                                         "must match `hostPort` when `hostNetwork` is true"))
+    here = f"{path}.securityContext"
+    context = spec.get("securityContext")
+    if isinstance(context, Mapping) and context:
+        out += _ids(context, here, ("fsGroup", "runAsUser", "runAsGroup"))
+        for i, gid in enumerate(context.get("supplementalGroups") or ()):
+            if isinstance(gid, int) and not 0 <= gid <= 2147483647:
+                out.append(F.invalid(f"{here}.supplementalGroups[{i}]", gid, _ID_RANGE))
+    if spec.get("shareProcessNamespace") is True and spec.get("hostPID"):
+        # both live in the internal PodSecurityContext, hence upstream's path
+        out.append(F.invalid(f"{here}.shareProcessNamespace", True,
+                             "ShareProcessNamespace and HostPID cannot both be enabled"))
+    return out + (_seccomp(context, here) if isinstance(context, Mapping) else [])
 
 
 def validate_scheduling(spec: Mapping[str, Any], path: str) -> list[Cause]:

@@ -165,3 +165,48 @@ def test_templates_are_checked_too(server):
                                "tolerations": [{"key": "k", "operator": "Exists", "value": "v"}]}}}}
     (reason, path, _), = _causes(server, deployment)
     assert (reason, path) == ("FieldValueInvalid", "spec.template.spec.tolerations[0].operator")
+
+
+# -- ValidateSecurityContext / ValidatePodSecurityContext / validateHostNetwork ------------------------
+
+def test_privileged_containers_cannot_forbid_privilege_escalation(server):
+    container = {"securityContext": {"privileged": True, "allowPrivilegeEscalation": False,
+                                     "runAsUser": -1, "capabilities": {"add": ["CAP_SYS_ADMIN"]}}}
+    assert _causes(server, _pod(container)) == [
+        ("FieldValueInvalid", "spec.containers[0].securityContext.runAsUser",
+         "Invalid value: -1: must be between 0 and 2147483647, inclusive"),
+        ("FieldValueInvalid", "spec.containers[0].securityContext", "Invalid value: &core.SecurityContext{…}: "
+         "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"),
+        ("FieldValueInvalid", "spec.containers[0].securityContext", "Invalid value: &core.SecurityContext{…}: "
+         "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN")]
+
+
+def test_pod_security_context_ids_seccomp_and_process_namespace(server):
+    context = {"fsGroup": -2, "supplementalGroups": [1, 2147483648], "seccompProfile": {"type": "Localhost"}}
+    # shareProcessNamespace and hostPID are pod spec fields, reported under the internal securityContext
+    assert _causes(server, _pod(securityContext=context, hostPID=True, shareProcessNamespace=True)) == [
+        ("FieldValueInvalid", "spec.securityContext.fsGroup",
+         "Invalid value: -2: must be between 0 and 2147483647, inclusive"),
+        ("FieldValueInvalid", "spec.securityContext.supplementalGroups[1]",
+         "Invalid value: 2147483648: must be between 0 and 2147483647, inclusive"),
+        ("FieldValueInvalid", "spec.securityContext.shareProcessNamespace",
+         "Invalid value: true: ShareProcessNamespace and HostPID cannot both be enabled"),
+        ("FieldValueRequired", "spec.securityContext.seccompProfile.localhostProfile",
+         "Required value: must be set when seccomp type is Localhost")]
+
+
+def test_seccomp_profile_types(server):
+    container = {"securityContext": {"seccompProfile": {"type": "Strict"}}}
+    assert _causes(server, _pod(container)) == [
+        ("FieldValueNotSupported", "spec.containers[0].securityContext.seccompProfile.type",
+         'Unsupported value: "Strict": supported values: "Localhost", "RuntimeDefault", "Unconfined"')]
+    server.create(_pod({"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}, "runAsUser": 1000,
+                                            "allowPrivilegeEscalation": False}}))
+
+
+def test_host_network_ports_must_match(server):
+    container = {"ports": [{"containerPort": 8080, "hostPort": 80}]}
+    assert _causes(server, _pod(container, hostNetwork=True)) == [
+        ("FieldValueInvalid", "spec.containers[0].ports[0].containerPort",
+         "Invalid value: 8080: must match `hostPort` when `hostNetwork` is true")]
+    server.create(_pod({"ports": [{"containerPort": 8080}]}, hostNetwork=True))  # defaulting copies the port
