@@ -25,7 +25,7 @@ from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.field_errors import Cause
-from kamera_cli.apiserver.validation_cel_lib import library
+from kamera_cli.apiserver.validation_cel_lib import library, optional
 
 celpy: Any
 try:
@@ -122,7 +122,11 @@ def _check(rule: Mapping[str, Any], value: Any, old: Any, node: Mapping[str, Any
     if transition and old is None and not rule.get("optionalOldSelf"):
         return  # a transition rule only runs when there is an old value to compare with
     activation = {"self": celpy.json_to_cel(_strip_root(value, path))}
-    if transition:
+    if transition and rule.get("optionalOldSelf"):  # oldSelf is an optional, empty on create
+        present = old is not None
+        activation["oldSelf"] = optional(celpy, celpy.json_to_cel(_strip_root(old, path)) if present else None,
+                                         present)
+    elif transition:
         activation["oldSelf"] = celpy.json_to_cel(_strip_root(old, path))
     where = _rule_path(path, rule.get("fieldPath"))
     try:

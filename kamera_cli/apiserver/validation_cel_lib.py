@@ -18,7 +18,9 @@ definition:
   ``asInteger``, ``asApproximateFloat``, ``isGreaterThan``, ``isLessThan``, ``compareTo``, ``add``,
   ``sub`` (parsed with kamera's ``ParseQuantity``);
 * IPs and CIDRs: library/ip.go, library/cidr.go — ``ip``, ``isIP``, ``cidr``, ``isCIDR``, ``family``,
-  ``isLoopback``, ``isUnspecified``, ``containsIP``, ``containsCIDR``, ``prefixLength``.
+  ``isLoopback``, ``isUnspecified``, ``containsIP``, ``containsCIDR``, ``prefixLength``;
+* optionals, for rules with ``optionalOldSelf: true`` (their ``oldSelf`` is an optional):
+  ``hasValue``, ``value``, ``orValue``.
 
 Errors are raised as ``CELEvalError`` with upstream's wording where it matters to a user.
 """
@@ -33,6 +35,24 @@ from fractions import Fraction
 from typing import Any
 
 from kamera_cli.apiserver.quantity import QuantityError, canonical, value_of
+
+_OPTIONAL: dict[str, Any] = {}
+
+
+def optional(celpy: Any, value: Any, present: bool) -> Any:
+    """A CEL optional (``optional.of(value)`` or ``optional.none()``) as cel-python can carry it."""
+    cls = _OPTIONAL.get("cls")
+    if cls is None:
+        class Optional(celpy.celtypes.MapType):  # type: ignore[misc]
+            """An optional: a map type to cel-python, read only through the optional functions."""
+
+            inner: Any = None
+            present: bool = False
+
+        cls = _OPTIONAL["cls"] = Optional
+    out = cls({})
+    out.inner, out.present = value, present
+    return out
 
 
 def library(celpy: Any) -> dict[str, Callable[..., Any]]:
@@ -215,6 +235,11 @@ def library(celpy: Any) -> dict[str, Callable[..., Any]]:
         sub = cidr(other) if isinstance(other, t.StringType) else other
         return boolean(sub.version == net.version and sub.subnet_of(net))
 
+    def value(o: Any) -> Any:
+        if not getattr(o, "present", False):
+            raise fail("optional.none() dereference")
+        return o.inner
+
     def as_value(fn: Callable[..., Any]) -> Callable[..., Any]:
         """cel-python takes a returned CELEvalError as an error *value*, which ``&&``/``||`` absorb
         as CEL requires (``false && error`` is false); a raised one would abort the whole rule."""
@@ -251,5 +276,7 @@ def library(celpy: Any) -> dict[str, Callable[..., Any]]:
         "family": lambda a: t.IntType(a.version), "isLoopback": lambda a: boolean(a.is_loopback),
         "isUnspecified": lambda a: boolean(a.is_unspecified),
         "containsIP": contains_ip, "containsCIDR": contains_cidr, "prefixLength": lambda n: t.IntType(n.prefixlen),
+        "hasValue": lambda o: boolean(bool(getattr(o, "present", False))), "value": value,
+        "orValue": lambda o, default: o.inner if getattr(o, "present", False) else default,
     }
     return {name: as_value(fn) for name, fn in functions.items()}

@@ -117,3 +117,17 @@ def test_transition_rules_compare_map_list_items_by_key():
     changed["spec"]["ports"][0]["port"] = 3  # b, now first
     causes = _messages(server, changed, update=True)
     assert causes == ['Invalid value: "object": port is immutable']
+
+
+def test_optional_old_self_runs_on_create_with_an_empty_optional():
+    # optionalOldSelf: the transition rule runs on create too, oldSelf being optional.none()
+    rule = {"rule": "!oldSelf.hasValue() || self.l.size() >= oldSelf.value().l.size()", "optionalOldSelf": True,
+            "message": "l may not shrink"}
+    server = _server([rule, {"rule": "self.s.size() >= oldSelf.orValue({'s': ''}).s.size()",
+                             "optionalOldSelf": True, "message": "s may not shrink"}])
+    server.create(_thing(l=[1, 2], s="ab"))
+    live = server.get(ObjectRef("example.com/v1", "Thing", "default", "x"))
+    shrunk = copy.deepcopy(live)
+    shrunk["spec"]["l"], shrunk["spec"]["s"] = [1], "a"
+    assert _messages(server, shrunk, update=True) == ['Invalid value: "object": l may not shrink',
+                                                      'Invalid value: "object": s may not shrink']
