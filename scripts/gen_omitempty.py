@@ -27,8 +27,10 @@ _FIELD = re.compile(r"^\s*(?:(\w+)\s+)?([^\s`]+)\s+`([^`]*)`")
 _JSON_TAG = re.compile(r'json:"([^"]*)"')
 _NUMBERS = {"int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64",
             "float32", "float64"}
-#: the categories whose zero value ``omitempty`` drops (structs never are; pointers only when nil)
-_OMITTABLE = {"map", "slice", "bytes", "string", "bool", "number"}
+#: every category is recorded: a null sent for any of them but a struct decodes to a zero value that
+#: ``omitempty`` drops; a non-null zero value is dropped only for the first six (a pointer to a zero
+#: value is written, a struct always is)
+_OMITTABLE = {"map", "slice", "bytes", "string", "bool", "number", "pointer"}
 
 
 def _packages(api: Path, machinery: Path) -> dict[str, Path]:

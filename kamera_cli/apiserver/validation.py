@@ -297,7 +297,7 @@ def _prune(definitions: Mapping[str, Any], name: str, value: Any, top: bool = Fa
                 changed = dict(value)
             del changed[key]
             continue
-        if sub is None or key == "managedFields":  # server-written; never needs pruning
+        if key == "managedFields":  # server-written; never needs pruning
             continue
         if not sub and _is_zero(sub, spec.get("omit")):  # encoding/json's omitempty: never written
             if changed is None:
@@ -335,9 +335,15 @@ _ZEROS: dict[str, Any] = {"map": {}, "slice": [], "bytes": "", "string": ""}
 
 
 def _is_zero(value: Any, category: str | None) -> bool:
-    """Whether ``value`` is the Go zero of an ``omitempty`` field of this category (bools are not numbers)."""
+    """Whether ``value`` is the Go zero of an ``omitempty`` field of this category (bools are not numbers).
+
+    A null decodes to the zero value (a nil pointer, map or slice) and so is omitted too, except for
+    a struct (written as ``{}``); a non-null pointer is always written.
+    """
     if category is None:
         return False
+    if value is None:
+        return category != "struct"
     if category == "bool":
         return value is False
     if category == "number":

@@ -35,11 +35,12 @@ def _deployment(**spec: Any) -> dict[str, Any]:
 def test_the_table_follows_the_go_types() -> None:
     props = Registry.builtin().definitions["io.k8s.api.core.v1.PodSpec"]["properties"]
     assert props["hostNetwork"]["omit"] == "bool" and props["nodeSelector"]["omit"] == "map"
-    assert "omit" not in props["automountServiceAccountToken"]  # *bool: false is written
+    assert props["automountServiceAccountToken"]["omit"] == "pointer"  # *bool: only nil is omitted
     assert "omit" not in props["containers"]  # no omitempty: [] is written
-    assert "omit" not in props["securityContext"]  # a pointer to a struct
+    assert props["securityContext"]["omit"] == "pointer"  # a pointer to a struct
     deployment = Registry.builtin().definitions["io.k8s.api.apps.v1.DeploymentSpec"]["properties"]
-    assert "omit" not in deployment["replicas"] and deployment["paused"]["omit"] == "bool"
+    assert deployment["replicas"]["omit"] == "pointer" and deployment["paused"]["omit"] == "bool"
+    assert "omit" not in deployment["selector"]  # *LabelSelector without omitempty
 
 
 def test_empty_maps_in_metadata_and_data_are_not_stored(api_client, server):
@@ -97,3 +98,19 @@ def test_custom_resources_lose_empty_metadata_maps_but_keep_their_own():
                             "spec": {"size": "small", "replicas": 0, "items": [], "free": {}}})
     assert "labels" not in stored["metadata"]
     assert stored["spec"] == {"size": "small", "replicas": 0, "items": [], "free": {}}  # unstructured: as sent
+
+
+def test_nulls_of_omitempty_fields_are_not_stored(server):
+    # a null decodes to Go's zero value (nil map, slice or pointer, "", false), which omitempty drops
+    body = _deployment(replicas=None, paused=None)
+    body["metadata"]["labels"] = None
+    body["spec"]["template"]["spec"]["nodeSelector"] = None
+    body["spec"]["template"]["spec"]["containers"][0]["args"] = None
+    stored = server.create(body)
+    assert "labels" not in stored["metadata"] and "paused" not in stored["spec"]
+    assert stored["spec"]["replicas"] == 1  # nil, then defaulted
+    assert "nodeSelector" not in stored["spec"]["template"]["spec"]
+    assert "args" not in stored["spec"]["template"]["spec"]["containers"][0]
+    cm = server.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "n", "namespace": "default"},
+                        "data": None})
+    assert "data" not in cm
