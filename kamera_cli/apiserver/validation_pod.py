@@ -4,7 +4,8 @@ Why: a controller that builds pods (or templates) wrongly -- a container name wi
 containers with one name, a mount of a volume it never declared, a request above its limit, a Job
 template without ``restartPolicy`` -- is refused by a real server; a fake that accepts the object
 hides the bug until production.  Covered (each after the upstream function named in its docstring):
-``ValidatePodSpec``'s volumes, containers, init containers, restart and DNS policy;
+``ValidatePodSpec``'s volumes, containers, init containers, restart and DNS policy, node selector
+labels, service account, node, host and subdomain and priority class names;
 ``validateContainerCommon`` (name, image, termination message policy, ports, volume mounts, pull
 policy, resources, probes).  Runs on defaulted objects, as upstream does.
 """
@@ -60,12 +61,23 @@ def validate_pod_spec(spec: Mapping[str, Any], path: str) -> list[Cause]:
     dns = spec.get("dnsPolicy") or ""
     if dns and dns not in _DNS:
         out.append(F.not_supported(f"{path}.dnsPolicy", dns, _DNS))
-    account = spec.get("serviceAccountName")
-    if account:
-        out += F.each_invalid(f"{path}.serviceAccountName", account, F.dns1123_subdomain(account))
+    selector = spec.get("nodeSelector")
+    if isinstance(selector, Mapping):  # ValidateLabels: keys and values, reported at the map
+        for key in sorted(selector):
+            out += F.each_invalid(f"{path}.nodeSelector", key, F.qualified_name(str(key)))
+            out += F.each_invalid(f"{path}.nodeSelector", selector[key], F.label_value(str(selector[key])))
+    for key, check in (("serviceAccountName", F.dns1123_subdomain), ("nodeName", F.dns1123_subdomain)):
+        value = spec.get(key)
+        if value:
+            out += F.each_invalid(f"{path}.{key}", value, check(str(value)))
     deadline = spec.get("activeDeadlineSeconds")
     if isinstance(deadline, int) and not 1 <= deadline <= 2147483647:
         out.append(F.invalid(f"{path}.activeDeadlineSeconds", deadline, "must be between 1 and 2147483647, inclusive"))
+    for key, check in (("hostname", F.dns1123_label), ("subdomain", F.dns1123_label),
+                       ("priorityClassName", F.dns1123_subdomain)):
+        value = spec.get(key)
+        if value:
+            out += F.each_invalid(f"{path}.{key}", value, check(str(value)))
     return out + pod_security(spec, path) + validate_scheduling(spec, path)
 
 

@@ -210,3 +210,14 @@ def test_host_network_ports_must_match(server):
         ("FieldValueInvalid", "spec.containers[0].ports[0].containerPort",
          "Invalid value: 8080: must match `hostPort` when `hostNetwork` is true")]
     server.create(_pod({"ports": [{"containerPort": 8080}]}, hostNetwork=True))  # defaulting copies the port
+
+
+# -- ValidatePodSpec: node selector labels and the names a pod spec carries ---------------------------
+
+def test_node_selector_labels_and_spec_names(server):
+    spec = {"nodeSelector": {"disk": "fast ssd"}, "hostname": "Web_1", "priorityClassName": "High"}
+    causes = _causes(server, _pod(**spec))
+    assert [(reason, path) for reason, path, _ in causes] == [
+        ("FieldValueInvalid", "spec.nodeSelector"), ("FieldValueInvalid", "spec.hostname"),
+        ("FieldValueInvalid", "spec.priorityClassName")]
+    assert causes[0][2].startswith('Invalid value: "fast ssd": a valid label must be an empty string or consist of')
