@@ -47,6 +47,7 @@ from kamera_cli.apiserver.validation import (
     prune_metadata,
     remember_clean,
     validate_builtin,
+    validate_generate_name,
     validate_metadata,
     validate_name,
 )
@@ -715,7 +716,9 @@ class ApiServer:
         ``live``: the stored object being replaced; subtrees shared with it are not walked again when
         it is known to have passed this very pruning and validation whole.
         """
-        causes = validate_name(info.group, info.kind, name) + validate_metadata(obj["metadata"])
+        prefix = str(obj["metadata"].get("generateName") or "") if live is None else ""  # only create checks it
+        causes = (validate_generate_name(info.group, info.kind, prefix) + validate_name(info.group, info.kind, name)
+                  + validate_metadata(obj["metadata"]))
         if info.custom and info.schema is not None:
             sent = obj
             obj = prune(obj, info.schema, root=True)

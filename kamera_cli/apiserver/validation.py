@@ -49,10 +49,26 @@ def _quote(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
-def validate_name(group: str, kind: str, name: str, field: str = "metadata.name") -> list[dict[str, str]]:
+def validate_generate_name(group: str, kind: str, prefix: str) -> list[dict[str, str]]:
+    """``ValidateObjectMeta``'s check of ``generateName``: the kind's name rule in its prefix form, which
+    for DNS names first turns a trailing '-' into an 'a' (``maskTrailingDash``); the bad value shown is
+    the prefix as sent."""
+    if not prefix:
+        return []
+    if group == _RBAC and kind in _RBAC_KINDS:  # IsPathSegmentPrefix: only the characters
+        return [cause("FieldValueInvalid", "metadata.generateName", f"Invalid value: {_quote(prefix)}: {msg}")
+                for msg in path_segment_name(prefix) if msg.startswith("may not contain")]
+    masked = prefix[:-1] + "a" if len(prefix) > 1 and prefix.endswith("-") else prefix
+    return validate_name(group, kind, masked, "metadata.generateName", shown=prefix)
+
+
+def validate_name(group: str, kind: str, name: str, field: str = "metadata.name",
+                  shown: str | None = None) -> list[dict[str, str]]:
+    """The kind's name rule (``shown``: the value to print when ``name`` is a masked prefix)."""
     if group == _RBAC and kind in _RBAC_KINDS:  # ValidateRBACName: a path segment, e.g. "system:auth-delegator"
         return [cause("FieldValueInvalid", field, f"Invalid value: {_quote(name)}: {msg}")
                 for msg in path_segment_name(name)]
+    printed = name if shown is None else shown
     if (group, kind) in _DNS1035_KINDS:
         regex, msg, limit = _DNS1035, _DNS1035_MSG, 63
     elif (group, kind) in _LABEL_KINDS:
@@ -61,10 +77,10 @@ def validate_name(group: str, kind: str, name: str, field: str = "metadata.name"
         regex, msg, limit = _SUBDOMAIN, _SUBDOMAIN_MSG, 253
     out = []
     if len(name) > limit:
-        out.append(cause("FieldValueInvalid", field, f'Invalid value: "{name}": must be no more than {limit} '
+        out.append(cause("FieldValueInvalid", field, f'Invalid value: "{printed}": must be no more than {limit} '
                                                      "characters"))
     if not regex.match(name):
-        out.append(cause("FieldValueInvalid", field, f'Invalid value: "{name}": {msg}'))
+        out.append(cause("FieldValueInvalid", field, f'Invalid value: "{printed}": {msg}'))
     return out
 
 
