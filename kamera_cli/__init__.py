@@ -10,7 +10,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Request", "Result", "__version__", "check", "explore"]
+__all__ = ["ExternalStore", "NoSimulation", "Request", "Result", "VersionConflict", "__version__", "check", "explore"]
 
 
 def __getattr__(name: str) -> Any:
@@ -18,6 +18,10 @@ def __getattr__(name: str) -> Any:
         from kamera_cli.adapters import reconcile
 
         return getattr(reconcile, name)
+    if name in ("ExternalStore", "NoSimulation", "VersionConflict"):
+        from kamera_cli.apiserver import external
+
+        return getattr(external, name)
     if name in ("check", "explore"):
         from kamera_cli import runner
 

@@ -104,7 +104,9 @@ def check(
     timeout: Annotated[
         str | None, typer.Option("--timeout", help="Override spec.explore.timeout (e.g. 30s, 10m).")
     ] = None,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="Check scenarios in N parallel processes.")] = 1,
+    workers: Annotated[int, typer.Option(
+        "--workers", min=1,
+        help="Check scenarios in N parallel processes; fewer scenarios: split each search over the rest.")] = 1,
     fail_fast: Annotated[bool, typer.Option(
         "--fail-fast", metavar="",
         help="Stop at the first finding: the search ends there and later scenarios are listed as not checked.",
@@ -124,6 +126,11 @@ def check(
     import_timeout: Annotated[
         str | None,
         typer.Option("--import-timeout", help="How long importing a scenario's controllers may take (default 60s)."),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray", metavar="auto|local|ADDRESS",
+                     help="Check each scenario as a task on a Ray cluster (needs kamera-cli[ray])."),
     ] = None,
 ) -> None:
     """Explore every scenario and report pass/fail for each check."""
@@ -147,7 +154,12 @@ def check(
         if imports is None:
             imports = supervisor.IMPORT_BUDGET_SECONDS
         options = supervisor.Options(workers=workers, fail_fast=fail_fast, max_memory=memory, import_timeout=imports)
-        result = supervisor.supervise(paths, overrides=overrides, options=options, on_progress=progress)
+        if ray_address is not None:
+            from kamera_cli import distributed
+
+            result = distributed.check_on_ray(paths, address=ray_address, overrides=overrides, options=options)
+        else:
+            result = supervisor.supervise(paths, overrides=overrides, options=options, on_progress=progress)
         if progress is not None:
             sys.stderr.write("\r\x1b[2K")
             sys.stderr.flush()
@@ -233,16 +245,35 @@ def import_command(
     force: Annotated[bool, typer.Option(
         "--force", metavar="", help="Write into a folder that is not empty, overwriting the files it writes.")] = False,
     name: Annotated[str, typer.Option("--name", help="The scenario's name (default: the folder's name).")] = "",
+    audit: Annotated[list[Path] | None, typer.Option(
+        "--audit", help="A Kubernetes audit log (JSON lines); users' writes become spec.actions (repeatable).")] = None,
+    user: Annotated[list[str] | None, typer.Option(
+        "--user", help="Also replay these users' writes (glob, repeatable; wins over --exclude-user); "
+                     "default: every user not system:*.")] = None,
+    exclude_user: Annotated[list[str] | None, typer.Option(
+        "--exclude-user",
+        help="Do not replay these users' writes (glob, repeatable), e.g. your controller's own user.")] = None,
+    at: Annotated[str, typer.Option(
+        "--at", help="When each replayed action may happen: any (every placement) or converged.")] = "any",
+    since: Annotated[str, typer.Option(
+        "--since", help="Replay only audit events that completed at or after this RFC 3339 time.")] = "",
+    until: Annotated[str, typer.Option(
+        "--until", help="Replay only audit events that completed at or before this RFC 3339 time.")] = "",
 ) -> None:
-    """Scaffold a scenario from a real cluster's objects: CRDs and seed, server-owned fields stripped."""
+    """Scaffold a scenario from a real cluster: its objects (CRDs and seed, server-owned fields stripped) and, with
+    --audit, the users' writes its audit log recorded (spec.actions)."""
     from kamera_cli.importer import ImportOptions, import_scenario
 
     def body() -> int:
         if out_dir is None:
             raise UsageError("missing -o/--output: the scenario folder to write")
+        if at not in ("any", "converged"):
+            raise UsageError(f"invalid value for --at: {at!r} (choose any or converged)")
         report = import_scenario(ImportOptions(
             inputs=tuple(str(p) for p in inputs or ()), out_dir=str(out_dir),
-            namespaces=tuple(namespace or ()), keep_status=keep_status, force=force, name=name))
+            namespaces=tuple(namespace or ()), keep_status=keep_status, force=force, name=name,
+            audit=tuple(str(p) for p in audit or ()), users=tuple(user or ()), exclude_users=tuple(exclude_user or ()),
+            at="any" if at == "any" else "converged", since=since, until=until))
         for problem in report.warnings:
             typer.echo(f"warning: {problem.render()}", err=True)
         for note in report.notes:

@@ -8,41 +8,33 @@ once for the CLI, the pytest plugin and the library API alike.
 
 from __future__ import annotations
 
-import hashlib
-import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kamera_cli import explore as ex
-from kamera_cli.apiserver.snapshot import is_record, object_digest
 from kamera_cli.errors import EntrypointError, KameraError, ScenarioError
-from kamera_cli.invariants import compile_invariant, state_document, vacuity_hint
+from kamera_cli.judging import Judge, outcome_key, properties_of, scenario_verdict
 from kamera_cli.model.result import (
     Check,
     CheckName,
     CheckResult,
     ConvergedState,
-    Counterexample,
-    DiffEntry,
     ScenarioResult,
-    SelectedNode,
     Stats,
     Step,
     Verdict,
 )
-from kamera_cli.model.scenario import InvariantSpec, Position, Scenario
+from kamera_cli.model.scenario import Scenario
 from kamera_cli.sim.bootstrap import Simulation
-from kamera_cli.sim.diffs import created, diff
-from kamera_cli.sim.labels import Finding
 from kamera_cli.sim.model import KubeModel
 from kamera_cli.sim.state import SimState
-from kamera_cli.sim.statemap import node_ids, record_graph
-from kamera_cli.sim.story import replay_diverges, steps_of
+from kamera_cli.sim.statemap import record_graph
+from kamera_cli.sim.story import steps_of
 
 #: (scenario name, states, depth, states per second, elapsed seconds)
 ProgressCallback = Callable[[str, int, int, float, float], None]
@@ -62,6 +54,8 @@ class Overrides:
     stop_on_first: bool = False
     #: record at most this many states of the explored graph in the result (``--html``); 0: none
     graph_states: int = 0
+    #: processes one breadth-first search is split across (``--workers`` with fewer scenarios)
+    search_workers: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +109,7 @@ def check_paths(
     from kamera_cli.scenario import discover
 
     files = discover(list(paths))
-    overrides = overrides or Overrides()
+    overrides = split_workers(overrides or Overrides(), workers, len(files))
     results: list[ScenarioResult] = []
     if workers > 1 and len(files) > 1:
         import multiprocessing
@@ -139,6 +133,13 @@ def check_paths(
     return CheckResult(tuple(dedupe_names(results)))
 
 
+def split_workers(overrides: Overrides, workers: int, scenarios: int) -> Overrides:
+    """``--workers N`` over fewer than N scenarios: the spare processes split each scenario's search."""
+    if scenarios and workers > scenarios:
+        return replace(overrides, search_workers=max(overrides.search_workers, workers // scenarios))
+    return overrides
+
+
 def check_file(path: Path, overrides: Overrides | None = None,
                on_progress: ProgressCallback | None = None, hooks: RunHooks | None = None) -> ScenarioResult:
     """Load and check one scenario file; a scenario that cannot load becomes an ERROR result."""
@@ -158,6 +159,7 @@ def run_scenario(scenario: Scenario, *, overrides: Overrides | None = None,
     started = _now_iso()
     try:
         exploration = explore(scenario, overrides=overrides, on_progress=on_progress, hooks=hooks)
+        exploration.search.close()  # a parallel search's workers: the result is built
     except (ScenarioError, EntrypointError) as exc:
         return ScenarioResult(name=scenario.name, file=scenario.file, verdict=Verdict.ERROR, started_at=started,
                               error=str(exc), description=scenario.description, position=scenario.position,
@@ -195,7 +197,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
     with Simulation(scenario, memoize=bounds.memoize) as sim:
         model = sim.model
         model.footprints = bounds.reduction != "none"
-        properties, coverage = _properties(scenario)
+        properties, coverage = properties_of(scenario)
         progress = None
         if on_progress is not None:
             def progress(p: ex.Progress) -> None:
@@ -205,20 +207,35 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         if hooks.on_phase is not None:
             hooks.on_phase("search", scenario.name, bounds.timeout_seconds)
         searched: Any = model if hooks.on_step is None else _Observed(model, hooks.on_step)
+        search_workers = o.search_workers
+        unsplit = ("built-in controllers" if any(r.native for r in sim.runtimes) else
+                   "programs" if any(c.shape in ("program", "sweep", "handler") for c in scenario.controllers)
+                   else "")
+        if search_workers > 1 and unsplit:
+            # a built-in controller's memoised steps replay what the server stamped when they first ran
+            # (timestamps the memo does not match on), and a program's input log lives in the process
+            # that ran it: split, the search could differ from the serial one (docs/explorer.md)
+            search_workers = 1
+            sim.warnings.append(f"the search ran in one process: a scenario with {unsplit} is not split "
+                                "across --workers yet (docs/explorer.md, 'Parallel search')")
         search = ex.search(searched, properties=properties, strategy=bounds.strategy, max_depth=bounds.max_depth,
                            max_states=bounds.max_states, timeout=bounds.timeout_seconds, on_progress=progress,
                            should_stop=hooks.should_stop, stop_on_first=o.stop_on_first,
-                           reduction=bounds.reduction, seed=bounds.seed, walks=bounds.walks)
+                           reduction=bounds.reduction, seed=bounds.seed, walks=bounds.walks,
+                           workers=search_workers,
+                           worker_report=lambda: [(r.stats.executions, r.stats.memo_hits) for r in sim.runtimes])
         if hooks.on_phase is not None:
             hooks.on_phase("judge", scenario.name, None)
-        judge = _Judge(scenario, model, search, sim, coverage)
+        judge = Judge(scenario, model, search, sim, coverage)
         checks = judge.checks()
         elapsed = time.monotonic() - started
         stats = Stats(
             states=search.stats.states,
             transitions=search.stats.transitions,
-            reconciles=sum(r.stats.executions for r in sim.runtimes),
-            memo_hits=sum(r.stats.memo_hits for r in sim.runtimes),
+            reconciles=sum(r.stats.executions for r in sim.runtimes) + sum(
+                e for report in search.worker_reports for e, _h in cast(list[tuple[int, int]], report)),
+            memo_hits=sum(r.stats.memo_hits for r in sim.runtimes) + sum(
+                h for report in search.worker_reports for _e, h in cast(list[tuple[int, int]], report)),
             max_depth=search.stats.max_depth_reached,
             converged_states=len(judge.converged_nodes),
             elapsed_seconds=elapsed,
@@ -235,371 +252,11 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
             )
             for n in judge.converged_nodes
         )
-    verdict = _scenario_verdict(checks)
+    verdict = scenario_verdict(checks)
     result = ScenarioResult(name=scenario.name, file=scenario.file, verdict=verdict, checks=tuple(checks),
                             stats=stats, converged=converged, description=scenario.description,
                             position=scenario.position, notes=tuple(sim.warnings), graph=graph)
     return Exploration(result, search)
-
-
-# ---------------------------------------------------------------------------- judging
-class _Judge:
-    def __init__(self, scenario: Scenario, model: KubeModel, search: ex.SearchResult[SimState, Any],
-                 sim: Simulation, coverage: dict[str, _Coverage]) -> None:
-        self.coverage = coverage
-        self.scenario = scenario
-        self.model = model
-        self.search = search
-        self.sim = sim
-        # Distinct outcomes are distinct *clusters*: two converged states that differ only in
-        # bookkeeping (perturbations used, timers) are one outcome.
-        # Nor does metadata.generation make an outcome: like resourceVersion it counts history (created
-        # with the final spec, or created and then updated), not what the cluster holds.
-        self.converged_nodes: list[int] = []
-        self.halted = sum(1 for n in search.converged if search.state(n).halted)
-        seen: set[str] = set()
-        for n in search.converged:
-            state = search.state(n)
-            if state.halted:
-                continue
-            key = outcome_key(state.snapshot)
-            if key in seen:
-                continue
-            seen.add(key)
-            self.converged_nodes.append(n)
-        self.incomplete = not search.complete
-        self._replay_failures: list[Counterexample] = []
-
-    def checks(self) -> list[Check]:
-        s = self.scenario
-        out: list[Check] = []
-        if s.expect.converges:
-            out.append(self._converges())
-        if not s.expect.controller_errors:
-            out.append(self._controller_errors())
-        if s.actions:
-            out.append(self._actions())
-        for inv in s.invariants:
-            out.append(self._invariant(inv))
-        if s.expect.deterministic:
-            # last, so that replay divergences seen while verifying the other checks are included
-            out.insert(1 if s.expect.converges else 0, self._deterministic())
-        return out
-
-    def _pos(self, path: str) -> Position:
-        return self.scenario.positions.get(path) or self.scenario.position
-
-    # -- converges
-    def _converges(self) -> Check:
-        search, bound = self.search, self.scenario.explore.max_depth
-        cexs: list[Counterexample] = []
-        for ll in search.livelocks:
-            path = [e.label for e in ll.path]
-            loop = [e.label for e in ll.cycle]
-            cexs.append(self._verified(Counterexample(
-                kind="livelock",
-                summary=f"{len(ll.nodes)} state(s) that execution can never leave, none of them converged",
-                steps=steps_of(path), loop=steps_of(loop, start=len(path) + 1),
-                nodes=node_ids([*ll.path, *ll.cycle], ll.entry),
-            ), [*ll.path, *ll.cycle]))
-        for node in search.depth_cuts[:3]:
-            edges = search.path_to(node)
-            cexs.append(self._verified(Counterexample(
-                kind="not-converged", summary=f"not converged within {bound} steps",
-                steps=steps_of([e.label for e in edges]), nodes=node_ids(edges, node),
-                details=self._pending_text(search.state(node)),
-            ), edges))
-        for node in search.deadlocks[:3]:
-            edges = search.path_to(node)
-            cexs.append(self._verified(Counterexample(
-                kind="not-converged", summary="stuck: work is pending but nothing can run",
-                steps=steps_of([e.label for e in edges]), details=self._pending_text(search.state(node)),
-                nodes=node_ids(edges, node),
-            ), edges))
-        pos = self._pos("$.spec.expect.converges")
-        if (cexs and not self.scenario.expect.controller_errors and not search.depth_cuts and not search.deadlocks
-                and all(any(getattr(e.label, "error", "") for e in ll.cycle) for ll in search.livelocks)):
-            # one exception, one finding: a controller that raises on every run never lets its
-            # execution settle, and that is the error's story, told by 'no controller errors'
-            return Check(CheckName.CONVERGES, Verdict.INCONCLUSIVE,
-                         f"not checked: the only execution(s) that do not converge loop on a controller error "
-                         f"({len(search.livelocks)} loop(s); see '{CheckName.NO_CONTROLLER_ERRORS}')", position=pos)
-        if cexs:
-            parts = []
-            if search.livelocks:
-                parts.append(f"{len(search.livelocks)} livelock(s)")
-            if search.depth_cuts:
-                parts.append(f"{len(search.depth_cuts)} execution(s) not converged within {bound} steps")
-            if search.deadlocks:
-                parts.append(f"{len(search.deadlocks)} stuck state(s)")
-            return Check(CheckName.CONVERGES, Verdict.FAILED, ", ".join(parts), tuple(cexs), pos)
-        if self.incomplete:
-            return Check(CheckName.CONVERGES, Verdict.INCONCLUSIVE, f"search incomplete: {self.search.bound_hit}",
-                         position=pos)
-        if not self.converged_nodes and self.halted:
-            return Check(CheckName.CONVERGES, Verdict.PASSED,
-                         "every execution stops at a refused action (see actions apply)", position=pos)
-        return Check(CheckName.CONVERGES, Verdict.PASSED,
-                     f"every execution converges ({len(self.converged_nodes)} converged state(s))", position=pos)
-
-    def _pending_text(self, state: SimState) -> str:
-        items = [f"{p.controller} {p.request_text}" + (" (timer)" if p.ready_at > state.clock else "")
-                 for p in state.pending]
-        return "still pending: " + (", ".join(items) if items else "built-in actors' work")
-
-    # -- deterministic
-    def _deterministic(self) -> Check:
-        pos = self._pos("$.spec.expect.deterministic")
-        cexs: list[Counterexample] = []
-        nodes = self.converged_nodes
-        # outcomes the environment chose (a pod's fate) make different experiments: compare within each
-        groups: dict[tuple[tuple[str, str], ...], list[int]] = {}
-        for n in nodes:
-            groups.setdefault(self.search.state(n).outcomes, []).append(n)
-        split = next((g for g in groups.values() if len(g) > 1), None)
-        if split is not None:
-            a, b = split[0], split[1]
-            pa, pb = self.search.path_to(a), self.search.path_to(b)
-            sa, sb = self.search.state(a).snapshot, self.search.state(b).snapshot
-            cexs.append(self._verified(Counterexample(
-                kind="nondeterministic",
-                summary=f"{len(split)} distinct converged states: the outcome depends on the order of steps"
-                + (" (with the same pod outcomes)" if len(groups) > 1 else "")
-                + (" and on when perturbations strike" if self.scenario.perturbations.any else "")
-                + (" and on when actions are applied" if any(a.at != "converged" for a in self.scenario.actions)
-                   else ""),
-                steps=steps_of([e.label for e in pa]), alternative=steps_of([e.label for e in pb]),
-                state_diff=_state_diff(sa, sb), nodes=node_ids(pa, a), alternative_nodes=node_ids(pb, b),
-            ), pa, pb))
-        for rec in self.search.findings:
-            f = rec.finding
-            if isinstance(f, Finding) and f.kind == "nondeterministic-controller":
-                cexs.append(self._finding_cex(rec, "nondeterministic-controller"))
-        cexs.extend(self._replay_failures)
-        if cexs:
-            msg = cexs[0].summary if len(cexs) == 1 else f"{len(cexs)} problems: " + cexs[0].summary
-            return Check(CheckName.DETERMINISTIC, Verdict.FAILED, msg, tuple(cexs), pos)
-        if self.incomplete:
-            return Check(CheckName.DETERMINISTIC, Verdict.INCONCLUSIVE, f"search incomplete: {self.search.bound_hit}",
-                         position=pos)
-        if not nodes:
-            return Check(CheckName.DETERMINISTIC, Verdict.PASSED,
-                         "no execution converged, so no two outcomes differ (see converges)", position=pos)
-        if len(groups) > 1:
-            return Check(CheckName.DETERMINISTIC, Verdict.PASSED,
-                         f"every execution converges to the same state for the same pod outcomes "
-                         f"({len(groups)} outcome combinations)", position=pos)
-        return Check(CheckName.DETERMINISTIC, Verdict.PASSED, "every execution converges to the same state",
-                     position=pos)
-
-    # -- controller errors
-    def _controller_errors(self) -> Check:
-        pos = self._pos("$.spec.expect.controllerErrors")
-        cexs = [Counterexample(kind="controller-error", summary=f.message, details=f.detail)
-                for f in self.model.initial_findings]
-        cexs += [self._finding_cex(rec, "controller-error") for rec in self.search.findings
-                 if isinstance(rec.finding, Finding) and rec.finding.kind == "controller-error"]
-        if cexs:
-            return Check(CheckName.NO_CONTROLLER_ERRORS, Verdict.FAILED, cexs[0].summary, tuple(cexs), pos)
-        if self.incomplete:
-            return Check(CheckName.NO_CONTROLLER_ERRORS, Verdict.INCONCLUSIVE,
-                         f"search incomplete: {self.search.bound_hit}", position=pos)
-        return Check(CheckName.NO_CONTROLLER_ERRORS, Verdict.PASSED, "no reconcile raised", position=pos)
-
-    def _actions(self) -> Check:
-        pos = self._pos("$.spec.actions")
-        cexs = [self._finding_cex(rec, "action-failed") for rec in self.search.findings
-                if isinstance(rec.finding, Finding) and rec.finding.kind == "action-failed"]
-        if cexs:
-            return Check("actions apply", Verdict.FAILED, cexs[0].summary, tuple(cexs), pos)
-        total = len(self.scenario.actions)
-        graph = self.search.graph
-        applied = max((graph.state(n).next_action for n in range(graph.num_states)), default=0)
-        if applied < total:
-            pending = self.scenario.actions[applied]
-            return Check("actions apply", Verdict.INCONCLUSIVE,
-                         f"action {pending.name!r} was never reached: no execution got there "
-                         f"({'the search stopped early' if self.incomplete else 'see converges'})", position=pos)
-        if self.incomplete:
-            return Check("actions apply", Verdict.INCONCLUSIVE, f"search incomplete: {self.search.bound_hit}",
-                         position=pos)
-        return Check("actions apply", Verdict.PASSED, f"all {total} action(s) applied without an error", position=pos)
-
-    def _finding_cex(self, rec: ex.FindingRecord[Any], kind: str) -> Counterexample:
-        f = rec.finding
-        assert isinstance(f, Finding)
-        edges = [*self.search.path_to(rec.node), rec.edge]
-        more = f" (seen {rec.count} times)" if rec.count > 1 else ""
-        steps = steps_of([e.label for e in edges])
-        # the failing step carries the traceback; repeat details only when the step does not show them
-        details = "" if steps and f.detail and steps[-1].error == f.detail else f.detail
-        return Counterexample(kind=kind, summary=f.message.splitlines()[0] + more, steps=steps, details=details,
-                              nodes=node_ids(edges))
-
-    # -- invariants
-    def _invariant(self, spec: InvariantSpec) -> Check:
-        name, position = spec.name, spec.position
-        check_name = CheckName.invariant(name)
-        for v in self.search.violations:
-            if v.property == name:
-                edges = self.search.path_to(v.node)
-                where = "at a converged state" if v.kind == ex.CONVERGED else "at a reachable state"
-                detail = v.detail if isinstance(v.detail, str) else "\n".join(str(d) for d in v.detail)  # type: ignore[attr-defined]
-                lines = detail.splitlines() if detail else [""]
-                cex = self._verified(Counterexample(
-                    kind="invariant", summary=f"violated {where}: {lines[0]}",
-                    steps=steps_of([e.label for e in edges]), details=detail if len(lines) > 1 else "",
-                    nodes=node_ids(edges, v.node), selected=self._selected(spec, v.node),
-                ), edges)
-                more = f" ({v.count} states violate it)" if v.count > 1 else ""
-                return Check(check_name, Verdict.FAILED, cex.summary + more, (cex,), position)
-        if self.incomplete:
-            return Check(check_name, Verdict.INCONCLUSIVE, f"search incomplete: {self.search.bound_hit}",
-                         position=position)
-        cov = self.coverage[name]
-        where = "converged state" if spec.when == "converged" else "state"
-        if cov.states == 0:
-            why = "no execution converged" if spec.when == "converged" else "no state was reached"
-            return Check(check_name, Verdict.INCONCLUSIVE, f"not checked: {why}", position=position)
-        counted = f"{cov.states} {where}{'s' if cov.states != 1 else ''}, {cov.selected} node(s) selected"
-        if cov.selected == 0 and spec.vacuous != "allowed":
-            query = "forEach" if spec.for_each is not None else "select"
-            hint = vacuity_hint([spec.for_each or "", spec.select], self._sample_objects())
-            allow = ("; if nothing is the point (count: 0, exists: false), say so with vacuous: allowed"
-                     if spec.expect.count == 0 or spec.expect.exists is False else "")
-            return Check(check_name, Verdict.FAILED,
-                         f"vacuous: its {query} selected nothing in any of the {counted.split(',')[0]} it was "
-                         f"evaluated on" + (f" ({hint})" if hint else "") + allow, position=position)
-        return Check(check_name, Verdict.PASSED, f"holds ({counted})", position=position)
-
-    def _selected(self, spec: InvariantSpec, node: int) -> tuple[SelectedNode, ...]:
-        document = state_document(self.search.state(node).snapshot.objects())
-        return tuple(SelectedNode(*item) for item in compile_invariant(spec).selected(document))
-
-    def _sample_objects(self) -> list[Any]:
-        """Objects of the initial state and every converged state: what the user's expression met."""
-        nodes = [*self.search.initial[:1], *self.search.converged[:20]]
-        return [obj for n in nodes for obj in self.search.state(n).snapshot.objects()]
-
-    # -- replay
-    def _verified(self, cex: Counterexample, *paths: Sequence[ex.Edge[Any]]) -> Counterexample:
-        """Replay each path once; a divergence is reported as a non-deterministic controller."""
-        for path in paths:
-            actions = [e.action for e in path]
-            fps = [self.search.graph.fingerprint(e.dst) for e in path]
-            for rt in self.sim.runtimes:
-                rt.replaying = True
-            try:
-                at = replay_diverges(self.model, actions, fps)
-            finally:
-                for rt in self.sim.runtimes:
-                    rt.replaying = False
-            if at is not None:
-                self._replay_failures.append(Counterexample(
-                    kind="nondeterministic-controller",
-                    summary=f"replaying a counterexample diverged at step {at}: a controller is not a function "
-                            "of what it reads (wall-clock time, randomness, module state?)",
-                    steps=steps_of([e.label for e in path[:at]]), nodes=node_ids(path[:at]),
-                ))
-        return cex
-
-
-@dataclass
-class _Coverage:
-    """How much an invariant actually looked at: states evaluated, nodes its first query selected."""
-
-    states: int = 0
-    selected: int = 0
-
-
-def _properties(scenario: Scenario) -> tuple[list[ex.Property[SimState]], dict[str, _Coverage]]:
-    props: list[ex.Property[SimState]] = []
-    coverage: dict[str, _Coverage] = {}
-    cache: dict[str, dict[str, Any]] = {}
-
-    def document(state: SimState) -> dict[str, Any]:
-        fp = state.snapshot.fingerprint()
-        doc = cache.get(fp)
-        if doc is None:
-            if len(cache) > 10_000:
-                cache.clear()
-            doc = cache[fp] = state_document(state.snapshot.objects())
-        return doc
-
-    for inv in scenario.invariants:
-        compiled = compile_invariant(inv)
-        cov = coverage[inv.name] = _Coverage()
-
-        def predicate(state: SimState, compiled: Any = compiled, cov: _Coverage = cov) -> object:
-            if state.halted:
-                return None
-            violations, selected = compiled.evaluate_counting(document(state))
-            cov.states += 1
-            cov.selected += selected
-            if not violations:
-                return None
-            return "\n".join(str(getattr(v, "message", v)) for v in violations)
-
-        kind = ex.ALWAYS if inv.when == "always" else ex.CONVERGED
-        props.append(ex.Property(inv.name, kind, predicate))
-    return props, coverage
-
-
-def outcome_key(snapshot: Any) -> str:
-    """What makes two converged clusters different outcomes: the fingerprint's content, less generation
-    (and status.observedGeneration, which controllers set to it)."""
-    h = hashlib.sha256()
-    for obj in snapshot.objects():
-        if is_record(str(obj.get("apiVersion", "")), str(obj.get("kind", ""))):
-            continue  # Events record how an outcome was reached; they are not the outcome
-        meta = obj.get("metadata") or {}
-        if "generation" in meta:
-            obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "generation"}}
-        status = obj.get("status")
-        if isinstance(status, dict) and "observedGeneration" in status:  # the usual echo of generation
-            obj = {**obj, "status": {k: v for k, v in status.items() if k != "observedGeneration"}}
-        h.update(object_digest(obj).encode())
-    return h.hexdigest()
-
-
-_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$")
-
-
-def _noise(entry: DiffEntry) -> bool:
-    """Differences the outcome comparison ignores: generation and timestamps."""
-    if entry.path in ("/metadata/generation", "/status/observedGeneration"):
-        return True
-    values = [v for v in (entry.old, entry.new) if v is not None]
-    return bool(values) and all(isinstance(v, str) and _TIME.match(v) for v in values)
-
-
-def _state_diff(a: Any, b: Any) -> tuple[Any, ...]:
-    from kamera_cli.model.objects import ObjectRef
-
-    objs_a = {ObjectRef.of(o): o for o in a.objects()}
-    objs_b = {ObjectRef.of(o): o for o in b.objects()}
-    out = []
-    for ref in sorted(set(objs_a) | set(objs_b)):
-        if is_record(ref.api_version, ref.kind):
-            continue
-        if ref not in objs_a:
-            d = created(objs_b[ref])
-        elif ref not in objs_b:
-            d = tuple(DiffEntry("remove", e.path, old=e.new) for e in created(objs_a[ref]))
-        else:
-            d = tuple(e for e in diff(objs_a[ref], objs_b[ref]) if not _noise(e))
-        if d:
-            out.append((ref, d))
-    return tuple(out)
-
-
-def _scenario_verdict(checks: Iterable[Check]) -> Verdict:
-    verdicts = {c.verdict for c in checks}
-    if Verdict.FAILED in verdicts:
-        return Verdict.FAILED
-    if Verdict.INCONCLUSIVE in verdicts:
-        return Verdict.INCONCLUSIVE
-    return Verdict.PASSED
 
 
 def scenario_label(path: Path) -> str:
@@ -631,4 +288,4 @@ def _now_iso() -> str:
 
 
 __all__ = ["Exploration", "KameraError", "Overrides", "Step", "check", "check_file", "check_paths", "explore",
-           "run_scenario"]
+           "outcome_key", "run_scenario", "split_workers"]

@@ -45,6 +45,7 @@ from typing import Any, BinaryIO
 from kamera_cli import runner
 from kamera_cli.adapters import install_audit_fence
 from kamera_cli.errors import ExitCode, KameraError
+from kamera_cli.explore import WorkerDied
 from kamera_cli.model.result import (
     Check,
     CheckName,
@@ -136,6 +137,14 @@ def _worker_main(conn: Connection, path: str, overrides: runner.Overrides, slot:
     try:
         result = runner.check_file(Path(path), overrides, on_progress, hooks)
         conn.send(("result", result))
+    except WorkerDied as died:
+        # a process of a parallel search died under user code: die the same way, so that it is judged
+        # exactly as the death of a serial search's process (the step it ran is in the shared slot)
+        code = died.exitcode if died.exitcode is not None else 1
+        if code < 0:
+            signal.signal(-code, signal.SIG_DFL)
+            os.kill(os.getpid(), -code)
+        os._exit(code)
     except KameraError as exc:
         conn.send(("error", int(exc.exit_code), str(exc)))
     except BaseException:
@@ -367,7 +376,7 @@ def supervise(
     from kamera_cli.scenario import discover
 
     files = discover(list(paths))
-    overrides = overrides or runner.Overrides()
+    overrides = runner.split_workers(overrides or runner.Overrides(), options.workers, len(files))
     if not hasattr(os, "fork") or not hasattr(os, "killpg"):
         result = runner.check_paths(paths, overrides=overrides, workers=options.workers,
                                     fail_fast=options.fail_fast, on_progress=on_progress)

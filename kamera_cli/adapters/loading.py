@@ -131,6 +131,10 @@ def _short(exc: BaseException) -> str:
 class _Loader:
     """Shared by controllers and mappers: import the entry point's module in its own module set."""
 
+    #: the hint of an import that raised (a subclass imported at other times says so)
+    import_hint = ("the module's top-level code must run without errors; kamera imports it once per scenario "
+                   "and again after each simulated crash")
+
     def __init__(self, entrypoint: str, base_dir: str | os.PathLike[str], *, scenario: str, controller: str,
                  env: Mapping[str, str] | None = None) -> None:
         #: environment variables set while this controller's code runs (its import included)
@@ -204,9 +208,7 @@ class _Loader:
             except BaseException as exc:
                 location = self._user_location(exc)
                 raise self._error(
-                    f"{self._tried()}: importing {where} raised {_short(exc)}{location}",
-                    "the module's top-level code must run without errors; kamera imports it once per scenario "
-                    "and again after each simulated crash",
+                    f"{self._tried()}: importing {where} raised {_short(exc)}{location}", self.import_hint,
                 ) from None
         unbind_stand_ins(self.module_set.modules.values())
         if run.network:

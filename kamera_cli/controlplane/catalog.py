@@ -12,13 +12,14 @@ from kamera_cli.controlplane.endpoints import EndpointsController, EndpointSlice
 from kamera_cli.controlplane.job import JobController
 from kamera_cli.controlplane.kubelet import Kubelet, PodRule
 from kamera_cli.controlplane.replicaset import ReplicaSetController
+from kamera_cli.controlplane.rootca import RootCAPublisher
 from kamera_cli.controlplane.serviceaccount import ServiceAccountController
 from kamera_cli.controlplane.statefulset import StatefulSetController
 from kamera_cli.controlplane.volumes import PVCBinder
 
 #: every name ``builtins:`` accepts (``all`` stands for all of them)
 BUILTIN_NAMES = ("deployment", "replicaset", "statefulset", "daemonset", "job", "cronjob", "endpoints",
-                 "endpointslice", "pvc-binder", "serviceaccount", "kubelet")
+                 "endpointslice", "pvc-binder", "serviceaccount", "root-ca-publisher", "kubelet")
 
 
 def make_builtins(names: Sequence[str], *, rules: Sequence[PodRule] = (),
@@ -39,6 +40,8 @@ def make_builtins(names: Sequence[str], *, rules: Sequence[PodRule] = (),
             out.append(CronJobController(runs=cronjob_runs))
         elif name == "serviceaccount":
             out.append(ServiceAccountController())
+        elif name == "root-ca-publisher":
+            out.append(RootCAPublisher())
         elif name == "statefulset":
             out.append(StatefulSetController())
         elif name == "pvc-binder":

@@ -6,6 +6,10 @@ NoSchedule/NoExecute taint is tolerated — with the tolerations the controller 
 pod), create the missing pods pinned to their node by required node affinity on
 ``metadata.name`` (the scheduler binds them), delete extra, misplaced and failed ones, roll one
 out-of-date pod at a time (``maxUnavailable`` 1), and write the status counters.
+
+Revisions are ControllerRevision objects as ``constructHistory`` / ``snapshot`` / ``cleanupHistory``
+keep them: ``<ds>-<hash>`` (the pod-template hash, also each pod's ``controller-revision-hash``),
+numbered one past the older ones, the oldest unused ones pruned beyond ``revisionHistoryLimit``.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kamera_cli.controlplane import history as H
 from kamera_cli.controlplane import rollout as R
-from kamera_cli.controlplane.api import NO_REQUEUE, Cluster, Obj, Outcome, Watch
+from kamera_cli.controlplane.api import NO_REQUEUE, Cluster, ClusterError, Obj, Outcome, Watch
 from kamera_cli.controlplane.kubelet import node_fits
 from kamera_cli.controlplane.objects import (
     delete_quietly,
@@ -24,6 +29,7 @@ from kamera_cli.controlplane.objects import (
     labels,
     meta,
     name_of,
+    new_controller_ref,
     owned_by,
     parse_time,
     pod_available,
@@ -95,7 +101,14 @@ class DaemonSetController:
         ds = cluster.get(self.api_version, self.kind, namespace, name)
         if ds is None:
             return NO_REQUEUE
-        revision = f"{R.template_hash(spec(ds).get('template') or {}, status(ds).get('collisionCount'))}"
+        if deleting(ds):
+            revision = R.template_hash(spec(ds).get("template") or {}, status(ds).get("collisionCount"))
+            old: list[Obj] = []
+        else:
+            found = self._construct_history(cluster, ds)
+            if found is None:
+                return NO_REQUEUE  # a name collision: the collision count was raised, its event brings us back
+            revision, old = found
         template = daemon_template(ds, revision)
         nodes = sorted(cluster.list("v1", "Node"), key=name_of)
         pods = [p for p in cluster.list("v1", "Pod", namespace) if owned_by(p, ds) and not deleting(p)]
@@ -105,11 +118,70 @@ class DaemonSetController:
         should = {name_of(n) for n in nodes if node_fits(n, {"spec": template["spec"]})}
         if not deleting(ds):
             self._manage(cluster, ds, template, nodes, should, by_node, namespace, revision)
+            self._cleanup_history(cluster, ds, pods, old)
             pods = [p for p in cluster.list("v1", "Pod", namespace) if owned_by(p, ds) and not deleting(p)]
             by_node = {}
             for p in pods:
                 by_node.setdefault(pinned_node(p), []).append(p)
         return self._status(cluster, ds, should, by_node, revision)
+
+    # ------------------------------------------------------------------ history
+    @staticmethod
+    def _construct_history(cluster: Cluster, ds: Obj) -> tuple[str, list[Obj]] | None:
+        """``constructHistory``: the revision holding today's template (renumbered to newest when an
+        older number), or a new ``snapshot``; returns its hash and the other revisions. None when the
+        name was taken by another template: the collision count goes up and the next sync retries."""
+        data = H.template_patch(ds)
+        current: list[Obj] = []
+        old: list[Obj] = []
+        for rev in H.owned_revisions(cluster, ds):
+            (current if rev.get("data") == data else old).append(rev)
+        number = H.next_revision(old)
+        if current:
+            # dedupCurHistories: keep the highest-numbered copy
+            keep = max(current, key=H.revision_number)
+            for extra in current:
+                if extra is not keep:
+                    H.delete_revision(cluster, extra)
+            keep = H.renumber(cluster, keep, max(number, H.revision_number(keep)))
+            return str((meta(keep).get("labels") or {}).get(REVISION_LABEL) or name_of(keep)), old
+        collisions = status(ds).get("collisionCount")
+        digest = R.template_hash(spec(ds).get("template") or {}, collisions)
+        template_labels = ((spec(ds).get("template") or {}).get("metadata") or {}).get("labels") or {}
+        body: Obj = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "revision": number, "data": data,
+                     "metadata": {"name": f"{name_of(ds)}-{digest}", "namespace": meta(ds).get("namespace"),
+                                  "labels": {**template_labels, REVISION_LABEL: digest},
+                                  "ownerReferences": [new_controller_ref(ds)]}}
+        if meta(ds).get("annotations"):
+            body["metadata"]["annotations"] = dict(meta(ds)["annotations"])
+        try:
+            cluster.create(body)
+            return digest, old
+        except ClusterError as exc:
+            if exc.status != 409:
+                raise
+        existing = cluster.get("apps/v1", "ControllerRevision", str(meta(ds).get("namespace", "")),
+                               name_of(body))
+        if existing is not None and existing.get("data") == data:
+            return digest, old
+        new_status = {**status(ds), "collisionCount": int(collisions or 0) + 1}
+        write_status(cluster, ds, new_status)
+        return None
+
+    @staticmethod
+    def _cleanup_history(cluster: Cluster, ds: Obj, pods: list[Obj], old: list[Obj]) -> None:
+        """``cleanupHistory``: beyond ``revisionHistoryLimit`` old revisions, delete the oldest that no
+        daemon pod runs."""
+        limit = spec(ds).get("revisionHistoryLimit")
+        to_kill = len(old) - (int(limit) if limit is not None else 10)
+        live = {labels(p).get(REVISION_LABEL) for p in pods}
+        for rev in H.sort_revisions(old):
+            if to_kill <= 0:
+                return
+            if (meta(rev).get("labels") or {}).get(REVISION_LABEL) in live:
+                continue
+            H.delete_revision(cluster, rev)
+            to_kill -= 1
 
     def _manage(self, cluster: Cluster, ds: Obj, template: Obj, nodes: list[Obj], should: set[str],
                 by_node: dict[str, list[Obj]], namespace: str, revision: str) -> None:

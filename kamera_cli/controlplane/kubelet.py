@@ -47,6 +47,8 @@ class PodRule:
     selector: Mapping[str, Any]
     outcomes: tuple[str, ...]
     namespaces: tuple[str, ...] = ()
+    #: the exit code of a failing container (``failed``, and the last termination of ``crashLoop``)
+    exit_code: int = 1
 
     def applies(self, pod: Mapping[str, Any]) -> bool:
         if self.namespaces and str(meta(pod).get("namespace", "")) not in self.namespaces:
@@ -68,10 +70,11 @@ class Kubelet:
     watches: Sequence[Watch] = field(default_factory=tuple)
 
     def outcomes_for(self, pod: Mapping[str, Any]) -> tuple[str, ...]:
-        for rule in self.rules:
-            if rule.applies(pod):
-                return rule.outcomes
-        return self.default
+        rule = self._rule(pod)
+        return rule.outcomes if rule is not None else self.default
+
+    def _rule(self, pod: Mapping[str, Any]) -> PodRule | None:
+        return next((rule for rule in self.rules if rule.applies(pod)), None)
 
     def choices(self, obj: Mapping[str, Any] | None) -> tuple[str, ...]:
         if obj is None or deleting(obj) or spec(obj).get("nodeName"):
@@ -106,7 +109,9 @@ class Kubelet:
         bound = cluster.get("v1", "Pod", namespace, name)
         if bound is None:
             return NO_REQUEUE
-        bound["status"] = started_status(bound, node, outcome, cluster.stamp())
+        rule = self._rule(bound)
+        bound["status"] = started_status(bound, node, outcome, cluster.stamp(),
+                                         exit_code=rule.exit_code if rule is not None else 1)
         cluster.update(bound, subresource="status")
         return NO_REQUEUE
 
@@ -250,8 +255,10 @@ def _qos(pod: Mapping[str, Any]) -> str:
     return "Burstable" if any_set else "BestEffort"
 
 
-def started_status(pod: Mapping[str, Any], node: Mapping[str, Any], outcome: str, t: str) -> Obj:
-    """The status the kubelet reports once the pod's containers reached ``outcome`` (at time ``t``)."""
+def started_status(pod: Mapping[str, Any], node: Mapping[str, Any], outcome: str, t: str, *,
+                   exit_code: int = 1) -> Obj:
+    """The status the kubelet reports once the pod's containers reached ``outcome`` (at time ``t``);
+    a failing container exits with ``exit_code``."""
     restart = spec(pod).get("restartPolicy") or "Always"
     containers = [c for c in spec(pod).get("containers") or () if isinstance(c, Mapping)]
     # what the containers do, given the restart policy: a container that exits is restarted under
@@ -272,9 +279,10 @@ def started_status(pod: Mapping[str, Any], node: Mapping[str, Any], outcome: str
         elif outcome == "crashLoop":
             cs["state"] = {"waiting": {"reason": "CrashLoopBackOff",
                                        "message": f"back-off 10s restarting failed container={c.get('name')}"}}
-            cs["lastState"] = {"terminated": {"exitCode": 1, "reason": "Error", "startedAt": t, "finishedAt": t}}
+            cs["lastState"] = {"terminated": {"exitCode": exit_code, "reason": "Error", "startedAt": t,
+                                              "finishedAt": t}}
         elif outcome in ("failed", "succeeded"):
-            code = 0 if outcome == "succeeded" else 1
+            code = 0 if outcome == "succeeded" else exit_code
             cs["state"] = {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
                                           "startedAt": t, "finishedAt": t}}
         else:

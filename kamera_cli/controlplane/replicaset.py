@@ -40,11 +40,13 @@ from kamera_cli.controlplane.pods import BURST_REPLICAS, deletion_order, pod_fro
 
 
 def claim(cluster: Cluster, owner: Obj, candidates: Sequence[Obj], selector: Mapping[str, Any] | None,
-          kind: tuple[str, str]) -> list[Obj]:
+          kind: tuple[str, str], *, finalizers: Sequence[str] = ()) -> list[Obj]:
     """``ControllerRefManager.ClaimObject`` for each candidate: the ones ``owner`` now controls.
 
     Adoption and release are strategic-merge patches carrying the dependent's uid as a precondition,
-    as ``ownerRefControllerPatch`` and ``GenerateDeleteOwnerRefStrategicMergeBytes`` write them.
+    as ``ownerRefControllerPatch`` and ``GenerateDeleteOwnerRefStrategicMergeBytes`` write them; an
+    adoption also adds ``finalizers`` (the Job controller's tracking finalizer,
+    ``NewPodControllerRefManager(..., finalizers)``).
     """
     claimed: list[Obj] = []
     api_version, plural_kind = kind
@@ -68,9 +70,11 @@ def claim(cluster: Cluster, owner: Obj, candidates: Sequence[Obj], selector: Map
             continue
         if deleting(owner) or not matches or deleting(obj):
             continue
+        adoption: Obj = {"ownerReferences": [new_controller_ref(owner)], "uid": uid}
+        if finalizers:
+            adoption["finalizers"] = list(finalizers)
         try:
-            adopted = cluster.patch(api_version, plural_kind, ns, name, {"metadata": {
-                "ownerReferences": [new_controller_ref(owner)], "uid": uid}}, patch_type="strategic")
+            adopted = cluster.patch(api_version, plural_kind, ns, name, {"metadata": adoption}, patch_type="strategic")
         except ClusterError as exc:
             if exc.not_found or exc.status == 422:
                 continue  # gone, or its uid changed: nothing to adopt

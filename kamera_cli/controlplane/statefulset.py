@@ -6,10 +6,12 @@ failed pods, delete condemned ordinals from the highest down, and roll pods whos
 the update revision from the highest ordinal down to the partition. ``OrderedReady`` does one thing
 at a time and waits for each pod to be Running and Ready; ``Parallel`` does not wait.
 
-Simplified (docs/builtins.md): revisions are named by a hash of the pod template
-(``<set>-<hash>``) and carried in the ``controller-revision-hash`` label and the status, but no
-ControllerRevision objects are written; ``maxUnavailable`` and ``ordinals.start`` are honoured only
-as their defaults (1 and 0); claims are never deleted (the default retention policy, Retain).
+Revisions are ControllerRevision objects (``getStatefulSetRevisions``, ``truncateHistory``; see
+``history.py``): ``<set>-<hash>``, numbered, the pods labelled with the revision's name, a pod
+created below the partition built from the current revision's stored template, history beyond
+``revisionHistoryLimit`` pruned. Simplified (docs/builtins.md): ``maxUnavailable`` and
+``ordinals.start`` are honoured only as their defaults (1 and 0); claims are never deleted (the
+default retention policy, Retain).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kamera_cli.controlplane import history as H
 from kamera_cli.controlplane import rollout as R
 from kamera_cli.controlplane.api import NO_REQUEUE, Cluster, ClusterError, Obj, Outcome, Watch
 from kamera_cli.controlplane.objects import (
@@ -52,9 +55,10 @@ def ordinal_of(set_name: str, pod: Mapping[str, Any]) -> int | None:
 
 
 def revision_name(sts: Mapping[str, Any]) -> str:
-    """``<set>-<hash>``; the controller counts collisions from 0 (never nil) before hashing."""
+    """The name a new revision of the set's template gets: ``<set>-<hash>``, the collision count
+    counted from 0 (never nil) and hashed in."""
     collisions = int(status(sts).get("collisionCount") or 0)
-    return f"{name_of(sts)}-{R.template_hash(spec(sts).get('template') or {}, collisions)}"
+    return f"{name_of(sts)}-{H.revision_hash(H.template_patch(sts), collisions)}"
 
 
 def running_and_ready(pod: Mapping[str, Any]) -> bool:
@@ -80,18 +84,55 @@ class StatefulSetController:
         # isMemberOf: only pods named <set>-<ordinal> are candidates for claiming
         candidates = [p for p in cluster.list("v1", "Pod", namespace) if ordinal_of(name, p) is not None]
         pods = claim(cluster, sts, candidates, selector if isinstance(selector, Mapping) else None, ("v1", "Pod"))
-        update_rev = revision_name(sts)
-        current_rev = str(status(sts).get("currentRevision") or update_rev)
-        if not deleting(sts):
-            self._update(cluster, sts, pods, namespace, current_rev, update_rev)
-            # the status counts the pods this sync created, as processReplica's status.Replicas++ does
-            pods = [p for p in cluster.list("v1", "Pod", namespace)
-                    if ordinal_of(name, p) is not None and owned_by(p, sts)]
-        return self._status(cluster, sts, pods, current_rev, update_rev)
+        collisions = int(status(sts).get("collisionCount") or 0)
+        if deleting(sts):  # nothing is created for a set being deleted; the status keeps its revisions
+            update_rev = str(status(sts).get("updateRevision") or revision_name(sts))
+            current_rev = str(status(sts).get("currentRevision") or update_rev)
+            return self._status(cluster, sts, pods, current_rev, update_rev, collisions)
+        revisions = H.owned_revisions(cluster, sts)
+        current, update, collisions = self._revisions(cluster, sts, revisions, collisions)
+        current_rev, update_rev = name_of(current), name_of(update)
+        self._update(cluster, sts, pods, namespace, current, update)
+        self._truncate_history(cluster, sts, pods, revisions, current_rev, update_rev)
+        # the status counts the pods this sync created, as processReplica's status.Replicas++ does
+        pods = [p for p in cluster.list("v1", "Pod", namespace)
+                if ordinal_of(name, p) is not None and owned_by(p, sts)]
+        return self._status(cluster, sts, pods, current_rev, update_rev, collisions)
+
+    # ------------------------------------------------------------------ revisions
+    @staticmethod
+    def _revisions(cluster: Cluster, sts: Obj, revisions: list[Obj], collisions: int) -> tuple[Obj, Obj, int]:
+        """``getStatefulSetRevisions``: the update revision is the newest one when it holds today's
+        template, an older equal one renumbered to newest (a rollback), or a new one; the current
+        revision is the one the status names (the update revision when there is none)."""
+        candidate = H.new_revision(sts, H.next_revision(revisions), collisions)
+        equal = [r for r in revisions if H.equal_revision(r, candidate)]
+        if equal and H.equal_revision(revisions[-1], equal[-1]):
+            update = revisions[-1]
+        elif equal:
+            update = H.renumber(cluster, equal[-1], int(candidate["revision"]))
+        else:
+            update, collisions = H.create_revision(cluster, sts, int(candidate["revision"]), collisions)
+        named = status(sts).get("currentRevision")
+        current = next((r for r in revisions if name_of(r) == named), update)
+        return current, update, collisions
+
+    @staticmethod
+    def _truncate_history(cluster: Cluster, sts: Obj, pods: list[Obj], revisions: list[Obj], current: str,
+                          update: str) -> None:
+        """``truncateHistory``: revisions no pod, nor the current or update revision, uses are history;
+        the oldest go until at most ``revisionHistoryLimit`` (default 10) remain."""
+        live = {current, update} | {str(labels(p).get(REVISION_LABEL) or "") for p in pods}
+        history = [r for r in revisions if name_of(r) not in live]
+        limit = spec(sts).get("revisionHistoryLimit")
+        keep = int(limit) if limit is not None else 10
+        for rev in history[:max(0, len(history) - keep)]:
+            H.delete_revision(cluster, rev)
 
     # ------------------------------------------------------------------ updateStatefulSet
-    def _update(self, cluster: Cluster, sts: Obj, pods: list[Obj], namespace: str, current_rev: str,
-                update_rev: str) -> None:
+    def _update(self, cluster: Cluster, sts: Obj, pods: list[Obj], namespace: str, current: Obj,
+                update: Obj) -> None:
+        update_rev = name_of(update)
         want = R.replicas(sts)
         ordered = (spec(sts).get("podManagementPolicy") or "OrderedReady") == "OrderedReady"
         by_ordinal = {ordinal_of(name_of(sts), p): p for p in pods}
@@ -107,9 +148,10 @@ class StatefulSetController:
                     return
                 continue
             if pod is None:
+                # newVersionedStatefulSetPod: below the partition (or, without one, below the current
+                # replicas) a pod is built from the current revision, else from the update revision
                 use_current = rolling and ordinal < (partition if strategy.get("rollingUpdate") else current_replicas)
-                rev = current_rev if (use_current and current_rev != update_rev) else update_rev
-                self._create(cluster, sts, ordinal, namespace, rev)
+                self._create(cluster, sts, ordinal, namespace, current if use_current else update)
                 if ordered:
                     return
                 continue
@@ -142,15 +184,15 @@ class StatefulSetController:
             if not running_and_ready(pod):
                 return
 
-    def _create(self, cluster: Cluster, sts: Obj, ordinal: int, namespace: str, revision: str) -> None:
+    def _create(self, cluster: Cluster, sts: Obj, ordinal: int, namespace: str, revision: Obj) -> None:
+        """``newStatefulSetPod`` from the revision's template (``ApplyRevision``), labelled with its name."""
         set_name = name_of(sts)
         pod_name = f"{set_name}-{ordinal}"
-        template = copy.deepcopy(dict(spec(sts).get("template") or {}))
-        # a pod of the current revision below the partition is created from today's template too:
-        # without ControllerRevision objects the old template is not kept (docs/builtins.md)
+        template = H.applied_template(revision)
+        revision_label = name_of(revision)
         tmeta = template.setdefault("metadata", {})
         tmeta["labels"] = {**(tmeta.get("labels") or {}), POD_NAME_LABEL: pod_name,
-                           POD_INDEX_LABEL: str(ordinal), REVISION_LABEL: revision}
+                           POD_INDEX_LABEL: str(ordinal), REVISION_LABEL: revision_label}
         pod_spec = template.setdefault("spec", {})
         pod_spec["hostname"] = pod_name
         if spec(sts).get("serviceName"):
@@ -198,7 +240,8 @@ class StatefulSetController:
         delete_quietly(cluster, "v1", "Pod", pod)
 
     # ------------------------------------------------------------------ status
-    def _status(self, cluster: Cluster, sts: Obj, pods: list[Obj], current_rev: str, update_rev: str) -> Outcome:
+    def _status(self, cluster: Cluster, sts: Obj, pods: list[Obj], current_rev: str, update_rev: str,
+                collisions: int) -> Outcome:
         live = [p for p in pods if not deleting(p)]
         min_ready = int(spec(sts).get("minReadySeconds") or 0)
         updated = sum(1 for p in live if labels(p).get(REVISION_LABEL) == update_rev)
@@ -216,7 +259,6 @@ class StatefulSetController:
                                                                      cluster.now() if min_ready else 0)),
         }
         new = workload_status(fields, list(status(sts).get("conditions") or ()))
-        new.update({"currentRevision": current_rev, "updateRevision": update_rev, "collisionCount":
-                    int(status(sts).get("collisionCount") or 0)})
+        new.update({"currentRevision": current_rev, "updateRevision": update_rev, "collisionCount": collisions})
         write_status(cluster, sts, new)
         return NO_REQUEUE

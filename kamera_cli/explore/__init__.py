@@ -17,8 +17,10 @@ from kamera_cli.explore.model import (
     Model,
     Property,
     PropertyKind,
+    Tallied,
     Transition,
 )
+from kamera_cli.explore.parallel import WorkerDied
 from kamera_cli.explore.reduction import NONE, PERSISTENT, Reducible, Reduction
 from kamera_cli.explore.result import (
     Edge,
@@ -54,8 +56,10 @@ __all__ = [
     "SearchResult",
     "Stats",
     "Strategy",
+    "Tallied",
     "Transition",
     "Violation",
+    "WorkerDied",
     "find_livelocks",
     "finding_key",
     "first_divergence",

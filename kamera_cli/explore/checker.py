@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from kamera_cli.explore.model import ALWAYS, ExploreError, Footprint, Model, Property, Transition
+from kamera_cli.explore.model import ALWAYS, ExploreError, Footprint, Model, Property, Transition, unwrap
 from kamera_cli.explore.reduction import NONE, PERSISTENT, Reducible, Reduction, persistent_subset
 from kamera_cli.explore.result import (
     CONVERGED_LEAF,
@@ -175,6 +175,8 @@ def search(
     reduction: Reduction = PERSISTENT,
     seed: int = 0,
     walks: int = 100,
+    workers: int = 1,
+    worker_report: Callable[[], object] | None = None,
 ) -> SearchResult[S, A]:
     """Explore every state reachable from ``model.initial_states()`` within the bounds.
 
@@ -190,6 +192,9 @@ def search(
     seeded with ``seed`` (the same seed, the same walks); each state a walk reaches is expanded
     fully and the walk goes on through one successor drawn at random. Not exhaustive: unless the
     walks happened to expand every state they discovered, the result is incomplete and says so.
+    ``workers > 1`` (breadth-first only) computes successors in that many forked processes, with the
+    same result (``parallel.py``); ``worker_report`` runs in each of them at the end, its answers are
+    the result's ``worker_reports``. Call ``close()`` on such a result once its states are read.
     """
     if reduction not in (PERSISTENT, NONE):
         raise ExploreError(f"unknown reduction {reduction!r} (expected 'persistent' or 'none')")
@@ -203,6 +208,17 @@ def search(
         raise ExploreError(f"max states must be at least 1, got {max_states}")
     if timeout is not None and not timeout > 0:
         raise ExploreError(f"timeout must be a positive number of seconds, got {timeout}")
+    if workers < 1:
+        raise ExploreError(f"workers must be at least 1, got {workers}")
+    if workers > 1 and strategy == "bfs":
+        from kamera_cli.explore.parallel import search_parallel
+
+        return search_parallel(
+            model, workers=workers, properties=properties, max_depth=max_depth, max_states=max_states,
+            timeout=timeout, on_progress=on_progress, stop_on_first=stop_on_first,
+            expand_converged=expand_converged, should_stop=should_stop,
+            reducer=model if reduction == PERSISTENT and isinstance(model, Reducible) else None,
+            worker_report=worker_report)
 
     start = _monotonic()
     deadline = None if timeout is None else start + timeout
@@ -258,11 +274,11 @@ def search(
     def check(node: int, state: S, converged: bool) -> None:
         if converged:
             for p in at_converged:
-                detail = p.predicate(state)
+                detail = unwrap(p.predicate(state), p.tally)
                 if detail is not None:
                     run.violation(p.name, p.kind, node, detail)
         for p in always:
-            detail = p.predicate(state)
+            detail = unwrap(p.predicate(state), p.tally)
             if detail is not None:
                 run.violation(p.name, p.kind, node, detail)
 
@@ -429,9 +445,19 @@ def search(
         if left:
             bound_hit = (f"random walks are not exhaustive: {walks} walks from seed {seed} left {left} "
                          f"discovered state(s) unexpanded")
-    complete = bound_hit is None
     if not depths_final:
         _shortest_depths(graph, initial, max_depth)  # shortest parents for the stories
+    return finish(graph, run, strategy, bound_hit, initial, initial_index, converged_nodes, max_depth_seen,
+                  start, on_progress, reduced_count)
+
+
+def finish(graph: Graph[S, A], run: _Problems, strategy: Strategy, bound_hit: str | None, initial: list[int],
+           initial_index: dict[int, int], converged_nodes: list[int], max_depth_seen: int, start: float,
+           on_progress: Callable[[Progress], None] | None, reduced_count: int) -> SearchResult[S, A]:
+    """What the search found, read off the finished graph (shared by the serial and parallel searches)."""
+    states, depths, status, conv = graph.states, graph.depths, graph.status, graph.converged_flags
+    first_edge, last_edge, e_src = graph.first_edge, graph.last_edge, graph.e_src
+    complete = bound_hit is None
     if depths:
         max_depth_seen = max(max_depth_seen, max(depths))
     # Depth cuts: non-converged nodes at the depth bound whose actions were not taken.

@@ -98,6 +98,26 @@ class Model(Protocol[S, A]):
 
 
 @dataclass(frozen=True, slots=True)
+class Tallied:
+    """A predicate's answer with something to count: ``detail`` is the answer (``None``: holds),
+    ``note`` goes to the property's ``tally`` — once per distinct state judged, in the process that
+    builds the graph. Why not count inside the predicate: a parallel search evaluates predicates in
+    its workers, where some states are evaluated twice and the counts would be lost."""
+
+    detail: object
+    note: object
+
+
+def unwrap(answer: object, tally: Callable[[object], None] | None) -> object:
+    """A predicate's answer as the search judges it (a ``Tallied`` note handed to ``tally``)."""
+    if isinstance(answer, Tallied):
+        if tally is not None:
+            tally(answer.note)
+        return answer.detail
+    return answer
+
+
+@dataclass(frozen=True, slots=True)
 class Property(Generic[S]):
     """A named check over states.
 
@@ -108,13 +128,15 @@ class Property(Generic[S]):
 
     ``observes`` tells partial-order reduction which written tokens (``Footprint.writes`` and
     ``marks``) can change the predicate's answer; ``None`` means any write can. A property must not
-    depend on anything a step changes without reporting it in its footprint.
+    depend on anything a step changes without reporting it in its footprint. ``tally`` receives the
+    notes of ``Tallied`` answers (see there).
     """
 
     name: str
     kind: PropertyKind
     predicate: Callable[[S], object]
     observes: Callable[[Hashable], bool] | None = None
+    tally: Callable[[object], None] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in (ALWAYS, CONVERGED):

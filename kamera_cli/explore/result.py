@@ -9,8 +9,9 @@ when someone asks for one.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 S = TypeVar("S")
 A = TypeVar("A")
@@ -30,6 +31,18 @@ PARTIAL = 3
 CONVERGED_LEAF = 4
 
 NO_PARENT = -1
+
+
+class _Remote:
+    """Stands for a state a parallel search's worker holds (``Graph.state`` fetches it)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "REMOTE"
+
+
+REMOTE: Any = _Remote()
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +143,8 @@ class Graph(Generic[S, A]):
         "first_edge",
         "last_edge",
         "parents",
+        "remote",
+        "remote_labels",
         "states",
         "status",
     )
@@ -147,6 +162,11 @@ class Graph(Generic[S, A]):
         self.e_action: list[A] = []
         self.e_label: list[object] = []
         self.e_dst: list[int] = []
+        #: a parallel search keeps states in its worker processes: ``states`` holds ``REMOTE`` for
+        #: those, and this fetches them on first use (``None``: every state is here)
+        self.remote: Callable[[Sequence[int]], Sequence[S]] | None = None
+        #: likewise for edge labels (``e_label`` holds ``REMOTE``), by edge id
+        self.remote_labels: Callable[[Sequence[int]], Sequence[object]] | None = None
 
     def __repr__(self) -> str:
         return f"Graph(states={len(self.states)}, edges={len(self.e_src)})"
@@ -160,7 +180,25 @@ class Graph(Generic[S, A]):
         return len(self.e_src)
 
     def state(self, node: int) -> S:
-        return self.states[node]
+        found = self.states[node]
+        if found is REMOTE:
+            self.prefetch((node,))
+            found = self.states[node]
+        return found
+
+    def prefetch(self, nodes: Iterable[int]) -> None:
+        """Bring the states of ``nodes`` here in one round trip (a parallel search's workers hold them)."""
+        _fetch_into(self.states, nodes, self.remote, "states")
+
+    def label(self, edge_id: int) -> object:
+        found = self.e_label[edge_id]
+        if found is REMOTE:
+            self.prefetch_labels((edge_id,))
+            found = self.e_label[edge_id]
+        return found
+
+    def prefetch_labels(self, edge_ids: Iterable[int]) -> None:
+        _fetch_into(self.e_label, edge_ids, self.remote_labels, "steps")
 
     def fingerprint(self, node: int) -> str:
         return self.fingerprints[node]
@@ -185,7 +223,7 @@ class Graph(Generic[S, A]):
             self.e_src[edge_id],
             edge_id - self.first_edge[self.e_src[edge_id]],
             self.e_action[edge_id],
-            self.e_label[edge_id],
+            self.label(edge_id),
             self.e_dst[edge_id],
         )
 
@@ -208,6 +246,7 @@ class Graph(Generic[S, A]):
             ids.append(e)
             e = parents[e_src[e]]
         ids.reverse()
+        self.prefetch_labels(ids)
         return [self.edge(i) for i in ids]
 
     def initial_of(self, node: int) -> int:
@@ -216,6 +255,16 @@ class Graph(Generic[S, A]):
         while parents[node] != NO_PARENT:
             node = e_src[parents[node]]
         return node
+
+
+def _fetch_into(column: list[Any], ids: Iterable[int], remote: Callable[[Sequence[int]], Sequence[Any]] | None,
+                what: str) -> None:
+    missing = sorted({i for i in ids if column[i] is REMOTE})
+    if missing:
+        if remote is None:
+            raise RuntimeError(f"the search's worker processes are gone: its {what} can no longer be read")
+        for i, value in zip(missing, remote(missing), strict=True):
+            column[i] = value
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,12 +290,22 @@ class SearchResult(Generic[S, A]):
     #: index of each initial node in ``initial_states()`` (for ``replay``)
     initial_index: dict[int, int]
     stats: Stats
+    #: what each worker process of a parallel search reported at its end (``worker_report``)
+    worker_reports: tuple[object, ...] = ()
+    #: ends a parallel search's worker processes (``close``)
+    closer: Callable[[], None] | None = None
 
     def path_to(self, node: int) -> list[Edge[A]]:
         return self.graph.path_to(node)
 
     def state(self, node: int) -> S:
         return self.graph.state(node)
+
+    def close(self) -> None:
+        """Let go of a parallel search's worker processes (states not fetched by then are gone)."""
+        closer = self.closer
+        if closer is not None:
+            closer()
 
     def initial_index_of(self, node: int) -> int:
         """The position in ``initial_states()`` of the state the parent path of ``node`` starts from."""

@@ -76,6 +76,15 @@ class Written:
     crd_files: list[str] = field(default_factory=list)
 
 
+#: spec.explore.maxDepth grows with the timeline (the scenario's default is 50 steps)
+DEPTH_PER_ACTION = 10
+
+
+def explore_depth(actions: int) -> int:
+    """Room for every replayed action and the controllers' reactions, within the schema's bound."""
+    return min(50 + DEPTH_PER_ACTION * actions, 100_000)
+
+
 def scenario_name(given: str, out_dir: str) -> str:
     """``given``, or the folder's name made into a valid scenario name."""
     if given:
@@ -147,14 +156,30 @@ def _example_kind(imported: Imported, counts: list[tuple[KindRef, int]]) -> Kind
     return (custom or ordinary or [KindRef("example.com", "v1", "Widget")])[0]
 
 
+#: what YAML does not allow in a stream (control characters, surrogates, U+FFFE/U+FFFF) or reads as a
+#: line break (which would end a comment and make the rest of the line YAML)
+_NOT_IN_A_LINE = re.compile("[^\t\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _printable(line: str) -> str:
+    """One line of the text the scaffold writes itself, with file names, user and object names escaped.
+
+    Why: the comments quote what the inputs hold (an audit log's user names, paths); a line break in
+    one would turn the rest of the comment into YAML, a control character makes the file unreadable.
+    """
+    return _NOT_IN_A_LINE.sub(lambda m: f"\\u{ord(m.group()):04x}" if ord(m.group()) < 0x10000
+                              else f"\\U{ord(m.group()):08x}", line)
+
+
 def scenario_text(imported: Imported, *, name: str, inputs: Sequence[str], timeline: Timeline,
                   written: Written) -> str:
     counts = _kind_counts(imported)
     example = _example_kind(imported, counts)
     builtins = sorted({b for k, _ in counts for b in _BUILTINS_FOR.get(k, ())})
     sources = ", ".join(inputs) if inputs else "no manifests"
+    and_log = f" and {timeline.source}" if timeline.source else ""
     lines = [
-        f"# Scaffolded by `kamera import` from {sources}{' and ' + timeline.source if timeline.source else ''}.",
+        f"# Scaffolded by `kamera import` from {sources}{and_log}.",
         f"# {len(imported.objects)} seed object(s) of {len(counts)} kind(s) in {len(written.seed_files)} file(s), "
         f"{len(imported.crds)} CustomResourceDefinition(s)"
         + (f", {len(timeline.actions)} user action(s) from the audit log." if timeline.source else "."),
@@ -163,7 +188,7 @@ def scenario_text(imported: Imported, *, name: str, inputs: Sequence[str], timel
         f"kind: {KIND}",
         "metadata:",
         f"  name: {json.dumps(name)}",
-        f"  description: {json.dumps('Imported from ' + sources, ensure_ascii=False)}",
+        f"  description: {json.dumps('Imported from ' + sources + and_log, ensure_ascii=False)}",
         "spec:",
         "  # TODO(kamera import): the controllers under test. Until at least one is named here (or a",
         '  # built-in under spec.cluster.builtins), kamera check stops with "no controllers to check".',
@@ -185,11 +210,20 @@ def scenario_text(imported: Imported, *, name: str, inputs: Sequence[str], timel
     if written.crd_files:
         lines += ["  crds:", *[f"    - {f}" for f in written.crd_files]]
     lines += ["  seed:" if written.seed_files else "  seed: []", *[f"    - {f}" for f in written.seed_files]]
+    if timeline.actions:
+        lines += [
+            f"  # The default 50 steps plus {DEPTH_PER_ACTION} per replayed action: the longest path holds every",
+            "  # action and the controllers' reactions. Raise it if a check says \"not converged within N steps\".",
+            "  explore:",
+            f"    maxDepth: {explore_depth(len(timeline.actions))}",
+        ]
     if timeline.source:
-        lines.append(f"  # User actions replayed from {timeline.source}, in recorded order.")
+        lines.append(f"  # User actions replayed from {timeline.source}, in recorded order. `at: any` explores every")
+        lines.append("  # placement of each among the controllers' steps (`at: converged` waits for convergence).")
         lines += [f"  # {c}" for c in timeline.comments]
-        if timeline.actions:
-            lines.append("  actions:")
-            body = dump(list(timeline.actions))
-            lines += ["    " + line if line else line for line in body.rstrip("\n").split("\n")]
+    lines = [_printable(line) for line in lines]
+    if timeline.actions:
+        lines.append("  actions:")
+        body = dump(list(timeline.actions))
+        lines += ["    " + line if line else line for line in body.rstrip("\n").split("\n")]
     return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kamera_cli.apiserver.external import entry_parts
 from kamera_cli.model.objects import Manifest
 
 
@@ -29,6 +30,19 @@ def state_document(objects: Iterable[Manifest]) -> dict[str, Any]:
     """``{"apiVersion": "v1", "kind": "List", "items": [...]}`` sorted by apiVersion, kind, namespace, name.
 
     The objects are shared, not copied (they are never mutated once stored); each must already carry
-    ``apiVersion`` and ``kind``, as objects read from the API server do.
+    ``apiVersion`` and ``kind``, as objects read from the API server do.  The state of external
+    systems (fakes) is not a cluster object: it is ``external``, ``{store: {key: value}}`` (sorted),
+    present when a scenario has fakes.
     """
-    return {"apiVersion": "v1", "kind": "List", "items": sorted(objects, key=_sort_key)}
+    items: list[Manifest] = []
+    external: dict[str, dict[str, Any]] = {}
+    for obj in objects:
+        entry = entry_parts(obj)
+        if entry is None:
+            items.append(obj)
+        else:
+            external.setdefault(entry[0], {})[entry[1]] = entry[2]
+    doc: dict[str, Any] = {"apiVersion": "v1", "kind": "List", "items": sorted(items, key=_sort_key)}
+    if external:
+        doc["external"] = {store: dict(sorted(keys.items())) for store, keys in sorted(external.items())}
+    return doc

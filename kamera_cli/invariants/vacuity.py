@@ -12,12 +12,16 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kamera_cli.apiserver.external import entry_parts
+
 __all__ = ["vacuity_hint"]
 
 _QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
 _NAME = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)")
 #: names of the state document itself and JSONPath functions, never fields of an object
-_NOT_FIELDS = frozenset({"items", "length", "count", "match", "search", "value"})
+_NOT_FIELDS = frozenset({"items", "external", "length", "count", "match", "search", "value"})
+#: ``$.external.<store>``: the store a fake keeps its state in (docs/scenario.md, "The state document")
+_STORE = re.compile(r"\$\.external\.([A-Za-z_][A-Za-z0-9_-]*)")
 
 
 def _keys(value: Any, into: set[str], budget: list[int]) -> None:
@@ -46,14 +50,27 @@ def vacuity_hint(expressions: Sequence[str], objects: Iterable[Mapping[str, Any]
     """One sentence pointing at the likely slip, or the kinds present; "" when nothing helps."""
     kinds: set[str] = set()
     keys: set[str] = set()
+    stores: set[str] = set()
     budget = [20_000]
     for obj in objects:
+        entry = entry_parts(obj)
+        if entry is not None:  # a fake's state: its store is a name, its value has the fields
+            stores.add(entry[0])
+            _keys(entry[2], keys, budget)
+            continue
         kind = obj.get("kind")
         if isinstance(kind, str):
             kinds.add(kind)
         _keys(obj, keys, budget)
     hints: list[str] = []
     for text in expressions:
+        for m in _STORE.finditer(text):
+            if m.group(1) not in stores:
+                near = _closest(m.group(1), stores)
+                known = f"did you mean {near!r}?" if near else (
+                    "the stores are " + ", ".join(sorted(stores)) if stores else "no fake stored anything")
+                hints.append(f"no external store {m.group(1)!r}; {known}")
+            keys.add(m.group(1))  # named as a store, not as a field
         for m in _QUOTED.finditer(text):
             literal = m.group(1) if m.group(1) is not None else m.group(2)
             if literal in kinds:

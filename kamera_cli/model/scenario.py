@@ -35,7 +35,8 @@ class ControllerSpec:
     name: str
     #: ``package.module:attr`` or ``relative/path.py:attr`` (relative to ``Scenario.base_dir``)
     entrypoint: str
-    #: None only for a kopf operator whose ``for`` is derived from its handlers when it is loaded
+    #: None only for a kopf operator whose ``for`` is derived from its handlers when it is loaded, and for a
+    #: metacontroller manifest (its parent resource gives it)
     for_kind: KindRef | None
     owns: tuple[KindRef, ...] = ()
     watches: tuple[WatchSpec, ...] = ()
@@ -46,6 +47,32 @@ class ControllerSpec:
     kopf: str | None = None
     #: environment variables set while the controller's code runs (its import included)
     env: tuple[tuple[str, str], ...] = ()
+    #: a metacontroller CompositeController/DecoratorController manifest (path relative to the scenario)
+    metacontroller: str | None = None
+    #: the manifest as read (canonical JSON), with its hooks mapped to entry points (hook name, entry point)
+    metacontroller_manifest: str = ""
+    hooks: tuple[tuple[str, str], ...] = ()
+    #: a whole program (``main``, run until it blocks), or a sweep when ``every`` is set (docs/controllers.md)
+    program: str | None = None
+    #: an event handler ``handle(event_type, obj)`` called once per event of one watched object
+    handler: str | None = None
+    #: a sweep's period in virtual seconds: ``program``'s ``main()`` is called once per tick
+    every: float | None = None
+    #: the kinds a program or handler watches (its ``watches:`` list of plain kinds)
+    program_kinds: tuple[KindRef, ...] = ()
+
+    @property
+    def shape(self) -> Literal["reconciler", "kopf", "metacontroller", "program", "sweep", "handler"]:
+        """Which adapter runs this controller."""
+        if self.kopf is not None:
+            return "kopf"
+        if self.metacontroller is not None:
+            return "metacontroller"
+        if self.handler is not None:
+            return "handler"
+        if self.program is not None:
+            return "sweep" if self.every is not None else "program"
+        return "reconciler"
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +189,8 @@ class PodRuleSpec:
     outcomes: tuple[str, ...]
     namespaces: tuple[str, ...] = ()
     position: Position = Position("")
+    #: what a failing container of such a pod exits with (``failed`` / ``crashLoop``), for podFailurePolicy
+    exit_code: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +210,17 @@ class ClusterSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class FakeSpec:
+    """An external system's stand-in: what ``replace`` names is ``with_`` while the scenario runs."""
+
+    #: a dotted name: a module (``boto3``) or an attribute of one (``boto3.client``, ``requests.get``)
+    replace: str
+    #: ``path.py:attr`` / ``package.module:attr`` (an object), or ``path.py`` / ``package.module`` (a module)
+    with_: str
+    position: Position = Position("")
+
+
+@dataclass(frozen=True, slots=True)
 class Scenario:
     name: str
     #: the scenario file, as given (used in reports and JUnit ``file`` attributes)
@@ -197,6 +237,8 @@ class Scenario:
     actions: tuple[ActionSpec, ...] = ()
     perturbations: Perturbations = Perturbations()
     cluster: ClusterSpec = ClusterSpec()
+    #: stand-ins for external systems (``spec.fakes``), in the order given
+    fakes: tuple[FakeSpec, ...] = ()
     #: positions of notable nodes by JSONPath (e.g. "$.spec.expect.converges") for annotations
     positions: dict[str, Position] = field(default_factory=dict)
     position: Position = Position("")

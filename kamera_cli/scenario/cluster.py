@@ -16,7 +16,7 @@ from kamera_cli.scenario.paths import Path_
 
 #: every name ``builtins:`` takes, and the built-ins each one needs to do anything useful
 KNOWN = ("cronjob", "daemonset", "deployment", "endpoints", "endpointslice", "job", "kubelet", "pvc-binder",
-         "replicaset", "serviceaccount", "statefulset")
+         "replicaset", "root-ca-publisher", "serviceaccount", "statefulset")
 _SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
@@ -100,8 +100,10 @@ def parse_cluster(raw: Mapping[str, Any], *, add: Callable[[Path_, str, str], No
         selector = rule.get("selector")
         if not _selector(selector, (*path, "selector"), add):
             continue
+        code = rule.get("exitCode", 1)
         rules.append(PodRuleSpec(dict(selector or {}), _outcomes(rule, default),
-                                 tuple(str(n) for n in rule.get("namespaces") or ()), position(path)))
+                                 tuple(str(n) for n in rule.get("namespaces") or ()), position(path),
+                                 exit_code=code if isinstance(code, int) and not isinstance(code, bool) else 1))
     if (pods.get("rules") or pods.get("default")) and "kubelet" not in names:
         add((*base, "pods"), "pod outcomes need the kubelet built-in", "add kubelet to spec.cluster.builtins")
     runs = raw.get("cronJobRuns", 2)

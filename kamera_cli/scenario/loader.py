@@ -33,9 +33,12 @@ from kamera_cli.model.scenario import (
 )
 from kamera_cli.scenario.cluster import parse_cluster
 from kamera_cli.scenario.durations import parse_duration
+from kamera_cli.scenario.fakes import parse_fakes
 from kamera_cli.scenario.kinds import KindOracle, KnownKind
 from kamera_cli.scenario.manifests import Located, Sources, check_manifest
+from kamera_cli.scenario.metacontroller import read_metacontroller
 from kamera_cli.scenario.paths import Path_
+from kamera_cli.scenario.programs import program_key_problems
 from kamera_cli.scenario.schema import did_you_mean, json_type, schema_problems
 from kamera_cli.scenario.yamldoc import Document, read_documents
 
@@ -112,6 +115,8 @@ class _Loader:
         self.doc: Document = Document(file, None, (0, 0))
         self.oracle: KindOracle  # set once the CRDs are read
         self.controller_names: list[str] = []
+        #: controllers that are programs, sweeps or handlers (stale reads do not apply to them)
+        self.program_names: list[str] = []
         self.seed_items: list[Located] = []
 
     # -- helpers -------------------------------------------------------------------------------
@@ -147,6 +152,12 @@ class _Loader:
         if value.endswith(".py") and not (Path(self.base_dir) / value).is_file():
             self.add(path, f"kopf operator file {value!r} not found (looked for {Path(self.base_dir) / value})",
                      "paths are relative to the scenario file's folder")
+
+    def _reporter(self, at: Path_) -> Callable[[str, str, str], None]:
+        """Reports problems at keys of the node at ``at``."""
+        def report(key: str, message: str, hint: str) -> None:
+            self.add((*at, key), message, hint)
+        return report
 
     def entrypoint(self, value: Any, path: Path_) -> None:
         if not isinstance(value, str) or self.check_entrypoint is None or not _ENTRYPOINT.match(value):
@@ -231,6 +242,9 @@ class _Loader:
         perturbations = self._perturbations(_dict(spec.get("perturbations")))
         cluster = parse_cluster(_dict(spec.get("cluster")), add=lambda path, msg, hint: self.add(path, msg, hint),
                                 position=self.position, controller_names=self.controller_names)
+        fakes = parse_fakes(spec.get("fakes"), base_dir=self.base_dir, position=self.position,
+                            add=lambda path, msg, hint: self.add(path, msg, hint),
+                            check_entrypoint=self.check_entrypoint)
         if spec.get("controllers") == [] and not cluster.builtins:
             self.add(("spec", "controllers"), "no controllers to check",
                      "name at least one controller (or built-ins under spec.cluster.builtins)")
@@ -250,6 +264,7 @@ class _Loader:
             actions=actions,
             perturbations=perturbations,
             cluster=cluster,
+            fakes=fakes,
             positions=self._positions(spec),
             position=self.position(()),
         )
@@ -382,15 +397,42 @@ class _Loader:
                 first_line[name] = self.doc.at((*path, "name"))[0]
                 self.controller_names.append(name)
             kopf = raw.get("kopf")
+            meta = raw.get("metacontroller") if isinstance(raw.get("metacontroller"), str) else None
+            manifest: str = ""
+            hooks: tuple[tuple[str, str], ...] = ()
+            program = raw.get("program") if isinstance(raw.get("program"), str) else None
+            handler = raw.get("handler") if isinstance(raw.get("handler"), str) else None
             if isinstance(kopf, str):
                 self._kopf_module(kopf, (*path, "kopf"))
+            elif meta is not None:
+                manifest, hooks = read_metacontroller(raw, path, self.base_dir, self.display_dir, self.doc,
+                                                      self.problems, self.entrypoint)
+            elif program is not None or handler is not None:
+                program_key_problems(raw, self._reporter(path))
+                if name:
+                    self.program_names.append(name)
+                self.entrypoint(program or handler, (*path, "program" if program is not None else "handler"))
             else:
                 self.entrypoint(raw.get("entrypoint"), (*path, "entrypoint"))
             for_kind = self.kind_ref(raw.get("for"), (*path, "for"))
             owns = [self.kind_ref(v, (*path, "owns", j)) for j, v in enumerate(_list(raw.get("owns")))]
             watches: list[WatchSpec] = []
+            program_kinds: list[KindRef] = []
             for j, watch in enumerate(_list(raw.get("watches"))):
                 wpath: Path_ = (*path, "watches", j)
+                if isinstance(watch, str):
+                    if program is None and handler is None:
+                        self.add(wpath, f"a plain kind ({watch!r}) in watches is for a program or a handler",
+                                 "write {kind: ..., map: owner|sameName|namespace|all|module:function}")
+                    found = self.kind_ref(watch, wpath)
+                    if found is not None and found not in program_kinds:
+                        program_kinds.append(found)
+                    continue
+                if program is not None or handler is not None:
+                    if isinstance(watch, dict):  # anything else is the schema's to report
+                        self.add(wpath, "a program or handler watches plain kinds, without a mapping",
+                                 "write watches: [v1/ConfigMap, v1/Namespace]")
+                    continue
                 watch = _dict(watch)
                 kind = self.kind_ref(watch.get("kind"), (*wpath, "kind"))
                 mapper = _str(watch.get("map"))
@@ -399,14 +441,26 @@ class _Loader:
                 if kind is not None and mapper:
                     watches.append(WatchSpec(kind, mapper, self.position(wpath)))
             timeout = self._duration(raw.get("timeout", 10.0), (*path, "timeout"), 10.0)
-            if (for_kind is None and not isinstance(kopf, str)) or not name \
-                    or not isinstance(raw.get("entrypoint", kopf), str):
+            every = self._duration(raw["every"], (*path, "every"), 30.0) if "every" in raw else None
+            if program is not None or handler is not None:
+                if name:
+                    controllers.append(ControllerSpec(
+                        name=name, entrypoint="", for_kind=None, program=program, handler=handler, every=every,
+                        program_kinds=tuple(program_kinds), timeout=timeout, position=self.position(path),
+                        env=tuple(sorted((str(k), str(v)) for k, v in _dict(raw.get("env")).items())),
+                    ))
+                continue
+            if (for_kind is None and not isinstance(kopf, str) and not manifest) or not name \
+                    or not isinstance(raw.get("entrypoint", kopf or meta), str):
                 continue
             controllers.append(
                 ControllerSpec(
                     name=name,
                     entrypoint=raw.get("entrypoint") or "",
                     kopf=kopf if isinstance(kopf, str) else None,
+                    metacontroller=meta if manifest else None,
+                    metacontroller_manifest=manifest,
+                    hooks=hooks,
                     env=tuple(sorted((str(k), str(v)) for k, v in _dict(raw.get("env")).items())),
                     for_kind=for_kind,
                     owns=tuple(k for k in owns if k is not None),
@@ -634,7 +688,11 @@ class _Loader:
             item = _dict(item)
             controller = self._controller_ref(item.get("controller"), (*path, "controller"))
             kinds = [self.kind_ref(v, (*path, "kinds", j)) for j, v in enumerate(_list(item.get("kinds")))]
-            if controller is not None:
+            if controller in self.program_names:
+                self.add((*path, "controller"), f"stale reads do not apply to {controller!r}, a program or handler",
+                         "its watches already deliver one event at a time: a lagging view is one of the "
+                         "interleavings explored")
+            elif controller is not None:
                 stale.append(
                     StaleReadSpec(
                         controller,

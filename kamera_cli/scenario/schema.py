@@ -130,6 +130,12 @@ def _translate(doc: Document, error: ValidationError) -> Iterator[Problem]:
         for name in value:
             if name not in instance:
                 yield doc.problem(path, f"missing required field {name!r}")
+    elif kind == "dependentRequired" and isinstance(instance, dict) and isinstance(value, dict):
+        for name, needs in sorted(value.items()):
+            missing = [n for n in needs if name in instance and n not in instance]
+            if missing:
+                yield doc.problem((*path, name), f"{name!r} goes with {', '.join(map(repr, missing))}, which is "
+                                  "missing", key=True)
     elif kind == "type":
         wanted = value if isinstance(value, str) else " or ".join(value)
         yield doc.problem(path, f"expected {wanted}, got {json_type(instance)} {_short(instance)}")

@@ -9,15 +9,20 @@ the scenario is done, whatever happened.
 from __future__ import annotations
 
 import contextlib
+import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from kamera_cli.adapters import VirtualClock, load_mapper, load_reconciler, run_mapper
+from kamera_cli.adapters.fakes import FakeSet, install_fakes
 from kamera_cli.adapters.kopf import load_kopf_operator
 from kamera_cli.adapters.kopf_spawning import KopfDaemon, KopfTimer
+from kamera_cli.adapters.metacontroller import ParentView, ResInfo, load_metacontroller, parse_manifest
+from kamera_cli.adapters.program import PROGRAM_KEY, load_program
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
+from kamera_cli.apiserver.external import EXTERNAL_CRD, with_entries
 from kamera_cli.apiserver.field_validation import dropped_fields
 from kamera_cli.apiserver.transport import Containment
 from kamera_cli.controlplane import PodRule, make_builtins
@@ -35,6 +40,8 @@ from kamera_cli.sim.triggers import MapperError, MapperFailed, Triggers, Wiring
 BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 #: The virtual clock starts at 2026-01-01T00:00:00Z.
 EPOCH = 1_767_225_600
+#: The ``for`` kind of programs, sweeps and handlers: no object has it (their keys come from their mappers).
+PROGRAM_KIND = KindRef("kamera.dev", "v1", "Program")
 
 
 def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str] | None = None) -> Snapshot:
@@ -94,12 +101,17 @@ class Simulation:
     runtimes: list[ControllerRuntime] = field(init=False, default_factory=list)
     _containment: Containment | None = field(init=False, default=None)
     _factories: list[Any] = field(init=False, default_factory=list)
+    _fakes: FakeSet | None = field(init=False, default=None)
     #: located warnings found while building the initial cluster (fields the server dropped)
     warnings: list[str] = field(init=False, default_factory=list)
+    #: programs and sweeps start with the simulation (one request each)
+    _program_seeds: list[tuple[str, str, str]] = field(init=False, default_factory=list)
 
     def __enter__(self) -> Simulation:
         scenario = self.scenario
-        self.registry = Registry.builtin().with_crds(scenario.crds)
+        # the external store's kind is served only where fakes keep state in it
+        crds = (*scenario.crds, EXTERNAL_CRD) if scenario.fakes else scenario.crds
+        self.registry = Registry.builtin().with_crds(crds)
         if "kubelet" not in scenario.cluster.builtins:  # nothing would end a bound pod's grace period
             self.registry = self.registry.without_graceful_deletion()
         snapshot = initial_snapshot(scenario, self.registry, self.warnings)
@@ -119,10 +131,18 @@ class Simulation:
         client = containment.api_client()
         base = Path(scenario.base_dir)
         wirings: list[Wiring] = []
-        # Controllers' top-level code may call the API at import (discovery for a DynamicClient, a
-        # lookup): it sees the initial cluster; anything it writes is discarded.
-        containment.bind(ApiServer(self.registry, snapshot, now=lambda: EPOCH))
         try:
+            if scenario.fakes:
+                # before the controllers: they bind what they call when they are imported.  What the
+                # fakes store while imported is the external systems' state when the scenario starts.
+                setup = ApiServer(self.registry, snapshot, now=lambda: EPOCH)
+                containment.bind(setup)
+                self._fakes = install_fakes(((f.replace, f.with_) for f in scenario.fakes), base,
+                                            scenario=scenario.name)
+                snapshot = with_entries(snapshot, setup.snapshot)
+            # Controllers' top-level code may call the API at import (discovery for a DynamicClient, a
+            # lookup): it sees the initial cluster; anything it writes is discarded.
+            containment.bind(ApiServer(self.registry, snapshot, now=lambda: EPOCH))
             self._load(snapshot, client, base, wirings)
         finally:
             containment.bind(None)
@@ -134,7 +154,13 @@ class Simulation:
         containment = self._containment
         assert containment is not None
         for spec in scenario.controllers:
+            if spec.metacontroller is not None:
+                self._metacontroller(spec, client, base, wirings)
+                continue
             factory: Any = None
+            if spec.shape in ("program", "sweep", "handler"):
+                self._load_program(spec, client, base, wirings)
+                continue
             if spec.kopf is not None:
                 factory = load_kopf_operator(spec.kopf, base, scenario=scenario.name, controller=spec.name,
                                              host=containment.host, env=dict(spec.env))
@@ -159,13 +185,7 @@ class Simulation:
                 factory = load_reconciler(spec.entrypoint, base, scenario=scenario.name, controller=spec.name,
                                           env=dict(spec.env))
                 self._factories.append(factory)
-            watches: list[tuple[KindRef, Any]] = []
-            for w in spec.watches:
-                mapping: Any = w.map
-                if w.map not in ("owner", "sameName", "namespace", "all"):
-                    mapping = _sandboxed(load_mapper(w.map, base, scenario=scenario.name, controller=spec.name),
-                                         spec.timeout)
-                watches.append((w.kind, mapping))
+            watches = self._watches(spec, base)
             wirings.append(Wiring(spec.name, spec.for_kind, info.namespaced, frozenset(spec.owns), tuple(watches)))
             self.runtimes.append(ControllerRuntime(
                 name=spec.name, for_kind=spec.for_kind, namespaced=info.namespaced,
@@ -175,6 +195,69 @@ class Simulation:
             ))
             if spec.kopf is not None:
                 self._kopf_timers(spec, factory, info.namespaced, client, wirings)
+
+    def _watches(self, spec: Any, base: Path) -> list[tuple[KindRef, Any]]:
+        watches: list[tuple[KindRef, Any]] = []
+        for w in spec.watches:
+            mapping: Any = w.map
+            if w.map not in ("owner", "sameName", "namespace", "all"):
+                mapping = _sandboxed(load_mapper(w.map, base, scenario=self.scenario.name, controller=spec.name),
+                                     spec.timeout)
+            watches.append((w.kind, mapping))
+        return watches
+
+    def _metacontroller(self, spec: Any, client: Any, base: Path, wirings: list[Wiring]) -> None:
+        """A metacontroller manifest: one controller per parent resource (a Decorator may have several),
+        named ``<name>/<Kind>`` when there are several; its children's kinds are owned (docs/controllers.md)."""
+        containment = self._containment
+        assert containment is not None
+        manifest = json.loads(spec.metacontroller_manifest)
+        meta, _problems = parse_manifest(manifest, dict(spec.hooks))
+        assert meta is not None, "the scenario loader checked the manifest"
+        controller = load_metacontroller(meta, manifest, dict(spec.hooks), base, scenario=self.scenario.name,
+                                         controller=spec.name, env=dict(spec.env))
+        self._factories.append(controller)
+        parents = controller.bind(_resolver(self.registry))
+        owns = frozenset(KindRef(info.group, info.version, info.kind) for info in
+                         (controller.resolve(c.api_version, c.resource) for c in meta.children) if info is not None)
+        watches = self._watches(spec, base)
+        for index, info in enumerate(parents):
+            name = spec.name if len(parents) == 1 else f"{spec.name}/{info.kind}"
+            factory: Any = controller if len(parents) == 1 else ParentView(controller, index)
+            if "customize" in controller.targets:
+                factory.memory_owner = name  # the customize cache per parent is explored state
+            kind = KindRef(info.group, info.version, info.kind)
+            # the parent's own events pass metacontroller's filter (selectors, ignoreStatusChanges)
+            orphans = [(k, controller.orphan_parents(index)) for k in sorted(owns)]
+            wirings.append(Wiring(name, kind, info.namespaced, owns | frozenset(spec.owns), (*watches, *orphans),
+                                  timer=controller.parent_events(index)))
+            self.runtimes.append(ControllerRuntime(
+                name=name, for_kind=kind, namespaced=info.namespaced,
+                watched_kinds=tuple(sorted({*owns, *spec.owns, *(w.kind for w in spec.watches)})),
+                factory=factory,
+                registry=self.registry, bind=containment.bind, client=client, budget_seconds=spec.timeout,
+                memoize=self.memoize and self.scenario.explore.memoize,
+            ))
+
+    def _load_program(self, spec: Any, client: Any, base: Path, wirings: list[Wiring]) -> None:
+        """A program, sweep or event handler: a controller of its own keys, woken by its watched kinds."""
+        containment = self._containment
+        assert containment is not None
+        factory = load_program(spec.program or spec.handler, str(base), shape=spec.shape, every=spec.every,
+                               scenario=self.scenario.name, controller=spec.name, env=dict(spec.env))
+        self._factories.append(factory)
+        factory.attach(containment, self.registry, spec.program_kinds)
+        wirings.append(Wiring(spec.name, PROGRAM_KIND, False, frozenset(),
+                              tuple((kind, factory.mapper(kind)) for kind in spec.program_kinds)))
+        self.runtimes.append(ControllerRuntime(
+            name=spec.name, for_kind=PROGRAM_KIND, namespaced=False, watched_kinds=tuple(spec.program_kinds),
+            factory=factory, registry=self.registry, bind=containment.bind, client=client,
+            budget_seconds=spec.timeout,
+            # a program's step rests on its input log, kept in this process's factory: never memoised
+            memoize=self.memoize and self.scenario.explore.memoize and spec.shape != "program",
+        ))
+        if spec.shape != "handler":
+            self._program_seeds.append((spec.name, "", PROGRAM_KEY))
 
     def _kopf_timers(self, spec: Any, operator: Any, namespaced: bool, client: Any, wirings: list[Wiring]) -> None:
         """Each ``@kopf.timer`` and ``@kopf.daemon`` of the resource is a controller of its own,
@@ -197,7 +280,7 @@ class Simulation:
         cluster = self.scenario.cluster
         containment = self._containment
         assert containment is not None
-        rules = [PodRule(r.selector, r.outcomes, r.namespaces) for r in cluster.pod_rules]
+        rules = [PodRule(r.selector, r.outcomes, r.namespaces, r.exit_code) for r in cluster.pod_rules]
         for ctrl in make_builtins(cluster.builtins, rules=rules, default_outcomes=cluster.pod_default,
                                   cronjob_runs=cluster.cronjob_runs):
             for_kind, namespaced, owns, watches = builtin_wiring(ctrl, self.registry)
@@ -227,7 +310,7 @@ class Simulation:
     def _finish(self, snapshot: Snapshot, wirings: list[Wiring]) -> None:
         scenario = self.scenario
         triggers = Triggers(wirings)
-        seed_requests: list[tuple[str, str, str]] = []
+        seed_requests: list[tuple[str, str, str]] = list(self._program_seeds)
         findings: list[Finding] = []
         for obj in snapshot.objects():
             try:
@@ -251,9 +334,26 @@ class Simulation:
             with contextlib.suppress(Exception):  # unloading is best effort; never mask the real outcome
                 factory.unload()
         self._factories.clear()
+        if self._fakes is not None:
+            with contextlib.suppress(Exception):
+                self._fakes.restore()
+            self._fakes = None
         if self._containment is not None:
             self._containment.__exit__(exc_type, exc, tb)
             self._containment = None
+
+
+def _resolver(registry: Registry) -> Any:
+    """metacontroller's discovery: (apiVersion, Kind) or (apiVersion, plural resource) to a resource."""
+
+    def resolve(api_version: str, name: str) -> ResInfo | None:
+        group, _, version = api_version.rpartition("/")
+        info = registry.lookup(api_version, name) or registry.lookup_plural(group, version, name)
+        if info is None:
+            return None
+        return ResInfo(api_version, info.kind, info.plural, info.namespaced, info.has_status)
+
+    return resolve
 
 
 def _sandboxed(mapper: Any, budget: float) -> Any:

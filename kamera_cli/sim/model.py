@@ -275,7 +275,7 @@ class KubeModel:
                         out.append(replace(base, fault=Fault("crash", n)))
                 break
         for sspec in p.stale_reads:
-            if sspec.controller not in ("*", item.controller):
+            if sspec.controller not in ("*", item.controller) or not getattr(ctrl.factory, "stale_views", True):
                 continue
             options: list[list[tuple[str, int]]] = [[]]
             for kind in self._stale_kinds(sspec, item.controller):
@@ -327,10 +327,11 @@ class KubeModel:
             elif act.fault.kind == "crash":
                 faults = replace(faults, crashes=faults.crashes + 1)
                 memory = tuple(e for e in memory if e[0] != owner)  # a restarted process remembers nothing
+                restart = getattr(ctrl.factory, "restart_keys", None)  # programs: their own keys
                 new_items.extend(
                     PendingItem(act.controller, ns, name, clock + 1, RESTART,
                                 relist=getattr(ctrl.factory, "relists", False))
-                    for ns, name in object_names(run.snapshot, ctrl.for_kind)
+                    for ns, name in (restart(run.snapshot) if restart else object_names(run.snapshot, ctrl.for_kind))
                 )
             elif act.fault.kind == "stale":
                 seen.update(dict(act.fault.lags))

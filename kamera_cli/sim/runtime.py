@@ -20,7 +20,7 @@ from kamera_cli.adapters import ReconcileAbort, Request, VirtualClock, run_recon
 from kamera_cli.apiserver import ApiServer, Registry, Snapshot
 from kamera_cli.apiserver import errors as api_errors
 from kamera_cli.apiserver.selectors import SelectorError, field_matcher, label_matcher
-from kamera_cli.apiserver.semantics import generate_name_key, incarnation_key
+from kamera_cli.apiserver.semantics import format_time, generate_name_key, incarnation_key
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.sim.labels import Finding, WriteRec
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from kamera_cli.sim.state import PendingItem
 
 #: Exceptions that stand for a reconcile that would never return (not retried, like a timeout).
-_NEVER_RETURNS = frozenset({"WatchBlocked"})
+_NEVER_RETURNS = frozenset({"WatchBlocked", "ProgramEnded"})
 
 #: Verbs that change the cluster.
 WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "apply", "deletecollection"})
@@ -83,6 +83,8 @@ class _MemoEntry:
     run: ReconcileRun
     #: server bookkeeping the reconcile moved (name incarnations, generateName attempts)
     counters: tuple[tuple[str, int], ...]
+    #: the virtual time it ran at: what the server stamped then is restamped when it is replayed later
+    clock: int = 0
     #: replays by starting resourceVersion: the befores they met and the writes they made. A replay
     #: that meets the same befores at the same resourceVersion reuses the same write records and
     #: stored objects instead of new copies (most of the memory of a large search is edges' writes)
@@ -127,7 +129,7 @@ class ControllerRuntime:
             # the same loop again would only cost another whole budget
             if found is not None and (not self.replaying or found.run.timed_out):
                 self.stats.memo_hits += 1
-                return self._replay(found, snapshot)
+                return self._replay(found, snapshot, clock)
         run, regions, signature = self._execute(snapshot, item, clock, fault, views, choice, remembered)
         if self.native and self.factory.read_clock:
             key = timed_key
@@ -157,7 +159,7 @@ class ControllerRuntime:
             entries = self._memo.setdefault(key, [])
             digests = self._digests(snapshot, regions, views)
             self._index.setdefault(key, {}).setdefault(regions, {}).setdefault(digests, len(entries))
-            entries.append(_MemoEntry(regions, digests, run, counters))
+            entries.append(_MemoEntry(regions, digests, run, counters, clock))
         return run
 
     def _lookup(self, key: tuple[Any, ...], snapshot: Snapshot,
@@ -257,6 +259,8 @@ class ControllerRuntime:
                 elif res is not None and res.requeue:
                     requeue_now = True
                     note = "requeue"
+                told = getattr(res, "note", "")  # a program's step says what it read and where it blocks
+                note = told if isinstance(told, str) and told else note
             elif outcome_kind == "api-error":
                 requeue_now = True
                 err = outcome.error
@@ -273,10 +277,12 @@ class ControllerRuntime:
                     findings.append(Finding("controller-error", self.name,
                                             f"controller {self.name!r} raised {summary}", error_text))
                 else:
-                    what = {"timeout": "did not return within its time budget",
+                    overran = getattr(self.factory, "timeout_text", "")  # a program never returns: it blocks
+                    what = {"timeout": overran or "did not return within its time budget",
                             "exit": "tried to exit the process",
                             "network": "opened a network connection of its own"}.get(
-                                outcome_kind, "would block forever")
+                                outcome_kind, "ended" if err and err.type_name == "ProgramEnded"
+                                else "would block forever")
                     note = what
                     findings.append(Finding("controller-error", self.name,
                                             f"controller {self.name!r} {what}: {summary}", error_text))
@@ -344,11 +350,17 @@ class ControllerRuntime:
             h.update(_content_digest(obj).encode())
         return h.hexdigest()
 
-    def _replay(self, entry: _MemoEntry, snapshot: Snapshot) -> ReconcileRun:
+    def _replay(self, entry: _MemoEntry, snapshot: Snapshot, clock: int) -> ReconcileRun:
+        """The memoised run's writes applied to ``snapshot`` as a fresh run at ``clock`` would make
+        them: new resourceVersions, and the server's timestamps (creation, deletion, managedFields)
+        of the time the run is replayed at, not of the time it first ran — a replay must not depend
+        on which equal state happened to be reconciled first (a parallel search's workers meet them
+        in other orders)."""
         new = snapshot
         rv0 = snapshot.resource_version
         befores = tuple(snapshot.get(w.ref) for w in entry.run.writes)
-        seen = entry.replays.setdefault(rv0, [])
+        stamps = (format_time(entry.clock), format_time(clock)) if clock != entry.clock else None
+        seen = entry.replays.setdefault(rv0 if stamps is None else (rv0 << 40) ^ clock, [])
         match = next((v for v in seen if all(a is b for a, b in zip(v[0], befores))), None)
         if match is not None:
             _met, writes, story = match
@@ -359,7 +371,7 @@ class ControllerRuntime:
             for w in entry.run.writes:
                 before = new.get(w.ref)
                 rv = new.resource_version + 1
-                after = None if w.after is None else _with_rv(w.after, rv)
+                after = None if w.after is None else _with_rv(w.after, rv, stamps, w.before, before)
                 new = new.with_object(w.ref, after, rv=rv)
                 fresh.append(WriteRec(w.verb, w.ref, w.subresource, before, after))
             it = iter(fresh)
@@ -477,10 +489,45 @@ def _counter_keys(regions: Sequence[tuple[Any, ...]]) -> list[str]:
 _REPLAY_VARIANTS = 16
 
 
-def _with_rv(obj: Mapping[str, Any], rv: int) -> dict[str, Any]:
+def _with_rv(obj: Mapping[str, Any], rv: int, stamps: tuple[str, str] | None = None,
+             recorded_before: Mapping[str, Any] | None = None,
+             current_before: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``obj`` (a memoised write's result) at resourceVersion ``rv`` as a fresh run would have made it
+    now. The memo matched on what the run read, which leaves out server bookkeeping; so what the
+    server keeps from the stored object (creationTimestamp, uid, other managers' managedFields) comes
+    from the object stored now, and what it stamped at the write (``stamps``: then, now) moves to now."""
     meta = dict(obj.get("metadata") or {})
     meta["resourceVersion"] = str(rv)
+    old = (recorded_before or {}).get("metadata") or {}
+    now_meta = (current_before or {}).get("metadata") or {}
+    if current_before is not None and recorded_before is not None:
+        for key in ("creationTimestamp", "uid"):
+            if key in now_meta and meta.get(key) == old.get(key):
+                meta[key] = now_meta[key]
+    then, now = stamps if stamps is not None else ("", "")
+    if stamps is not None:
+        for key in ("creationTimestamp", "deletionTimestamp"):
+            if meta.get(key) == then and old.get(key) != then:
+                meta[key] = now
+    fields = meta.get("managedFields")
+    if isinstance(fields, list) and (stamps is not None or current_before is not None):
+        was = {_field_owner(f): f for f in old.get("managedFields") or [] if isinstance(f, dict)}
+        stored = {_field_owner(f): f for f in now_meta.get("managedFields") or [] if isinstance(f, dict)}
+        out = []
+        for f in fields:
+            if isinstance(f, dict):
+                owner = _field_owner(f)
+                if was.get(owner) == f:  # untouched by the write: as stored now
+                    f = stored.get(owner, f)
+                elif stamps is not None and f.get("time") == then:
+                    f = {**f, "time": now}
+            out.append(f)
+        meta["managedFields"] = out
     return {**obj, "metadata": meta}
+
+
+def _field_owner(entry: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (entry.get("manager"), entry.get("operation"), entry.get("subresource"), entry.get("apiVersion"))
 
 
 def list_scope(registry: Registry, path: str) -> tuple[Any, str] | None:

@@ -114,7 +114,7 @@ def record_graph(search: SearchResult[SimState, Any], *, limit: int, outcomes: S
         others = [e for e in out if e not in must]
         skipped_edges += max(0, len(others) - room)
         for e in sorted(must | set(others[:room])):
-            edges.append(_edge(node, graph.e_dst[e], graph.e_label[e]))
+            edges.append(_edge(node, graph.e_dst[e], graph.label(e)))
 
     depth_counts = [0] * (max(graph.depths, default=-1) + 1)
     for d in graph.depths:

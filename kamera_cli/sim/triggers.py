@@ -133,8 +133,9 @@ class Triggers:
         for version in (before, after):
             if version is None:
                 continue
-            try:
-                pairs = list(mapping(version))
+            try:  # a framework's own mapper may ask for the lister too (metacontroller's orphans)
+                lists: Any = mapping if getattr(mapping, "lists", False) else None
+                pairs = list(lists(version, lister) if lists is not None else mapping(version))
             except Exception as exc:  # a user mapper's bug is a finding, not a kamera crash
                 why = str(exc) if isinstance(exc, MapperError) else f"{type(exc).__name__}: {exc}"
                 raise MapperFailed(w.controller, f"watch mapper of controller {w.controller!r} failed: {why}") from exc

@@ -35,18 +35,30 @@ class Harness:
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         return self.server.create(copy.deepcopy(obj))
 
+    # reads return deep copies: a test that edits what it read must not edit the stored object behind
+    # the server's back (the next write would then see no change)
     def get(self, api_version: str, kind: str, name: str, namespace: str = "default") -> dict[str, Any] | None:
-        return self.server.snapshot.get(ObjectRef(api_version, kind, namespace, name))  # type: ignore[return-value]
+        found = self.server.snapshot.get(ObjectRef(api_version, kind, namespace, name))
+        return copy.deepcopy(dict(found)) if found is not None else None
 
     def pods(self, namespace: str = "default") -> list[dict[str, Any]]:
-        return [dict(p) for p in self.server.snapshot.objects() if p.get("kind") == "Pod"
+        return [copy.deepcopy(dict(p)) for p in self.server.snapshot.objects() if p.get("kind") == "Pod"
                 and p["metadata"].get("namespace") == namespace]
 
     def of_kind(self, kind: str) -> list[dict[str, Any]]:
-        return [dict(o) for o in self.server.snapshot.objects() if o.get("kind") == kind]
+        return [copy.deepcopy(dict(o)) for o in self.server.snapshot.objects() if o.get("kind") == kind]
 
     def tick(self, seconds: int = 1) -> None:
         self.clock += seconds
+
+    def set_image(self, api_version: str, kind: str, name: str, image: str, **spec: Any) -> None:
+        """A new pod template (the first container's image), with other spec fields, as a user edit."""
+        obj = self.get(api_version, kind, name)
+        assert obj is not None
+        template = {**obj["spec"]["template"]}
+        first = {**template["spec"]["containers"][0], "image": image}
+        template["spec"] = {**template["spec"], "containers": [first]}
+        self.server.update({**obj, "spec": {**obj["spec"], "template": template, **spec}})
 
 
 def pod_template(labels: dict[str, str], restart: str = "Always") -> dict[str, Any]:

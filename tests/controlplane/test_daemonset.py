@@ -50,3 +50,38 @@ def test_node_selector_limits_the_nodes_and_a_cordoned_node_still_runs_daemons()
     assert [pinned_node(p) for p in h2.pods()] == ["node-1"]
     st = h2.get("apps/v1", "DaemonSet", "agent")["status"]  # type: ignore[index]
     assert st["desiredNumberScheduled"] == 1 and st["numberReady"] == 0 and st["numberUnavailable"] == 1
+
+
+def _revisions(h: Harness) -> dict[str, dict]:
+    return {r["metadata"]["name"]: r for r in h.of_kind("ControllerRevision")}
+
+
+def _set_image(h: Harness, image: str, **spec: object) -> None:
+    h.set_image("apps/v1", "DaemonSet", "agent", image, **spec)
+
+
+def test_revisions_are_controller_revisions_named_by_the_pod_template_hash() -> None:
+    h = Harness(nodes=1)
+    ds = h.create({**_ds(), "metadata": {"name": "agent", "namespace": "default", "annotations": {"team": "a"}}})
+    _sync(h)
+    [rev] = _revisions(h).values()
+    [pod] = h.pods()
+    digest = pod["metadata"]["labels"]["controller-revision-hash"]
+    assert rev["metadata"]["name"] == f"agent-{digest}" and rev["revision"] == 1
+    assert rev["metadata"]["labels"] == {"app": "agent", "controller-revision-hash": digest}
+    assert rev["metadata"]["annotations"] == {"team": "a"}  # snapshot copies the DaemonSet's annotations
+    assert rev["metadata"]["ownerReferences"][0]["uid"] == ds["metadata"]["uid"]
+    assert rev["data"]["spec"]["template"]["$patch"] == "replace"
+    _set_image(h, "busybox:2", revisionHistoryLimit=0)
+    _sync(h)
+    revisions = _revisions(h)
+    assert sorted(r["revision"] for r in revisions.values()) == [1, 2]  # the old pod still runs revision 1
+    Kubelet().reconcile(h.cluster, "default", pod["metadata"]["name"], "")
+    _sync(h)  # the rolling update replaces the ready old pod
+    _sync(h)  # the new pod is created
+    assert [p["spec"]["containers"][0]["image"] for p in h.pods()] == ["busybox:2"]
+    _sync(h)
+    assert [r["revision"] for r in _revisions(h).values()] == [2]  # revision 1 is no longer live: pruned
+    _set_image(h, "busybox")
+    _sync(h)
+    assert sorted(r["revision"] for r in _revisions(h).values()) == [2, 3]  # not the pruned one's number

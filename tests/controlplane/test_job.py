@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from kamera_cli.controlplane import Kubelet
-from kamera_cli.controlplane.job import INDEX, TRACKING, JobController, _parse_ranges, _ranges
+from kamera_cli.controlplane.job import INDEX, TRACKING, JobController
+from kamera_cli.controlplane.jobpolicy import format_indexes as _ranges
+from kamera_cli.controlplane.jobpolicy import parse_indexes as _parse_ranges
 from tests.controlplane.harness import Harness, pod_template
 
 
@@ -62,6 +64,7 @@ def test_failures_beyond_the_backoff_limit_fail_the_job() -> None:
     for _ in range(2):
         JobController().reconcile(h.cluster, "default", "crunch", "")
         _run_pods(h, "failed")
+        h.tick(600)  # past the failure backoff (tests/controlplane/test_job_policies.py pins it)
     JobController().reconcile(h.cluster, "default", "crunch", "")
     job = h.get("batch/v1", "Job", "crunch")
     assert job is not None and job["status"]["failed"] == 2
@@ -86,6 +89,6 @@ def test_indexed_jobs_name_pods_by_index_and_report_completed_indexes() -> None:
 
 
 def test_completed_indexes_spelling() -> None:
-    assert _ranges([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8"
+    assert _ranges([0, 1, 2, 5, 7, 8]) == "0-2,5,7,8"  # two neighbours are not a range upstream
     assert _parse_ranges("0-2,5,7-8") == {0, 1, 2, 5, 7, 8}
     assert _ranges([]) == ""

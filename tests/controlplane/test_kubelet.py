@@ -104,3 +104,17 @@ def test_started_status_is_a_function_of_its_inputs() -> None:
     guaranteed = pod("g")
     guaranteed["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "1", "memory": "1Gi"}}
     assert started_status(guaranteed, node, "ready", "t")["qosClass"] == "Guaranteed"
+
+
+def test_a_rule_sets_the_exit_code_of_failing_containers() -> None:
+    h = Harness()
+    h.create(pod("batch", {"app": "batch"}, restartPolicy="Never"))
+    h.create(pod("web", {"app": "web"}))
+    kubelet = Kubelet(rules=(PodRule({"matchLabels": {"app": "batch"}}, ("failed",), exit_code=42),
+                             PodRule({"matchLabels": {"app": "web"}}, ("crashLoop",), exit_code=137)))
+    kubelet.reconcile(h.cluster, "default", "batch", "")
+    kubelet.reconcile(h.cluster, "default", "web", "")
+    failed, crashing = h.get("v1", "Pod", "batch"), h.get("v1", "Pod", "web")
+    assert failed is not None and crashing is not None
+    assert failed["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 42
+    assert crashing["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] == 137

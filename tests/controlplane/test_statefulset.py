@@ -11,6 +11,7 @@ from kamera_cli.controlplane.statefulset import (
     ordinal_of,
     revision_name,
 )
+from kamera_cli.model.objects import ObjectRef
 from tests.controlplane.harness import Harness, pod_template
 
 
@@ -90,3 +91,112 @@ def test_only_pods_named_for_the_set_are_its_members() -> None:
     assert ordinal_of("db", {"metadata": {"name": "db-12"}}) == 12
     assert ordinal_of("db", {"metadata": {"name": "db-x"}}) is None
     assert ordinal_of("db", {"metadata": {"name": "dbb-1"}}) is None
+
+
+# --------------------------------------------------------------------------- ControllerRevisions
+def _revisions(h: Harness) -> dict[str, dict]:
+    return {r["metadata"]["name"]: r for r in h.of_kind("ControllerRevision")}
+
+
+def _set_image(h: Harness, image: str, **spec: object) -> None:
+    h.set_image("apps/v1", "StatefulSet", "db", image, **spec)
+
+
+def _run_all(h: Harness) -> None:
+    for p in h.pods():
+        Kubelet().reconcile(h.cluster, "default", p["metadata"]["name"], "")
+
+
+def _image(h: Harness, pod: str) -> str:
+    found = h.get("v1", "Pod", pod)
+    assert found is not None
+    return str(found["spec"]["containers"][0]["image"])
+
+
+def test_a_revision_is_a_controller_revision_object() -> None:
+    h = Harness()
+    sts = h.create(_sts(1))
+    _sync(h)
+    [rev] = _revisions(h).values()
+    name = revision_name(sts)
+    assert rev["metadata"]["name"] == name and name.startswith("db-") and rev["revision"] == 1
+    assert rev["metadata"]["labels"]["app"] == "db"
+    assert rev["metadata"]["labels"]["controller.kubernetes.io/hash"] == name.removeprefix("db-")
+    [ref] = rev["metadata"]["ownerReferences"]
+    assert ref["kind"] == "StatefulSet" and ref["uid"] == sts["metadata"]["uid"] and ref["controller"] is True
+    assert rev["data"]["spec"]["template"]["$patch"] == "replace"
+    assert rev["data"]["spec"]["template"]["spec"]["containers"][0]["image"] == "busybox"
+    _sync(h)
+    assert list(_revisions(h)) == [name]  # an unchanged template makes no new revision
+
+
+def test_a_pod_recreated_below_the_partition_gets_the_current_revisions_template() -> None:
+    h = Harness()
+    h.create({**_sts(3, policy="Parallel")})
+    _sync(h)
+    _run_all(h)
+    _sync(h)
+    old = h.get("apps/v1", "StatefulSet", "db")["status"]["currentRevision"]  # type: ignore[index]
+    _set_image(h, "busybox:2", updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 2}})
+    _sync(h)  # the new revision; db-2 (at the partition) is replaced
+    revisions = _revisions(h)
+    assert len(revisions) == 2
+    new = next(n for n in revisions if n != old)
+    assert revisions[old]["revision"] == 1 and revisions[new]["revision"] == 2
+    assert _names(h) == ["db-0", "db-1"]
+    _sync(h)
+    assert _image(h, "db-2") == "busybox:2"
+    h.server.delete(ObjectRef("v1", "Pod", "default", "db-0"))
+    _sync(h)
+    db0 = h.get("v1", "Pod", "db-0")
+    assert db0 is not None and db0["spec"]["containers"][0]["image"] == "busybox"  # the stored template
+    assert db0["metadata"]["labels"][REVISION_LABEL] == old
+    st = h.get("apps/v1", "StatefulSet", "db")["status"]  # type: ignore[index]
+    assert st["currentRevision"] == old and st["updateRevision"] == new
+
+
+def test_going_back_to_an_old_template_renumbers_its_revision() -> None:
+    h = Harness()
+    h.create(_sts(1))
+    _sync(h)
+    [first] = _revisions(h)
+    _set_image(h, "busybox:2")
+    _sync(h)
+    _set_image(h, "busybox")
+    _sync(h)
+    revisions = _revisions(h)
+    assert len(revisions) == 2 and revisions[first]["revision"] == 3  # rolled back, not recreated
+    assert h.get("apps/v1", "StatefulSet", "db")["status"]["updateRevision"] == first  # type: ignore[index]
+
+
+def test_history_beyond_the_limit_is_pruned_oldest_first() -> None:
+    h = Harness()
+    h.create({**_sts(1), "spec": {**_sts(1)["spec"], "revisionHistoryLimit": 0,
+                                  "updateStrategy": {"type": "OnDelete"}}})
+    _sync(h)
+    [first] = _revisions(h)
+    _set_image(h, "busybox:2")
+    _sync(h)
+    assert len(_revisions(h)) == 2  # db-0 still runs the first revision: it is live
+    h.server.delete(ObjectRef("v1", "Pod", "default", "db-0"))
+    _sync(h)
+    assert _image(h, "db-0") == "busybox:2"
+    _set_image(h, "busybox:3")
+    _sync(h)
+    assert first not in _revisions(h) and len(_revisions(h)) == 2
+
+
+def test_an_orphaned_revision_is_adopted_and_reused() -> None:
+    h = Harness()
+    sts = h.create(_sts(1))
+    _sync(h)
+    [rev] = h.of_kind("ControllerRevision")
+    orphan = {k: v for k, v in rev.items() if k != "metadata"}
+    orphan["metadata"] = {"name": rev["metadata"]["name"], "namespace": "default",
+                          "labels": rev["metadata"]["labels"]}
+    h.server.delete(ObjectRef("apps/v1", "ControllerRevision", "default", rev["metadata"]["name"]))
+    h.create(orphan)  # e.g. left by a StatefulSet deleted with orphan propagation
+    _sync(h)
+    [adopted] = h.of_kind("ControllerRevision")
+    assert adopted["metadata"]["ownerReferences"][0]["uid"] == sts["metadata"]["uid"]
+    assert adopted["revision"] == 1  # the same data: reused, not recreated

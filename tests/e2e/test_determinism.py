@@ -24,6 +24,7 @@ def _strip_timings(value: Any) -> Any:
 def test_results_are_identical_across_processes_and_hash_seeds(tmp_path: Path) -> None:
     outputs = []
     scenarios = [str(ROOT / "scenarios" / "bugs" / name) for name in ("order-dependent", "stale-read")]
+    scenarios.append(str(ROOT / "scenarios" / "shapes" / "metacontroller"))  # a hook server, its engine
     for seed in ("0", "4242"):
         out = tmp_path / f"{seed}.json"
         env = {**os.environ, "PYTHONHASHSEED": seed, "NO_COLOR": "1"}

@@ -46,6 +46,9 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "bugs/action-mid-chain": (1, {"deterministic", "invariant: the copy follows the app"}, 13, 2),
     "bugs/action-mid-chain/unperturbed": (0, set(), 4, 1),
     "bugs/action-mid-chain/fixed": (0, set(), 11, 1),
+    # an audit log imported (kamera import --audit, issue 14): the same bug in production's timeline
+    "import/incident": (1, {"deterministic", "invariant: the copy follows the app"}, 28, 2),
+    "import/incident/fixed": (0, set(), 24, 1),
     # an async def reconcile on kubernetes_asyncio: the quickstart's counts exactly
     "asyncio": (0, set(), 9, 1),
     # kopf operators, run by kopf's own event processing (issue 9)
@@ -67,6 +70,12 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "workloads/conditions-no-null-check": (0, set(), 107, 1),
     "workloads/job-failure-ignored": (1, {"invariant: every task ends"}, 22, 2),
     "workloads/job-failure-ignored/fixed": (0, set(), 23, 2),
+    # the Job's failure backoff (10 s on the virtual clock) before the retried pod, which may succeed
+    "workloads/job-retry-seen-as-failure": (1, {"invariant: a failed task's job failed"}, 48, 3),
+    "workloads/job-retry-seen-as-failure/fixed": (0, set(), 46, 3),
+    # activeDeadlineSeconds as a timer on the virtual clock: the running pod is stopped, the Job Failed
+    "workloads/job-deadline-unseen": (1, {"invariant: every task ends"}, 33, 2),
+    "workloads/job-deadline-unseen/fixed": (0, set(), 35, 2),
     "workloads/scale-down-before-move": (1, {"invariant: every shard's pod exists"}, 11, 1),
     "workloads/scale-down-before-move/fixed": (0, set(), 10, 1),
     # the quickstart controller on the other clients, routed in-process (issue 12): its counts exactly
@@ -75,6 +84,18 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "shapes/lightkube": (0, set(), 9, 1),
     "shapes/lightkube/asyncio": (0, set(), 9, 1),
     "shapes/pykube": (0, set(), 9, 1),
+    # a fake of AWS IAM whose keys are explored state (issue 12): a crash between minting and storing leaks one
+    "shapes/credential-leak": (1, {"deterministic", "invariant: one access key per namespace"}, 96, 2),
+    "shapes/credential-leak/fixed": (0, set(), 80, 1),
+    # metacontroller (issue 12): the IndexedJob example's hook server, stuck on a failed pod, and its fix
+    "shapes/metacontroller": (1, {"invariant: a settled job has finished"}, 60, 4),
+    "shapes/metacontroller/fixed": (0, set(), 37, 3),
+    "shapes/metacontroller/decorator": (0, set(), 88, 1),
+    # programs (issue 12): a watch loop that acts on a half-delivered listing, its fix, a sweep, a handler
+    "shapes/program/mirror": (1, {"invariant: a copy exists while its source does"}, 9, 1),
+    "shapes/program/mirror/fixed": (0, set(), 5, 1),
+    "shapes/program/sweep": (0, set(), 9, 1),
+    "shapes/program/handler": (0, set(), 13, 1),
 }
 
 # examples that need an optional client: folder prefix -> (module, extra)

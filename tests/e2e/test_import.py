@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from kamera_cli.cli import app
@@ -62,3 +63,58 @@ def test_import_refuses_bad_input_and_a_non_empty_folder(tmp_path: Path) -> None
     assert code == 2 and "missing -o/--output" in stderr
     code, _, stderr = invoke("import", "-o", str(tmp_path / "o2"))
     assert code == 2 and "nothing to import" in stderr
+
+
+def test_import_an_audit_log_and_replay_it_against_the_controller(tmp_path: Path) -> None:
+    out = tmp_path / "incident"
+    code, stdout, stderr = invoke("import", str(FIXTURES / "cluster.yaml"), str(FIXTURES / "crds.yaml"),
+                                  "--audit", str(FIXTURES / "audit.log"), "-o", str(out))
+    assert code == 0, stderr
+    assert "7 user action(s)" in stdout
+    assert "audit.log:9:1: $.level: carol patch ConfigMap shop/demo-config: not replayed" in stderr
+    text = (out / "scenario.yaml").read_text(encoding="utf-8")
+    assert "  # not replayed: " in text and "deletecollection" in text
+    assert "  explore:\n    maxDepth: 120\n" in text  # 50 + 10 per action: room for the whole timeline
+    (out / "scenario.yaml").write_text(text.replace("  controllers: []", WIDGET), encoding="utf-8")
+    shutil.copytree(QUICKSTART / "controllers", out / "controllers")
+    code, stdout, stderr = invoke("check", str(out))
+    assert code == 0, stdout + stderr
+    # every placement of the 7 replayed writes among the widget controller's reconciles, one outcome
+    assert "✓ incident PASSED 53 states, 95 transitions" in stdout
+    assert "1 converged" in stdout and "✓ deterministic" in stdout
+    assert "✓ actions apply — all 7 action(s) applied without an error" in stdout
+
+
+def test_import_audit_options_are_checked(tmp_path: Path) -> None:
+    code, _, stderr = invoke("import", "--audit", str(FIXTURES / "audit.log"), "--at", "later", "-o", str(tmp_path))
+    assert code == 2 and "invalid value for --at: 'later'" in stderr
+    code, _, stderr = invoke("import", "--audit", str(FIXTURES / "audit.log"), "--since", "noon", "-o", str(tmp_path))
+    assert code == 2 and "--since 'noon': not an RFC 3339 time (e.g. 2025-11-20T10:00:00Z)" in stderr
+    code, _, stderr = invoke("import", "--audit", str(FIXTURES / "audit.log"), "--since", "2025-11-20T11:00:00Z",
+                             "--until", "2025-11-20T10:00:00Z", "-o", str(tmp_path))
+    assert code == 2 and "the window is empty" in stderr
+    code, _, stderr = invoke("import", str(FIXTURES / "cluster.yaml"), "--until", "2025-11-20T10:00:00Z",
+                             "-o", str(tmp_path))
+    assert code == 2 and "give --audit" in stderr
+    bad = tmp_path / "bad.log"
+    bad.write_text('{"kind": "Event"\n', encoding="utf-8")
+    code, stdout, stderr = invoke("import", "--audit", str(bad), "-o", str(tmp_path / "o"))
+    assert code == 2 and f"{bad}:1:17: $: invalid JSON" in stderr and "Traceback" not in stdout + stderr
+
+
+def test_the_incident_example_is_what_the_import_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """scenarios/import/incident: seed, explore bound, comments and actions exactly as imported."""
+    example = ROOT / "scenarios" / "import" / "incident"
+    shutil.copytree(example / "input", tmp_path / "input")
+    monkeypatch.chdir(tmp_path)
+    code, stdout, stderr = invoke("import", "input/cluster.yaml", "--audit", "input/audit.log", "-o", "incident")
+    assert code == 0, stderr
+    assert "2 user action(s)" in stdout
+    written = (tmp_path / "incident" / "scenario.yaml").read_text(encoding="utf-8")
+    committed = (example / "scenario.yaml").read_text(encoding="utf-8")
+    tail = written[written.index("  seed:\n"):]
+    assert committed.endswith(tail)
+    for seed in ("_cluster.yaml", "shop.yaml"):
+        assert (tmp_path / "incident" / "seed" / seed).read_bytes() == (example / "seed" / seed).read_bytes()
+    fixed = (example / "fixed" / "scenario.yaml").read_text(encoding="utf-8")
+    assert fixed.endswith(tail[tail.index("  # The default 50 steps"):])

@@ -91,6 +91,17 @@ def test_hint_lists_the_kinds_when_nothing_is_close() -> None:
         "no object has kind 'configmap'; did you mean 'ConfigMap'?")
 
 
+def test_hint_names_the_external_stores() -> None:
+    entry = {"apiVersion": "external.kamera.dev/v1", "kind": "Entry", "metadata": {"name": "aws:AKIA1"},
+             "value": {"UserName": "team-a"}}
+    objects = [{"kind": "Namespace", "metadata": {"name": "team-a"}}, entry]
+    assert vacuity_hint(["$.external.awz[*]"], objects) == "no external store 'awz'; the stores are aws"
+    assert vacuity_hint(["$.external.aws[?@.Username == 'x']"], objects) == (
+        "no object has a field 'Username'; did you mean 'UserName'?")
+    assert vacuity_hint(["$.external.aws[*]"], objects[:1]) == (
+        "no external store 'aws'; no fake stored anything")
+
+
 def test_a_seed_field_the_server_drops_is_a_located_warning(tmp_path: Path) -> None:
     target = tmp_path / "scenario"
     shutil.copytree(QUICKSTART, target)

@@ -45,7 +45,7 @@ def test_defaults_all_and_nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         """)
     cluster = s.cluster  # type: ignore[attr-defined]
     assert cluster.builtins == ("cronjob", "daemonset", "deployment", "endpoints", "endpointslice", "job", "kubelet",
-                                "pvc-binder", "replicaset", "serviceaccount", "statefulset")
+                                "pvc-binder", "replicaset", "root-ca-publisher", "serviceaccount", "statefulset")
     assert [n["metadata"]["name"] for n in cluster.nodes] == ["node-1"]  # one node when the kubelet runs
     assert cluster.pod_default == ("running",)
     assert cluster.pod_rules[0].outcomes == ("ready", "crashLoop")
@@ -101,3 +101,29 @@ def test_nodes_must_be_node_manifests(tmp_path: Path, monkeypatch: pytest.Monkey
           nodes: [{apiVersion: v1, kind: Pod, metadata: {name: x}}]
         """)
     assert any("$.spec.cluster.nodes[0]" in p and "v1 Node manifest" in p for p in problems)
+
+
+def test_a_rule_may_set_the_exit_code_of_failing_containers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    s = _load(tmp_path, monkeypatch, """\
+        cluster:
+          builtins: [job, kubelet]
+          pods:
+            rules:
+              - selector: {matchLabels: {app: batch}}
+                outcomes: [failed, succeeded]
+                exitCode: 42
+              - selector: {}
+                outcomes: [failed]
+        """)
+    rules = s.cluster.pod_rules  # type: ignore[attr-defined]
+    assert [r.exit_code for r in rules] == [42, 1]
+    problems = _problems(tmp_path, monkeypatch, """\
+        cluster:
+          builtins: [kubelet]
+          pods:
+            rules:
+              - selector: {}
+                outcomes: [failed]
+                exitCode: 0
+        """)
+    assert len(problems) == 1 and "exitCode" in problems[0] and problems[0].startswith("scenario.yaml:13:")

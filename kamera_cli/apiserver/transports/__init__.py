@@ -1,4 +1,5 @@
-"""Routing of clients other than the official one (its own is ``apiserver/transport.py``), one module each."""
+"""Routing of each client into the simulator, one module per HTTP client: the official client's urllib3
+(``urllib3.py``), aiohttp (kopf, kubernetes_asyncio), httpx (kr8s, lightkube), requests (pykube-ng)."""
 
 from __future__ import annotations
 

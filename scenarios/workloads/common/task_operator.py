@@ -1,7 +1,13 @@
 """A Task runs a Job; the Task is Done when the Job succeeded.
 
 ``reconcile`` has the bug: it only ever looks for success, so a Job that fails leaves the Task
-Running forever. ``reconcile_fixed`` also reads the Job's Failed condition.
+Running forever. ``reconcile_first_failure`` has another: it calls the Task Failed at the Job's first
+failed pod, but a Job with retries (``spec.retries`` → ``backoffLimit``) is still running — after its
+failure backoff it starts a replacement pod, which may succeed. ``reconcile_counting_failures``
+recomputes the Job's verdict from its counters (failed pods beyond ``backoffLimit``), which misses a
+Job that ran out of time (``spec.timeoutSeconds`` → ``activeDeadlineSeconds``): one pod stopped,
+Failed with reason DeadlineExceeded. ``reconcile_fixed`` waits for the Job's own verdict, its
+Complete or Failed condition.
 """
 
 from kubernetes import client, config
@@ -21,7 +27,8 @@ def _job(task):
     return client.V1Job(
         metadata=client.V1ObjectMeta(name=name, namespace=task["metadata"]["namespace"], owner_references=[owner]),
         spec=client.V1JobSpec(
-            backoff_limit=0,
+            backoff_limit=int(task["spec"].get("retries") or 0),
+            active_deadline_seconds=task["spec"].get("timeoutSeconds"),
             template=client.V1PodTemplateSpec(
                 metadata=client.V1ObjectMeta(labels={"task": name}),
                 spec=client.V1PodSpec(restart_policy="Never",
@@ -57,6 +64,26 @@ def _condition(job, kind):
 
 def reconcile(request):
     return _observe(request, lambda job: "Done" if job.status and (job.status.succeeded or 0) >= 1 else "Running")
+
+
+def reconcile_first_failure(request):
+    def judge(job):
+        if job.status and (job.status.failed or 0) >= 1:
+            return "Failed"  # the bug: one failed pod is not a failed Job
+        return "Done" if job.status and (job.status.succeeded or 0) >= 1 else "Running"
+
+    return _observe(request, judge)
+
+
+def reconcile_counting_failures(request):
+    def judge(job):
+        if job.status and (job.status.succeeded or 0) >= 1:
+            return "Done"
+        if job.status and (job.status.failed or 0) > job.spec.backoff_limit:
+            return "Failed"  # the bug: running out of time is a failure too, after fewer failed pods
+        return "Running"
+
+    return _observe(request, judge)
 
 
 def reconcile_fixed(request):

@@ -1,0 +1,366 @@
+"""A program's conversation with the API server, recorded so that it can be replayed.
+
+Why replay: a program (a ``main()`` with a watch loop) keeps its position on a live Python stack,
+which cannot be part of an explored state — states are values that the explorer forks.  What *can*
+be a value is the sequence of inputs the program consumed since it (re)started: every answer the
+API server gave it, every watch event delivered to it, every sleep that returned.  The program is
+deterministic under kamera's sandbox, so running ``main()`` again and handing it the same inputs in
+the same order brings it back to the same blocking point.  A step therefore replays the logged
+inputs (nothing reaches the server: each request must be the one logged, and gets the logged
+answer), delivers *one* new input at the blocking point where the log ends, and lets the program
+run live — its requests answered by the step's server and logged — until it blocks again, where
+the step ends.
+
+The blocking points kamera controls are the reads of a watch stream (one event per read) and
+``time.sleep``.  A watch delivers, for each object of its collection whose content differs from
+what this watch last delivered for it, one event with the object's current content (ADDED,
+MODIFIED, or DELETED with the last delivered object), in namespace/name order — so changes to one
+object between two reads coalesce, as kamera's work queue coalesces requests (docs/controllers.md,
+"Programs").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+__all__ = ["Entry", "ProgramDiverged", "ProgramParked", "Session", "Watch"]
+
+_TRUTHY = ("true", "1", "True")
+
+
+class ProgramParked(BaseException):
+    """Unwinds a program from a blocking point where the step ends (it derives from BaseException so
+    that the program's ``except Exception`` cannot swallow it)."""
+
+
+class ProgramDiverged(Exception):
+    """Replaying the logged inputs, the program asked for something else than it did the first time."""
+
+    controller_fault = True
+
+
+class _Server(Protocol):
+    def handle(self, method: str, path: str, query: list[tuple[str, str]], headers: Mapping[str, str],
+               body: bytes | None) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What the transport needs from an answer (the shape of ``apiserver.server.HttpResponse``)."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    stream: Iterator[bytes] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One input the program consumed: its start ("start"), an answer ("http"), a watch opened ("open":
+    its initial view as the body), an event read from watch ``key`` ("event") or a sleep of ``key``
+    seconds ("sleep").
+    ``clock`` is the virtual time the program saw when it got it."""
+
+    kind: str
+    key: str
+    clock: float
+    status: int = 0
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+
+    def digest(self) -> bytes:
+        h = hashlib.sha256(f"{self.kind}\0{self.key}\0{self.clock!r}\0{self.status}\0".encode())
+        h.update(json.dumps(self.headers).encode())
+        h.update(self.body)
+        return h.digest()
+
+
+def _signature(method: str, path: str, query: Sequence[tuple[str, str]], body: bytes | None) -> str:
+    text = "&".join(f"{k}={v}" for k, v in sorted(query))
+    return f"{method} {path}?{text} " + (body or b"").decode("utf-8", "replace")
+
+
+def _object_key(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace") or ""
+    return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
+
+
+def _content(obj: Mapping[str, Any]) -> str:
+    """An object's content as a watch tells changes: server bookkeeping that a no-op write leaves alone
+    (resourceVersion, managedFields) does not make an event."""
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")}
+    return json.dumps({**obj, "metadata": meta}, sort_keys=True, separators=(",", ":"), default=str)
+
+
+class Watch:
+    """One watch the program opened: its collection, and what it has delivered for each object."""
+
+    def __init__(self, index: int, path: str, query: list[tuple[str, str]],
+                 view: dict[str, dict[str, Any]]) -> None:
+        self.index = index
+        self.path = path
+        #: the selectors only: a fresh watch of the collection lists what there is now
+        self.query = [(k, v) for k, v in query if k in ("labelSelector", "fieldSelector")]
+        self.view = view
+
+    def deliver(self, line: bytes) -> None:
+        event = json.loads(line)
+        obj = event.get("object") or {}
+        key = _object_key(obj)
+        if event.get("type") == "DELETED":
+            self.view.pop(key, None)
+        else:
+            self.view[key] = obj
+
+    def current(self, server: _Server) -> dict[str, dict[str, Any]]:
+        """What the collection holds now, as the server's own fresh watch lists it (ADDED per object)."""
+        resp = server.handle("GET", self.path, [*self.query, ("watch", "true"), ("timeoutSeconds", "1")],
+                             {"Accept": "application/json"}, None)
+        out: dict[str, dict[str, Any]] = {}
+        if resp.status != 200 or resp.stream is None:
+            return out
+        for line in resp.stream:
+            event = json.loads(line)
+            if event.get("type") == "ADDED":
+                obj = event.get("object") or {}
+                out[_object_key(obj)] = obj
+        return out
+
+    def pending(self, server: _Server) -> list[bytes]:
+        """The events this watch would deliver now, one per changed object, in namespace/name order."""
+        now = self.current(server)
+        events: list[tuple[str, str, Mapping[str, Any]]] = []
+        for key in sorted({*now, *self.view}):
+            new, old = now.get(key), self.view.get(key)
+            if new is None and old is not None:
+                events.append((key, "DELETED", old))
+            elif new is not None and old is None:
+                events.append((key, "ADDED", new))
+            elif new is not None and old is not None and _content(new) != _content(old):
+                events.append((key, "MODIFIED", new))
+        return [json.dumps({"type": t, "object": o}, separators=(",", ":")).encode() + b"\n" for _k, t, o in events]
+
+
+class Session:
+    """The server a program talks to during one step: the log first, then the step's live server.
+
+    ``deliver``: whether this step hands the program one new input at the blocking point where the
+    log ends (every step but the one that starts the program).  ``parked`` says where the program
+    stopped: ("watch", index), ("sleep", seconds) or None while it runs.
+    """
+
+    def __init__(self, live: Any, log: Sequence[Entry], *, deliver: bool, clock: Any, step_clock: float) -> None:
+        self.live = live
+        self.registry = getattr(live, "registry", None)  # the transport's discovery cache is per registry
+        self.log = list(log)
+        self._base = tuple(log)
+        self.replayed = 0
+        self.delivered = not deliver
+        self.clock = clock
+        self.step_clock = step_clock
+        self.watches: list[Watch] = []
+        self.parked: tuple[str, Any] | None = None
+        self.diverged = ""
+        #: what this step gave the program (for the step's story line)
+        self.told = ""
+        #: the program's own thread: a thread it starts is not scheduled by kamera
+        self.thread = threading.get_ident()
+        self.threaded = ""
+        #: suspends the program at a blocking point instead of unwinding it (the fast path), or None
+        self.pause: Callable[[], Any] | None = None
+        #: a suspended program being discarded: it must not reach anything any more
+        self.killed = False
+        if not self._base:  # the program starts: what its clock says before its first input is logged too
+            self._record(Entry("start", "", clock.now))
+        elif self._base[0].kind == "start":
+            self.replayed = 1
+            clock.now = self._base[0].clock
+
+    @property
+    def snapshot(self) -> Any:
+        return getattr(self.live, "snapshot", None)
+
+    @property
+    def new_entries(self) -> list[Entry]:
+        """What this step added to the log."""
+        return self.log[len(self._base):]
+
+    # -- the inputs ---------------------------------------------------------------------------------------------
+    def _replaying(self) -> bool:
+        return self.replayed < len(self._base)
+
+    def _next_logged(self, kind: str, key: str) -> Entry:
+        entry = self._base[self.replayed]
+        if entry.kind != kind or entry.key != key:
+            self._diverge(f"input #{self.replayed + 1}: it had consumed {entry.kind} {entry.key[:160]!r} at this "
+                          f"point, and now asks for {kind} {key[:160]!r}")
+        self.replayed += 1
+        self.clock.now = entry.clock
+        return entry
+
+    def _diverge(self, why: str) -> None:
+        self.diverged = self.diverged or why
+        raise ProgramParked()
+
+    def _enter(self, what: str) -> None:
+        """Every blocking point and request starts here: a parked or diverged program goes no further,
+        and only the program's own thread is served."""
+        if threading.get_ident() != self.thread:
+            self.threaded = self.threaded or what
+            raise ProgramParked()
+        if self.parked is not None or self.diverged or self.killed:
+            raise ProgramParked()
+
+    def _park(self, where: tuple[str, Any]) -> None:
+        """End the step here: unwind the program (replay), or suspend it until a later step resumes it
+        (the fast path, ``pause``), which returns with ``begin_step`` done."""
+        self.parked = where
+        if self.pause is None:
+            raise ProgramParked()
+        self.pause()
+        self._enter("the resumed blocking point")
+
+    def begin_step(self, live: Any, clock: Any, step_clock: float) -> None:
+        """Resume a suspended program for a new step: its log is consumed, one new input is due."""
+        self.live = live
+        self.registry = getattr(live, "registry", None)
+        self._base = tuple(self.log)
+        self.replayed = len(self.log)
+        self.delivered = False
+        self.clock = clock
+        self.step_clock = step_clock
+        self.parked = None
+        self.told = ""
+        # the program's clock where it stopped, as a replay would leave it: its last input's time
+        clock.now = self.log[-1].clock if self.log else step_clock
+
+    def _record(self, entry: Entry) -> None:
+        self.log.append(entry)
+        self.replayed = len(self.log)
+
+    # -- the HTTP surface the transport calls ---------------------------------------------------------------------
+    def handle(self, method: str, path: str, query: list[tuple[str, str]], headers: Mapping[str, str],
+               body: bytes | None) -> Answer:
+        self._enter(f"{method} {path}")
+        sig = _signature(method, path, query, body)
+        watching = method == "GET" and any(k == "watch" and v in _TRUTHY for k, v in query)
+        if self._replaying():
+            entry = self._next_logged("open" if watching else "http", sig)
+            if watching:
+                return self._open(path, query, json.loads(entry.body))
+            return Answer(entry.status, dict(entry.headers), entry.body)
+        if watching:
+            view = self._initial_view(path, query)
+            self._record(Entry("open", sig, self.clock.now, body=json.dumps(view).encode()))
+            return self._open(path, query, view)
+        resp = self.live.handle(method, path, query, headers, body)
+        data = resp.body if resp.stream is None else b"".join(resp.stream)
+        answer = Answer(resp.status, dict(resp.headers or {}), data)
+        self._record(Entry("http", sig, self.clock.now, resp.status, tuple(sorted(answer.headers.items())), data))
+        return answer
+
+    def _initial_view(self, path: str, query: list[tuple[str, str]]) -> dict[str, dict[str, Any]]:
+        """What a new watch counts as delivered: nothing for a watch without a resourceVersion (or from
+        "0"), which first delivers every object as ADDED; for a watch from the resourceVersion of a list
+        the program made, that list's items (so what changed since the list is delivered); otherwise what
+        there is now (within a step nothing else writes between the program's requests)."""
+        rv = next((v for k, v in query if k == "resourceVersion"), "")
+        if rv in ("", "0"):
+            return {}
+        listed = self._logged_list(path, query, rv)
+        if listed is not None:
+            return listed
+        return Watch(-1, path, query, {}).current(self.live)
+
+    def _logged_list(self, path: str, query: list[tuple[str, str]], rv: str) -> dict[str, dict[str, Any]] | None:
+        """The items of the latest list of this collection (same selectors) the program got at ``rv``."""
+        selectors = sorted((k, v) for k, v in query if k in ("labelSelector", "fieldSelector"))
+        for entry in reversed(self.log):
+            if entry.kind != "http" or entry.status != 200 or not entry.key.startswith(f"GET {path}?"):
+                continue
+            asked = entry.key[len(f"GET {path}?"):].split(" ", 1)[0]
+            pairs = sorted(tuple(p.split("=", 1)) for p in asked.split("&") if p)
+            if "watch=true" in asked or [p for p in pairs if p[0] in ("labelSelector", "fieldSelector")] != selectors:
+                continue
+            try:
+                doc = json.loads(entry.body)
+            except ValueError:
+                continue
+            if not isinstance(doc, dict) or str((doc.get("metadata") or {}).get("resourceVersion")) != rv:
+                continue
+            kind = str(doc.get("kind", ""))
+            kind = kind[:-4] if kind.endswith("List") else kind
+            items = [{"apiVersion": doc.get("apiVersion"), "kind": kind, **item}
+                     for item in doc.get("items") or [] if isinstance(item, dict)]
+            return {_object_key(item): item for item in items}
+        return None
+
+    def _open(self, path: str, query: list[tuple[str, str]], view: dict[str, dict[str, Any]]) -> Answer:
+        watch = Watch(len(self.watches), path, query, view)
+        self.watches.append(watch)
+        return Answer(200, {"Content-Type": "application/json", "Transfer-Encoding": "chunked"}, b"",
+                      self._events(watch))
+
+    def _events(self, watch: Watch) -> Iterator[bytes]:
+        while True:
+            yield self._next_event(watch)
+
+    def _next_event(self, watch: Watch) -> bytes:
+        self._enter(f"a read of the watch on {watch.path}")
+        key = str(watch.index)
+        if self._replaying():
+            line = self._next_logged("event", key).body
+        else:
+            events = [] if self.delivered else watch.pending(self.live)
+            while not events:  # parked here until a step has an event for this watch
+                self._park(("watch", watch.index))
+                events = watch.pending(self.live)
+            line = events[0]
+            self.delivered = True
+            self.told = _event_text(line)
+            self.clock.now = max(self.clock.now, self.step_clock)
+            self._record(Entry("event", key, self.clock.now, body=line))
+        watch.deliver(line)
+        return line
+
+    def on_sleep(self, seconds: float) -> None:
+        """``time.sleep(seconds)`` is a blocking point: replayed, delivered (the step's input) or parked at."""
+        self._enter(f"time.sleep({seconds:g})")
+        key = repr(float(seconds))
+        if self._replaying():
+            entry = self._next_logged("sleep", key)
+            self.clock.now = entry.clock - seconds  # the sandbox adds the sleep after this hook
+            return
+        if self.delivered:
+            self._park(("sleep", float(seconds)))  # resumed (fast path): the next step wakes it
+        self.delivered = True
+        self.told = f"woke from time.sleep({seconds:g})"
+        wake = max(self.clock.now + seconds, self.step_clock)
+        self._record(Entry("sleep", key, wake))
+        self.clock.now = wake - seconds
+
+    def where(self) -> str:
+        """Where the program is parked, for the step's story line."""
+        if self.parked is None:
+            return ""
+        if self.parked[0] == "sleep":
+            return f"sleeps {self.parked[1]:g}s"
+        return f"waits on its watch of {self.watches[self.parked[1]].path}"
+
+    def has_pending(self) -> bool:
+        """Whether the program, parked on a watch, has an event to read now (asked after the step)."""
+        if self.parked is None or self.parked[0] != "watch":
+            return False
+        return bool(self.watches[self.parked[1]].pending(self.live))
+
+
+def _event_text(line: bytes) -> str:
+    event = json.loads(line)
+    obj = event.get("object") or {}
+    return f"read {event.get('type')} {obj.get('kind', '')} {_object_key(obj)}"

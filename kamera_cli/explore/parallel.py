@@ -1,0 +1,569 @@
+"""Breadth-first search split across worker processes, with exactly the serial search's result.
+
+Why this shape: what costs is computing successors (running controller code, applying writes,
+digesting states); what decides the result is the order in which the graph is built. So workers
+only compute, and one coordinator builds the graph in the serial search's order: it merges the
+expansion of node ``n`` only after every node before it, takes the same persistent subsets, applies
+the same cycle proviso and stops at the same bound. Node ids, edges, counts, findings and
+counterexamples are therefore those of ``search(..., workers=1)``.
+
+Why states stay in the workers: shipping a state costs as much as computing it (pickling a
+snapshot ~0.2 ms, unpickling ~0.3 ms, against ~0.6 ms to expand one), so a state lives in the
+worker that discovered it, which also expands it. The coordinator holds fingerprints and the
+graph; a state is sent elsewhere only to even out the workers' queues (the discoverer ships the
+successors of an expansion when told to), and ``Graph.state`` fetches a state from its worker
+when someone reads it after the search.
+
+Workers are forked from the coordinator once the model is built, so they share its loaded code
+and configuration; each runs the model's functions exactly as the serial search does (they are
+functions of the state). What a worker caches on its own (memoised steps) changes only speed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import multiprocessing
+import pickle
+import queue
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection, wait
+from typing import Any, TypeVar
+
+from kamera_cli.explore.checker import _Problems, finish
+from kamera_cli.explore.model import ALWAYS, ExploreError, Footprint, Model, Property, Transition, unwrap
+from kamera_cli.explore.reduction import Reducible, persistent_subset
+from kamera_cli.explore.result import (
+    CONVERGED_LEAF,
+    DEPTH_CUT,
+    EXPANDED,
+    NO_PARENT,
+    PARTIAL,
+    REMOTE,
+    UNEXPANDED,
+    Graph,
+    Progress,
+    SearchResult,
+)
+
+S = TypeVar("S")
+A = TypeVar("A")
+
+_monotonic = __import__("time").monotonic
+_POLL = 0.25
+#: a worker this many queued nodes ahead of the least busy one ships the successors it finds
+_IMBALANCE = 32
+
+# One successor as a worker reports it (its label stays with the worker): fingerprint, findings,
+# converged, property details (None when the worker already holds the state: not new, so never
+# checked), and the pickled state when the coordinator asked for it (``export``) and the worker did
+# not hold it already.
+_Succ = tuple[str, tuple[object, ...], bool, "tuple[tuple[int, object], ...] | None", "bytes | None"]
+
+
+def search_parallel(
+    model: Model[S, A],
+    *,
+    workers: int,
+    properties: Sequence[Property[S]],
+    max_depth: int,
+    max_states: int,
+    timeout: float | None,
+    on_progress: Callable[[Progress], None] | None,
+    stop_on_first: bool,
+    expand_converged: bool,
+    should_stop: Callable[[], object] | None,
+    reducer: Reducible[S, A] | None,
+    worker_report: Callable[[], object] | None,
+) -> SearchResult[S, A]:
+    """``search(strategy="bfs")`` over ``workers`` forked processes (see the module doc)."""
+    start = _monotonic()
+    deadline = None if timeout is None else start + timeout
+    pool = _Pool(model, properties, reducer, workers, max_depth, expand_converged, worker_report)
+    try:
+        return _Coordinator(pool, model, properties, max_depth, max_states, deadline, timeout, on_progress,
+                            stop_on_first, expand_converged, should_stop, start, worker_report).run()
+    except BaseException:
+        pool.close()
+        raise
+
+
+class WorkerDied(RuntimeError):
+    """A worker process of a parallel search ended without a word (user code in it exited or was
+    killed). ``exitcode`` is its exit status (negative: the signal), so a supervisor can judge it as
+    it would judge the death of the process that ran the whole search."""
+
+    def __init__(self, worker: int, exitcode: int | None) -> None:
+        super().__init__(f"search worker {worker} ended unexpectedly (exit code {exitcode})")
+        self.exitcode = exitcode
+
+
+class _Pool:
+    """The worker processes and their pipes."""
+
+    def __init__(self, model: Model[Any, Any], properties: Sequence[Property[Any]],
+                 reducer: Reducible[Any, Any] | None, n: int, max_depth: int, expand_converged: bool,
+                 report: Callable[[], object] | None) -> None:
+        try:
+            ctx = multiprocessing.get_context("fork")
+        except ValueError as exc:  # no fork (Windows): the serial search is the only one
+            raise ExploreError("a parallel search needs the 'fork' start method (Linux, macOS)") from exc
+        self.conns: list[Connection] = []
+        self.procs: list[Any] = []
+        # The coordinator sends through a thread per worker: a worker blocked writing its result to
+        # a full pipe while the coordinator is blocked writing to the worker's would be a deadlock.
+        # (Not the other way round: a second thread in a worker costs it a third of its speed in
+        # GIL hand-offs, and the coordinator mostly waits.)
+        self.outboxes: list[queue.SimpleQueue[tuple[Any, ...] | None]] = []
+        self.senders: list[threading.Thread] = []
+        for i in range(n):
+            mine, theirs = ctx.Pipe()
+            args = (theirs, list(self.conns), model, properties, reducer, max_depth, expand_converged, report)
+            proc = ctx.Process(target=_worker_main, args=args, name=f"kamera-search-{i}", daemon=True)
+            proc.start()
+            theirs.close()
+            self.conns.append(mine)
+            self.procs.append(proc)
+            outbox: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
+            self.outboxes.append(outbox)
+            sender = threading.Thread(target=self._send_loop, args=(mine, outbox), name=f"kamera-search-send-{i}",
+                                      daemon=True)
+            sender.start()
+            self.senders.append(sender)
+        self.closed = False
+
+    def send(self, worker: int, message: tuple[Any, ...]) -> None:
+        self.outboxes[worker].put(message)
+
+    @staticmethod
+    def _send_loop(conn: Connection, outbox: queue.SimpleQueue[tuple[Any, ...] | None]) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while True:
+                message = outbox.get()
+                if message is None:
+                    return
+                conn.send(message)
+
+    def recv(self, worker: int) -> Any:
+        try:
+            message = self.conns[worker].recv()
+        except (EOFError, OSError):
+            proc = self.procs[worker]
+            proc.join(timeout=5)
+            raise WorkerDied(worker, proc.exitcode) from None
+        if message[0] == "error":
+            raise RuntimeError(f"search worker {worker} failed:\n{message[1]}")
+        return message
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            for outbox in self.outboxes:
+                outbox.put(None)
+            for conn in self.conns:
+                conn.close()  # the workers see the end of their pipe and quit
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for outbox in self.outboxes:
+            outbox.put(("quit",))
+            outbox.put(None)
+        for sender in self.senders:
+            sender.join(timeout=2)
+        for conn in self.conns:
+            conn.close()  # a worker still writing gets a broken pipe
+        for proc in self.procs:
+            proc.join(timeout=2)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+
+
+class _Coordinator:
+    def __init__(self, pool: _Pool, model: Model[Any, Any], properties: Sequence[Property[Any]], max_depth: int,
+                 max_states: int, deadline: float | None, timeout: float | None,
+                 on_progress: Callable[[Progress], None] | None, stop_on_first: bool, expand_converged: bool,
+                 should_stop: Callable[[], object] | None, start: float,
+                 worker_report: Callable[[], object] | None) -> None:
+        self.pool, self.model, self.properties = pool, model, list(properties)
+        self.max_depth, self.max_states = max_depth, max_states
+        self.deadline, self.timeout, self.on_progress = deadline, timeout, on_progress
+        self.stop_on_first, self.expand_converged, self.should_stop = stop_on_first, expand_converged, should_stop
+        self.start, self.worker_report = start, worker_report
+        self.graph: Graph[Any, Any] = Graph()
+        self.run_ = _Problems(stop_on_first)
+        self.index: dict[str, int] = {}
+        self.fps: list[str] = []
+        self.edge_index: list[int] = []  # edge id -> the transition's index in its source's expansion
+        self.owner: list[int] = []
+        self.queued = [0] * len(pool.conns)  # nodes dispatched to each worker and not merged yet
+        self.results: dict[int, Any] = {}  # results received ahead of their turn
+        self.converged_nodes: list[int] = []
+        self.shipped = 0  # states moved to another worker than the one that discovered them
+
+    # -- dispatch ---------------------------------------------------------------------------------------
+    def _export(self, worker: int) -> bool:
+        # a shipped state costs as much as computing it and loses the worker's caches: tolerate a
+        # fair imbalance (a quarter of the queued work), ship only beyond it
+        queued = self.queued
+        return queued[worker] > min(queued) + max(_IMBALANCE, sum(queued) // 4)
+
+    def _dispatch(self, node: int, fp: str, worker: int, blob: bytes | None) -> None:
+        self.owner[node] = worker
+        self.queued[worker] += 1
+        self.pool.send(worker, ("expand", node, fp, self.graph.depths[node], blob, self._export(worker)))
+
+    def _add_node(self, state: Any, fp: str, depth: int, parent: int, converged: bool) -> int:
+        g = self.graph
+        node = len(g.states)
+        self.index[fp] = node
+        self.fps.append(fp)
+        g.states.append(state)
+        g.depths.append(depth)
+        g.parents.append(parent)
+        g.first_edge.append(0)
+        g.last_edge.append(0)
+        g.status.append(UNEXPANDED)
+        g.converged_flags.append(converged)
+        self.owner.append(-1)
+        if converged:
+            self.converged_nodes.append(node)
+        return node
+
+    def _violations(self, node: int, details: tuple[tuple[int, object], ...]) -> None:
+        for i, answer in details:
+            p = self.properties[i]
+            detail = unwrap(answer, p.tally)
+            if detail is not None:
+                self.run_.violation(p.name, p.kind, node, detail)
+
+    # -- the merge loop, in node order ---------------------------------------------------------------------
+    def run(self) -> SearchResult[Any, Any]:
+        g, model = self.graph, self.model
+        initial: list[int] = []
+        initial_index: dict[int, int] = {}
+        bound_hit: str | None = None
+        for i, s0 in enumerate(model.initial_states()):
+            fp = model.fingerprint(s0)
+            if fp in self.index:
+                continue
+            if len(g.states) >= self.max_states:
+                bound_hit = f"maxStates {self.max_states} reached"
+                break
+            c = model.is_converged(s0)
+            node = self._add_node(s0, fp, 0, NO_PARENT, c)
+            self._violations(node, _check(self.properties, s0, c))
+            initial.append(node)
+            initial_index[node] = i
+        for k, node in enumerate(initial):
+            self._dispatch(node, self.fps[node], k % len(self.pool.conns),
+                           pickle.dumps(g.states[node], protocol=pickle.HIGHEST_PROTOCOL))
+        cursor, reduced, max_depth_seen = 0, 0, 0
+        next_report = self.start + _POLL
+        stopped = self.run_.is_stopped()
+        while bound_hit is None and not stopped and cursor < len(g.states):
+            node = cursor
+            d = g.depths[node]
+            max_depth_seen = max(max_depth_seen, d)
+            result = self._await(node)
+            if isinstance(result, str):
+                bound_hit = result
+                break
+            now = _monotonic()
+            if self.on_progress is not None and now >= next_report:
+                next_report = now + _POLL
+                self.on_progress(Progress(len(g.states), len(g.e_src), max_depth_seen, now - self.start))
+            cursor += 1
+            worker = self.owner[node]
+            self.queued[worker] -= 1
+            kept: list[tuple[int, str, int, bool]] = []
+            bound_hit, stopped, took_reduced = self._merge(node, d, result, worker, kept)
+            reduced += took_reduced
+            self.pool.send(worker, ("merged", node, kept))
+        g.fingerprints = list(self.index)
+        if self.run_.is_stopped() and bound_hit is None:
+            bound_hit = "stopped at the first problem (stop on first)"
+        reports = self._finish_workers()
+        g.remote = self._fetch
+        g.remote_labels = self._fetch_labels
+        result = finish(g, self.run_, "bfs", bound_hit, initial, initial_index, self.converged_nodes,
+                        max_depth_seen, self.start, self.on_progress, reduced)
+        return SearchResult(**{**{f: getattr(result, f) for f in result.__dataclass_fields__},
+                               "worker_reports": reports, "closer": self.pool.close})
+
+    def _await(self, node: int) -> Any:
+        """The expansion of ``node`` (a string: the bound that stopped the search while waiting)."""
+        pool = self.pool
+        while node not in self.results:
+            now = _monotonic()
+            if self.deadline is not None and now >= self.deadline:
+                return f"timeout {self.timeout:g}s reached"
+            if self.should_stop is not None:
+                reason = self.should_stop()
+                if reason:
+                    return reason if isinstance(reason, str) else "stopped by the caller"
+            for conn in wait(pool.conns, timeout=_POLL):
+                worker = pool.conns.index(conn)  # type: ignore[arg-type]
+                message = pool.recv(worker)
+                self.results[message[1]] = message[2]
+        return self.results.pop(node)
+
+    def _merge(self, node: int, d: int, result: Any, worker: int,
+               kept: list[tuple[int, str, int, bool]]) -> tuple[str | None, bool, int]:
+        g = self.graph
+        kind = result[0]
+        if kind == "leaf":  # converged and not expanded
+            g.status[node] = CONVERGED_LEAF
+            return None, False, 0
+        if kind == "none":  # no action enabled
+            g.status[node] = EXPANDED
+            g.first_edge[node] = g.last_edge[node] = len(g.e_src)
+            return None, False, 0
+        if kind == "cut":
+            g.status[node] = DEPTH_CUT
+            return None, False, 0
+        _kind, acts, succs, order, rest = result
+        export_to = self._export(worker)
+        nd = d + 1
+        eid = len(g.e_src)
+        g.first_edge[node] = eid
+        taken_count, planned, reduced = 0, len(order), 0
+        bound_hit: str | None = None
+        stopped = False
+        while True:
+            proviso_ok = True
+            for i in order:
+                fp, findings, converged, details, blob = succs[i]
+                dst = self.index.get(fp)
+                if dst is None:
+                    dst = len(g.states)
+                    if dst >= self.max_states:
+                        bound_hit = f"maxStates {self.max_states} reached"
+                        break
+                    self._add_node(REMOTE, fp, nd, eid, converged)
+                    if details:
+                        self._violations(dst, details)
+                    target = min(range(len(self.queued)), key=self.queued.__getitem__)
+                    if blob is not None and export_to and target != worker:
+                        self.shipped += 1
+                        self._dispatch(dst, fp, target, blob)
+                    else:
+                        self.owner[dst] = worker
+                        self.queued[worker] += 1
+                        kept.append((dst, fp, nd, self._export(worker)))
+                elif dst <= node:
+                    proviso_ok = False
+                g.e_src.append(node)
+                g.e_action.append(acts[i])
+                g.e_label.append(REMOTE)
+                self.edge_index.append(i)
+                g.e_dst.append(dst)
+                if findings:
+                    self.run_.finding(node, eid, findings)
+                eid += 1
+                taken_count += 1
+                if self.stop_on_first and self.run_.is_stopped():
+                    stopped = True
+                    break
+            if not rest or bound_hit is not None or stopped:
+                break
+            if proviso_ok:
+                reduced = 1
+                break
+            order, rest = rest, []
+            planned += len(order)
+        g.last_edge[node] = eid
+        g.status[node] = EXPANDED if taken_count == planned else PARTIAL
+        return bound_hit, stopped, reduced
+
+    # -- after the search -----------------------------------------------------------------------------------
+    def _finish_workers(self) -> tuple[object, ...]:
+        pool = self.pool
+        for w in range(len(pool.conns)):
+            pool.send(w, ("halt",))
+        reports: list[object] = []
+        for w in range(len(pool.conns)):
+            while True:
+                message = pool.recv(w)
+                if message[0] == "halted":
+                    reports.append(message[1])
+                    break  # results still in flight for nodes the search no longer needs are dropped
+        return tuple(reports)
+
+    def _fetch_labels(self, edge_ids: Sequence[int]) -> list[object]:
+        pool, g = self.pool, self.graph
+        if pool.closed:
+            raise RuntimeError("the search's worker processes are gone: its steps can no longer be read")
+        by_worker: dict[int, list[int]] = {}
+        for e in edge_ids:
+            by_worker.setdefault(self.owner[g.e_src[e]], []).append(e)
+        for w, es in by_worker.items():
+            pool.send(w, ("labels", [(g.e_src[e], self.edge_index[e]) for e in es]))
+        found: dict[int, object] = {}
+        for w, es in by_worker.items():
+            _tag, labels = pool.recv(w)
+            found.update(zip(es, labels, strict=True))
+        return [found[e] for e in edge_ids]
+
+    def _fetch(self, nodes: Sequence[int]) -> list[Any]:
+        pool = self.pool
+        if pool.closed:
+            raise RuntimeError("the search's worker processes are gone: its states can no longer be read")
+        by_worker: dict[int, list[int]] = {}
+        for n in nodes:
+            by_worker.setdefault(self.owner[n], []).append(n)
+        for w, ns in by_worker.items():
+            pool.send(w, ("get", [self.fps[n] for n in ns]))
+        found: dict[int, Any] = {}
+        for w, ns in by_worker.items():
+            _tag, blobs = pool.recv(w)
+            for n, blob in zip(ns, blobs, strict=True):
+                found[n] = pickle.loads(blob)
+        return [found[n] for n in nodes]
+
+
+def _check(properties: Sequence[Property[Any]], state: Any, converged: bool) -> tuple[tuple[int, object], ...]:
+    out: list[tuple[int, object]] = []
+    # the serial search's order: the converged properties of a converged state, then the always ones
+    ordered = [i for i, p in enumerate(properties) if p.kind != ALWAYS and converged]
+    ordered += [i for i, p in enumerate(properties) if p.kind == ALWAYS]
+    for i in ordered:
+        answer = properties[i].predicate(state)  # a Tallied answer is unwrapped by the coordinator
+        if answer is not None:
+            out.append((i, answer))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------- workers
+def _worker_main(conn: Connection, others: list[Connection], model: Model[Any, Any],
+                 properties: Sequence[Property[Any]],
+                 reducer: Reducible[Any, Any] | None, max_depth: int, expand_converged: bool,
+                 report: Callable[[], object] | None) -> None:
+    for other in others:  # the coordinator's ends of the workers forked before: theirs, not ours
+        other.close()
+    try:
+        _Worker(conn, model, properties, reducer, max_depth, expand_converged, report).loop()
+    except (EOFError, KeyboardInterrupt, BrokenPipeError):
+        pass
+    except BaseException:
+        with contextlib.suppress(OSError, ValueError):
+            conn.send(("error", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+class _Worker:
+    """Expands the nodes it is given, smallest id first, and keeps the states it discovers."""
+
+    def __init__(self, conn: Connection, model: Model[Any, Any], properties: Sequence[Property[Any]],
+                 reducer: Reducible[Any, Any] | None, max_depth: int, expand_converged: bool,
+                 report: Callable[[], object] | None) -> None:
+        self.report = report
+        self.conn, self.model, self.properties, self.reducer = conn, model, list(properties), reducer
+        self.max_depth, self.expand_converged = max_depth, expand_converged
+
+        self.always = [p for p in properties if p.kind == ALWAYS]
+        self.store: dict[str, Any] = {}  # the states this worker holds, by fingerprint
+        self.judged: dict[str, tuple[bool, tuple[tuple[int, object], ...]]] = {}
+        self.labels: dict[int, list[object]] = {}  # node -> the labels of its expansion's transitions
+        self.found: dict[int, dict[str, Any]] = {}  # node -> states its expansion discovered, until merged
+        self.queue: list[tuple[int, str, int, bool]] = []  # (node, fingerprint, depth, export)
+
+    def loop(self) -> None:
+        conn = self.conn
+        while True:
+            while self.queue and not conn.poll():
+                self._expand(*heapq.heappop(self.queue))
+            if not self._handle(conn.recv()):
+                return
+
+    def _handle(self, message: tuple[Any, ...]) -> bool:
+        tag = message[0]
+        if tag == "expand":
+            _tag, node, fp, depth, blob, export = message
+            if blob is not None:
+                self.store[fp] = pickle.loads(blob)
+            heapq.heappush(self.queue, (node, fp, depth, export))
+        elif tag == "merged":
+            _tag, node, kept = message
+            found = self.found.pop(node, {})
+            for child, fp, depth, export in kept:
+                self.store[fp] = found[fp]
+                heapq.heappush(self.queue, (child, fp, depth, export))
+        elif tag == "labels":
+            self.conn.send(("labels", [self.labels[node][i] for node, i in message[1]]))
+        elif tag == "get":
+            self.conn.send(("states", [pickle.dumps(self.store[fp], protocol=pickle.HIGHEST_PROTOCOL)
+                                       for fp in message[1]]))
+        elif tag == "halt":
+            self.queue.clear()
+            self.found.clear()
+            self.conn.send(("halted", self.report() if self.report is not None else None))
+        elif tag == "quit":
+            return False
+        return True
+
+    def _expand(self, node: int, fp: str, depth: int, export: bool) -> None:
+        model = self.model
+        state = self.store[fp]
+        converged = model.is_converged(state)
+        if converged and not self.expand_converged:
+            result: tuple[Any, ...] = ("leaf",)
+        else:
+            acts = list(model.actions(state))
+            if not acts:
+                result = ("none",)
+            elif depth >= self.max_depth:
+                result = ("cut",)
+            else:
+                result = self._successors(node, state, acts, converged, export)
+        self.conn.send(("result", node, result))
+
+    def _successors(self, node: int, state: Any, acts: list[Any], converged: bool, export: bool) -> tuple[Any, ...]:
+        model, reducer = self.model, self.reducer
+        ts = [model.successor(state, a) for a in acts]
+        order: list[int] = list(range(len(acts)))
+        rest: list[int] = []
+        if reducer is not None and len(acts) > 1:
+            chosen = persistent_subset(reducer, state, acts, ts, self._process_steps, model.fingerprint)
+            if chosen is not None and not self._visible(converged, chosen[0], ts, chosen[1]):
+                order = chosen[0]
+                taken = set(order)
+                rest = [i for i in range(len(acts)) if i not in taken]
+        found = self.found.setdefault(node, {})
+        fps = [model.fingerprint(t.state) for t in ts]
+        # the state kept for a fingerprint is the first one the coordinator meets: in ``order``, then ``rest``
+        for i in (*order, *rest):
+            if fps[i] not in self.store:
+                found.setdefault(fps[i], ts[i].state)
+        succs: list[_Succ] = []
+        for fp, t in zip(fps, ts, strict=True):
+            known = fp in self.store
+            s2 = found.get(fp, t.state)
+            judged = self.judged.get(fp)
+            if judged is None:  # judged once per state and worker (the coordinator uses it only for new ones)
+                c = model.is_converged(s2)
+                judged = self.judged[fp] = (c, _check(self.properties, s2, c))
+            c, details = judged
+            blob = pickle.dumps(s2, protocol=pickle.HIGHEST_PROTOCOL) if export and not known else None
+            succs.append((fp, t.findings, c, None if known else details, blob))
+        self.labels[node] = [t.label for t in ts]
+        return ("expanded", acts, succs, order, rest)
+
+    def _process_steps(self, state: Any, process: object) -> tuple[list[Any], list[Transition[Any]]]:
+        assert self.reducer is not None
+        mine = [a for a in self.model.actions(state) if self.reducer.process(a) == process]
+        return mine, [self.model.successor(state, a) for a in mine]
+
+    def _visible(self, state_converged: bool, picked: list[int], ts: list[Transition[Any]],
+                 prints: list[Footprint]) -> bool:
+        for i in picked:
+            if self.model.is_converged(ts[i].state) != state_converged:
+                return True
+            touched = prints[i].writes | prints[i].marks
+            if touched and any(p.observes is None or any(p.observes(tok) for tok in touched) for p in self.always):
+                return True
+        return False

@@ -1,0 +1,119 @@
+"""``spec.fakes``: stand-ins for the external systems controllers call (clouds, HTTP APIs).
+
+Why its own module: each entry is checked beyond the schema, and located at its field — a
+``replace`` that is not a dotted Python name or names kamera itself, a ``with`` whose file is
+missing or whose entry point is malformed, the same name replaced twice — without importing the
+fake (that happens when the scenario runs, where an import error is reported like a controller's).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kamera_cli.errors import KameraError
+from kamera_cli.model.scenario import FakeSpec, Position
+from kamera_cli.scenario.paths import Path_
+
+_ENTRYPOINT = re.compile(r"[^:\s][^:]*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+#: replacing these would change kamera's own behaviour (fingerprints, the sandbox, the containment), not
+#: only the controller's: kamera itself, and the standard library it is written against
+_UNFAKEABLE = frozenset({"kamera_cli", *sys.stdlib_module_names})
+_HINT = "for example: replace: boto3.client, with: fakes/aws.py:client"
+
+
+def parse_fakes(raw: Any, *, base_dir: str, add: Callable[[Path_, str, str], None],
+                position: Callable[[Path_], Position],
+                check_entrypoint: Callable[[str, str], str | None] | None) -> tuple[FakeSpec, ...]:
+    """The valid entries of ``spec.fakes``; every problem goes to ``add`` with its path."""
+    if not isinstance(raw, list):
+        return ()  # absent, or the schema reports the wrong type
+    out: list[FakeSpec] = []
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(raw):
+        path: Path_ = ("spec", "fakes", i)
+        if not isinstance(entry, dict):
+            continue  # the schema's
+        replace, target = entry.get("replace"), entry.get("with")
+        ok = True
+        if not isinstance(replace, str) or not _DOTTED.fullmatch(replace):
+            ok = False  # the schema's pattern reports it
+        elif replace.partition(".")[0] in _UNFAKEABLE:
+            ok = False
+            top = replace.partition(".")[0]
+            what = "kamera itself" if top == "kamera_cli" else f"{top!r}, a standard-library module,"
+            add((*path, "replace"), f"replace {replace!r}: {what} cannot be faked",
+                "kamera runs in the same process and uses it too; replace the library your controller calls "
+                "(a cloud SDK, requests.get, ...)")
+        elif _in_folder(replace.partition(".")[0], base_dir):
+            ok = False
+            add((*path, "replace"), f"replace {replace!r}: {replace.partition('.')[0]!r} is a module of the scenario "
+                "folder, which kamera imports afresh for each controller (and again after each crash)",
+                "fake what that module calls (a cloud SDK, requests.get), or have the controller import the fake")
+        elif replace in seen:
+            ok = False
+            add((*path, "replace"), f"{replace!r} is already replaced by spec.fakes[{seen[replace]}]",
+                "replace each name once")
+        target_ok = isinstance(target, str) and bool(target.strip())
+        if not target_ok or not _target_ok(str(target).strip(), (*path, "with"), base_dir, add, check_entrypoint):
+            ok = False
+        if ok and isinstance(replace, str) and isinstance(target, str):
+            seen[replace] = i
+            out.append(FakeSpec(replace, target.strip(), position(path)))
+    return tuple(out)
+
+
+def _in_folder(top: str, base_dir: str) -> bool:
+    """Whether ``import top`` from a controller of this folder finds the folder's own module.
+
+    A module file or a regular package shadows an installed one (the folder comes first on the path);
+    a plain directory of Python files is a namespace package, which only wins when nothing installed
+    has that name.  A directory without Python files (manifests, fixtures) is not a module.
+    """
+    base = Path(base_dir)
+    if (base / f"{top}.py").is_file() or (base / top / "__init__.py").is_file():
+        return True
+    if not (base / top).is_dir() or not any((base / top).glob("*.py")):
+        return False
+    return importlib.util.find_spec(top) is None
+
+
+def _target_ok(target: str, path: Path_, base_dir: str, add: Callable[[Path_, str, str], None],
+               check_entrypoint: Callable[[str, str], str | None] | None) -> bool:
+    if ":" in target:  # an object in a module: checked like a controller's entry point (imports nothing)
+        if not _ENTRYPOINT.fullmatch(target):
+            add(path, f"with {target!r} is not 'path/to/file.py:attr' or 'package.module:attr'", _HINT)
+            return False
+        try:
+            message = check_entrypoint(target, base_dir) if check_entrypoint is not None else None
+        except KameraError as exc:
+            message = " ".join(str(exc).split())
+        if message:
+            add(path, message.replace("entry point", "fake", 1), "paths are relative to the scenario file's folder")
+            return False
+        return True
+    if target.endswith(".py") or "/" in target or "\\" in target:
+        if not target.endswith(".py"):
+            add(path, f"with {target!r} is not a .py file", _HINT)
+            return False
+        file = Path(target) if Path(target).is_absolute() else Path(base_dir) / target
+        if not file.is_file():
+            add(path, f"fake file {target!r} not found (looked for {file})",
+                "paths are relative to the scenario file's folder")
+            return False
+        return True
+    if not _DOTTED.fullmatch(target):
+        add(path, f"with {target!r} is neither a module, a .py file nor 'module:attr'", _HINT)
+        return False
+    # a whole module: checked as the entry point of any of its attributes would be (imports nothing)
+    message = check_entrypoint(f"{target}:__name__", base_dir) if check_entrypoint is not None else None
+    if message:
+        add(path, message.replace(f"entry point {target + ':__name__'!r}", f"fake {target!r}"),
+            "name a module of the scenario folder or the Python environment, or a path/to/file.py")
+        return False
+    return True

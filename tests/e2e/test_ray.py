@@ -1,0 +1,73 @@
+"""Scenarios checked as Ray tasks report what a local run reports (the optional ``ray`` extra).
+
+Why a real local Ray instance: the promise is that a Ray task keeps every guarantee of a local
+supervised run, so the tasks must really run in Ray's worker processes, not be called in-process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kamera_cli import distributed, supervisor
+from kamera_cli.errors import UsageError
+from kamera_cli.model.result import Verdict
+from kamera_cli.report.json_report import to_json
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = [ROOT / "scenarios" / "quickstart", ROOT / "scenarios" / "bugs" / "order-dependent",
+             ROOT / "scenarios" / "bugs" / "livelock"]
+
+needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                               reason="Ray is not installed (pip install 'kamera-cli[ray]')")
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+_VOLATILE = {"elapsed_seconds", "states_per_second", "started_at", "notes"}
+
+
+def _stable(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items() if k not in _VOLATILE}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
+@needs_ray
+def test_ray_tasks_report_what_a_local_run_reports(local_ray: None) -> None:
+    on_ray = distributed.check_on_ray(SCENARIOS, address="auto")
+    local = supervisor.supervise(SCENARIOS)
+    assert sorted(s.verdict.value for s in on_ray.scenarios) == ["failed", "failed", "passed"]
+    assert _stable(to_json(on_ray)) == _stable(to_json(local))
+    assert on_ray.notes[0] == "checked on Ray (auto): 3 scenario(s), one task each"
+    # each task still ran the scenario in a supervised worker: the containment note travels back
+    assert [n for n in local.notes if n not in on_ray.notes] == []
+
+
+@needs_ray
+def test_fail_fast_stops_at_the_first_failing_scenario(local_ray: None) -> None:
+    order = [s.verdict for s in supervisor.supervise(SCENARIOS).scenarios]
+    first = order.index(Verdict.FAILED)
+    result = distributed.check_on_ray(SCENARIOS, address="auto", options=supervisor.Options(fail_fast=True))
+    assert [s.verdict for s in result.scenarios] == order[:first + 1]
+
+
+def test_without_ray_the_option_is_a_clear_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
+    with pytest.raises(UsageError, match=r"--ray local: Ray is not installed: pip install 'kamera-cli\[ray\]'"):
+        distributed.check_on_ray(SCENARIOS, address="local")
