@@ -14,7 +14,10 @@ managedFields shortcuts rely on that identity) and costs no copy.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import Any
+
+from kamera_cli.apiserver.quantity import QuantityError, value_of
 
 Obj = dict[str, Any]
 #: (field, default, the Go zero value -- "" or 0 -- also counts as unset)
@@ -258,24 +261,39 @@ def template(tmpl: Any) -> Any:
 
 
 def qos_class(spec: Any) -> str:
-    """``qos.GetPodQOS`` (pkg/apis/core/helper/qos): from the containers' cpu/memory requests and limits."""
-    requests: dict[str, Any] = {}
-    limits: dict[str, Any] = {}
+    """``qos.ComputePodQOS`` (pkg/apis/core/helper/qos): the pod's cpu/memory requests and limits, each
+    summed over its containers and init containers (positive values only); Guaranteed when every
+    container limits both and the sums of requests equal the sums of limits."""
+    requests: dict[str, Fraction] = {}
+    limits: dict[str, Fraction] = {}
     guaranteed = True
-    containers = [c for key in ("initContainers", "containers") for c in (spec or {}).get(key) or ()
-                  if isinstance(c, dict)]
-    for c in containers:
-        res = c.get("resources") or {}
-        req = {k: v for k, v in (res.get("requests") or {}).items() if k in ("cpu", "memory") and _nonzero(v)}
-        lim = {k: v for k, v in (res.get("limits") or {}).items() if k in ("cpu", "memory") and _nonzero(v)}
-        requests.update(req)
-        limits.update(lim)
-        if set(lim) != {"cpu", "memory"} or any(req.get(k, lim[k]) != lim[k] for k in lim):
-            guaranteed = False
+    for key in ("containers", "initContainers"):
+        for c in (spec or {}).get(key) or ():
+            if not isinstance(c, dict):
+                continue
+            res = c.get("resources") or {}
+            _add_positive(res.get("requests"), requests)
+            if _add_positive(res.get("limits"), limits) != {"cpu", "memory"}:
+                guaranteed = False
     if not requests and not limits:
         return "BestEffort"
-    return "Guaranteed" if guaranteed and containers else "Burstable"
+    if guaranteed and all(limits.get(name) == value for name, value in requests.items()) \
+            and len(requests) == len(limits):
+        return "Guaranteed"
+    return "Burstable"
 
 
-def _nonzero(value: Any) -> bool:
-    return str(value) not in ("0", "")
+def _add_positive(resources: Any, into: dict[str, Fraction]) -> set[str]:
+    """Add the positive cpu/memory quantities of one ResourceList into ``into``; the names found."""
+    found: set[str] = set()
+    for name, text in (resources or {}).items() if isinstance(resources, dict) else ():
+        if name not in ("cpu", "memory"):
+            continue
+        try:
+            value = value_of(text)
+        except QuantityError:
+            continue
+        if value > 0:
+            found.add(name)
+            into[name] = into.get(name, Fraction(0)) + value
+    return found

@@ -11,10 +11,14 @@ apimachinery/pkg/apis/meta/v1/validation (``ValidateFieldValidation``).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver.errors import ApiError
+from kamera_cli.apiserver.validation import omitted_zero
+
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 DIRECTIVES = ("", "Ignore", "Strict", "Warn")
 _OPTIONS = {"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions"}
@@ -33,21 +37,39 @@ def directive(verb: str, query: dict[str, str]) -> str:
     return value or "Warn"
 
 
-def unknown_fields(sent: Any, kept: Any, path: str = "") -> list[str]:
-    """Paths (``spec.containers[0].foo``) present, and not null, in what was sent but not in what was kept."""
+def unknown_fields(sent: Any, kept: Any, path: str = "",
+                   omitted: Callable[[str, Any], bool] | None = None) -> list[str]:
+    """Paths (``spec.containers[0].foo``) present, and not null, in what was sent but not in what was kept.
+
+    ``omitted(path, value)`` tells a known field the server drops at its zero value (``omitempty``)
+    from an unknown one; see ``dropped_fields``.
+    """
     out: list[str] = []
     if isinstance(sent, dict) and isinstance(kept, dict):
         for key, value in sent.items():
             child = f"{path}.{key}" if path else str(key)
             if key not in kept:
-                if value is not None:
+                if value is not None and not (omitted is not None and omitted(child, value)):
                     out.append(child)
             elif value is not kept[key]:
-                out.extend(unknown_fields(value, kept[key], child))
+                out.extend(unknown_fields(value, kept[key], child, omitted))
     elif isinstance(sent, list) and isinstance(kept, list) and len(sent) == len(kept) and sent is not kept:
         for i, (a, b) in enumerate(zip(sent, kept)):
-            out.extend(unknown_fields(a, b, f"{path}[{i}]"))
+            out.extend(unknown_fields(a, b, f"{path}[{i}]", omitted))
     return out
+
+
+def dropped_fields(definitions: Mapping[str, Any], root: str | None, sent: Any, kept: Any) -> list[str]:
+    """The unknown fields of a write: what was dropped, minus known fields omitted at their zero value.
+
+    ``root``: the built-in's definition, or None for a custom resource (only its metadata is typed).
+    """
+    def omitted(path: str, value: Any) -> bool:
+        if root is not None:
+            return omitted_zero(definitions, root, path, value)
+        return path.startswith("metadata.") and omitted_zero(definitions, _OBJECT_META, path[9:], value)
+
+    return unknown_fields(sent, kept, omitted=omitted)
 
 
 def refuse_or_warn(mode: str, kind: str, version: str, fields: list[str], warnings: list[str]) -> None:

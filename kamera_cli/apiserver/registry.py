@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 _DATA = Path(__file__).resolve().parent / "data" / "builtin.json"
+_OMITEMPTY = _DATA.with_name("omitempty.json")
 
 #: Field selectors the real apiserver supports per (group, plural), besides metadata.name/namespace.
 _FIELD_LABELS: dict[tuple[str, str], frozenset[str]] = {
@@ -111,8 +112,19 @@ def field_path(label: str) -> str:
 
 @cache
 def _builtin_table() -> dict[str, Any]:
+    """builtin.json, each property whose Go field is ``omitempty`` (and not a pointer) marked
+    ``"omit": <category>`` from omitempty.json (scripts/gen_omitempty.py): the server never writes
+    such a field at its zero value (``validation._prune`` drops it)."""
     with _DATA.open(encoding="utf-8") as fh:
         data: dict[str, Any] = json.load(fh)
+    with _OMITEMPTY.open(encoding="utf-8") as fh:
+        omitted: dict[str, dict[str, str]] = json.load(fh)["definitions"]
+    definitions = data["definitions"]
+    for name, fields in omitted.items():
+        props = (definitions.get(name) or {}).get("properties") or {}
+        for key, category in fields.items():
+            if key in props:
+                props[key] = {**props[key], "omit": category}
     return data
 
 
@@ -143,10 +155,13 @@ class GroupInfo:
 class Registry:
     """An immutable set of served resources; ``with_crds`` returns a new one."""
 
-    __slots__ = ("_by_kind", "_by_plural", "_crds", "_definitions", "_lookups", "_resources")
+    __slots__ = ("_by_kind", "_by_plural", "_crds", "_definitions", "_lookups", "_resources", "graceful_deletion")
 
     def __init__(self, resources: Iterable[ResourceInfo], definitions: Mapping[str, Any],
-                 crds: tuple[Mapping[str, Any], ...] = ()) -> None:
+                 crds: tuple[Mapping[str, Any], ...] = (), *, graceful_deletion: bool = True) -> None:
+        #: whether Pods bound to a node are deleted gracefully (``podStrategy.CheckGracefulDelete``):
+        #: a cluster simulated without a kubelet has nothing that would finish their termination
+        self.graceful_deletion = graceful_deletion
         self._resources = tuple(sorted(resources, key=lambda r: (r.group, version_priority(r.version), r.plural)))
         self._definitions = definitions
         self._crds = crds
@@ -177,7 +192,12 @@ class Registry:
                                f"resource {infos[0].plural}.{infos[0].group} is already defined")
             seen.add(key)
             added.extend(infos)
-        return Registry((*self._resources, *added), self._definitions, (*self._crds, *manifests))
+        return Registry((*self._resources, *added), self._definitions, (*self._crds, *manifests),
+                        graceful_deletion=self.graceful_deletion)
+
+    def without_graceful_deletion(self) -> Registry:
+        """The same served kinds, with every Pod deleted at once (no node agent will end its grace period)."""
+        return Registry(self._resources, self._definitions, self._crds, graceful_deletion=False)
 
     @property
     def definitions(self) -> Mapping[str, Any]:

@@ -36,7 +36,7 @@ from kamera_cli.apiserver.defaults import (
 )
 from kamera_cli.apiserver.encoding import ListBody, encode, encode_object
 from kamera_cli.apiserver.errors import ApiError
-from kamera_cli.apiserver.field_validation import directive, refuse_or_warn, unknown_fields, warning_header
+from kamera_cli.apiserver.field_validation import directive, dropped_fields, refuse_or_warn, warning_header
 from kamera_cli.apiserver.registry import Registry, ResourceInfo
 from kamera_cli.apiserver.selectors import SelectorError, field_matcher, label_matcher
 from kamera_cli.apiserver.snapshot import Snapshot
@@ -47,6 +47,7 @@ from kamera_cli.apiserver.validation import (
     prune_metadata,
     remember_clean,
     validate_builtin,
+    validate_generate_name,
     validate_metadata,
     validate_name,
 )
@@ -55,10 +56,13 @@ from kamera_cli.apiserver.validation_crd import validate as validate_cr
 from kamera_cli.apiserver.validation_kinds import base64_offset, validate_kind
 from kamera_cli.apiserver.validation_update import validate_update
 from kamera_cli.apiserver.write_rules import (
+    CREATE_ON_UPDATE,
     SERVER_KEPT,
-    check_preconditions,
+    Grace,
+    check_delete_preconditions,
     check_update_version,
     delete_answer,
+    graceful_delete,
     refuse_resource_version_on_create,
     status_update,
 )
@@ -712,13 +716,16 @@ class ApiServer:
         ``live``: the stored object being replaced; subtrees shared with it are not walked again when
         it is known to have passed this very pruning and validation whole.
         """
-        causes = validate_name(info.group, info.kind, name) + validate_metadata(obj["metadata"])
+        prefix = str(obj["metadata"].get("generateName") or "") if live is None else ""  # only create checks it
+        causes = (validate_generate_name(info.group, info.kind, prefix) + validate_name(info.group, info.kind, name)
+                  + validate_metadata(obj["metadata"]))
         if info.custom and info.schema is not None:
             sent = obj
             obj = prune(obj, info.schema, root=True)
             obj["metadata"] = prune_metadata(self.registry.definitions, sent["metadata"])
             if self._field_mode != "Ignore":
-                refuse_or_warn(self._field_mode, info.kind, info.version, unknown_fields(sent, obj), self._warnings)
+                refuse_or_warn(self._field_mode, info.kind, info.version,
+                               dropped_fields(self.registry.definitions, None, sent, obj), self._warnings)
             obj = apply_defaults(obj, info.schema)
             causes += validate_cr(obj, info.schema, live)
         elif info.definition is not None:
@@ -726,7 +733,8 @@ class ApiServer:
             base = clean_base(definitions, info.definition, live)
             pruned = prune_builtin(definitions, info.definition, obj, base)
             if pruned is not obj:
-                refuse_or_warn(self._field_mode, info.kind, info.version, unknown_fields(obj, pruned), self._warnings)
+                refuse_or_warn(self._field_mode, info.kind, info.version,
+                               dropped_fields(definitions, info.definition, obj, pruned), self._warnings)
             obj = pruned
             obj = canonical_quantities(definitions, info, obj, base)
             apply_builtin_defaults(info.group, info.kind, obj)
@@ -765,8 +773,10 @@ class ApiServer:
         self._commit(req, ref, before, after)
         return 201, dict(BINDING_SUCCESS), None
 
-    def _create(self, req: _Req, obj: dict[str, Any], manager: str, managed: list[Any] | None
-                ) -> tuple[int, Any, None]:
+    def _create(self, req: _Req, obj: dict[str, Any], manager: str, managed: list[Any] | None,
+                via_update: bool = False) -> tuple[int, Any, None]:
+        """Create ``obj``: a POST, an apply (``managed``: its managedFields) or a PUT to a missing object of a
+        kind that allows it (``via_update``: ``Store.Update``'s create path, which never refuses a sent RV)."""
         info = req.info
         self._check_namespace(req, obj)
         meta = obj["metadata"]
@@ -811,7 +821,7 @@ class ApiServer:
             allocate_cluster_ip(self.snapshot, obj)
         _normalise(info, obj)
         obj = self._validate(info, obj, name)
-        if managed is None and not req.dry_run:  # a POST (apply creates through Store.Update)
+        if managed is None and not via_update and not req.dry_run:  # a POST (apply creates through Store.Update)
             refuse_resource_version_on_create({"resourceVersion": sent_version})
         if existing is not None:  # the store answers after validation (BeforeCreate) and the RV check
             deleting = bool((existing.get("metadata") or {}).get("deletionTimestamp"))
@@ -845,9 +855,9 @@ class ApiServer:
         ref = self._ref(info, req.namespace, req.name)
         live = self.snapshot.get(ref)
         if live is None:
-            raise E.not_found(info.plural, info.group, req.name)
-        if req.sub == "scale":
-            return self._write_scale(req, ref, live, req.parsed)
+            if req.sub or info.custom or (info.group, info.kind) not in CREATE_ON_UPDATE:
+                raise E.not_found(info.plural, info.group, req.name)
+            return self._create(req, obj, self._manager(req), managed=None, via_update=True)  # Store.Update creates
         check_update_version(info, req.name, meta, live)
         return self._update(req, ref, live, obj, self._manager(req), managed=None)
 
@@ -999,7 +1009,7 @@ class ApiServer:
         return self._update(req, ref, live, new, manager, managed=managed or [])
 
     # ---------------------------------------------------------------- deletion
-    def _delete_options(self, req: _Req) -> tuple[str, dict[str, Any]]:
+    def _delete_options(self, req: _Req) -> tuple[str, dict[str, Any], int | None]:
         opts = req.parsed if isinstance(req.parsed, dict) else {}
         if req.parsed is not None and not isinstance(req.parsed, dict):
             raise E.bad_request("the request body must be a DeleteOptions object")
@@ -1020,48 +1030,74 @@ class ApiServer:
             raise E.bad_request(f"dryRun: Unsupported value: {json.dumps(dry)}: supported values: \"All\"")
         if dry == ["All"]:
             req.query["dryRun"] = "All"
-        return policy or "Background", opts.get("preconditions") or {}
+        grace = opts.get("gracePeriodSeconds", req.query.get("gracePeriodSeconds"))
+        if grace is not None and not isinstance(grace, int):
+            try:
+                grace = int(str(grace))
+            except ValueError:
+                raise E.bad_request(f'gracePeriodSeconds: invalid value "{grace}"') from None
+        return policy or "Background", opts.get("preconditions") or {}, grace
 
     def _do_delete(self, req: _Req) -> tuple[int, Any, None]:
         if req.sub:
             raise E.method_not_allowed()
         info = req.info
-        policy, pre = self._delete_options(req)
+        policy, pre, grace = self._delete_options(req)
         ref = self._ref(info, req.namespace, req.name)
         live = self.snapshot.get(ref)
         if live is None:
             raise E.not_found(info.plural, info.group, req.name)
         if info.group == "" and info.kind == "Namespace" and req.name in _IMMORTAL_NAMESPACES:
             raise E.forbidden("namespaces", "", req.name, "this namespace may not be deleted")
-        return self._delete(req, ref, live, policy, pre)
+        status, body, _ = self._delete(req, ref, live, policy, pre, grace)
+        if _cascade_requested(req) and not _deleted(req, self.snapshot.get(ref), body):
+            status = 202  # the DELETE handler: not gone yet, and the caller asked orphanDependents=false
+        return status, body, None
 
-    def _delete(self, req: _Req, ref: ObjectRef, live: Manifest, policy: str, pre: Mapping[str, Any]
-                ) -> tuple[int, Any, None]:
+    def _delete(self, req: _Req, ref: ObjectRef, live: Manifest, policy: str, pre: Mapping[str, Any],
+                grace_seconds: int | None = None) -> tuple[int, Any, None]:
+        """``Store.Delete``: preconditions, graceful deletion (Pods), finalizers, then removal."""
         info = req.info
         meta = live["metadata"]
-        check_preconditions(info, ref.namespace, ref.name, live, pre.get("uid"), pre.get("resourceVersion"))
+        check_delete_preconditions(info, live, pre.get("uid"), pre.get("resourceVersion"))
+        grace = graceful_delete(info, live, grace_seconds, int(self.now())) if self.registry.graceful_deletion else None
+        if grace is not None and grace.pending:
+            return 200, self._present(info, live), None  # Store.Delete: finalizeDelete of the unchanged object
         finalizers = list(meta.get("finalizers") or [])
         if policy == "Foreground" and _FOREGROUND not in finalizers and not meta.get("deletionTimestamp"):
             finalizers.append(_FOREGROUND)
         elif policy == "Orphan" and _ORPHAN not in finalizers and not meta.get("deletionTimestamp"):
             finalizers.append(_ORPHAN)
         holds = _namespace_holds(info, live)
+        if grace is not None and (grace.period > 0 or finalizers):
+            return self._mark_deleting(req, ref, live, finalizers, grace)
         if not finalizers and not holds:
-            if req.dry_run:
-                return 200, delete_answer(info, self._present(info, live)), None
-            self._commit(req, ref, live, None)
             final = dict(live)
-            final["metadata"] = {**meta, "resourceVersion": str(self.snapshot.resource_version)}
+            if grace is not None:  # updateForGracefulDeletionAndFinalizers stored the deletion fields first
+                final["metadata"] = {**meta, "deletionTimestamp": grace.timestamp,
+                                     "deletionGracePeriodSeconds": grace.period}
+            if req.dry_run:
+                return 200, delete_answer(info, self._present(info, final)), None
+            self._commit(req, ref, live, None)
+            final["metadata"] = {**final["metadata"], "resourceVersion": str(self.snapshot.resource_version)}
             return 200, delete_answer(info, self._present(info, final)), None
         if meta.get("deletionTimestamp"):
             return 200, self._present(info, live), None  # already being deleted: nothing changes
-        new = {**live, "metadata": dict(meta)}
+        return self._mark_deleting(req, ref, live, finalizers, None)
+
+    def _mark_deleting(self, req: _Req, ref: ObjectRef, live: Manifest, finalizers: list[str], grace: Grace | None
+                       ) -> tuple[int, Any, None]:
+        """Store the deletion fields: ``BeforeDelete``'s for a graceful deletion, else ``markAsDeleting``'s
+        (now, grace 0).  The object stays, answered as itself."""
+        info = req.info
+        new = {**live, "metadata": dict(live["metadata"])}
         nmeta = new["metadata"]
-        nmeta["deletionTimestamp"] = self._now()
-        nmeta["deletionGracePeriodSeconds"] = 0
+        first = grace.first if grace is not None else not nmeta.get("deletionTimestamp")
+        nmeta["deletionTimestamp"] = grace.timestamp if grace is not None else self._now()
+        nmeta["deletionGracePeriodSeconds"] = grace.period if grace is not None else 0
         if finalizers:
             nmeta["finalizers"] = finalizers
-        if info.tracks_generation:
+        if info.tracks_generation and first:
             nmeta["generation"] = int(nmeta.get("generation") or 0) + 1
         if info.group == "" and info.kind == "Namespace":
             new["status"] = {**(live.get("status") or {}), "phase": "Terminating"}
@@ -1074,17 +1110,33 @@ class ApiServer:
 
     def _do_deletecollection(self, req: _Req) -> tuple[int, Any, None]:
         info = req.info
-        policy, pre = self._delete_options(req)
+        policy, pre, grace = self._delete_options(req)
         match = self._matchers(req)
         objs, _ = self._list_objects(info, req.namespace, self.snapshot)
         deleted = []
         for obj in objs:
             if not match(obj):
                 continue
-            self._delete(req, ObjectRef.of(obj), obj, policy, pre)
+            self._delete(req, ObjectRef.of(obj), obj, policy, pre, grace)
             deleted.append(self._present(info, obj))  # Store.DeleteCollection answers the list it deleted
         return 200, {"kind": info.list_kind, "apiVersion": info.api_version,
                      "metadata": {"resourceVersion": str(self.snapshot.resource_version)}, "items": deleted}, None
+
+
+def _cascade_requested(req: _Req) -> bool:
+    """``orphanDependents: false`` given explicitly (body or query): the deprecated way to ask for a cascade."""
+    opts = req.parsed if isinstance(req.parsed, dict) else {}
+    if "orphanDependents" in opts:
+        return opts["orphanDependents"] is False
+    return req.query.get("orphanDependents", "").lower() == "false"
+
+
+def _deleted(req: _Req, remaining: Manifest | None, body: Any) -> bool:
+    """Whether the DELETE removed the object (for a dry run: would have)."""
+    if not req.dry_run:
+        return remaining is None
+    meta = (body.get("metadata") or {}) if isinstance(body, dict) else {}
+    return not (meta.get("deletionTimestamp") and (meta.get("finalizers") or meta.get("deletionGracePeriodSeconds")))
 
 
 def _ownership(managed: Any) -> Any:

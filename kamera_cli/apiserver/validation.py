@@ -16,6 +16,9 @@ from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.errors import cause
 from kamera_cli.apiserver.quantity import QuantityError, canonicalize, plan_for
 from kamera_cli.apiserver.registry import ResourceInfo
+from kamera_cli.apiserver.validation_rbac import GROUP as _RBAC
+from kamera_cli.apiserver.validation_rbac import KINDS as _RBAC_KINDS
+from kamera_cli.apiserver.validation_rbac import path_segment_name
 
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -46,7 +49,26 @@ def _quote(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
-def validate_name(group: str, kind: str, name: str, field: str = "metadata.name") -> list[dict[str, str]]:
+def validate_generate_name(group: str, kind: str, prefix: str) -> list[dict[str, str]]:
+    """``ValidateObjectMeta``'s check of ``generateName``: the kind's name rule in its prefix form, which
+    for DNS names first turns a trailing '-' into an 'a' (``maskTrailingDash``); the bad value shown is
+    the prefix as sent."""
+    if not prefix:
+        return []
+    if group == _RBAC and kind in _RBAC_KINDS:  # IsPathSegmentPrefix: only the characters
+        return [cause("FieldValueInvalid", "metadata.generateName", f"Invalid value: {_quote(prefix)}: {msg}")
+                for msg in path_segment_name(prefix) if msg.startswith("may not contain")]
+    masked = prefix[:-1] + "a" if len(prefix) > 1 and prefix.endswith("-") else prefix
+    return validate_name(group, kind, masked, "metadata.generateName", shown=prefix)
+
+
+def validate_name(group: str, kind: str, name: str, field: str = "metadata.name",
+                  shown: str | None = None) -> list[dict[str, str]]:
+    """The kind's name rule (``shown``: the value to print when ``name`` is a masked prefix)."""
+    if group == _RBAC and kind in _RBAC_KINDS:  # ValidateRBACName: a path segment, e.g. "system:auth-delegator"
+        return [cause("FieldValueInvalid", field, f"Invalid value: {_quote(name)}: {msg}")
+                for msg in path_segment_name(name)]
+    printed = name if shown is None else shown
     if (group, kind) in _DNS1035_KINDS:
         regex, msg, limit = _DNS1035, _DNS1035_MSG, 63
     elif (group, kind) in _LABEL_KINDS:
@@ -55,10 +77,10 @@ def validate_name(group: str, kind: str, name: str, field: str = "metadata.name"
         regex, msg, limit = _SUBDOMAIN, _SUBDOMAIN_MSG, 253
     out = []
     if len(name) > limit:
-        out.append(cause("FieldValueInvalid", field, f'Invalid value: "{name}": must be no more than {limit} '
+        out.append(cause("FieldValueInvalid", field, f'Invalid value: "{printed}": must be no more than {limit} '
                                                      "characters"))
     if not regex.match(name):
-        out.append(cause("FieldValueInvalid", field, f'Invalid value: "{name}": {msg}'))
+        out.append(cause("FieldValueInvalid", field, f'Invalid value: "{printed}": {msg}'))
     return out
 
 
@@ -291,7 +313,12 @@ def _prune(definitions: Mapping[str, Any], name: str, value: Any, top: bool = Fa
                 changed = dict(value)
             del changed[key]
             continue
-        if sub is None or key == "managedFields":  # server-written; never needs pruning
+        if key == "managedFields":  # server-written; never needs pruning
+            continue
+        if not sub and _is_zero(sub, spec.get("omit")):  # encoding/json's omitempty: never written
+            if changed is None:
+                changed = dict(value)
+            del changed[key]
             continue
         before = None if base is None else base.get(key)
         if before is sub:
@@ -318,6 +345,47 @@ def _prune_prop(definitions: Mapping[str, Any], spec: Mapping[str, Any], value: 
         new_map = {k: _prune(definitions, item, v) for k, v in value.items()}
         return value if all(new_map[k] is v for k, v in value.items()) else new_map
     return value
+
+
+_ZEROS: dict[str, Any] = {"map": {}, "slice": [], "bytes": "", "string": ""}
+
+
+def _is_zero(value: Any, category: str | None) -> bool:
+    """Whether ``value`` is the Go zero of an ``omitempty`` field of this category (bools are not numbers).
+
+    A null decodes to the zero value (a nil pointer, map or slice) and so is omitted too, except for
+    a struct (written as ``{}``); a non-null pointer is always written.
+    """
+    if category is None:
+        return False
+    if value is None:
+        return category != "struct"
+    if category == "bool":
+        return value is False
+    if category == "number":
+        return value == 0 and not isinstance(value, bool)
+    return bool(value == _ZEROS.get(category, ()))
+
+
+def omitted_zero(definitions: Mapping[str, Any], root: str, path: str, value: Any) -> bool:
+    """Whether ``path`` (``spec.containers[0].args``) names a known ``omitempty`` field and ``value`` is
+    its zero: dropped by serialisation, not an unknown field to warn about."""
+    spec: Mapping[str, Any] | None = {"ref": root}
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        if spec is None:
+            return False
+        if part.startswith("["):
+            item = spec.get("items") if spec.get("type") == "array" else None
+            spec = {"ref": item} if isinstance(item, str) else None
+            continue
+        ref = spec.get("ref")
+        if ref is None and spec.get("type") == "object" and isinstance(spec.get("values"), str):
+            spec = {"ref": spec["values"]}
+            continue
+        props = (definitions.get(ref) or {}).get("properties") if isinstance(ref, str) else None
+        spec = props.get(part) if isinstance(props, Mapping) else None
+    omit = spec.get("omit") if spec is not None else None
+    return isinstance(omit, str) and _is_zero(value, omit)
 
 
 def prune_metadata(definitions: Mapping[str, Any], meta: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,9 @@ declares it; a transition rule (one naming ``oldSelf``) runs only on update and 
 object has a value at the same place; a false result is ``field.Invalid(path, <the node's type>,
 message)`` (or the rule's ``reason``), the message being ``message``, the result of
 ``messageExpression``, or ``failed rule: <rule>``; an evaluation error is reported as
-``<error> evaluating rule: <rule>``.  Rules are compiled once per schema node.
+``<error> evaluating rule: <rule>``.  Items of ``listType: map`` lists meet the old item with the same
+keys (``MakeMapList``).  Rules are compiled once per schema node, with the Kubernetes CEL libraries
+(``validation_cel_lib.py``) as extra functions.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.field_errors import Cause
+from kamera_cli.apiserver.validation_cel_lib import library, optional
 
 celpy: Any
 try:
@@ -32,6 +35,7 @@ except ImportError:  # the optional extra is absent: rules are not enforced
 
 _OLD_SELF = re.compile(r"\boldSelf\b")
 _PROGRAMS: dict[tuple[int, str], tuple[Any, Any]] = {}
+_LIBRARY: dict[str, Any] = {}
 
 
 def available() -> bool:
@@ -53,8 +57,10 @@ def _program(node: Mapping[str, Any], text: str) -> Any:
     key = (id(node), text)
     hit = _PROGRAMS.get(key)
     if hit is None or hit[0] is not node:
+        if not _LIBRARY:
+            _LIBRARY.update(library(celpy))
         env = celpy.Environment()
-        hit = (node, env.program(env.compile(text)))
+        hit = (node, env.program(env.compile(text), functions=_LIBRARY))
         _PROGRAMS[key] = hit
     return hit[1]
 
@@ -89,13 +95,24 @@ def _walk(value: Any, old: Any, node: Mapping[str, Any], path: str, out: list[Ca
                 before = old.get(key) if isinstance(old, dict) else None
                 _walk(child, before, sub, f"{path}.{key}" if path else key, out)
     elif isinstance(value, list) and isinstance(node.get("items"), Mapping):
+        olds = _correlated(node, old)
         for i, item in enumerate(value):
-            _walk(item, None, node["items"], f"{path}[{i}]", out)  # list items are not correlated
+            _walk(item, olds(item), node["items"], f"{path}[{i}]", out)
     rules = node.get("x-kubernetes-validations")
     if isinstance(rules, list):
         for rule in rules:
             if isinstance(rule, Mapping) and isinstance(rule.get("rule"), str):
                 _check(rule, value, old, node, path, out)
+
+
+def _correlated(node: Mapping[str, Any], old: Any) -> Any:
+    """The old item each new list item is compared with (``MakeMapList``): by the map keys of a
+    ``x-kubernetes-list-type: map`` list; items of other lists are not correlated (no ``oldSelf``)."""
+    keys = node.get("x-kubernetes-list-map-keys")
+    if node.get("x-kubernetes-list-type") != "map" or not isinstance(keys, list) or not isinstance(old, list):
+        return lambda _item: None
+    by_key = {tuple(repr(o.get(k)) for k in keys): o for o in old if isinstance(o, dict)}
+    return lambda item: by_key.get(tuple(repr(item.get(k)) for k in keys)) if isinstance(item, dict) else None
 
 
 def _check(rule: Mapping[str, Any], value: Any, old: Any, node: Mapping[str, Any], path: str,
@@ -105,7 +122,11 @@ def _check(rule: Mapping[str, Any], value: Any, old: Any, node: Mapping[str, Any
     if transition and old is None and not rule.get("optionalOldSelf"):
         return  # a transition rule only runs when there is an old value to compare with
     activation = {"self": celpy.json_to_cel(_strip_root(value, path))}
-    if transition:
+    if transition and rule.get("optionalOldSelf"):  # oldSelf is an optional, empty on create
+        present = old is not None
+        activation["oldSelf"] = optional(celpy, celpy.json_to_cel(_strip_root(old, path)) if present else None,
+                                         present)
+    elif transition:
         activation["oldSelf"] = celpy.json_to_cel(_strip_root(old, path))
     where = _rule_path(path, rule.get("fieldPath"))
     try:

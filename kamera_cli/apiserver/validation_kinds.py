@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
-from kamera_cli.apiserver import validation_net
+from kamera_cli.apiserver import validation_net, validation_rbac
 from kamera_cli.apiserver.field_errors import Cause, GoRepr
 from kamera_cli.apiserver.quantity import QuantityError, value_of
 from kamera_cli.apiserver.validation_pod import validate_pod_spec, validate_template
@@ -384,6 +384,28 @@ def _service(obj: Obj) -> list[Cause]:
             out.append(F.forbidden(f"{here}.nodePort", "may not be used when `type` is 'ClusterIP'"))
     for key in sorted(spec.get("selector") or {}):
         out += F.each_invalid("spec.selector", key, F.qualified_name(key))
+    return out + _service_pairs(spec, ports)
+
+
+def _service_pairs(spec: Obj, ports: list[Any]) -> list[Cause]:
+    """The rest of ``ValidateService``: session affinity and unique (protocol, port) pairs."""
+    out: list[Cause] = []
+    affinity = spec.get("sessionAffinity") or ""
+    if affinity not in ("ClientIP", "None"):
+        out.append(F.not_supported("spec.sessionAffinity", affinity, ("ClientIP", "None")))
+    elif affinity == "ClientIP":  # validateClientIPAffinityConfig
+        timeout = (((spec.get("sessionAffinityConfig") or {}).get("clientIP") or {}).get("timeoutSeconds"))
+        if isinstance(timeout, int) and not 0 < timeout <= 86400:
+            out.append(F.invalid("spec.sessionAffinityConfig.clientIP.timeoutSeconds", timeout,
+                                 "must be greater than 0 and less than 86400"))
+    seen: set[tuple[str, Any]] = set()
+    for here, port in F.items(ports, "spec.ports"):
+        pair = (str(port.get("protocol") or ""), port.get("port"))
+        if pair in seen:  # the duplicate is reported as the (protocol, port) key, printed as Go's %#v
+            out.append(F.duplicate(here, GoRepr(
+                f'core.ServicePort{{Name:"", Protocol:"{pair[0]}", AppProtocol:(*string)(nil), Port:{pair[1]}, '
+                'TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}')))
+        seen.add(pair)
     return out
 
 
@@ -524,20 +546,6 @@ def _hpa(obj: Obj) -> list[Cause]:
     return out
 
 
-def _binding(obj: Obj) -> list[Cause]:
-    """``ValidateRoleBinding`` / ``ValidateClusterRoleBinding``: the roleRef."""
-    ref = _mapping(obj, "roleRef")
-    out: list[Cause] = []
-    allowed = ("ClusterRole",) if obj.get("kind") == "ClusterRoleBinding" else ("ClusterRole", "Role")
-    if ref.get("apiGroup") != "rbac.authorization.k8s.io":
-        out.append(F.not_supported("roleRef.apiGroup", ref.get("apiGroup", ""), ("rbac.authorization.k8s.io",)))
-    if ref.get("kind") not in allowed:
-        out.append(F.not_supported("roleRef.kind", ref.get("kind", ""), allowed))
-    if not ref.get("name"):
-        out.append(F.required("roleRef.name"))
-    return out
-
-
 _RULES: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {
     **{("", kind): rule for kind, rule in (("Pod", _pod), ("PodTemplate", _pod_template),
                                            ("ReplicationController", _replication_controller),
@@ -547,7 +555,8 @@ _RULES: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {
                                                ("StatefulSet", _statefulset), ("DaemonSet", _daemonset))},
     ("batch", "Job"): _job, ("batch", "CronJob"): _cronjob, ("policy", "PodDisruptionBudget"): _pdb,
     ("autoscaling", "HorizontalPodAutoscaler"): _hpa,
-    **{("rbac.authorization.k8s.io", kind): _binding for kind in ("RoleBinding", "ClusterRoleBinding")},
+    **{(validation_rbac.GROUP, kind): validation_rbac.binding for kind in ("RoleBinding", "ClusterRoleBinding")},
+    **{(validation_rbac.GROUP, kind): validation_rbac.role for kind in ("Role", "ClusterRole")},
     ("networking.k8s.io", "Ingress"): validation_net.ingress,
     ("networking.k8s.io", "NetworkPolicy"): validation_net.network_policy,
     ("", "Namespace"): validation_net.namespace,

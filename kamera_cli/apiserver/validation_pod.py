@@ -4,7 +4,8 @@ Why: a controller that builds pods (or templates) wrongly -- a container name wi
 containers with one name, a mount of a volume it never declared, a request above its limit, a Job
 template without ``restartPolicy`` -- is refused by a real server; a fake that accepts the object
 hides the bug until production.  Covered (each after the upstream function named in its docstring):
-``ValidatePodSpec``'s volumes, containers, init containers, restart and DNS policy;
+``ValidatePodSpec``'s volumes, containers, init containers, restart and DNS policy, node selector
+labels, service account, node, host and subdomain and priority class names;
 ``validateContainerCommon`` (name, image, termination message policy, ports, volume mounts, pull
 policy, resources, probes).  Runs on defaulted objects, as upstream does.
 """
@@ -19,6 +20,12 @@ from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.defaults_pod import Memo
 from kamera_cli.apiserver.field_errors import Cause
 from kamera_cli.apiserver.quantity import QuantityError, value_of
+from kamera_cli.apiserver.validation_pod_fields import (
+    container_security,
+    pod_security,
+    validate_env,
+    validate_scheduling,
+)
 
 _PROTOCOLS = ("SCTP", "TCP", "UDP")
 _VALID = Memo()  # templates (by identity) that passed, per (path, restart policies, owner)
@@ -54,13 +61,24 @@ def validate_pod_spec(spec: Mapping[str, Any], path: str) -> list[Cause]:
     dns = spec.get("dnsPolicy") or ""
     if dns and dns not in _DNS:
         out.append(F.not_supported(f"{path}.dnsPolicy", dns, _DNS))
-    account = spec.get("serviceAccountName")
-    if account:
-        out += F.each_invalid(f"{path}.serviceAccountName", account, F.dns1123_subdomain(account))
+    selector = spec.get("nodeSelector")
+    if isinstance(selector, Mapping):  # ValidateLabels: keys and values, reported at the map
+        for key in sorted(selector):
+            out += F.each_invalid(f"{path}.nodeSelector", key, F.qualified_name(str(key)))
+            out += F.each_invalid(f"{path}.nodeSelector", selector[key], F.label_value(str(selector[key])))
+    for key, check in (("serviceAccountName", F.dns1123_subdomain), ("nodeName", F.dns1123_subdomain)):
+        value = spec.get(key)
+        if value:
+            out += F.each_invalid(f"{path}.{key}", value, check(str(value)))
     deadline = spec.get("activeDeadlineSeconds")
     if isinstance(deadline, int) and not 1 <= deadline <= 2147483647:
         out.append(F.invalid(f"{path}.activeDeadlineSeconds", deadline, "must be between 1 and 2147483647, inclusive"))
-    return out
+    for key, check in (("hostname", F.dns1123_label), ("subdomain", F.dns1123_label),
+                       ("priorityClassName", F.dns1123_subdomain)):
+        value = spec.get(key)
+        if value:
+            out += F.each_invalid(f"{path}.{key}", value, check(str(value)))
+    return out + pod_security(spec, path) + validate_scheduling(spec, path)
 
 
 def _volumes(volumes: list[Any], path: str, out: list[Cause]) -> set[str]:
@@ -107,6 +125,10 @@ def _container(c: Mapping[str, Any], volumes: set[str], path: str, names: set[st
     elif policy not in _TERMINATION:
         out.append(F.not_supported(f"{path}.terminationMessagePolicy", policy, _TERMINATION))
     out += _ports(c.get("ports") or [], f"{path}.ports")
+    if c.get("env") or c.get("envFrom"):
+        out += validate_env(c.get("env"), c.get("envFrom"), path)
+    if "securityContext" in c:
+        out += container_security(c["securityContext"], path)
     out += _mounts(c.get("volumeMounts") or [], volumes, f"{path}.volumeMounts")
     pull = c.get("imagePullPolicy") or ""
     if not pull:

@@ -10,18 +10,28 @@ Upstream: ``staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go`` (``Create`
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver.errors import ApiError
 from kamera_cli.apiserver.registry import ResourceInfo
+from kamera_cli.apiserver.semantics import format_time
 
 #: Built-in kinds whose store sets ``ReturnDeletedObject`` (pkg/registry/**/storage/storage.go):
 #: DELETE answers the object itself; every other built-in answers a ``Status{Success}``.
 _RETURNS_OBJECT = frozenset({
     ("", "Pod"), ("", "PodTemplate"), ("", "Service"), ("", "ServiceAccount"), ("", "Namespace"),
     ("", "PersistentVolume"), ("", "PersistentVolumeClaim"),
+})
+#: Built-ins whose update strategy sets ``AllowCreateOnUpdate`` (pkg/registry/**/strategy.go): a PUT to a
+#: missing object creates it (201).  Everything else, custom resources included, answers 404.
+CREATE_ON_UPDATE = frozenset({
+    ("", "Event"), ("events.k8s.io", "Event"), ("coordination.k8s.io", "Lease"), ("", "Service"),
+    ("", "ServiceAccount"), ("", "Endpoints"),
+    *(("rbac.authorization.k8s.io", k) for k in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")),
 })
 #: Resources whose etcd key is not ``/registry/<resource>`` (the storage prefix overrides).
 _KEY_PREFIX = {("", "services"): "services/specs", ("", "nodes"): "minions",
@@ -104,6 +114,92 @@ def check_update_version(info: ResourceInfo, name: str, new_meta: Mapping[str, A
         return
     if str(raw) != (live.get("metadata") or {}).get("resourceVersion"):
         raise E.stale(info.plural, info.group, name)
+
+
+def check_delete_preconditions(info: ResourceInfo, live: Mapping[str, Any], uid: Any, resource_version: Any
+                               ) -> None:
+    """``rest.BeforeDelete`` checks a DELETE's preconditions first, with its own wording.
+
+    The Conflict names the *kind* as the resource (``Operation cannot be fulfilled on Deployment.apps
+    "d": the UID in the precondition (x) does not match the UID in record (y). …``), so a DELETE never
+    reaches the storage layer's ``Precondition failed`` sentence.
+    """
+    meta = live.get("metadata") or {}
+    name = str(meta.get("name", ""))
+    if uid and uid != meta.get("uid"):
+        raise E.conflict(info.kind, info.group, name, f"the UID in the precondition ({uid}) does not match the UID "
+                                                      f"in record ({meta.get('uid', '')}). The object might have "
+                                                      f"been deleted and then recreated")
+    if resource_version and resource_version != meta.get("resourceVersion"):
+        raise E.conflict(info.kind, info.group, name, f"the ResourceVersion in the precondition ({resource_version})"
+                                                      f" does not match the ResourceVersion in record "
+                                                      f"({meta.get('resourceVersion', '')}). The object might have "
+                                                      f"been modified")
+
+
+@dataclass(frozen=True, slots=True)
+class Grace:
+    """``rest.BeforeDelete``'s verdict for a kind whose strategy deletes gracefully (Pods).
+
+    ``pending``: a graceful deletion at least as short is under way, the DELETE answers the object
+    unchanged.  Otherwise the deletion fields to store: ``timestamp`` (when the grace period ends)
+    and ``period``; ``first`` when this starts the deletion (the generation moves).  A ``period`` of
+    0 without finalizers removes the object at once.
+    """
+
+    pending: bool
+    timestamp: str = ""
+    period: int = 0
+    first: bool = False
+
+
+def _graceful(info: ResourceInfo) -> bool:
+    """Only the pod strategy implements ``RESTGracefulDeleteStrategy`` among the kinds kamera serves."""
+    return not info.custom and info.group == "" and info.kind == "Pod"
+
+
+def _pod_grace_period(pod: Mapping[str, Any], requested: int | None) -> int:
+    """``podStrategy.CheckGracefulDelete``: the request's period, else the pod's own, else 0 —
+    and 0 for a pod no node runs or one that has already finished."""
+    spec = pod.get("spec") or {}
+    period = requested if requested is not None else int(spec.get("terminationGracePeriodSeconds") or 0)
+    if not spec.get("nodeName") or (pod.get("status") or {}).get("phase") in ("Failed", "Succeeded"):
+        period = 0
+    return 1 if period < 0 else period
+
+
+def _seconds(stamp: Any) -> int | None:
+    try:
+        parsed = _dt.datetime.strptime(str(stamp), "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return None
+    return int(parsed.replace(tzinfo=_dt.timezone.utc).timestamp())
+
+
+def graceful_delete(info: ResourceInfo, live: Mapping[str, Any], requested: int | None, now: int) -> Grace | None:
+    """``rest.BeforeDelete`` for graceful kinds; ``None`` means the ordinary (non-graceful) path.
+
+    A negative requested period counts as 1 s.  On an object already being deleted with a non-zero
+    grace period only a shorter period changes anything: the deletion time moves to the original
+    request time plus the new period; no period (or a longer one) leaves the deletion pending.
+    """
+    if not _graceful(info):
+        return None
+    if requested is not None and requested < 0:
+        requested = 1
+    meta = live.get("metadata") or {}
+    if meta.get("deletionTimestamp"):
+        current = meta.get("deletionGracePeriodSeconds")
+        if not isinstance(current, int) or current <= 0:
+            return None  # deleting already with no grace left: delete now (or wait for finalizers)
+        if requested is None or requested >= current:
+            return Grace(pending=True)
+        ends = _seconds(meta["deletionTimestamp"])
+        if ends is None:
+            return None
+        return Grace(pending=False, timestamp=format_time(ends - current + requested), period=requested)
+    period = _pod_grace_period(live, requested)
+    return Grace(pending=False, timestamp=format_time(now + period), period=period, first=True)
 
 
 def delete_answer(info: ResourceInfo, final: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -23,7 +23,7 @@ from kamera_cli.adapters.metacontroller import ParentView, ResInfo, load_metacon
 from kamera_cli.adapters.program import PROGRAM_KEY, load_program
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
 from kamera_cli.apiserver.external import EXTERNAL_CRD, with_entries
-from kamera_cli.apiserver.field_validation import unknown_fields
+from kamera_cli.apiserver.field_validation import dropped_fields
 from kamera_cli.apiserver.transport import Containment
 from kamera_cli.controlplane import PodRule, make_builtins
 from kamera_cli.controlplane.volumes import default_storage_class
@@ -67,7 +67,9 @@ def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str]
         if stored is not None:
             pos = scenario.positions.get(f"seed[{i}]") or scenario.positions.get("$.spec.seed") or scenario.position
             where = f"{pos.file or scenario.file}:{pos.line}:{pos.column}"
-            for field_path in unknown_fields(obj, stored):
+            info = registry.lookup(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+            root = info.definition if info is not None and not info.custom else None
+            for field_path in dropped_fields(registry.definitions, root, obj, stored):
                 at = scenario.positions.get(f"seed[{i}]:{field_path}")
                 here = f"{at.file or scenario.file}:{at.line}:{at.column}" if at else where
                 warnings.append(f"{here}: {ObjectRef.of(obj)}: unknown field {field_path!r} was dropped by the "
@@ -110,6 +112,8 @@ class Simulation:
         # the external store's kind is served only where fakes keep state in it
         crds = (*scenario.crds, EXTERNAL_CRD) if scenario.fakes else scenario.crds
         self.registry = Registry.builtin().with_crds(crds)
+        if "kubelet" not in scenario.cluster.builtins:  # nothing would end a bound pod's grace period
+            self.registry = self.registry.without_graceful_deletion()
         snapshot = initial_snapshot(scenario, self.registry, self.warnings)
         self._containment = Containment()
         self._containment.__enter__()

@@ -110,6 +110,22 @@ def test_pod_qos_class(server, resources, qos):
     assert _pod(server, containers=[{"name": "c", "image": "x:1", "resources": resources}])["status"]["qosClass"] == qos
 
 
+_FULL = {"limits": {"cpu": "500m", "memory": "1Gi"}}
+
+
+@pytest.mark.parametrize(("containers", "qos"), [
+    ([_FULL, _FULL], "Guaranteed"),  # every container limits cpu and memory; requests default to the limits
+    ([_FULL, {"limits": {"cpu": "1"}}], "Burstable"),  # one container without a memory limit
+    ([_FULL, {"requests": {"cpu": "0", "memory": "0"}}], "Burstable"),  # zero quantities are not counted
+    ([{"requests": {"cpu": "0"}}, {}], "BestEffort"),
+])
+def test_pod_qos_class_sums_over_containers_and_init_containers(server, containers, qos):
+    # qos.ComputePodQOS: positive cpu/memory requests and limits summed per resource over all containers
+    specs = [{"name": f"c{i}", "image": "x:1", "resources": r} for i, r in enumerate(containers)]
+    pod = _pod(server, containers=specs[:1], initContainers=specs[1:])
+    assert pod["status"]["qosClass"] == qos
+
+
 def test_host_network_defaults_host_ports(server):
     out = _pod(server, hostNetwork=True, containers=[{"name": "c", "image": "x:1", "ports": [{"containerPort": 8080}]}])
     assert out["spec"]["containers"][0]["ports"] == [{"containerPort": 8080, "protocol": "TCP", "hostPort": 8080}]

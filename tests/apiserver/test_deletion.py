@@ -97,7 +97,7 @@ def test_preconditions_mismatch_is_409(api_client, field):
     with pytest.raises(ApiException) as exc:
         core.delete_namespaced_config_map("a", "default", body=client.V1DeleteOptions(preconditions=pre))
     assert exc.value.status == 409
-    assert "Precondition failed" in json.loads(exc.value.body)["message"]
+    assert "in the precondition (not-it) does not match" in json.loads(exc.value.body)["message"]
 
 
 def test_preconditions_match_deletes(api_client, server):

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from kubernetes import client
 
+from kamera_cli.apiserver import ApiError
 from kamera_cli.model.objects import ObjectRef
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
@@ -100,3 +102,15 @@ def test_apply_of_the_same_values_by_a_second_manager_records_shared_ownership(s
         shared = server.apply(obj, "two", force=False)
         assert shared["metadata"]["resourceVersion"] != first["metadata"]["resourceVersion"]
         assert sorted(m["manager"] for m in shared["metadata"]["managedFields"]) == ["one", "two"]
+
+
+def test_an_invalid_generate_name_is_reported_with_the_generated_name(server):
+    # ValidateObjectMeta: generateName in its prefix form (a trailing '-' masked), then the generated name
+    with pytest.raises(ApiError) as exc:
+        server.create({"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": {"generateName": "My-App-", "namespace": "default"}})
+    causes = exc.value.body["details"]["causes"]
+    assert [(c["field"], c["message"].split(":")[1].strip()) for c in causes] == [
+        ("metadata.generateName", '"My-App-"'), ("metadata.name", f'"{exc.value.body["details"]["name"]}"')]
+    assert server.create({"apiVersion": "v1", "kind": "ConfigMap",
+                          "metadata": {"generateName": "app-", "namespace": "default"}})["metadata"]["name"]

@@ -330,3 +330,33 @@ def test_the_aggregated_message_lists_several_causes_and_drops_repeats(server):
                                                                 "finalizers": ["not ok", "not ok"]}}
     twice = _refused(server, cm)
     assert len(twice["details"]["causes"]) == 2 and twice["message"].count("not ok") == 1
+
+
+# -- ValidateService: session affinity and (protocol, port) pairs ------------------------------------
+
+def test_service_ports_may_not_repeat_a_protocol_and_port(server):
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "default"},
+           "spec": {"ports": [{"name": "http", "port": 80, "targetPort": 8080},
+                              {"name": "web", "port": 80, "targetPort": 9090},
+                              {"name": "dns", "port": 80, "protocol": "UDP"}],
+                    "sessionAffinity": "Sticky"}}
+    with pytest.raises(ApiError) as exc:
+        server.create(svc)
+    causes = [(c["reason"], c["field"], c["message"]) for c in exc.value.body["details"]["causes"]]
+    assert causes == [
+        ("FieldValueNotSupported", "spec.sessionAffinity",
+         'Unsupported value: "Sticky": supported values: "ClientIP", "None"'),
+        ("FieldValueDuplicate", "spec.ports[1]",
+         'Duplicate value: core.ServicePort{Name:"", Protocol:"TCP", AppProtocol:(*string)(nil), Port:80, '
+         'TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}')]
+
+
+def test_client_ip_affinity_timeout_is_bounded(server):
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "default"},
+           "spec": {"ports": [{"port": 80}], "sessionAffinity": "ClientIP",
+                    "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 90000}}}}
+    with pytest.raises(ApiError) as exc:
+        server.create(svc)
+    assert exc.value.body["details"]["causes"] == [{
+        "reason": "FieldValueInvalid", "field": "spec.sessionAffinityConfig.clientIP.timeoutSeconds",
+        "message": "Invalid value: 90000: must be greater than 0 and less than 86400"}]

@@ -183,15 +183,17 @@ def test_an_object_held_by_a_finalizer_is_answered_as_itself(api_client, server)
     assert body["kind"] == "ConfigMap" and body["metadata"]["deletionTimestamp"]
 
 
-def test_delete_precondition_failures_are_worded_by_the_storage_layer(api_client):
+def test_delete_precondition_failures_are_worded_by_before_delete(api_client):
+    # rest.BeforeDelete checks them before the storage layer (test_graceful_deletion.py has both fields)
     core = client.CoreV1Api(api_client)
     live = core.create_namespaced_config_map("default", _cm())
     status, answer = _fails(core.delete_namespaced_config_map, "a", "default",
                             body=client.V1DeleteOptions(preconditions=client.V1Preconditions(uid="nope")))
     assert status == 409
-    assert answer["message"].endswith(f"Precondition failed: UID in precondition: nope, UID in object meta: "
-                                      f"{live.metadata.uid}")
-    assert "Key: /registry/configmaps/default/a" in answer["message"]
+    assert answer["message"] == (f'Operation cannot be fulfilled on ConfigMap "a": the UID in the precondition '
+                                 f'(nope) does not match the UID in record ({live.metadata.uid}). The object '
+                                 f'might have been deleted and then recreated')
+    assert answer["details"] == {"name": "a", "kind": "ConfigMap"}
 
 
 def test_deletecollection_answers_the_objects_as_listed(api_client, server):
@@ -202,3 +204,46 @@ def test_deletecollection_answers_the_objects_as_listed(api_client, server):
     items = server.journal[-1].response["items"]
     assert [i["metadata"]["name"] for i in items] == ["a", "b"]
     assert all("deletionTimestamp" not in i["metadata"] for i in items)  # the state before deletion
+
+
+# -- Store.Update with AllowCreateOnUpdate: a PUT creates the kinds whose strategy allows it ---------
+
+def test_a_put_creates_a_missing_lease_and_answers_201(api_client, server):
+    coordination = client.CoordinationV1Api(api_client)
+    lease = {"metadata": {"name": "leader", "resourceVersion": "7"},  # no RV check when creating this way
+             "spec": {"holderIdentity": "me", "leaseDurationSeconds": 15}}
+    out = coordination.replace_namespaced_lease("leader", "default", lease)
+    assert server.journal[-1].status == 201 and out.spec.holder_identity == "me"
+    assert out.metadata.uid and out.metadata.resource_version != "7"
+
+
+@pytest.mark.parametrize(("call", "body"), [
+    ("replace_namespaced_config_map", {"metadata": {"name": "a"}}),
+    ("replace_namespaced_pod", {"metadata": {"name": "a"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}),
+])
+def test_a_put_to_a_missing_object_of_other_kinds_is_404(api_client, call, body):
+    status, answer = _fails(getattr(client.CoreV1Api(api_client), call), "a", "default", body)
+    assert status == 404 and answer["reason"] == "NotFound"
+
+
+def test_a_put_creates_rbac_objects_and_services(api_client, server):
+    rbac = client.RbacAuthorizationV1Api(api_client)
+    rbac.replace_namespaced_role_binding("rb", "default", {
+        "metadata": {"name": "rb"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                                 "name": "r"}})
+    svc = client.CoreV1Api(api_client).replace_namespaced_service("s", "default", {
+        "metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}})
+    assert svc.spec.cluster_ip  # created through the ordinary create path: an address is allocated
+    assert server.snapshot.get(ObjectRef("rbac.authorization.k8s.io/v1", "RoleBinding", "default", "rb"))
+
+
+def test_a_put_to_a_missing_custom_resource_is_404(api_client, server):
+    from kamera_cli.apiserver import Registry
+
+    from .conftest import make_server
+    from .crds import WIDGET
+
+    crs = make_server(Registry.builtin().with_crds([WIDGET]))
+    resp = crs.handle("PUT", "/apis/example.com/v1/namespaces/default/widgets/w", [],
+                      {"Content-Type": "application/json"}, json.dumps(widget()).encode())
+    assert resp.status == 404

@@ -20,7 +20,9 @@ EPOCH = 1_767_225_600
 class Harness:
     def __init__(self, nodes: int = 2) -> None:
         self.clock = EPOCH
-        self.server = ApiServer(Registry.builtin(), Snapshot.empty(), now=lambda: self.clock)
+        # each test runs the kubelet by hand, if at all: pods go at once, as without graceful deletion
+        self.server = ApiServer(Registry.builtin().without_graceful_deletion(), Snapshot.empty(),
+                                now=lambda: self.clock)
         for ns in ("default", "kube-system"):
             self.server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         for node in node_manifests(nodes):

@@ -167,7 +167,8 @@ def consumer(request):
 
 def test_keyerror_on_one_ordering_is_a_controller_error_with_that_path(make_scenario: MakeScenario) -> None:
     s = make_scenario(KEYERROR, [("producer", "producer", CONFIGMAP), ("consumer", "consumer", CONFIGMAP)],
-                      [{**CM, "metadata": {"name": "shared", "namespace": "default"}, "data": {}}])
+                      # not "data": {} — the server omits an empty map, and cm.data would be None
+                      [{**CM, "metadata": {"name": "shared", "namespace": "default"}, "data": {"other": "x"}}])
     r = explore(s).result
     err = next(c for c in r.checks if c.name == CheckName.NO_CONTROLLER_ERRORS)
     assert err.verdict is Verdict.FAILED

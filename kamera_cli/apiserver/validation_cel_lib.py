@@ -1,0 +1,282 @@
+"""The Kubernetes CEL libraries, as functions for cel-python.
+
+Why: CRD rules routinely call functions the CEL standard library lacks — ``self.lowerAscii()``,
+``self.split(',')``, ``self.isSorted()``, ``isURL(self)``, ``quantity(self).isLessThan(...)``,
+``cidr(self).containsIP(...)`` — and cel-python only knows the standard ones, so without these every
+such rule would be an evaluation error (a false refusal).  Each group follows its upstream
+definition:
+
+* strings: cel-go ``ext.Strings`` (version 2, what the API server enables): ``charAt``, ``indexOf``,
+  ``lastIndexOf``, ``lowerAscii``, ``upperAscii``, ``replace``, ``split``, ``substring``, ``trim``,
+  ``join``;
+* lists: k8s.io/apiserver/pkg/cel/library/lists.go — ``isSorted``, ``sum``, ``max``, ``min``,
+  ``indexOf``, ``lastIndexOf``;
+* regex: library/regex.go — ``find``, ``findAll`` (Python's ``re`` stands in for RE2);
+* URLs: library/urls.go — ``url``, ``isURL``, ``getScheme``, ``getHost``, ``getHostname``,
+  ``getPort``, ``getEscapedPath``, ``getQuery``;
+* quantities: library/quantity.go — ``quantity``, ``isQuantity``, ``sign``, ``isInteger``,
+  ``asInteger``, ``asApproximateFloat``, ``isGreaterThan``, ``isLessThan``, ``compareTo``, ``add``,
+  ``sub`` (parsed with kamera's ``ParseQuantity``);
+* IPs and CIDRs: library/ip.go, library/cidr.go — ``ip``, ``isIP``, ``cidr``, ``isCIDR``, ``family``,
+  ``isLoopback``, ``isUnspecified``, ``containsIP``, ``containsCIDR``, ``prefixLength``;
+* optionals, for rules with ``optionalOldSelf: true`` (their ``oldSelf`` is an optional):
+  ``hasValue``, ``value``, ``orValue``.
+
+Errors are raised as ``CELEvalError`` with upstream's wording where it matters to a user.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import urllib.parse
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+from kamera_cli.apiserver.quantity import QuantityError, canonical, value_of
+
+_OPTIONAL: dict[str, Any] = {}
+
+
+def optional(celpy: Any, value: Any, present: bool) -> Any:
+    """A CEL optional (``optional.of(value)`` or ``optional.none()``) as cel-python can carry it."""
+    cls = _OPTIONAL.get("cls")
+    if cls is None:
+        class Optional(celpy.celtypes.MapType):  # type: ignore[misc]
+            """An optional: a map type to cel-python, read only through the optional functions."""
+
+            inner: Any = None
+            present: bool = False
+
+        cls = _OPTIONAL["cls"] = Optional
+    out = cls({})
+    out.inner, out.present = value, present
+    return out
+
+
+def library(celpy: Any) -> dict[str, Callable[..., Any]]:
+    """The functions, built against the loaded cel-python module (an optional extra)."""
+    t = celpy.celtypes
+    fail = celpy.CELEvalError
+
+    class Quantity(t.StringType):  # type: ignore[misc,name-defined]
+        """A parsed quantity; its text is the canonical form."""
+
+        exact: Fraction
+
+    class URL(t.StringType):  # type: ignore[misc,name-defined]
+        parts: urllib.parse.SplitResult
+
+    def string(value: Any) -> Any:
+        return t.StringType(value)
+
+    def boolean(value: bool) -> Any:
+        return t.BoolType(value)
+
+    # -- strings (ext.Strings) -----------------------------------------------------------------------
+    def char_at(s: Any, i: Any) -> Any:
+        if not 0 <= int(i) <= len(s):
+            raise fail(f"index out of range: {int(i)}")
+        return string(str(s)[int(i):int(i) + 1])
+
+    def index_of(target: Any, item: Any, start: Any = 0) -> Any:
+        if isinstance(target, t.ListType):
+            return t.IntType(next((i for i, v in enumerate(target) if v == item), -1))
+        if not 0 <= int(start) <= len(target):
+            raise fail(f"index out of range: {int(start)}")
+        return t.IntType(str(target).find(str(item), int(start)))
+
+    def last_index_of(target: Any, item: Any, end: Any = None) -> Any:
+        if isinstance(target, t.ListType):
+            return t.IntType(max((i for i, v in enumerate(target) if v == item), default=-1))
+        text = str(target)
+        limit = len(text) if end is None else int(end)
+        if not 0 <= limit <= len(text):
+            raise fail(f"index out of range: {limit}")
+        return t.IntType(text.rfind(str(item), 0, limit + len(str(item))))
+
+    def replace(s: Any, old: Any, new: Any, n: Any = -1) -> Any:
+        return string(str(s).replace(str(old), str(new), int(n)))
+
+    def split(s: Any, sep: Any, n: Any = -1) -> Any:
+        if int(n) == 0:
+            return t.ListType([])
+        parts = str(s).split(str(sep), int(n) - 1) if int(n) > 0 else str(s).split(str(sep))
+        return t.ListType([string(p) for p in parts])
+
+    def substring(s: Any, start: Any, end: Any = None) -> Any:
+        stop = len(s) if end is None else int(end)
+        if not 0 <= int(start) <= stop <= len(s):
+            raise fail(f"index out of range: {int(start)}" if int(start) > len(s) or int(start) < 0
+                       else f"invalid substring range. start: {int(start)}, end: {stop}")
+        return string(str(s)[int(start):stop])
+
+    def join(items: Any, sep: Any = "") -> Any:
+        return string(str(sep).join(str(i) for i in items))
+
+    # -- lists ------------------------------------------------------------------------------------------
+    def is_sorted(items: Any) -> Any:
+        return boolean(all(items[i] <= items[i + 1] for i in range(len(items) - 1)))
+
+    def total(items: Any) -> Any:
+        if not items:
+            return t.IntType(0)
+        out = items[0]
+        for item in items[1:]:
+            out = out + item
+        return out
+
+    def extreme(pick: Callable[[Sequence[Any]], Any], name: str) -> Callable[..., Any]:
+        def run(*args: Any) -> Any:
+            items = args[0] if len(args) == 1 and isinstance(args[0], t.ListType) else args
+            if not items:
+                raise fail(f"{name}(list) called on an empty list" if len(args) == 1 else f"{name}() no arguments")
+            return pick(items)
+        return run
+
+    # -- regex -----------------------------------------------------------------------------------------
+    def find(s: Any, pattern: Any) -> Any:
+        m = re.search(str(pattern), str(s))
+        return string(m.group(0) if m else "")
+
+    def find_all(s: Any, pattern: Any, limit: Any = -1) -> Any:
+        found = [m.group(0) for m in re.finditer(str(pattern), str(s))]
+        return t.ListType([string(x) for x in (found if int(limit) < 0 else found[:int(limit)])])
+
+    # -- URLs ------------------------------------------------------------------------------------------
+    def parse_url(s: Any) -> urllib.parse.SplitResult | None:
+        text = str(s)
+        try:
+            parts = urllib.parse.urlsplit(text)
+            _ = parts.port
+        except ValueError:
+            return None
+        if not text or " " in text or (not parts.scheme and not text.startswith("/")):
+            return None  # url.ParseRequestURI: absolute URLs or absolute paths only
+        return parts
+
+    def url(s: Any) -> Any:
+        parts = parse_url(s)
+        if parts is None:
+            raise fail(f"URL parse error during conversion from string: parse \"{s}\": invalid URI for request")
+        out = URL(str(s))
+        out.parts = parts
+        return out
+
+    def host(u: Any) -> Any:
+        netloc = u.parts.netloc.rsplit("@", 1)[-1]
+        return string(netloc)
+
+    def hostname(u: Any) -> Any:
+        name = u.parts.hostname or ""
+        return string(name)
+
+    def port(u: Any) -> Any:
+        return string("" if u.parts.port is None else str(u.parts.port))
+
+    # -- quantities ------------------------------------------------------------------------------------
+    def quantity(s: Any) -> Any:
+        try:
+            exact = value_of(str(s))
+        except QuantityError:
+            raise fail("quantities must match the regular expression "
+                       "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'") from None
+        out = Quantity(canonical(str(s)))
+        out.exact = exact
+        return out
+
+    def is_quantity(s: Any) -> Any:
+        try:
+            value_of(str(s))
+        except QuantityError:
+            return boolean(False)
+        return boolean(True)
+
+    def exact(q: Any) -> Fraction:
+        return q.exact if isinstance(q, Quantity) else Fraction(int(q))
+
+    def made(value: Fraction) -> Any:
+        text = str(value.numerator) if value.denominator == 1 else f"{int(value * 1000)}m"
+        return quantity(text)
+
+    def as_integer(q: Any) -> Any:
+        if exact(q).denominator != 1:
+            raise fail("cannot convert value to integer")
+        return t.IntType(int(exact(q)))
+
+    def compare(a: Any, b: Any) -> int:
+        return (exact(a) > exact(b)) - (exact(a) < exact(b))
+
+    # -- IPs and CIDRs -----------------------------------------------------------------------------------
+    def ip(s: Any) -> Any:
+        try:
+            return ipaddress.ip_address(str(s))
+        except ValueError:
+            raise fail(f"IP Address '{s}' parse error during conversion from string") from None
+
+    def cidr(s: Any) -> Any:
+        try:
+            return ipaddress.ip_network(str(s), strict=False)
+        except ValueError:
+            raise fail(f"network address parse error during conversion from string: {s}") from None
+
+    def parses(parse: Callable[[str], Any], s: Any) -> Any:
+        try:
+            parse(str(s))
+        except ValueError:
+            return boolean(False)
+        return boolean(True)
+
+    def contains_ip(net: Any, addr: Any) -> Any:
+        return boolean((ip(addr) if isinstance(addr, t.StringType) else addr) in net)
+
+    def contains_cidr(net: Any, other: Any) -> Any:
+        sub = cidr(other) if isinstance(other, t.StringType) else other
+        return boolean(sub.version == net.version and sub.subnet_of(net))
+
+    def value(o: Any) -> Any:
+        if not getattr(o, "present", False):
+            raise fail("optional.none() dereference")
+        return o.inner
+
+    def as_value(fn: Callable[..., Any]) -> Callable[..., Any]:
+        """cel-python takes a returned CELEvalError as an error *value*, which ``&&``/``||`` absorb
+        as CEL requires (``false && error`` is false); a raised one would abort the whole rule."""
+        def run(*args: Any) -> Any:
+            try:
+                return fn(*args)
+            except fail as exc:
+                return exc
+        return run
+
+    functions: dict[str, Callable[..., Any]] = {
+        "charAt": char_at, "indexOf": index_of, "lastIndexOf": last_index_of,
+        "lowerAscii": lambda s: string("".join(c.lower() if c.isascii() else c for c in str(s))),
+        "upperAscii": lambda s: string("".join(c.upper() if c.isascii() else c for c in str(s))),
+        "replace": replace, "split": split, "substring": substring, "trim": lambda s: string(str(s).strip()),
+        "join": join,
+        "isSorted": is_sorted, "sum": total,
+        "max": extreme(max, "max"), "min": extreme(min, "min"),
+        "find": find, "findAll": find_all,
+        "url": url, "isURL": lambda s: boolean(parse_url(s) is not None),
+        "getScheme": lambda u: string(u.parts.scheme), "getHost": host, "getHostname": hostname, "getPort": port,
+        "getEscapedPath": lambda u: string(u.parts.path), "getQuery": lambda u: t.MapType({
+            string(k): t.ListType([string(v) for v in vs])
+            for k, vs in urllib.parse.parse_qs(u.parts.query, keep_blank_values=True).items()}),
+        "quantity": quantity, "isQuantity": is_quantity,
+        "sign": lambda q: t.IntType((exact(q) > 0) - (exact(q) < 0)),
+        "isInteger": lambda q: boolean(exact(q).denominator == 1), "asInteger": as_integer,
+        "asApproximateFloat": lambda q: t.DoubleType(float(exact(q))),
+        "isGreaterThan": lambda a, b: boolean(compare(a, b) > 0), "isLessThan": lambda a, b: boolean(compare(a, b) < 0),
+        "compareTo": lambda a, b: t.IntType(compare(a, b)),
+        "add": lambda a, b: made(exact(a) + exact(b)), "sub": lambda a, b: made(exact(a) - exact(b)),
+        "ip": ip, "isIP": lambda s: parses(ipaddress.ip_address, s),
+        "cidr": cidr, "isCIDR": lambda s: parses(lambda x: ipaddress.ip_network(x, strict=False), s),
+        "family": lambda a: t.IntType(a.version), "isLoopback": lambda a: boolean(a.is_loopback),
+        "isUnspecified": lambda a: boolean(a.is_unspecified),
+        "containsIP": contains_ip, "containsCIDR": contains_cidr, "prefixLength": lambda n: t.IntType(n.prefixlen),
+        "hasValue": lambda o: boolean(bool(getattr(o, "present", False))), "value": value,
+        "orValue": lambda o, default: o.inner if getattr(o, "present", False) else default,
+    }
+    return {name: as_value(fn) for name, fn in functions.items()}
