@@ -43,7 +43,13 @@ class _Dumper(yaml.SafeDumper):
         return True
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    # a lone surrogate (JSON may carry one, Unicode has none) cannot be in a YAML stream, escaped or
+    # not: it is written as the text \udXXX, the way the JSON it came from spelled it
+    value = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
     style = "|" if "\n" in value else None  # the emitter falls back when a block cannot hold it
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 

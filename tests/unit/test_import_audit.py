@@ -408,3 +408,12 @@ def test_rotated_gzip_files_and_webhook_event_lists(tmp_path: Path) -> None:
         run(files=(str(path),))
     assert [(p.line, p.path, p.message) for p in info.value.problems] == [
         (1, "$.items[1]", "not an audit.k8s.io/v1 Event")]
+
+
+def test_a_lone_surrogate_is_written_as_its_escape_text() -> None:
+    """JSON may carry "\\ud800" (an audit log's user name); no YAML stream can hold it, even escaped."""
+    import yaml
+
+    from kamera_cli.importer.scaffold import dump
+
+    assert yaml.safe_load(dump({"name": "mallory\ud800 create"})) == {"name": "mallory\\ud800 create"}
