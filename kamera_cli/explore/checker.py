@@ -210,14 +210,15 @@ def search(
         raise ExploreError(f"timeout must be a positive number of seconds, got {timeout}")
     if workers < 1:
         raise ExploreError(f"workers must be at least 1, got {workers}")
+    reducer: Reducible[S, A] | None = (
+        model if reduction == PERSISTENT and isinstance(model, Reducible) else None)
     if workers > 1 and strategy == "bfs":
         from kamera_cli.explore.parallel import search_parallel
 
         return search_parallel(
             model, workers=workers, properties=properties, max_depth=max_depth, max_states=max_states,
             timeout=timeout, on_progress=on_progress, stop_on_first=stop_on_first,
-            expand_converged=expand_converged, should_stop=should_stop,
-            reducer=model if reduction == PERSISTENT and isinstance(model, Reducible) else None,
+            expand_converged=expand_converged, should_stop=should_stop, reducer=reducer,
             worker_report=worker_report)
 
     start = _monotonic()
@@ -247,8 +248,6 @@ def search(
     successor = model.successor
 
     has_properties = bool(properties)
-    reducer: Reducible[S, A] | None = (
-        model if reduction == PERSISTENT and isinstance(model, Reducible) else None)
     reduced_count = 0
 
     def process_steps(state: S, process: object) -> tuple[list[A], list[Transition[S]]]:

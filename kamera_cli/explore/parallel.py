@@ -28,6 +28,7 @@ import multiprocessing
 import pickle
 import queue
 import threading
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
@@ -52,7 +53,7 @@ from kamera_cli.explore.result import (
 S = TypeVar("S")
 A = TypeVar("A")
 
-_monotonic = __import__("time").monotonic
+_monotonic = time.monotonic
 _POLL = 0.25
 #: a worker this many queued nodes ahead of the least busy one ships the successors it finds
 _IMBALANCE = 32
@@ -87,7 +88,7 @@ def search_parallel(
     pool = _Pool(model, properties, reducer, workers, max_depth, expand_converged, worker_report)
     try:
         return _Coordinator(pool, model, properties, max_depth, max_states, deadline, timeout, on_progress,
-                            stop_on_first, expand_converged, should_stop, start, worker_report).run()
+                            stop_on_first, expand_converged, should_stop, start).run()
     except BaseException:
         pool.close()
         raise
@@ -229,13 +230,12 @@ class _Coordinator:
     def __init__(self, pool: _Pool, model: Model[Any, Any], properties: Sequence[Property[Any]], max_depth: int,
                  max_states: int, deadline: float | None, timeout: float | None,
                  on_progress: Callable[[Progress], None] | None, stop_on_first: bool, expand_converged: bool,
-                 should_stop: Callable[[], object] | None, start: float,
-                 worker_report: Callable[[], object] | None) -> None:
+                 should_stop: Callable[[], object] | None, start: float) -> None:
         self.pool, self.model, self.properties = pool, model, list(properties)
         self.max_depth, self.max_states = max_depth, max_states
         self.deadline, self.timeout, self.on_progress = deadline, timeout, on_progress
         self.stop_on_first, self.expand_converged, self.should_stop = stop_on_first, expand_converged, should_stop
-        self.start, self.worker_report = start, worker_report
+        self.start = start
         self.graph: Graph[Any, Any] = Graph()
         self.run_ = _Problems(stop_on_first)
         self.index: dict[str, int] = {}
@@ -245,7 +245,6 @@ class _Coordinator:
         self.queued = [0] * pool.size  # nodes dispatched to each worker and not merged yet
         self.results: dict[int, Any] = pool.results  # results received ahead of their turn
         self.converged_nodes: list[int] = []
-        self.shipped = 0  # states moved to another worker than the one that discovered them
 
     # -- dispatch ---------------------------------------------------------------------------------------
     def _export(self, worker: int) -> bool:
@@ -399,7 +398,6 @@ class _Coordinator:
                         self._violations(dst, details)
                     target = min(range(len(self.queued)), key=self.queued.__getitem__)
                     if blob is not None and export_to and target != worker:
-                        self.shipped += 1
                         self._dispatch(dst, fp, target, blob)
                     else:
                         self.owner[dst] = worker

@@ -76,6 +76,10 @@ class Stats:
     determinism_checks: int = 0
 
 
+#: one replay variant: the befores it met, the writes it made, the story's writes
+_Variant = tuple[tuple[Any, ...], tuple[WriteRec, ...], tuple[WriteRec, ...]]
+
+
 @dataclass
 class _MemoEntry:
     regions: tuple[tuple[Any, ...], ...]
@@ -88,8 +92,8 @@ class _MemoEntry:
     #: replays by starting resourceVersion: the befores they met and the writes they made. A replay
     #: that meets the same befores at the same resourceVersion reuses the same write records and
     #: stored objects instead of new copies (most of the memory of a large search is edges' writes)
-    replays: dict[int, list[tuple[tuple[Any, ...], tuple[WriteRec, ...], tuple[WriteRec, ...]]]] = field(
-        default_factory=dict)
+    #: (keyed by the starting resourceVersion, and the replay's instant when it restamps)
+    replays: dict[tuple[int, int | None], list[_Variant]] = field(default_factory=dict)
 
 
 @dataclass
@@ -360,7 +364,7 @@ class ControllerRuntime:
         rv0 = snapshot.resource_version
         befores = tuple(snapshot.get(w.ref) for w in entry.run.writes)
         stamps = (format_time(entry.clock), format_time(clock)) if clock != entry.clock else None
-        seen = entry.replays.setdefault(rv0 if stamps is None else (rv0 << 40) ^ clock, [])
+        seen = entry.replays.setdefault((rv0, None if stamps is None else clock), [])
         match = next((v for v in seen if all(a is b for a, b in zip(v[0], befores))), None)
         if match is not None:
             _met, writes, story = match
