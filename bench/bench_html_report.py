@@ -1,6 +1,6 @@
 """What the HTML report costs on a large example: recording the graph, writing the file, its size.
 
-For one scenario (default: workloads/wait-for-deployment, 1,604 states) the search runs once without
+For one scenario (default: workloads/wait-for-deployment, 1,769 states) the search runs once without
 a recorded graph and once per cap in ``--limits``; the table gives the time the recording added to
 the run (search + judging + recording, best of ``--repeat``), the time ``to_html`` takes and the
 file's size, with how many states and object versions the graph holds.  The size is dominated by

@@ -64,7 +64,8 @@ spec:
 
 def _seed(kind: str, name: str) -> str:
     extra = {"PersistentVolumeClaim": ", spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}",
-             "ResourceQuota": ", spec: {}", "LimitRange": ", spec: {limits: []}", "PodTemplate": ", template: {}"}
+             "ResourceQuota": ", spec: {}", "LimitRange": ", spec: {limits: []}",
+             "PodTemplate": ", template: {spec: {containers: [{name: c, image: busybox}]}}"}
     meta = f"{{name: {name}, namespace: default}}"
     return f"    - {{apiVersion: v1, kind: {kind}, metadata: {meta}{extra.get(kind, '')}}}\n"
 

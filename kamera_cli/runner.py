@@ -208,13 +208,11 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
             hooks.on_phase("search", scenario.name, bounds.timeout_seconds)
         searched: Any = model if hooks.on_step is None else _Observed(model, hooks.on_step)
         search_workers = o.search_workers
-        unsplit = ("built-in controllers" if any(r.native for r in sim.runtimes) else
-                   "programs" if any(c.shape in ("program", "sweep", "handler") for c in scenario.controllers)
+        unsplit = ("programs" if any(c.shape in ("program", "sweep", "handler") for c in scenario.controllers)
                    else "")
         if search_workers > 1 and unsplit:
-            # a built-in controller's memoised steps replay what the server stamped when they first ran
-            # (timestamps the memo does not match on), and a program's input log lives in the process
-            # that ran it: split, the search could differ from the serial one (docs/explorer.md)
+            # a program's input log lives in the process that ran it: split, another worker could not
+            # resume it (docs/explorer.md)
             search_workers = 1
             sim.warnings.append(f"the search ran in one process: a scenario with {unsplit} is not split "
                                 "across --workers yet (docs/explorer.md, 'Parallel search')")

@@ -252,10 +252,12 @@ def pod(spec: Any) -> Any:
 
 
 def template(tmpl: Any) -> Any:
-    """A ``PodTemplateSpec``: only its spec has defaults (a template seen defaulted is returned at once)."""
+    """A ``PodTemplateSpec``: only its spec has defaults (a template seen defaulted is returned at once).
+    Go's template holds its spec by value, so a template without one is defaulted as an empty spec
+    (``restartPolicy: Always`` and the rest) before validation sees it."""
     if not isinstance(tmpl, dict) or _DEFAULTED.has(tmpl):
         return tmpl
-    out = at(tmpl, "spec", pod_spec)
+    out = at(tmpl if isinstance(tmpl.get("spec"), dict) else {**tmpl, "spec": {}}, "spec", pod_spec)
     _DEFAULTED.add(out)
     return out
 

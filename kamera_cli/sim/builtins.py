@@ -106,6 +106,7 @@ class ServerCluster:
         return self._clock
 
     def stamp(self) -> str:
+        self.read_clock = True
         return format_time(self._clock)
 
 

@@ -161,7 +161,7 @@ class ControllerRuntime:
         if self.memoize and regions is not None and not self.replaying:
             counters = tuple((k, run.snapshot.counter(k)) for k in _counter_keys(regions))
             entries = self._memo.setdefault(key, [])
-            digests = self._digests(snapshot, regions, views)
+            digests = self._digests(snapshot, regions, views, exact=key[3] is not None)
             self._index.setdefault(key, {}).setdefault(regions, {}).setdefault(digests, len(entries))
             entries.append(_MemoEntry(regions, digests, run, counters, clock))
         return run
@@ -171,7 +171,7 @@ class ControllerRuntime:
         """The earliest stored entry whose reads answer the same in ``snapshot`` (what a scan would find)."""
         best: int | None = None
         for regions, table in self._index.get(key, {}).items():
-            position = table.get(self._digests(snapshot, regions, views))
+            position = table.get(self._digests(snapshot, regions, views, exact=key[3] is not None))
             if position is not None and (best is None or position < best):
                 best = position
         return None if best is None else self._memo[key][best]
@@ -315,27 +315,33 @@ class ControllerRuntime:
 
     # ------------------------------------------------------------------ memo
     def _digests(self, snapshot: Snapshot, regions: Sequence[tuple[Any, ...]],
-                 views: Mapping[KindRef, Snapshot] | None = None) -> tuple[str, ...]:
-        """Each region's digest on the true cluster — and on the stale view, for a kind read stale."""
+                 views: Mapping[KindRef, Snapshot] | None = None, *, exact: bool = False) -> tuple[str, ...]:
+        """Each region's digest on the true cluster — and on the stale view, for a kind read stale.
+
+        ``exact`` for a run memoised per instant (it read the clock): it compares the time with what it
+        read, so the timestamps it read count too — a Deployment's progress deadline is its
+        condition's ``lastUpdateTime`` plus the deadline, and another state equal but for that
+        timestamp would answer a different requeue.
+        """
         out = []
         for region in regions:
             if region[0] == "obj":
-                digest = _obj_digest(snapshot, region[1])
+                digest = _obj_digest(snapshot, region[1], exact)
                 view = views.get(region[1].kind_ref) if views else None
                 if view is not None:
-                    digest += "|" + _obj_digest(view, region[1])
+                    digest += "|" + _obj_digest(view, region[1], exact)
                 out.append(digest)
             elif region[0] == "counter":
                 out.append(str(snapshot.counter(region[1])))
             else:
-                out.append(self._list_digest(snapshot, region, views))
+                out.append(self._list_digest(snapshot, region, views, exact))
         return tuple(out)
 
     def _list_digest(self, snapshot: Snapshot, region: tuple[Any, ...],
-                     views: Mapping[KindRef, Snapshot] | None = None) -> str:
+                     views: Mapping[KindRef, Snapshot] | None = None, exact: bool = False) -> str:
         _, path, query = region
         if not views:
-            fast = _snapshot_list_digest(self.registry, snapshot, path, query)
+            fast = _snapshot_list_digest(self.registry, snapshot, path, query, exact)
             if fast is not None:
                 return fast
         server = ApiServer(self.registry, snapshot, now=lambda: 0)
@@ -351,7 +357,7 @@ class ControllerRuntime:
         items = doc.get("items") or []
         h = hashlib.sha256()
         for obj in items:
-            h.update(_content_digest(obj).encode())
+            h.update(_content_digest(obj, exact).encode())
         return h.hexdigest()
 
     def _replay(self, entry: _MemoEntry, snapshot: Snapshot, clock: int) -> ReconcileRun:
@@ -556,7 +562,7 @@ def list_scope(registry: Registry, path: str) -> tuple[Any, str] | None:
 
 
 def _snapshot_list_digest(registry: Registry, snapshot: Snapshot, path: str,
-                          query: tuple[tuple[str, str], ...]) -> str | None:
+                          query: tuple[tuple[str, str], ...], exact: bool = False) -> str | None:
     """A list region's digest read straight from the snapshot's stored objects (no request).
 
     Why: a memo lookup digests every list region it holds; answering each through the server (encode
@@ -579,7 +585,7 @@ def _snapshot_list_digest(registry: Registry, snapshot: Snapshot, path: str,
     h = hashlib.sha256(b"snapshot-list")
     for obj in snapshot.objects_of(kind_ref, namespace or None):
         if (labels is None or labels(obj)) and (fields is None or fields(obj)):
-            h.update(_content_digest(obj).encode())
+            h.update(_content_digest(obj, exact).encode())
     return h.hexdigest()
 
 
@@ -591,27 +597,30 @@ def _collection_path(acc: Any) -> str:
     return f"{base}/{res.plural}"
 
 
-def _obj_digest(snapshot: Snapshot, ref: ObjectRef) -> str:
+def _obj_digest(snapshot: Snapshot, ref: ObjectRef, exact: bool = False) -> str:
     obj = snapshot.get(ref)
     if obj is None:
         return f"absent#{snapshot.counter(incarnation_key(ref))}"
-    return _content_digest(obj)
+    return _content_digest(obj, exact)
 
 
-_DIGESTS: dict[int, tuple[Mapping[str, Any], str]] = {}
+_DIGESTS: dict[tuple[int, bool], tuple[Mapping[str, Any], str]] = {}
 
 
-def _content_digest(obj: Mapping[str, Any]) -> str:
-    hit = _DIGESTS.get(id(obj))
+def _content_digest(obj: Mapping[str, Any], exact: bool = False) -> str:
+    """An object's memo digest: without resourceVersion and managedFields, and (unless ``exact``)
+    with every timestamp equal, as the fingerprint sees them."""
+    hit = _DIGESTS.get((id(obj), exact))
     if hit is not None and hit[0] is obj:
         return hit[1]
     meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")}
     body = {k: v for k, v in obj.items() if k != "metadata"}
-    digest = hashlib.sha256(json.dumps(_scrub_times([meta, body]), sort_keys=True, separators=(",", ":"),
+    content = [meta, body] if exact else _scrub_times([meta, body])
+    digest = hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":"),
                                        default=str).encode()).hexdigest()
     if len(_DIGESTS) > 200_000:
         _DIGESTS.clear()
-    _DIGESTS[id(obj)] = (obj, digest)
+    _DIGESTS[(id(obj), exact)] = (obj, digest)
     return digest
 
 

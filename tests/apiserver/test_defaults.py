@@ -7,6 +7,8 @@ import copy
 import pytest
 from kubernetes import client
 
+from kamera_cli.apiserver import ApiError
+
 DEPLOY = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
           "spec": {"selector": {"matchLabels": {"app": "d"}},
                    "template": {"metadata": {"labels": {"app": "d"}},
@@ -223,3 +225,13 @@ def test_an_already_defaulted_spec_keeps_its_identity():
     again = {**obj, "metadata": {}}
     apply_builtin_defaults("apps", "Deployment", again)
     assert again["spec"] is spec
+
+
+def test_a_template_without_a_spec_is_defaulted_as_an_empty_spec(server):
+    # SetObjectDefaults_PodTemplate: PodTemplateSpec.Spec is a value in Go, so SetDefaults_PodSpec runs
+    # on it (restartPolicy Always) before ValidatePodTemplate; only the missing containers are refused
+    with pytest.raises(ApiError) as err:
+        server.create({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t", "namespace": "default"},
+                       "template": {}})
+    fields = [c["field"] for c in err.value.body["details"]["causes"]]
+    assert fields == ["template.spec.containers"]

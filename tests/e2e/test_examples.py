@@ -66,16 +66,16 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "kopf/async-client/fixed": (0, set(), 7, 1),
     "kopf/timer-before-child/fixed": (0, set(), 16, 1),
     # operators over the built-in control plane (issue 10): deployment/replicaset/job/kubelet actors
-    "workloads/wait-for-deployment": (0, set(), 1604, 1),
-    "workloads/conditions-no-null-check": (0, set(), 107, 1),
-    "workloads/job-failure-ignored": (1, {"invariant: every task ends"}, 22, 2),
-    "workloads/job-failure-ignored/fixed": (0, set(), 23, 2),
+    "workloads/wait-for-deployment": (0, set(), 1769, 1),
+    "workloads/conditions-no-null-check": (0, set(), 133, 1),
+    "workloads/job-failure-ignored": (1, {"invariant: every task ends"}, 24, 2),
+    "workloads/job-failure-ignored/fixed": (0, set(), 25, 2),
     # the Job's failure backoff (10 s on the virtual clock) before the retried pod, which may succeed
-    "workloads/job-retry-seen-as-failure": (1, {"invariant: a failed task's job failed"}, 48, 3),
-    "workloads/job-retry-seen-as-failure/fixed": (0, set(), 46, 3),
+    "workloads/job-retry-seen-as-failure": (1, {"invariant: a failed task's job failed"}, 52, 3),
+    "workloads/job-retry-seen-as-failure/fixed": (0, set(), 50, 3),
     # activeDeadlineSeconds as a timer on the virtual clock: the running pod is stopped, the Job Failed
     "workloads/job-deadline-unseen": (1, {"invariant: every task ends"}, 33, 2),
-    "workloads/job-deadline-unseen/fixed": (0, set(), 35, 2),
+    "workloads/job-deadline-unseen/fixed": (0, set(), 34, 2),
     "workloads/scale-down-before-move": (1, {"invariant: every shard's pod exists"}, 11, 1),
     "workloads/scale-down-before-move/fixed": (0, set(), 10, 1),
     # the quickstart controller on the other clients, routed in-process (issue 12): its counts exactly
