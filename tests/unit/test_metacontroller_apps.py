@@ -229,3 +229,27 @@ def test_an_asgi_module_that_runs_uvicorn_at_import_still_loads(tmp_path: Path) 
     import uvicorn
 
     assert uvicorn.run.__module__ == "uvicorn.main"  # put back after the import
+
+
+def test_a_fastapi_application_with_pydantic_models(tmp_path: Path) -> None:
+    pytest.importorskip("fastapi", reason="FastAPI is not installed (not a kamera dependency)")
+    controller = load(tmp_path, """\
+        from fastapi import FastAPI
+        from pydantic import BaseModel
+        app = FastAPI()
+        class SyncRequest(BaseModel):
+            parent: dict
+            children: dict = {}
+        @app.post("/sync")
+        async def sync(request: SyncRequest) -> dict:
+            return {"status": {"seen": request.parent["metadata"]["name"]}, "children": []}
+        """)
+    try:
+        target = controller.targets["sync"]
+        assert target.shape == "asgi"
+        assert call_hook(target, {"parent": {"metadata": {"name": "p"}}, "children": {}}).body == {
+            "status": {"seen": "p"}, "children": []}
+        with pytest.raises(HookError, match="HTTP 422"):  # FastAPI's validation answer, as metacontroller sees it
+            call_hook(target, {"children": {}})
+    finally:
+        controller.unload()
