@@ -4,7 +4,8 @@ Modules: ``manifest`` (reading the manifest, located problems), ``hooks`` (calli
 the hook server's request handler in-process), ``apps`` (a hook server that is a WSGI or ASGI
 application), ``apply`` (metacontroller's last-applied three-way merge), ``ssa`` (its server-side
 apply strategy), ``children`` (claiming, applying and deleting children), ``sync`` (one sync of one
-parent), ``controller`` (the loaded controller, its rate-limited retries).  docs/controllers.md, "metacontroller", says what is emulated.
+parent), ``controller`` (the loaded controller, its rate-limited retries).  docs/controllers.md,
+"metacontroller", says what is emulated.
 """
 
 from __future__ import annotations
