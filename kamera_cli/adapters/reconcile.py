@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["InvalidResult", "Request", "Result", "normalise_result"]
+__all__ = ["InvalidResult", "Request", "Result", "failure_retry", "normalise_result", "retry_failure"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +91,31 @@ class Result:
     @property
     def wants_requeue(self) -> bool:
         return self.requeue or self.requeue_after is not None
+
+
+#: the attribute a framework adapter sets on the exception a failed step raises (see retry_failure)
+_RETRY_ATTRIBUTE = "__kamera_retry__"
+
+
+def retry_failure(exc: BaseException, result: Result) -> None:
+    """Say how the framework around the code retries the step ``exc`` ends: ``result`` (a timed retry,
+    with what the framework keeps in memory) instead of an immediate requeue.
+
+    Why on the exception: the step still fails — its exception is reported (a finding, or an API
+    error's requeue note) with the user's traceback — but a framework such as metacontroller puts the
+    failed key back through a rate-limited work queue, whose delay and failure count only the adapter
+    knows.
+    """
+    try:
+        setattr(exc, _RETRY_ATTRIBUTE, result)
+    except (AttributeError, TypeError):  # an exception type without a __dict__: retried at once
+        return
+
+
+def failure_retry(exc: BaseException) -> Result | None:
+    """The retry :func:`retry_failure` attached to ``exc``, if any."""
+    value = getattr(exc, _RETRY_ATTRIBUTE, None)
+    return value if isinstance(value, Result) else None
 
 
 class InvalidResult(ValueError):

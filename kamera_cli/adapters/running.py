@@ -40,7 +40,7 @@ from kamera_cli.adapters.loading import (
     requests_from_mapping,
 )
 from kamera_cli.adapters.modules import is_user_file
-from kamera_cli.adapters.reconcile import InvalidResult, Request, Result, normalise_result
+from kamera_cli.adapters.reconcile import InvalidResult, Request, Result, failure_retry, normalise_result
 from kamera_cli.adapters.sandbox import NetworkAttempt, VirtualClock, sandboxed
 from kamera_cli.errors import InternalError
 
@@ -89,7 +89,8 @@ class ReconcileOutcome:
     """How one reconcile ended.
 
     ``kind``: ``ok`` (``result`` says what it asked for), ``api-error`` (an ApiException escaped; as in
-    controller-runtime this means "requeue", and ``result`` is ``Result(requeue=True)``), ``exception``
+    controller-runtime this means "requeue", and ``result`` is ``Result(requeue=True)``, or the timed
+    retry a framework adapter attached to the exception, ``reconcile.retry_failure``), ``exception``
     (any other exception, or an unreadable return value: a controller error finding), ``exit``
     (``sys.exit``/``SystemExit``/``KeyboardInterrupt`` raised by user code), ``timeout`` (did not return
     within the wall-clock budget) or ``network`` (tried to open a network connection; takes precedence
@@ -360,7 +361,9 @@ def run_reconcile(
         return ReconcileOutcome("timeout", error=_timeout_error(raw, budget_seconds, roots, base), output=out)
     if raw.error is not None:
         kind, error = _classify(raw.error, roots, base)
-        return ReconcileOutcome(kind, result=_REQUEUE if kind == "api-error" else None, error=error, output=out)
+        retry = failure_retry(raw.error) if kind in ("api-error", "exception") else None
+        return ReconcileOutcome(kind, result=retry or (_REQUEUE if kind == "api-error" else None), error=error,
+                                output=out)
     try:
         result = normalise_result(raw.value)
     except InvalidResult as exc:

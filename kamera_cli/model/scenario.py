@@ -52,6 +52,10 @@ class ControllerSpec:
     #: the manifest as read (canonical JSON), with its hooks mapped to entry points (hook name, entry point)
     metacontroller_manifest: str = ""
     hooks: tuple[tuple[str, str], ...] = ()
+    #: metacontroller's ``--apply-strategy`` (``dynamic-apply`` or ``server-side-apply``) and
+    #: ``--apply-strategy-ssa-field-manager``, from the entry's ``applyStrategy`` and ``ssaFieldManager``
+    apply_strategy: str = "dynamic-apply"
+    ssa_field_manager: str = "metacontroller"
     #: a whole program (``main``, run until it blocks), or a sweep when ``every`` is set (docs/controllers.md)
     program: str | None = None
     #: an event handler ``handle(event_type, obj)`` called once per event of one watched object

@@ -461,6 +461,8 @@ class _Loader:
                     metacontroller=meta if manifest else None,
                     metacontroller_manifest=manifest,
                     hooks=hooks,
+                    apply_strategy=str(raw.get("applyStrategy") or "dynamic-apply"),
+                    ssa_field_manager=str(raw.get("ssaFieldManager") or "metacontroller"),
                     env=tuple(sorted((str(k), str(v)) for k, v in _dict(raw.get("env")).items())),
                     for_kind=for_kind,
                     owns=tuple(k for k in owns if k is not None),

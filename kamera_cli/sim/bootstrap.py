@@ -215,7 +215,8 @@ class Simulation:
         meta, _problems = parse_manifest(manifest, dict(spec.hooks))
         assert meta is not None, "the scenario loader checked the manifest"
         controller = load_metacontroller(meta, manifest, dict(spec.hooks), base, scenario=self.scenario.name,
-                                         controller=spec.name, env=dict(spec.env))
+                                         controller=spec.name, env=dict(spec.env), apply_strategy=spec.apply_strategy,
+                                         field_manager=spec.ssa_field_manager)
         self._factories.append(controller)
         parents = controller.bind(_resolver(self.registry))
         owns = frozenset(KindRef(info.group, info.version, info.kind) for info in
@@ -224,8 +225,8 @@ class Simulation:
         for index, info in enumerate(parents):
             name = spec.name if len(parents) == 1 else f"{spec.name}/{info.kind}"
             factory: Any = controller if len(parents) == 1 else ParentView(controller, index)
-            if "customize" in controller.targets:
-                factory.memory_owner = name  # the customize cache per parent is explored state
+            # the customize cache and the work queue's failure count per parent are explored state
+            factory.memory_owner = name
             kind = KindRef(info.group, info.version, info.kind)
             # the parent's own events pass metacontroller's filter (selectors, ignoreStatusChanges)
             orphans = [(k, controller.orphan_parents(index)) for k in sorted(owns)]

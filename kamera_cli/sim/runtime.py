@@ -266,18 +266,30 @@ class ControllerRuntime:
                 told = getattr(res, "note", "")  # a program's step says what it read and where it blocks
                 note = told if isinstance(told, str) and told else note
             elif outcome_kind == "api-error":
-                requeue_now = True
                 err = outcome.error
                 status = err.api_status if err else None
                 why = _api_reason(err.message) if err else ""
                 note = f"raised ApiException ({status}{': ' + why if why else ''}); requeue"
+                backoff = _backoff(outcome.result)
+                if backoff is not None:  # the framework's rate-limited retry (reconcile.retry_failure)
+                    requeue_after, memory = backoff
+                    retry = True
+                    note = f"{note[:-len('requeue')]}retry after {requeue_after:g}s"
+                else:
+                    requeue_now = True
             else:
                 err = outcome.error
                 summary = f"{err.type_name}: {err.message}" if err else outcome_kind
                 error_text = err.traceback if err else ""
                 if outcome_kind == "exception" and (err is None or err.type_name not in _NEVER_RETURNS):
-                    requeue_now = True
-                    note = f"raised {err.type_name if err else 'an exception'}; requeue"
+                    backoff = _backoff(outcome.result)
+                    if backoff is not None:
+                        requeue_after, memory = backoff
+                        retry = True
+                    else:
+                        requeue_now = True
+                    again = "requeue" if backoff is None else f"retry after {backoff[0]:g}s"
+                    note = f"raised {err.type_name if err else 'an exception'}; {again}"
                     findings.append(Finding("controller-error", self.name,
                                             f"controller {self.name!r} raised {summary}", error_text))
                 else:
@@ -392,6 +404,14 @@ class ControllerRuntime:
         for key, value in entry.counters:
             new = new.with_counter(key, value)
         return replace(entry.run, snapshot=new, writes=writes, story_writes=story)
+
+
+def _backoff(result: Any) -> tuple[float, str | None] | None:
+    """A failed step's timed retry and the framework's memory, when its adapter attached one."""
+    if result is None or not getattr(result, "requeue_after", None):
+        return None
+    kept = getattr(result, "memory", None)
+    return float(result.requeue_after), kept if isinstance(kept, str) else None
 
 
 def _api_reason(message: str) -> str:

@@ -91,6 +91,10 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "shapes/metacontroller": (1, {"invariant: a settled job has finished"}, 60, 4),
     "shapes/metacontroller/fixed": (0, set(), 37, 3),
     "shapes/metacontroller/decorator": (0, set(), 88, 1),
+    # a WSGI hook server, children by server-side apply: an emptied source breaks the sync, which is
+    # retried through the rate-limited queue (the failure count bounded at 18), and its fix
+    "shapes/metacontroller/propagation": (1, {"no controller errors"}, 24, 0),
+    "shapes/metacontroller/propagation/fixed": (0, set(), 7, 1),
     # programs (issue 12): a watch loop that acts on a half-delivered listing, its fix, a sweep, a handler
     "shapes/program/mirror": (1, {"invariant: a copy exists while its source does"}, 9, 1),
     "shapes/program/mirror/fixed": (0, set(), 5, 1),

@@ -382,8 +382,10 @@ def test_a_step_resyncs_on_the_virtual_clock(cluster: Cluster, tmp_path: Any, an
     try:
         controller.bind(cluster.resolve)
         cluster.server.create(task())
-        result = controller.step(Request("default", "t"), cluster.client)
+        result = controller.step(Request("default", "t", remembered='{"requeues": 2}'), cluster.client)
         assert ((result.requeue_after or None), result.retry) == expected
+        # a sync that succeeds forgets the parent's failures (Forget); a 429 keeps them (AddAfter)
+        assert getattr(result, "memory", None) == (None if result.retry else "")
     finally:
         controller.unload()
 
@@ -456,19 +458,27 @@ def test_related_rules_by_namespace_selector(cluster: Cluster, version: str) -> 
     assert [o["metadata"]["namespace"] for o in related.values()] == ["team-a"]
 
 
-def test_a_failed_sync_posts_metacontrollers_sync_error_event_and_fails(cluster: Cluster, tmp_path: Any) -> None:
+def loaded(cluster: Cluster, tmp_path: Any, code: str) -> Any:
+    """A controller of ``composite()`` whose sync hook is ``code``'s ``sync``, bound to the cluster."""
     from kamera_cli.adapters.metacontroller import load_metacontroller
-    from kamera_cli.adapters.reconcile import Request
 
-    (tmp_path / "hooks.py").write_text(
-        "def sync(request):\n"
-        "    return {'children': [{'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'x'}}]}\n")
+    (tmp_path / "hooks.py").write_text(code)
     spec, _ = parse_manifest(composite(), {"sync": "hooks.py:sync"})
     assert spec is not None
     controller = load_metacontroller(spec, composite(), {"sync": "hooks.py:sync"}, tmp_path, scenario="s",
                                      controller="c")
+    controller.bind(cluster.resolve)
+    return controller
+
+
+def test_a_failed_sync_posts_metacontrollers_sync_error_event_and_fails(cluster: Cluster, tmp_path: Any) -> None:
+    from kamera_cli.adapters.reconcile import Request
+
+    controller = loaded(cluster, tmp_path,
+                        "def sync(request):\n"
+                        "    return {'children': [{'apiVersion': 'v1', 'kind': 'ConfigMap', "
+                        "'metadata': {'name': 'x'}}]}\n")
     try:
-        controller.bind(cluster.resolve)
         cluster.server.create(task())
         with pytest.raises(SyncError, match="don't match parent selector"):
             controller.step(Request("default", "t"), cluster.client)
@@ -530,3 +540,40 @@ def test_the_customize_answer_is_cached_per_parent_uid_and_generation(cluster: C
     second.sync("default", "t")  # a new generation asks again
     assert [c[0] for c in cluster.calls][3:] == ["customize", "sync"]
     assert second.customize_cache is not None and second.customize_cache["key"]["generation"] == 2
+
+
+def test_a_failed_sync_is_retried_through_the_rate_limited_work_queue(cluster: Cluster, tmp_path: Any) -> None:
+    """``AddRateLimited``: 5 ms doubled per failure of the parent, up to 1000 s; ``Forget`` on success;
+    a 429 (``AddAfter``) leaves the count alone.  The count is the step's memory (explored state)."""
+    from kamera_cli.adapters.metacontroller.controller import rate_limited_delay
+    from kamera_cli.adapters.reconcile import Request, failure_retry
+
+    controller = loaded(cluster, tmp_path,
+                        "def sync(request):\n"
+                        "    mode = request['parent']['spec'].get('mode')\n"
+                        "    if mode == 'broken':\n"
+                        "        raise ValueError('no template')\n"
+                        "    return {'status': {'mode': mode}}\n")
+    ref = ObjectRef("example.com/v1", "Task", "default", "t")
+
+    def mode(value: str) -> None:
+        cluster.server.patch(ref, "merge", {"spec": {"mode": value}})
+
+    try:
+        cluster.server.create(task(mode="broken"))
+        remembered, delays = "", []
+        for _ in range(3):
+            with pytest.raises(ValueError, match="no template") as info:
+                controller.step(Request("default", "t", remembered=remembered), cluster.client)
+            retry = failure_retry(info.value)
+            assert retry is not None and retry.retry
+            delays.append(retry.requeue_after)
+            remembered = getattr(retry, "memory", None) or remembered
+        assert delays == [0.005, 0.01, 0.02] and json.loads(remembered) == {"requeues": 3}
+        mode("ok")
+        result = controller.step(Request("default", "t", remembered=remembered), cluster.client)
+        assert getattr(result, "memory", None) == "" and not result.retry  # forgotten: the entry is dropped
+    finally:
+        controller.unload()
+    assert rate_limited_delay(0) == 0.005 and rate_limited_delay(17) == pytest.approx(655.36)
+    assert rate_limited_delay(18) == rate_limited_delay(40) == 1000.0

@@ -174,7 +174,7 @@ def test_a_hook_module_that_starts_its_server_at_import_still_loads(tmp_path: Pa
 
 
 @pytest.mark.parametrize(("code", "message"), [
-    ("Handler = 3\n", "neither a function nor a BaseHTTPRequestHandler"),
+    ("Handler = 3\n", "neither a function, a BaseHTTPRequestHandler subclass nor a WSGI or ASGI"),
     ("def Handler():\n    return {}\n", "a hook takes the request dict"),
     ("async def Handler(request):\n    return {}\n", "is async"),
 ])
@@ -335,3 +335,21 @@ def test_a_rolling_update_runs_to_the_latest_revision_in_every_interleaving(tmp_
         """)
     (result,) = check(path).scenarios
     assert result.verdict == "passed", [c.message for c in result.checks]
+
+
+@pytest.mark.parametrize(("hook", "finding"), [
+    ("    raise ValueError('broken hook')\n", "broken hook"),
+    # the API server refuses the child (422): no finding, but the same rate-limited retries
+    ("    return {'children': [{'apiVersion': 'v1', 'kind': 'Secret', 'metadata': {'name': 'Bad_Name'}}]}\n", ""),
+])
+def test_a_sync_that_keeps_failing_backs_off_on_the_virtual_clock(tmp_path: Path, hook: str, finding: str) -> None:
+    """Each failure is a pending retry whose delay doubles (5 ms ... 1000 s, a virtual second at least);
+    the failure count is explored state, so the search ends once it reaches the cap."""
+    manifest = (COMPOSITE % {"method": "InPlace", "extra": ""}).replace("spec:\n", "spec:\n  generateSelector: true\n")
+    path = scenario(tmp_path, "{sync: hooks.py:sync}", manifest=manifest)
+    (tmp_path / "hooks.py").write_text("def sync(request):\n" + hook)
+    (result,) = check(path).scenarios
+    errors = [c.message for c in result.checks if c.name == "no controller errors" and c.verdict == "failed"]
+    assert (finding in errors[0]) if finding else not errors, errors
+    # one state per failure count 0..18 (then the count stays at the cap, the delay at 1000 s)
+    assert result.stats.states == 20, result.stats

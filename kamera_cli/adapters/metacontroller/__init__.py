@@ -1,9 +1,11 @@
 """metacontroller controllers: a user's CompositeController or DecoratorController manifest, its hooks in Python.
 
 Modules: ``manifest`` (reading the manifest, located problems), ``hooks`` (calling a hook function or
-the hook server's request handler in-process), ``apply`` (metacontroller's last-applied three-way
-merge), ``children`` (claiming, applying and deleting children), ``sync`` (one sync of one parent),
-``controller`` (the loaded controller).  docs/controllers.md, "metacontroller", says what is emulated.
+the hook server's request handler in-process), ``apps`` (a hook server that is a WSGI or ASGI
+application), ``apply`` (metacontroller's last-applied three-way merge), ``ssa`` (its server-side
+apply strategy), ``children`` (claiming, applying and deleting children), ``sync`` (one sync of one
+parent), ``controller`` (the loaded controller, its rate-limited retries).  docs/controllers.md,
+"metacontroller", says what is emulated.
 """
 
 from __future__ import annotations

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kamera_cli.adapters.metacontroller.apply import ApplyError, apply_update, set_last_applied
 from kamera_cli.adapters.metacontroller.rest import ResInfo, Rest, controller_of, meta, status_of
+
+if TYPE_CHECKING:
+    from kamera_cli.adapters.metacontroller.ssa import SsaApplier
 
 __all__ = ["GVK", "ObjectMap", "SyncError", "atomic_update", "delete_child", "manage_children"]
 
@@ -154,8 +157,9 @@ def delete_child(rest: Rest, info: ResInfo, child: Mapping[str, Any]) -> None:
 
 def manage_children(rest: Rest, resolve_kind: Callable[[str, str], ResInfo | None],
                     methods: Mapping[GVK, str], parent: Mapping[str, Any],
-                    observed: ObjectMap, desired: ObjectMap) -> list[BaseException]:
-    """Delete the observed children no longer desired, then create or update the desired ones.
+                    observed: ObjectMap, desired: ObjectMap, ssa: SsaApplier | None = None) -> list[BaseException]:
+    """Delete the observed children no longer desired, then create or update the desired ones, by
+    dynamic apply or (``ssa``, ``--apply-strategy=server-side-apply``) by server-side apply.
 
     Returns the errors (metacontroller aggregates them and fails the sync after writing the status).
     """
@@ -174,6 +178,9 @@ def manage_children(rest: Rest, resolve_kind: Callable[[str, str], ResInfo | Non
                 delete_child(rest, info, child)
             except Exception as exc:
                 errors.append(exc)
+                continue
+            if ssa is not None:
+                ssa.forget(info, *key)
     for gvk in sorted(desired):
         info = resolve_kind(*gvk)
         if info is None:
@@ -183,7 +190,10 @@ def manage_children(rest: Rest, resolve_kind: Callable[[str, str], ResInfo | Non
         seen = observed.get(gvk) or {}
         for key in sorted(desired[gvk]):
             try:
-                _apply(rest, info, method, parent, seen.get(key), desired[gvk][key])
+                if ssa is not None:
+                    ssa.apply(info, method, parent, seen.get(key), desired[gvk][key])
+                else:
+                    _apply(rest, info, method, parent, seen.get(key), desired[gvk][key])
             except ApplyError as exc:
                 errors.append(SyncError(str(exc)))
             except Exception as exc:

@@ -21,25 +21,31 @@ from typing import Any
 from kamera_cli.adapters.entrypoints import parse_entrypoint
 from kamera_cli.adapters.kopf import Remembering
 from kamera_cli.adapters.loading import ReconcilerFactory, _arity, _package_chain, _Shape
+from kamera_cli.adapters.metacontroller.apps import is_asgi, is_wsgi
 from kamera_cli.adapters.metacontroller.hooks import HookTarget, is_handler, neutered_servers
 from kamera_cli.adapters.metacontroller.manifest import MetaSpec
 from kamera_cli.adapters.metacontroller.rest import ResInfo, Rest, controller_of, meta, parent_selected
+from kamera_cli.adapters.metacontroller.ssa import DEFAULT_FIELD_MANAGER, SsaApplier
 from kamera_cli.adapters.metacontroller.sync import Engine
-from kamera_cli.adapters.reconcile import Request, Result
+from kamera_cli.adapters.reconcile import Request, Result, retry_failure
 from kamera_cli.model.objects import KindRef
 
 __all__ = ["MetacontrollerController", "ParentView"]
 
-_HOOK_HINT = ("map each hook to `def hook(request: dict) -> dict` or to the hook server's "
-              "http.server.BaseHTTPRequestHandler subclass")
+_HOOK_HINT = ("map each hook to `def hook(request: dict) -> dict`, to the hook server's "
+              "http.server.BaseHTTPRequestHandler subclass, or to its WSGI (Flask) or ASGI (FastAPI) application")
 
 
 class MetacontrollerController(ReconcilerFactory):
     """The manifest's engine plus its hooks; ``step`` syncs one parent of one parent resource."""
 
     def __init__(self, spec: MetaSpec, manifest: Mapping[str, Any], hooks: Mapping[str, str], base_dir: Any, *,
-                 scenario: str, controller: str, env: Any = None) -> None:
+                 scenario: str, controller: str, env: Any = None, apply_strategy: str = "dynamic-apply",
+                 field_manager: str = DEFAULT_FIELD_MANAGER) -> None:
         self.meta = spec
+        #: metacontroller's ``--apply-strategy`` and ``--apply-strategy-ssa-field-manager``
+        self.apply_strategy = apply_strategy
+        self.field_manager = field_manager
         self.manifest = json.loads(json.dumps(dict(manifest)))
         self.manifest.setdefault("status", {})
         self.hook_entries = {h: e for h, e in sorted(hooks.items()) if spec.hook_path(h) is not None}
@@ -119,11 +125,16 @@ class MetacontrollerController(ReconcilerFactory):
             self.targets[hook] = HookTarget(hook, self.entrypoint, "handler", value, path, server)
             return value
         if inspect.isclass(value) or not callable(value):
-            raise self._error(f"{self._tried()}: {name!r} in {where} is neither a function nor a "
-                              "BaseHTTPRequestHandler subclass", _HOOK_HINT)
-        if inspect.iscoroutinefunction(value) or inspect.isasyncgenfunction(value):
+            raise self._error(f"{self._tried()}: {name!r} in {where} is neither a function, a "
+                              "BaseHTTPRequestHandler subclass nor a WSGI or ASGI application", _HOOK_HINT)
+        for shape, test in (("asgi", is_asgi), ("wsgi", is_wsgi)):
+            if test(value):
+                self.targets[hook] = HookTarget(hook, self.entrypoint, shape, value, path)  # type: ignore[arg-type]
+                return value
+        if inspect.iscoroutinefunction(value) or inspect.isasyncgenfunction(value) \
+                or inspect.iscoroutinefunction(getattr(value, "__call__", None)):  # noqa: B004
             raise self._error(f"{self._tried()}: {name!r} in {where} is async; a hook function returns its "
-                              "response dict", _HOOK_HINT)
+                              "response dict (an ASGI application takes (scope, receive, send))", _HOOK_HINT)
         arity = _arity(value)
         if arity is not None and not arity.accepts(1):
             raise self._error(f"{self._tried()}: function {name!r} in {where} takes {arity.text}; a hook takes "
@@ -193,22 +204,62 @@ class MetacontrollerController(ReconcilerFactory):
 
     # -- one step ----------------------------------------------------------------------------------------------
     def step(self, request: Request, client: Any, index: int = 0) -> Result:
-        """One sync of the parent ``request`` names, of the ``index``-th parent resource."""
+        """One sync of the parent ``request`` names, of the ``index``-th parent resource.
+
+        A failed sync is retried through the work queue's rate limiter (``processNextWorkItem``'s
+        ``AddRateLimited``): its exception is raised as any controller's, with the retry's delay and
+        the parent's failure count attached (``reconcile.retry_failure``); a sync that succeeds
+        forgets the count (``queue.Forget``), a hook's 429 leaves it as it is (``AddAfter``).
+        """
         rule = self.meta.parents[index]
-        cache = json.loads(request.remembered) if request.remembered else None
-        engine = Engine(self.meta, self.manifest, Rest(client), self.targets, self.parents[index], self.resolve,
-                        rule.label_selector, rule.annotation_selector, cache)
+        kept = json.loads(request.remembered) if request.remembered else {}
+        cache = kept.get("customize")
+        failures = int(kept.get("requeues") or 0)
+        rest = Rest(client)
+        ssa = SsaApplier(rest, self.field_manager, dict(kept.get("ssa") or {})) \
+            if self.apply_strategy == "server-side-apply" else None
+        engine = Engine(self.meta, self.manifest, rest, self.targets, self.parents[index], self.resolve,
+                        rule.label_selector, rule.annotation_selector, cache, ssa)
         try:
             outcome = engine.sync(request.namespace, request.name)
         except Exception as exc:  # metacontroller records a Warning event on the parent, then retries
             sync_error_event(engine.rest, self.parents[index], request.namespace, request.name, exc)
+            # a failed sync keeps no new customize answer (docs/controllers.md)
+            retry_failure(exc, Remembering(requeue_after=rate_limited_delay(failures), retry=True,
+                                           memory=_memory(kept, cache, min(failures + 1, MAX_REQUEUES), ssa)))
             raise
-        # the customize cache lives in the explored state (``SimState.memory``), as kopf's memos do
-        memory = json.dumps(engine.customize_cache, sort_keys=True) if engine.customize_cache != cache else None
+        # the customize cache and the failure count live in the explored state (``SimState.memory``),
+        # as kopf's memos do
+        memory = _memory(kept, engine.customize_cache, failures if outcome.retry_after else 0, ssa)
         if outcome.retry_after:
             return Remembering(requeue_after=outcome.retry_after, retry=True, memory=memory)
         periods = [p for p in (outcome.resync_after, self.meta.resync_period_seconds) if p > 0]
         return Remembering(requeue_after=min(periods) if periods else None, memory=memory)
+
+
+#: ``workqueue.DefaultTypedControllerRateLimiter``'s per-item exponential limiter (client-go
+#: ``util/workqueue/default_rate_limiters.go``): 5 ms doubled per failure, at most 1000 s
+BASE_DELAY = 0.005
+MAX_DELAY = 1000.0
+#: the failure count from which the delay is MAX_DELAY (5 ms * 2**18 > 1000 s): counting further
+#: would tell states apart that behave alike
+MAX_REQUEUES = 18
+
+
+def rate_limited_delay(failures: int) -> float:
+    """``ItemExponentialFailureRateLimiter.When``: the delay of the retry after ``failures`` earlier ones."""
+    return min(BASE_DELAY * 2.0 ** min(failures, MAX_REQUEUES), MAX_DELAY)
+
+
+def _memory(kept: Mapping[str, Any], cache: Any, failures: int, ssa: SsaApplier | None) -> str | None:
+    """What the step keeps for the parent — the customize answer, the failure count, the server-side
+    apply cache (which a failed sync keeps: metacontroller's is updated apply by apply) — as canonical
+    JSON ("" for nothing); None when unchanged."""
+    applied = ssa.cache if ssa is not None else None
+    new = {k: v for k, v in (("customize", cache), ("requeues", failures), ("ssa", applied)) if v}
+    if new == dict(kept):
+        return None
+    return json.dumps(new, sort_keys=True) if new else ""
 
 
 def sync_error_event(rest: Rest, info: ResInfo, namespace: str | None, name: str, error: Exception) -> None:
@@ -248,8 +299,10 @@ class ParentView:
 
 
 def load_metacontroller(spec: MetaSpec, manifest: Mapping[str, Any], hooks: Mapping[str, str], base_dir: Any, *,
-                        scenario: str, controller: str, env: Any = None) -> MetacontrollerController:
+                        scenario: str, controller: str, env: Any = None, apply_strategy: str = "dynamic-apply",
+                        field_manager: str = DEFAULT_FIELD_MANAGER) -> MetacontrollerController:
     """Import the hooks' modules (servers started at import are neutered) and check their shapes."""
     return MetacontrollerController(spec, manifest, hooks, Path(base_dir), scenario=scenario,
-                                    controller=controller, env=env)
+                                    controller=controller, env=env, apply_strategy=apply_strategy,
+                                    field_manager=field_manager)
 

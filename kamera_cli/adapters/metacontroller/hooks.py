@@ -1,15 +1,20 @@
-"""Calling a metacontroller hook in-process: a ``function(dict) -> dict`` or the hook server's handler.
+"""Calling a metacontroller hook in-process: a ``function(dict) -> dict`` or the hook server itself.
 
-Why both shapes: metacontroller hooks in Python are usually a small ``http.server`` program — a
-``BaseHTTPRequestHandler`` subclass whose ``do_POST`` reads the JSON request and writes the JSON
-response, started with ``HTTPServer(...).serve_forever()`` at the module's top level.  kamera runs
-that handler unmodified: the request is fed to it as the bytes metacontroller would send (a POST to
-the webhook's path with a JSON body) over an in-memory socket, and its answer is parsed as
-metacontroller's HTTP client would.  A plain function is the same contract without the HTTP.
+Why every shape: metacontroller hooks in Python are small web servers — an ``http.server``
+program (a ``BaseHTTPRequestHandler`` subclass whose ``do_POST`` reads the JSON request and writes
+the JSON response, started with ``HTTPServer(...).serve_forever()`` at the module's top level), a
+Flask or other WSGI application, or a FastAPI/Starlette ASGI one.  kamera runs that server code
+unmodified: the request is what metacontroller would send (a POST to the webhook's path with a JSON
+body) — as bytes over an in-memory socket for a handler, through the WSGI or ASGI calling convention
+for an application (``apps.py``) — and the answer is read as metacontroller's HTTP client would.  A
+plain function is the same contract without the HTTP.
 
 Importing such a module must not start a server: while hook modules are imported, socketserver's
 ``server_bind``/``server_activate`` do nothing (no socket is bound) and ``serve_forever`` returns at
-once, as if the server had been shut down, so the rest of the module still loads.
+once, as if the server had been shut down, so the rest of the module still loads.  The standard
+library's WSGI server (``wsgiref.simple_server``) is a socketserver server, so the same holds for it;
+Flask's ``app.run()`` returns at once, as it does under the ``flask`` command, and so does
+``uvicorn.run(app)``.
 """
 
 from __future__ import annotations
@@ -17,12 +22,17 @@ from __future__ import annotations
 import contextlib
 import http.client
 import http.server
+import importlib
+import importlib.util
 import io
 import json
+import os
 import socketserver
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from kamera_cli.adapters.metacontroller.apps import AppError, asgi_post, wsgi_post
 
 __all__ = ["HookAnswer", "HookError", "HookTarget", "call_hook", "neutered_servers"]
 
@@ -37,7 +47,8 @@ class HookTarget:
 
     hook: str
     entrypoint: str
-    shape: Literal["function", "handler"]
+    #: a function of the request dict, a ``BaseHTTPRequestHandler`` subclass, a WSGI or an ASGI application
+    shape: Literal["function", "handler", "wsgi", "asgi"]
     target: Any
     #: the request path the hook server sees (the webhook's URL path or service path)
     path: str = "/"
@@ -74,10 +85,43 @@ def neutered_servers() -> Iterator[list[Any]]:
     base.serve_forever = serve_forever  # type: ignore[method-assign]
     tcp.server_bind = nothing  # type: ignore[method-assign]
     tcp.server_activate = nothing  # type: ignore[method-assign]
+    # Flask's own switch for "a server already runs this app": ``Flask.run`` returns at once (it
+    # would otherwise look up the host's address over a UDP socket before serving)
+    flask_cli = os.environ.get("FLASK_RUN_FROM_CLI")
+    os.environ["FLASK_RUN_FROM_CLI"] = "true"
+    runners = _neuter_uvicorn(started)
     try:
         yield started
     finally:
         base.serve_forever, tcp.server_bind, tcp.server_activate = saved  # type: ignore[method-assign]
+        for module, run in runners:
+            module.run = run
+        if flask_cli is None:
+            os.environ.pop("FLASK_RUN_FROM_CLI", None)
+        else:
+            os.environ["FLASK_RUN_FROM_CLI"] = flask_cli
+
+
+def _neuter_uvicorn(started: list[Any]) -> list[tuple[Any, Any]]:
+    """``uvicorn.run(app)`` at a module's top level returns at once (when uvicorn is installed at all:
+    it is imported here, before the hook module imports it, so that ``from uvicorn import run`` gets
+    the neutered one too); returns what to put back."""
+    if importlib.util.find_spec("uvicorn") is None:
+        return []
+    try:
+        main = importlib.import_module("uvicorn.main")
+        package = importlib.import_module("uvicorn")
+    except Exception:  # a broken installation: the hook module's own import will say so
+        return []
+
+    def run(app: Any, *args: Any, **kwargs: Any) -> None:
+        started.append(app)
+
+    saved: list[tuple[Any, Any]] = [(m, getattr(m, "run", None)) for m in (package, main)]
+    saved = [(m, was) for m, was in saved if callable(was)]
+    for module, _ in saved:
+        module.run = run
+    return saved
 
 
 def call_hook(target: HookTarget, request: dict[str, Any]) -> HookAnswer:
@@ -90,8 +134,16 @@ def call_hook(target: HookTarget, request: dict[str, Any]) -> HookAnswer:
             raise HookError(f"{target.hook} hook {target.entrypoint!r} returned {type(value).__name__}, "
                             "not a dict (the JSON response metacontroller expects)")
         return HookAnswer(json.loads(json.dumps(value)))
-    status, headers, body = _post(target.target, target.path, json.dumps(request).encode("utf-8"),
-                                  target.server or _Server())
+    data = json.dumps(request).encode("utf-8")
+    try:
+        if target.shape == "wsgi":
+            status, headers, body = wsgi_post(target.target, target.path, data)
+        elif target.shape == "asgi":
+            status, headers, body = asgi_post(target.target, target.path, data)
+        else:
+            status, headers, body = _post(target.target, target.path, data, target.server or _Server())
+    except AppError as exc:
+        raise HookError(f"{target.hook} hook {target.entrypoint!r}: {exc}") from None
     if status == 429:  # metacontroller's TooManyRequestError: requeue after Retry-After seconds
         try:
             after = float(headers.get("retry-after", "") or 0)

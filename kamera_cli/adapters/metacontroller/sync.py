@@ -39,6 +39,7 @@ from kamera_cli.adapters.metacontroller.rest import (
     parent_selected,
 )
 from kamera_cli.adapters.metacontroller.rolling import rolling_sync
+from kamera_cli.adapters.metacontroller.ssa import SsaApplier
 
 __all__ = ["DECORATOR_ANNOTATION", "Engine", "SyncOutcome"]
 
@@ -70,6 +71,8 @@ class Engine:
     #: the customize hook's last answer for this parent, ``{"key": {uid, generation}, "rules": [...]}``:
     #: metacontroller calls the hook again only when the parent's uid or generation changed
     customize_cache: dict[str, Any] | None = None
+    #: ``--apply-strategy=server-side-apply``: the children's applier, with the parent's last-update cache
+    ssa: SsaApplier | None = None
 
     # -- the parent --------------------------------------------------------------------------------------------
     def sync(self, namespace: str | None, name: str) -> SyncOutcome:
@@ -109,7 +112,7 @@ class Engine:
         if deleting(parent) and not self._should_finalize(parent):
             return []
         methods = {(i.api_version, i.kind): m for i, m in self._child_infos()}
-        return manage_children(self.rest, self.resolve, methods, parent, observed, desired)
+        return manage_children(self.rest, self.resolve, methods, parent, observed, desired, self.ssa)
 
     def _selected(self, parent: Mapping[str, Any]) -> bool:
         return parent_selected(self.label_selector, self.annotation_selector, parent)
