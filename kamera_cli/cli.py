@@ -132,6 +132,10 @@ def check(
         typer.Option("--ray", metavar="auto|local|ADDRESS",
                      help="Check each scenario as a task on a Ray cluster (needs kamera-cli[ray])."),
     ] = None,
+    swarm: Annotated[int, typer.Option(
+        "--swarm", min=0, max=10_000, metavar="K",
+        help="Run each scenario as K seeded random searches (seeds seed..seed+K-1), spread over --workers "
+             "(or Ray): not exhaustive, for spaces too big for their bounds.")] = 0,
 ) -> None:
     """Explore every scenario and report pass/fail for each check."""
     from kamera_cli import runner, supervisor
@@ -153,7 +157,8 @@ def check(
         imports = _parse_duration(import_timeout, "--import-timeout")
         if imports is None:
             imports = supervisor.IMPORT_BUDGET_SECONDS
-        options = supervisor.Options(workers=workers, fail_fast=fail_fast, max_memory=memory, import_timeout=imports)
+        options = supervisor.Options(workers=workers, fail_fast=fail_fast, max_memory=memory, import_timeout=imports,
+                                     swarm=swarm)
         if ray_address is not None:
             from kamera_cli import distributed
 

@@ -63,10 +63,12 @@ def check_on_ray(paths: Sequence[Path], *, address: str, overrides: runner.Overr
     try:
         task: Any = ray.remote(max_retries=0)(_check_one)
         # one supervised worker per task: the Ray task is the unit of parallelism
-        each = replace(options, workers=1)
-        pending = [task.remote(str(f.resolve()), overrides, each) for f in files]
+        # (a swarm's members are runs of their own: each carries its member in its overrides)
+        each = replace(options, workers=1, swarm=0)
+        runs = runner.units(files, overrides, options.swarm)
+        pending = [task.remote(str(f.resolve()), o, each) for f, o in runs]
         results: list[ScenarioResult] = []
-        notes = [f"checked on Ray ({address}): {len(files)} scenario(s), one task each"]
+        notes = [f"checked on Ray ({address}): {len(runs)} run(s) of {len(files)} scenario(s), one task each"]
         for ref in pending:
             checked: CheckResult = ray.get(ref)
             results.extend(checked.scenarios)

@@ -56,6 +56,25 @@ class Overrides:
     graph_states: int = 0
     #: processes one breadth-first search is split across (``--workers`` with fewer scenarios)
     search_workers: int = 1
+    #: ``(member, size)`` of a swarm (``--swarm``): this run is one of ``size`` seeded random searches
+    #: of the scenario, with seed ``spec.explore.seed + member``; ``size`` 0 is no swarm
+    swarm: tuple[int, int] = (0, 0)
+
+
+#: one run: a scenario file and the overrides it runs with (a swarm is several runs of one file)
+Unit = tuple[Path, Overrides]
+
+
+def units(files: Sequence[Path], overrides: Overrides, swarm: int = 0) -> list[Unit]:
+    """The runs of a check: each file once, or ``swarm`` times as the members of a swarm.
+
+    Why members are separate runs: each is a complete random search of its own, with a seed that
+    does not depend on how many processes run them, so a swarm's results are the same with any
+    ``--workers`` (and each member runs supervised, like any scenario).
+    """
+    if swarm <= 0:
+        return [(f, overrides) for f in files]
+    return [(f, replace(overrides, swarm=(member, swarm))) for f in files for member in range(swarm)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,18 +124,21 @@ def check_paths(
     workers: int = 1,
     fail_fast: bool = False,
     on_progress: ProgressCallback | None = None,
+    swarm: int = 0,
 ) -> CheckResult:
+    """``swarm``: run each scenario as that many seeded random searches (see :func:`units`)."""
     from kamera_cli.scenario import discover
 
     files = discover(list(paths))
-    overrides = split_workers(overrides or Overrides(), workers, len(files))
+    runs = units(files, overrides or Overrides(), swarm)
+    runs = [(f, split_workers(o, workers, len(runs))) for f, o in runs]
     results: list[ScenarioResult] = []
-    if workers > 1 and len(files) > 1:
+    if workers > 1 and len(runs) > 1:
         import multiprocessing
 
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            futures = [pool.submit(check_file, f, overrides) for f in files]
+            futures = [pool.submit(check_file, f, o) for f, o in runs]
             for fut in futures:
                 res = fut.result()
                 results.append(res)
@@ -125,8 +147,8 @@ def check_paths(
                         other.cancel()
                     break
     else:
-        for f in files:
-            res = check_file(f, overrides, on_progress)
+        for f, o in runs:
+            res = check_file(f, o, on_progress)
             results.append(res)
             if fail_fast and res.verdict in (Verdict.FAILED, Verdict.ERROR):
                 break
@@ -149,7 +171,8 @@ def check_file(path: Path, overrides: Overrides | None = None,
     try:
         scenario = load_scenario(path)
     except ScenarioError as exc:
-        return ScenarioResult(name=scenario_label(path), file=str(path), verdict=Verdict.ERROR, started_at=started,
+        return ScenarioResult(name=run_label(path, overrides), file=str(path), verdict=Verdict.ERROR,
+                              started_at=started,
                               error=str(exc), checks=(Check(CheckName.LOAD, Verdict.ERROR, _first_line(str(exc))),))
     return run_scenario(scenario, overrides=overrides, on_progress=on_progress, hooks=hooks)
 
@@ -187,6 +210,10 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         timeout_seconds=o.timeout if o.timeout is not None else bounds.timeout_seconds,
         memoize=o.memoize if o.memoize is not None else bounds.memoize,
     )
+    member, size = o.swarm
+    if size:
+        bounds = replace(bounds, strategy="random", seed=bounds.seed + member)
+        scenario = replace(scenario, name=_member_name(scenario.name, o.swarm, bounds.seed))
     scenario = replace(scenario, explore=bounds)
     if o.reconcile_timeout is not None:
         scenario = replace(scenario, controllers=tuple(replace(c, timeout=o.reconcile_timeout)
@@ -251,11 +278,28 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
             )
             for n in judge.converged_nodes
         )
+    if size:
+        walked = f"swarm member {member + 1} of {size}: {bounds.walks} random walks from seed {bounds.seed}"
+        sim.warnings.append(f"{walked}, which expanded every state they reached: exhaustive after all"
+                            if search.complete else
+                            f"{walked}, not exhaustive: a pass says only that these walks found nothing")
     verdict = scenario_verdict(checks)
     result = ScenarioResult(name=scenario.name, file=scenario.file, verdict=verdict, checks=tuple(checks),
                             stats=stats, converged=converged, description=scenario.description,
                             position=scenario.position, notes=tuple(sim.warnings), graph=graph)
     return Exploration(result, search)
+
+
+def _member_name(name: str, swarm: tuple[int, int], seed: int | None) -> str:
+    """A swarm member's result name: unique in the run, and saying which seed to rerun."""
+    member, size = swarm
+    return f"{name} [swarm {member + 1}/{size}" + (f", seed {seed}]" if seed is not None else "]")
+
+
+def run_label(path: Path, overrides: Overrides | None) -> str:
+    """A run's name before its file is read (a swarm member's says which member it is)."""
+    label = scenario_label(path)
+    return _member_name(label, overrides.swarm, None) if overrides is not None and overrides.swarm[1] else label
 
 
 def scenario_label(path: Path) -> str:
@@ -287,4 +331,4 @@ def _now_iso() -> str:
 
 
 __all__ = ["Exploration", "KameraError", "Overrides", "Step", "check", "check_file", "check_paths", "explore",
-           "outcome_key", "run_scenario", "split_workers"]
+           "outcome_key", "run_label", "run_scenario", "split_workers", "units"]

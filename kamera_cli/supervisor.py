@@ -82,6 +82,8 @@ class Options:
     isolate_network: bool = True
     #: wall-clock seconds importing a scenario's controllers may take (module top-level code)
     import_timeout: float = IMPORT_BUDGET_SECONDS
+    #: run each scenario as this many seeded random searches (``--swarm``; 0: once, as written)
+    swarm: int = 0
 
 
 def default_max_memory() -> int:
@@ -184,7 +186,7 @@ class _Job:
         self.index = index
         self.import_budget = import_budget
         self.path = path
-        self.name = runner.scenario_label(path)
+        self.name = runner.run_label(path, overrides)
         self.started_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         self.slot = mmap.mmap(-1, _SLOT_BYTES)
         self.log: BinaryIO = tempfile.TemporaryFile()  # noqa: SIM115 - closed in finish()
@@ -376,19 +378,19 @@ def supervise(
     from kamera_cli.scenario import discover
 
     files = discover(list(paths))
-    overrides = runner.split_workers(overrides or runner.Overrides(), options.workers, len(files))
     if not hasattr(os, "fork") or not hasattr(os, "killpg"):
         result = runner.check_paths(paths, overrides=overrides, workers=options.workers,
-                                    fail_fast=options.fail_fast, on_progress=on_progress)
+                                    fail_fast=options.fail_fast, on_progress=on_progress, swarm=options.swarm)
         return replace(result, notes=(*result.notes, "user code ran inside kamera's process (no fork here)"))
-    return _Supervisor(files, overrides, options, on_progress).run()
+    runs = runner.units(files, overrides or runner.Overrides(), options.swarm)
+    runs = [(f, runner.split_workers(o, options.workers, len(runs))) for f, o in runs]
+    return _Supervisor(runs, options, on_progress).run()
 
 
 class _Supervisor:
-    def __init__(self, files: list[Path], overrides: runner.Overrides, options: Options,
+    def __init__(self, runs: list[runner.Unit], options: Options,
                  on_progress: runner.ProgressCallback | None) -> None:
-        self.files = files
-        self.overrides = overrides
+        self.runs = runs
         self.options = options
         self.on_progress = on_progress
         self.ctx = multiprocessing.get_context("fork")
@@ -434,12 +436,12 @@ class _Supervisor:
         return CheckResult(tuple(runner.dedupe_names(ordered)), notes=tuple(notes))
 
     def _loop(self, running: list[_Job]) -> None:
-        pending = list(enumerate(self.files))
+        pending = list(enumerate(self.runs))
         last_memory_poll = 0.0
         while pending or running:
             while pending and len(running) < self.workers and not self.interrupted and not self.stopping:
-                index, path = pending.pop(0)
-                running.append(_Job(index, path, self.ctx, self.overrides, self.options.isolate_network,
+                index, (path, overrides) = pending.pop(0)
+                running.append(_Job(index, path, self.ctx, overrides, self.options.isolate_network,
                                     self.options.import_timeout))
             if not running:
                 break
@@ -459,10 +461,10 @@ class _Supervisor:
                     used = job.resident_bytes()
                     if used > self.memory_each:
                         job.kill(f"memory limit {_size(self.memory_each)} reached ({_size(used)} in use)")
-        for index, path in pending:  # never started: interrupted or fail-fast
+        for index, (path, overrides) in pending:  # never started: interrupted or fail-fast
             why = f"interrupted by {self.interrupted}" if self.interrupted else "--fail-fast stopped the run"
             self.results[index] = ScenarioResult(
-                name=runner.scenario_label(path), file=str(path), verdict=Verdict.INCONCLUSIVE,
+                name=runner.run_label(path, overrides), file=str(path), verdict=Verdict.INCONCLUSIVE,
                 checks=(Check(CheckName.CONVERGES, Verdict.INCONCLUSIVE, f"not checked: {why} before it started"),))
 
     def _enforce(self, job: _Job, now: float) -> None:

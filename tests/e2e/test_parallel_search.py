@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -19,6 +18,7 @@ from kamera_cli.cli import app
 from kamera_cli.model.result import CheckResult
 from kamera_cli.report.json_report import to_json
 from kamera_cli.runner import Overrides, check_file
+from tests.e2e.jsonstable import stable
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="a parallel search forks its workers")
@@ -31,16 +31,7 @@ EXAMPLES = ["quickstart", "bugs/order-dependent", "bugs/livelock", "bugs/generat
             "kopf/duplicate-child", "kopf/timer-before-child",
             "shapes/credential-leak"]
 
-_VOLATILE = {"elapsed_seconds", "states_per_second", "started_at", "reconciles", "memo_hits", "memo_hit_rate",
-             "rate"}
-
-
-def _stable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _stable(v) for k, v in value.items() if k not in _VOLATILE}
-    if isinstance(value, list):
-        return [_stable(v) for v in value]
-    return value
+_stable = stable
 
 
 @pytest.mark.parametrize("example", EXAMPLES)

@@ -16,6 +16,7 @@ from kamera_cli import distributed, supervisor
 from kamera_cli.errors import UsageError
 from kamera_cli.model.result import Verdict
 from kamera_cli.report.json_report import to_json
+from tests.e2e.jsonstable import stable
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = [ROOT / "scenarios" / "quickstart", ROOT / "scenarios" / "bugs" / "order-dependent",
@@ -36,15 +37,11 @@ def local_ray() -> Iterator[None]:
         ray.shutdown()
 
 
-_VOLATILE = {"elapsed_seconds", "states_per_second", "started_at", "notes"}
+_VOLATILE = frozenset({"elapsed_seconds", "states_per_second", "started_at", "notes"})
 
 
 def _stable(value: object) -> object:
-    if isinstance(value, dict):
-        return {k: _stable(v) for k, v in value.items() if k not in _VOLATILE}
-    if isinstance(value, list):
-        return [_stable(v) for v in value]
-    return value
+    return stable(value, _VOLATILE)
 
 
 @needs_ray
@@ -53,9 +50,20 @@ def test_ray_tasks_report_what_a_local_run_reports(local_ray: None) -> None:
     local = supervisor.supervise(SCENARIOS)
     assert sorted(s.verdict.value for s in on_ray.scenarios) == ["failed", "failed", "passed"]
     assert _stable(to_json(on_ray)) == _stable(to_json(local))
-    assert on_ray.notes[0] == "checked on Ray (auto): 3 scenario(s), one task each"
+    assert on_ray.notes[0] == "checked on Ray (auto): 3 run(s) of 3 scenario(s), one task each"
     # each task still ran the scenario in a supervised worker: the containment note travels back
     assert [n for n in local.notes if n not in on_ray.notes] == []
+
+
+@needs_ray
+def test_a_swarm_on_ray_is_the_swarm_run_here(local_ray: None) -> None:
+    """Each member is a task of its own, and the same search its seed gives anywhere."""
+    options = supervisor.Options(swarm=2)
+    on_ray = distributed.check_on_ray(SCENARIOS[:1], address="auto", options=options)
+    local = supervisor.supervise(SCENARIOS[:1], options=options)
+    assert [s.name.split(" [")[1] for s in on_ray.scenarios] == ["swarm 1/2, seed 0]", "swarm 2/2, seed 1]"]
+    assert _stable(to_json(on_ray)) == _stable(to_json(local))
+    assert on_ray.notes[0] == "checked on Ray (auto): 2 run(s) of 1 scenario(s), one task each"
 
 
 @needs_ray
