@@ -254,6 +254,12 @@ class Judge:
             why = "no execution converged" if spec.when == "converged" else "no state was reached"
             return Check(check_name, Verdict.INCONCLUSIVE, f"not checked: {why}", position=position)
         counted = f"{cov.states} {where}{'s' if cov.states != 1 else ''}, {cov.selected} node(s) selected"
+        outcomes = len(self.converged_nodes)
+        if spec.when == "converged" and outcomes != cov.states:
+            # search states, which differ in bookkeeping too (timers, perturbations used): say how many
+            # distinct outcomes they are, the figure the stats and the converged list give
+            counted = (f"{cov.states} converged states, {outcomes} distinct outcome{'s' if outcomes != 1 else ''}, "
+                       f"{cov.selected} node(s) selected")
         if cov.selected == 0 and spec.vacuous != "allowed":
             query = "forEach" if spec.for_each is not None else "select"
             hint = vacuity_hint([spec.for_each or "", spec.select], self._sample_objects())

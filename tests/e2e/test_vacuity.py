@@ -73,6 +73,18 @@ def test_holding_says_how_much_was_checked(tmp_path: Path) -> None:
     assert check.message == "holds (1 converged state, 2 node(s) selected)"
 
 
+def test_holding_tells_search_states_from_distinct_outcomes() -> None:
+    """A crash perturbation leaves two converged search states (crash budget used or not) that are one
+    outcome: the message counts both, as the stats and the converged list count outcomes."""
+    from kamera_cli.runner import check_file
+
+    result = check_file(Path(__file__).resolve().parents[2] / "scenarios" / "bugs" / "crash-between-writes" / "fixed"
+                        / "scenario.yaml")
+    (check,) = [c for c in result.checks if c.name.startswith("invariant")]
+    assert check.message == "holds (2 converged states, 1 distinct outcome, 2 node(s) selected)"
+    assert result.stats.converged_states == 1
+
+
 def test_no_converged_state_means_not_checked(tmp_path: Path) -> None:
     target = tmp_path / "livelock"
     shutil.copytree(Path(__file__).resolve().parents[2] / "scenarios" / "bugs" / "livelock", target)
