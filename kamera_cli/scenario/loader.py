@@ -11,26 +11,22 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from kamera_cli.errors import KameraError, Problem, ScenarioError
 from kamera_cli.invariants import InvariantSyntaxError, compile_invariant, compile_query, parse_template
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 from kamera_cli.model.scenario import (
-    ActionSpec,
-    ConflictSpec,
     ControllerSpec,
-    CrashSpec,
     Expectations,
     ExpectSpec,
     ExploreBounds,
     InvariantSpec,
-    Perturbations,
     Position,
     Scenario,
-    StaleReadSpec,
     WatchSpec,
 )
+from kamera_cli.scenario.actions import read_actions
 from kamera_cli.scenario.cluster import parse_cluster
 from kamera_cli.scenario.durations import parse_duration
 from kamera_cli.scenario.fakes import parse_fakes
@@ -38,8 +34,13 @@ from kamera_cli.scenario.kinds import KindOracle, KnownKind
 from kamera_cli.scenario.manifests import Located, Sources, check_manifest
 from kamera_cli.scenario.metacontroller import read_metacontroller
 from kamera_cli.scenario.paths import Path_
+from kamera_cli.scenario.perturbations import read_perturbations
 from kamera_cli.scenario.programs import program_key_problems
-from kamera_cli.scenario.schema import did_you_mean, json_type, schema_problems
+from kamera_cli.scenario.schema import json_type, schema_problems
+from kamera_cli.scenario.values import as_dict as _dict
+from kamera_cli.scenario.values import as_int as _int
+from kamera_cli.scenario.values import as_list as _list
+from kamera_cli.scenario.values import as_str as _str
 from kamera_cli.scenario.yamldoc import Document, read_documents
 
 API_VERSION = "kamera.dev/v1alpha1"
@@ -51,7 +52,6 @@ _MAPPERS = frozenset({"owner", "sameName", "namespace", "all"})
 _ENTRYPOINT = re.compile(r"^[^:\s][^:]*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 #: the schema's duration string pattern (``$defs.duration``)
 _DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|h|m|s))+$")
-_JSON_PATCH_OPS = frozenset({"add", "remove", "replace", "move", "copy", "test"})
 
 CheckEntrypoint = Callable[[str, str], "str | None"]
 
@@ -80,22 +80,6 @@ def _entrypoint_checker(given: CheckEntrypoint | None) -> CheckEntrypoint | None
     except ImportError:
         return None
     return cast(CheckEntrypoint, check_entrypoint)
-
-
-def _str(value: Any, default: str = "") -> str:
-    return value if isinstance(value, str) else default
-
-
-def _int(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 class _Loader:
@@ -238,8 +222,8 @@ class _Loader:
             controller_errors=expect.get("controllerErrors", False) is True,
         )
         invariants = self._invariants(spec)
-        actions = self._actions(sources, spec)
-        perturbations = self._perturbations(_dict(spec.get("perturbations")))
+        actions = read_actions(self, sources, spec)
+        perturbations = read_perturbations(self, _dict(spec.get("perturbations")))
         cluster = parse_cluster(_dict(spec.get("cluster")), add=lambda path, msg, hint: self.add(path, msg, hint),
                                 position=self.position, controller_names=self.controller_names)
         fakes = parse_fakes(spec.get("fakes"), base_dir=self.base_dir, position=self.position,
@@ -315,7 +299,7 @@ class _Loader:
                 crds.append(item)
         return crds
 
-    def _objects(self, items: list[Located]) -> list[tuple[Located, dict[str, Any]]]:
+    def objects(self, items: list[Located]) -> list[tuple[Located, dict[str, Any]]]:
         """Checked objects with their namespace settled (default for namespaced kinds, none otherwise)."""
         result: list[tuple[Located, dict[str, Any]]] = []
         for item in items:
@@ -338,7 +322,7 @@ class _Loader:
         items: list[Located] = []
         for i, entry in enumerate(_list(spec.get("seed"))):
             items.extend(sources.resolve(entry, ("spec", "seed", i)))
-        objects = self._objects(items)
+        objects = self.objects(items)
         namespaces = set(BUILTIN_NAMESPACES)
         seen: dict[tuple[str, str, str, str], Located] = {}
         for item, obj in objects:
@@ -573,152 +557,6 @@ class _Loader:
         )
 
     # -- actions -------------------------------------------------------------------------------
-    def _target(self, raw: Any, path: Path_) -> ObjectRef | None:
-        raw = _dict(raw)
-        api_version, kind, name = raw.get("apiVersion"), raw.get("kind"), raw.get("name")
-        if not (isinstance(api_version, str) and isinstance(kind, str) and isinstance(name, str)):
-            return None
-        ref = KindRef.of(api_version, kind)
-        self.check_known(ref, lambda message, hint: self.add((*path, "kind"), message, hint))
-        namespace = _str(raw.get("namespace"))
-        namespace = (namespace or "default") if self.oracle.namespaced(ref) else ""
-        return ObjectRef(api_version, kind, namespace, name)
-
-    def _actions(self, sources: Sources, spec: dict[str, Any]) -> tuple[ActionSpec, ...]:
-        actions: list[ActionSpec] = []
-        for i, raw in enumerate(_list(spec.get("actions"))):
-            path: Path_ = ("spec", "actions", i)
-            if not isinstance(raw, dict):
-                continue
-            verbs = [verb for verb in ("apply", "replace", "delete", "patch") if verb in raw]
-            if len(verbs) != 1:
-                got = "none" if not verbs else " and ".join(verbs)
-                hint = "split it into several actions" if verbs else ""
-                self.add(path, f"an action needs exactly one of apply, replace, delete, patch; got {got}", hint)
-                continue
-            verb = cast(Literal["apply", "replace", "delete", "patch"], verbs[0])
-            at_raw = raw.get("at", "converged")
-            at: Literal["converged", "any"] | int = "converged"
-            if at_raw == "any":
-                at = "any"
-            elif isinstance(at_raw, dict):
-                at = _int(at_raw.get("afterSteps"), 0)
-            name = _str(raw.get("name")) or f"action {i + 1} ({verb})"
-            position = self.position(path)
-            if verb in ("apply", "replace"):
-                entry = raw[verb]
-                before = len(self.problems)
-                located = sources.resolve(entry, (*path, verb))
-                if isinstance(entry, str) and entry and not located and len(self.problems) == before:
-                    self.add((*path, verb), f"{entry!r} holds no object to {verb}")
-                objects = tuple(obj for _, obj in self._objects(located))
-                actions.append(ActionSpec(name, verb, at, objects=objects, position=position))
-            elif verb == "delete":
-                target = self._target(raw["delete"], (*path, "delete"))
-                if target is not None:
-                    actions.append(ActionSpec(name, "delete", at, target=target, position=position))
-            else:
-                patch = _dict(raw["patch"])
-                target = self._target(patch.get("target"), (*path, "patch", "target"))
-                patch_type = patch.get("type", "merge")
-                body = patch.get("patch")
-                self._check_patch_body(patch_type, body, (*path, "patch", "patch"))
-                if patch_type == "apply" and isinstance(body, dict) and target is not None:
-                    self._check_apply_body(body, target, (*path, "patch", "patch"))
-                if target is not None and patch_type in ("merge", "json", "strategic", "apply"):
-                    actions.append(
-                        ActionSpec(
-                            name, "patch", at, target=target, patch_type=patch_type, patch=body, position=position,
-                            subresource=_str(patch.get("subresource")), field_manager=_str(patch.get("fieldManager")),
-                            force=patch.get("force") is True,
-                        )
-                    )
-        return tuple(actions)
-
-    def _check_apply_body(self, body: dict[str, Any], target: ObjectRef, path: Path_) -> None:
-        """A server-side apply body names its object; it must be the target (the server answers 400 otherwise)."""
-        name = _dict(body.get("metadata")).get("name")
-        if body.get("apiVersion") != target.api_version or body.get("kind") != target.kind or name != target.name:
-            self.add(path, f"an apply patch carries apiVersion, kind and metadata.name of its target "
-                           f"({target.api_version}, {target.kind}, {target.name})")
-
-    def _check_patch_body(self, patch_type: Any, body: Any, path: Path_) -> None:
-        if patch_type in ("merge", "strategic", "apply") and not isinstance(body, dict):
-            article = "an" if patch_type == "apply" else "a"
-            self.add(path, f"{article} {patch_type} patch is an object, got {json_type(body)}")
-        elif patch_type == "json":
-            if not isinstance(body, list):
-                self.add(path, f"a json patch is a list of RFC 6902 operations, got {json_type(body)}")
-                return
-            for j, op in enumerate(body):
-                valid = isinstance(op, dict) and op.get("op") in _JSON_PATCH_OPS and isinstance(op.get("path"), str)
-                if not valid:
-                    self.add(
-                        (*path, j),
-                        "a json patch operation is {op: add|remove|replace|move|copy|test, path: /json/pointer, ...}",
-                    )
-                    continue
-                pointers = [("path", op["path"])]
-                if op["op"] in ("move", "copy"):
-                    if not isinstance(op.get("from"), str):
-                        self.add((*path, j), f"a json patch {op['op']} operation needs 'from' (a JSON Pointer)")
-                    else:
-                        pointers.append(("from", op["from"]))
-                elif op["op"] in ("add", "replace", "test") and "value" not in op:
-                    self.add((*path, j), f"a json patch {op['op']} operation needs 'value'")
-                for key, pointer in pointers:
-                    if pointer and not pointer.startswith("/"):
-                        self.add((*path, j, key),
-                                 f"{pointer!r} is not a JSON Pointer: it must start with '/' (or be empty)")
-
-    # -- perturbations -------------------------------------------------------------------------
-    def _controller_ref(self, value: Any, path: Path_) -> str | None:
-        if not isinstance(value, str):
-            return None
-        if value != "*" and value not in self.controller_names:
-            names = ", ".join(self.controller_names)
-            listed = f'controllers: {names}, or "*" for all' if names else ""
-            hint = did_you_mean(value, self.controller_names) or listed
-            self.add(path, f"no controller named {value!r}", hint)
-            return None
-        return value
-
-    def _perturbations(self, raw: dict[str, Any]) -> Perturbations:
-        stale: list[StaleReadSpec] = []
-        for i, item in enumerate(_list(raw.get("staleReads"))):
-            path: Path_ = ("spec", "perturbations", "staleReads", i)
-            item = _dict(item)
-            controller = self._controller_ref(item.get("controller"), (*path, "controller"))
-            kinds = [self.kind_ref(v, (*path, "kinds", j)) for j, v in enumerate(_list(item.get("kinds")))]
-            if controller in self.program_names:
-                self.add((*path, "controller"), f"stale reads do not apply to {controller!r}, a program or handler",
-                         "its watches already deliver one event at a time: a lagging view is one of the "
-                         "interleavings explored")
-            elif controller is not None:
-                stale.append(
-                    StaleReadSpec(
-                        controller,
-                        tuple(k for k in kinds if k is not None),
-                        max(1, _int(item.get("maxLag"), 1)),
-                        self.position(path),
-                    )
-                )
-        crashes: list[CrashSpec] = []
-        for i, item in enumerate(_list(raw.get("crashes"))):
-            path = ("spec", "perturbations", "crashes", i)
-            item = _dict(item)
-            controller = self._controller_ref(item.get("controller"), (*path, "controller"))
-            after = tuple(sorted({n for n in _list(item.get("afterWrites")) if _int(n, -1) >= 0}))
-            if controller is not None:
-                crashes.append(CrashSpec(controller, after, max(1, _int(item.get("max"), 1)), self.position(path)))
-        conflicts: list[ConflictSpec] = []
-        for i, item in enumerate(_list(raw.get("conflicts"))):
-            path = ("spec", "perturbations", "conflicts", i)
-            item = _dict(item)
-            controller = self._controller_ref(item.get("controller"), (*path, "controller"))
-            if controller is not None:
-                conflicts.append(ConflictSpec(controller, max(1, _int(item.get("max"), 1)), self.position(path)))
-        return Perturbations(tuple(stale), tuple(crashes), tuple(conflicts))
 
 
 def _dotted(path: Path_) -> str:
