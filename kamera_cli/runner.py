@@ -105,6 +105,8 @@ class _Observed:
         self.actions = model.actions
         self.process = model.process
         self.footprint = model.footprint
+        self.pack = model.pack
+        self.unpack = model.unpack
 
     def successor(self, state: SimState, act: Any) -> Any:
         self._on_step(act.describe())
@@ -235,14 +237,6 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
             hooks.on_phase("search", scenario.name, bounds.timeout_seconds)
         searched: Any = model if hooks.on_step is None else _Observed(model, hooks.on_step)
         search_workers = o.search_workers
-        unsplit = ("programs" if any(c.shape in ("program", "sweep", "handler") for c in scenario.controllers)
-                   else "")
-        if search_workers > 1 and unsplit:
-            # a program's input log lives in the process that ran it: split, another worker could not
-            # resume it (docs/explorer.md)
-            search_workers = 1
-            sim.warnings.append(f"the search ran in one process: a scenario with {unsplit} is not split "
-                                "across --workers yet (docs/explorer.md, 'Parallel search')")
         search = ex.search(searched, properties=properties, strategy=bounds.strategy, max_depth=bounds.max_depth,
                            max_states=bounds.max_states, timeout=bounds.timeout_seconds, on_progress=progress,
                            should_stop=hooks.should_stop, stop_on_first=o.stop_on_first,

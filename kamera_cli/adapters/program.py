@@ -275,6 +275,23 @@ class ProgramFactory(_Loader):
             digest = parent
         return [e for entries in reversed(chain) for e in entries]
 
+    def log_chain(self, digest: str) -> tuple[tuple[str, str, tuple[Entry, ...]], ...]:
+        """The segments of the log a state names, as (digest, parent, entries): what another process of
+        a split search needs to go on from that state (the log lives here, the state holds its digest).
+        An event handler's memory is the last object it was told about, whole in the state: nothing."""
+        if self.shape == "handler":
+            return ()
+        out = []
+        while digest:
+            parent, entries = self._logs[digest]
+            out.append((digest, parent, entries))
+            digest = parent
+        return tuple(out)
+
+    def adopt_log(self, chain: Iterable[tuple[str, str, tuple[Entry, ...]]]) -> None:
+        for digest, parent, entries in chain:
+            self._logs.setdefault(digest, (parent, entries))
+
     def _store(self, parent: str, entries: tuple[Entry, ...]) -> str:
         if not entries:
             return parent

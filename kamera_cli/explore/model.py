@@ -7,9 +7,10 @@ beyond its fingerprint, so the same search, bounds and cycle analysis serve ever
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from kamera_cli.errors import UsageError
 
@@ -95,6 +96,31 @@ class Model(Protocol[S, A]):
     def fingerprint(self, state: S) -> str: ...
 
     def is_converged(self, state: S) -> bool: ...
+
+
+class Portable(Protocol[S]):
+    """What a model adds to ``Model`` when a state alone is not enough to go on from in another process.
+
+    A parallel search ships states between processes; by default it pickles them. A model whose
+    states point at process-local data (kamera's programs keep their input logs by digest, outside
+    the state) packs that data with the state, and ``unpack`` puts it back in the receiving process.
+    """
+
+    def pack(self, state: S) -> bytes: ...
+
+    def unpack(self, blob: bytes) -> S: ...
+
+
+def pack_state(model: object, state: object) -> bytes:
+    """``model.pack(state)`` for a ``Portable`` model, else the state pickled."""
+    pack = getattr(model, "pack", None)
+    blob: bytes = pack(state) if pack is not None else pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+    return blob
+
+
+def unpack_state(model: object, blob: bytes) -> Any:
+    unpack = getattr(model, "unpack", None)
+    return unpack(blob) if unpack is not None else pickle.loads(blob)
 
 
 @dataclass(frozen=True, slots=True)

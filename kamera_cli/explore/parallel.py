@@ -25,7 +25,6 @@ import collections
 import contextlib
 import heapq
 import multiprocessing
-import pickle
 import queue
 import threading
 import time
@@ -35,7 +34,17 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
 
 from kamera_cli.explore.checker import _Problems, finish
-from kamera_cli.explore.model import ALWAYS, ExploreError, Footprint, Model, Property, Transition, unwrap
+from kamera_cli.explore.model import (
+    ALWAYS,
+    ExploreError,
+    Footprint,
+    Model,
+    Property,
+    Transition,
+    pack_state,
+    unpack_state,
+    unwrap,
+)
 from kamera_cli.explore.reduction import Reducible, persistent_subset
 from kamera_cli.explore.result import (
     CONVERGED_LEAF,
@@ -305,7 +314,7 @@ class _Coordinator:
             if worker == 0:
                 self.pool.local.store[self.fps[node]] = g.states[node]
             self._dispatch(node, self.fps[node], worker,
-                           None if worker == 0 else pickle.dumps(g.states[node], protocol=pickle.HIGHEST_PROTOCOL))
+                           None if worker == 0 else pack_state(model, g.states[node]))
         cursor, reduced, max_depth_seen = 0, 0, 0
         next_report = self.start + _POLL
         stopped = self.run_.is_stopped()
@@ -470,7 +479,7 @@ class _Coordinator:
         for w, ns in by_worker.items():
             _tag, blobs = pool.recv(w)
             for n, blob in zip(ns, blobs, strict=True):
-                found[n] = pickle.loads(blob)
+                found[n] = unpack_state(self.model, blob)
         return [found[n] for n in nodes]
 
 
@@ -542,7 +551,7 @@ class _Worker:
         if tag == "expand":
             _tag, node, fp, depth, blob, export = message
             if blob is not None:
-                self.store[fp] = pickle.loads(blob)
+                self.store[fp] = unpack_state(self.model, blob)
             heapq.heappush(self.queue, (node, fp, depth, export))
         elif tag == "merged":
             _tag, node, kept = message
@@ -553,8 +562,7 @@ class _Worker:
         elif tag == "labels":
             self.reply(("labels", [self.labels[node][i] for node, i in message[1]]))
         elif tag == "get":
-            self.reply(("states", [pickle.dumps(self.store[fp], protocol=pickle.HIGHEST_PROTOCOL)
-                                   for fp in message[1]]))
+            self.reply(("states", [pack_state(self.model, self.store[fp]) for fp in message[1]]))
         elif tag == "halt":
             self.queue.clear()
             self.found.clear()
@@ -605,7 +613,7 @@ class _Worker:
                 c = model.is_converged(s2)
                 judged = self.judged[fp] = (c, _check(self.properties, s2, c))
             c, details = judged
-            blob = pickle.dumps(s2, protocol=pickle.HIGHEST_PROTOCOL) if export and not known else None
+            blob = pack_state(model, s2) if export and not known else None
             succs.append((fp, t.findings, c, None if known else details, blob))
         self.labels[node] = [t.label for t in ts]
         return ("expanded", acts, succs, order, rest)

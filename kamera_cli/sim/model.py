@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -124,6 +125,24 @@ class KubeModel:
 
     def fingerprint(self, state: SimState) -> str:
         return state.fingerprint(self._track_steps)
+
+    # a split search ships states between processes (explore.Portable): a program's position is the
+    # digest of its input log, and the log lives in its factory, so it travels with the state
+    def pack(self, state: SimState) -> bytes:
+        logs = []
+        for owner, _key, value in state.memory:
+            ctrl = self.controllers.get(owner)
+            chain = getattr(ctrl.factory, "log_chain", None) if ctrl is not None else None
+            if chain is not None and value:
+                logs.append((owner, chain(value)))
+        return pickle.dumps((state, tuple(logs)), protocol=pickle.HIGHEST_PROTOCOL)
+
+    def unpack(self, blob: bytes) -> SimState:
+        state, logs = pickle.loads(blob)
+        for owner, chain in logs:
+            self.controllers[owner].factory.adopt_log(chain)
+        assert isinstance(state, SimState)
+        return state
 
     def is_converged(self, state: SimState) -> bool:
         if state.halted:

@@ -29,7 +29,8 @@ EXAMPLES = ["quickstart", "bugs/order-dependent", "bugs/livelock", "bugs/generat
             "workloads/job-failure-ignored", "workloads/job-retry-seen-as-failure",
             "workloads/conditions-no-null-check",
             "kopf/duplicate-child", "kopf/timer-before-child",
-            "shapes/credential-leak"]
+            "shapes/credential-leak", "shapes/program/mirror", "shapes/program/mirror/fixed",
+            "shapes/program/sweep", "shapes/program/handler"]
 
 _stable = stable
 
@@ -55,3 +56,17 @@ def test_workers_split_a_single_scenario_s_search_under_the_cli(tmp_path: Path) 
         assert run.exit_code == 1, run.output
         outputs.append(_stable(json.loads(out.read_text())))
     assert outputs[0] == outputs[1]
+
+
+@pytest.mark.parametrize("example", ["shapes/program/mirror", "shapes/program/sweep"])
+def test_a_program_s_position_travels_with_a_shipped_state(example: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A program's place in the state is the digest of its input log, kept by its factory: a state
+    shipped to another worker must bring the log with it, or that worker cannot go on from it.
+    Every successor is shipped here (the balance rule would ship none in so small a search)."""
+    from kamera_cli.explore import parallel
+
+    monkeypatch.setattr(parallel._Coordinator, "_export", lambda self, worker: True)
+    path = ROOT / "scenarios" / example / "scenario.yaml"
+    serial = check_file(path, Overrides(graph_states=50))
+    split = check_file(path, Overrides(graph_states=50, search_workers=2))
+    assert _stable(to_json(CheckResult((split,)))) == _stable(to_json(CheckResult((serial,))))
