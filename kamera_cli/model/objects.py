@@ -56,6 +56,9 @@ class ObjectRef:
     namespace: str
     name: str
 
+    def __reduce__(self) -> tuple[type[ObjectRef], tuple[str, str, str, str]]:
+        return (ObjectRef, (self.api_version, self.kind, self.namespace, self.name))  # fast pickling
+
     @property
     def kind_ref(self) -> KindRef:
         return KindRef.of(self.api_version, self.kind)

@@ -8,8 +8,8 @@ ready work) is in the fingerprint (so that equivalent states are merged).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kamera_cli.apiserver import Snapshot
@@ -49,6 +49,10 @@ class PendingItem:
     #: backoff, which kopf keeps in the timer task's memory)
     carry: str = ""
 
+    def __reduce__(self) -> tuple[type[PendingItem], tuple[Any, ...]]:
+        # a split search ships states: a tuple pickles several times faster than a slotted dataclass
+        return (PendingItem, tuple(getattr(self, f) for f in _PENDING_FIELDS))
+
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.controller, self.namespace, self.name)
@@ -56,6 +60,9 @@ class PendingItem:
     @property
     def request_text(self) -> str:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+_PENDING_FIELDS = tuple(f.name for f in fields(PendingItem))
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +84,9 @@ class FaultBook:
         rest = tuple(e for e in self.lags if not (e[0] == controller and e[1] == kind))
         lags = tuple(sorted((*rest, (controller, kind, lag)) if lag else rest))
         return FaultBook(self.crashes, self.conflicts, lags)
+
+    def __reduce__(self) -> tuple[type[FaultBook], tuple[int, int, tuple[tuple[str, str, int], ...]]]:
+        return (FaultBook, (self.crashes, self.conflicts, self.lags))
 
     def digest(self) -> str:
         return f"c{self.crashes}x{self.conflicts}" + "".join(f"|{c}:{k}:{n}" for c, k, n in self.lags)
@@ -101,6 +111,11 @@ class SimState:
     #: sorted (a kopf operator's per-object ``memo``); lost when the owner crashes
     memory: tuple[tuple[str, str, str], ...] = ()
     _fp: list[str] = field(default_factory=list, compare=False, repr=False)
+
+    def __reduce__(self) -> tuple[type[SimState], tuple[Any, ...]]:
+        # without the cached fingerprint (``_fp``): the receiving process computes its own
+        return (SimState, (self.snapshot, self.pending, self.clock, self.next_action, self.steps_since_action,
+                           self.faults, self.halted, self.extra, self.outcomes, self.memory))
 
     def remembered(self, owner: str, key: str) -> str:
         for o, k, value in self.memory:
