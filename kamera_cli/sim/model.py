@@ -67,6 +67,10 @@ class Act:
     #: the branch a built-in took among its possible outcomes (a pod's fate), "" when it had none
     choice: str = ""
 
+    def __reduce__(self) -> tuple[type[Act], tuple[str, str, str, str, int, Fault | None, str]]:
+        # a split search's workers send every expansion's actions: a tuple pickles several times faster
+        return (Act, (self.kind, self.controller, self.namespace, self.name, self.index, self.fault, self.choice))
+
     def describe(self) -> str:
         if self.kind == "reconcile":
             req = f"{self.namespace}/{self.name}" if self.namespace else self.name

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from kamera_cli.apiserver.snapshot import Snapshot, WriteRecord
 from kamera_cli.model.objects import ObjectRef
+from kamera_cli.sim.model import Act, Fault
 from kamera_cli.sim.state import FaultBook, PendingItem, SimState
 
 
@@ -19,7 +20,8 @@ def test_every_field_survives_a_round_trip() -> None:
     snapshot = Snapshot.empty().with_object(ref, {"apiVersion": "v1", "kind": "ConfigMap",
                                                   "metadata": {"name": "a", "namespace": "default"}})
     state = SimState(snapshot, (item,), 9, 1, 2, book, "halted", "extra", (("a", "b"),), (("o", "k", "v"),))
-    for value in (ref, record, item, book):
+    act = Act("reconcile", "c", "default", "a", 0, Fault("stale", 0, (("v1/ConfigMap", 2),)), "Succeeded")
+    for value in (ref, record, item, book, act):
         assert pickle.loads(pickle.dumps(value)) == value
     again = pickle.loads(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
     # a snapshot compares by identity: compare what it holds
