@@ -8,7 +8,7 @@ See docs/explorer.md.
 
 from __future__ import annotations
 
-from kamera_cli.explore.checker import finding_key, search
+from kamera_cli.explore.checker import finding_key, search, serve_search
 from kamera_cli.explore.model import (
     ALWAYS,
     CONVERGED,
@@ -65,5 +65,6 @@ __all__ = [
     "first_divergence",
     "replay",
     "search",
+    "serve_search",
     "strongly_connected_components",
 ]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from kamera_cli.explore.model import ALWAYS, ExploreError, Footprint, Model, Property, Transition, unwrap
 from kamera_cli.explore.reduction import NONE, PERSISTENT, Reducible, Reduction, persistent_subset
@@ -160,6 +160,24 @@ class _Walker:
                 return cur
 
 
+def _reducer(model: Model[S, A], reduction: Reduction) -> Reducible[S, A] | None:
+    return model if reduction == PERSISTENT and isinstance(model, Reducible) else None
+
+
+def serve_search(conn: Any, model: Model[S, A], *, properties: Sequence[Property[S]] = (), max_depth: int = 50,
+                 expand_converged: bool = True, reduction: Reduction = PERSISTENT,
+                 worker_report: Callable[[], object] | None = None) -> None:
+    """Serve as one remote worker of a breadth-first search coordinated elsewhere, until told to quit.
+
+    Why a model of its own: a remote worker is not forked from the coordinator, so it builds the same
+    model from the same scenario; ``properties``, ``max_depth``, ``expand_converged`` and
+    ``reduction`` must be the coordinator's (the coordinator trusts what workers compute).
+    """
+    from kamera_cli.explore.parallel import serve
+
+    serve(conn, model, properties, _reducer(model, reduction), max_depth, expand_converged, worker_report)
+
+
 def search(
     model: Model[S, A],
     *,
@@ -177,6 +195,7 @@ def search(
     walks: int = 100,
     workers: int = 1,
     worker_report: Callable[[], object] | None = None,
+    remote: Sequence[Any] = (),
 ) -> SearchResult[S, A]:
     """Explore every state reachable from ``model.initial_states()`` within the bounds.
 
@@ -195,6 +214,8 @@ def search(
     ``workers > 1`` (breadth-first only) computes successors in that many forked processes, with the
     same result (``parallel.py``); ``worker_report`` runs in each of them at the end, its answers are
     the result's ``worker_reports``. Call ``close()`` on such a result once its states are read.
+    ``remote``: connections to workers already serving this search elsewhere (``serve_search`` on
+    the same model, another process or machine); they count among ``workers``.
     """
     if reduction not in (PERSISTENT, NONE):
         raise ExploreError(f"unknown reduction {reduction!r} (expected 'persistent' or 'none')")
@@ -210,8 +231,9 @@ def search(
         raise ExploreError(f"timeout must be a positive number of seconds, got {timeout}")
     if workers < 1:
         raise ExploreError(f"workers must be at least 1, got {workers}")
-    reducer: Reducible[S, A] | None = (
-        model if reduction == PERSISTENT and isinstance(model, Reducible) else None)
+    if remote and (strategy != "bfs" or workers <= len(remote)):
+        raise ExploreError("remote workers need a breadth-first search with more workers than remote ones")
+    reducer = _reducer(model, reduction)
     if workers > 1 and strategy == "bfs":
         from kamera_cli.explore.parallel import search_parallel
 
@@ -219,7 +241,7 @@ def search(
             model, workers=workers, properties=properties, max_depth=max_depth, max_states=max_states,
             timeout=timeout, on_progress=on_progress, stop_on_first=stop_on_first,
             expand_converged=expand_converged, should_stop=should_stop, reducer=reducer,
-            worker_report=worker_report)
+            worker_report=worker_report, remote=remote)
 
     start = _monotonic()
     deadline = None if timeout is None else start + timeout

@@ -90,11 +90,13 @@ def search_parallel(
     should_stop: Callable[[], object] | None,
     reducer: Reducible[S, A] | None,
     worker_report: Callable[[], object] | None,
+    remote: Sequence[Connection] = (),
 ) -> SearchResult[S, A]:
-    """``search(strategy="bfs")`` over ``workers`` forked processes (see the module doc)."""
+    """``search(strategy="bfs")`` over ``workers`` processes: this one, ``remote`` ones already
+    serving the search elsewhere (``serve``), the rest forked (see the module doc)."""
     start = _monotonic()
     deadline = None if timeout is None else start + timeout
-    pool = _Pool(model, properties, reducer, workers, max_depth, expand_converged, worker_report)
+    pool = _Pool(model, properties, reducer, workers, max_depth, expand_converged, worker_report, remote)
     try:
         return _Coordinator(pool, model, properties, max_depth, max_states, deadline, timeout, on_progress,
                             stop_on_first, expand_converged, should_stop, start).run()
@@ -114,7 +116,9 @@ class WorkerDied(RuntimeError):
 
 
 class _Pool:
-    """Worker 0 runs in the coordinator's own process; workers 1.. are forked, each with a pipe.
+    """Worker 0 runs in the coordinator's own process; workers 1.. are forked, each with a pipe, and
+    the last ones may be remote: a connection to a process that serves the search (``serve``) with a
+    model of its own, on this machine or another (a relay speaks the same protocol).
 
     Why the coordinator expands too: merging costs little, and a coordinator that only waited would
     still need a core of its own to answer in time — on two cores, two forked workers and a waiting
@@ -125,14 +129,15 @@ class _Pool:
 
     def __init__(self, model: Model[Any, Any], properties: Sequence[Property[Any]],
                  reducer: Reducible[Any, Any] | None, n: int, max_depth: int, expand_converged: bool,
-                 report: Callable[[], object] | None) -> None:
+                 report: Callable[[], object] | None, remote: Sequence[Connection] = ()) -> None:
+        forked = n - 1 - len(remote)
         try:
-            ctx = multiprocessing.get_context("fork")
+            ctx = multiprocessing.get_context("fork") if forked else None
         except ValueError as exc:  # no fork (Windows): the serial search is the only one
             raise ExploreError("a parallel search needs the 'fork' start method (Linux, macOS)") from exc
         self.size = n
         self.conns: list[Connection] = []  # workers 1..n-1
-        self.procs: list[Any] = []
+        self.procs: list[Any] = []  # None for a remote worker
         # The coordinator sends through a thread per worker: a worker blocked writing its result to
         # a full pipe while the coordinator is blocked writing to the worker's would be a deadlock.
         # (Not the other way round: a second thread in a worker costs it a third of its speed in
@@ -140,11 +145,15 @@ class _Pool:
         self.outboxes: list[queue.SimpleQueue[tuple[Any, ...] | None]] = []
         self.senders: list[threading.Thread] = []
         for i in range(1, n):
-            mine, theirs = ctx.Pipe()
-            args = (theirs, list(self.conns), model, properties, reducer, max_depth, expand_converged, report)
-            proc = ctx.Process(target=_worker_main, args=args, name=f"kamera-search-{i}", daemon=True)
-            proc.start()
-            theirs.close()
+            if i <= forked:
+                assert ctx is not None
+                mine, theirs = ctx.Pipe()
+                args = (theirs, list(self.conns), model, properties, reducer, max_depth, expand_converged, report)
+                proc = ctx.Process(target=_worker_main, args=args, name=f"kamera-search-{i}", daemon=True)
+                proc.start()
+                theirs.close()
+            else:
+                mine, proc = remote[i - 1 - forked], None
             self.conns.append(mine)
             self.procs.append(proc)
             outbox: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
@@ -204,6 +213,8 @@ class _Pool:
             message = self.conns[worker - 1].recv()
         except (EOFError, OSError):
             proc = self.procs[worker - 1]
+            if proc is None:
+                raise RuntimeError(f"remote search worker {worker} went away without a word") from None
             proc.join(timeout=5)
             raise WorkerDied(worker, proc.exitcode) from None
         if message[0] == "error":
@@ -229,6 +240,8 @@ class _Pool:
         for conn in self.conns:
             conn.close()  # a worker still writing gets a broken pipe
         for proc in self.procs:
+            if proc is None:
+                continue
             proc.join(timeout=2)
             if proc.is_alive():
                 proc.kill()
@@ -496,6 +509,13 @@ def _check(properties: Sequence[Property[Any]], state: Any, converged: bool) -> 
 
 
 # ---------------------------------------------------------------------------------------------- workers
+def serve(conn: Connection, model: Model[Any, Any], properties: Sequence[Property[Any]],
+          reducer: Reducible[Any, Any] | None, max_depth: int, expand_converged: bool,
+          report: Callable[[], object] | None) -> None:
+    """Be a remote worker of a search coordinated at the other end of ``conn`` (until it says quit)."""
+    _worker_main(conn, [], model, properties, reducer, max_depth, expand_converged, report)
+
+
 def _worker_main(conn: Connection, others: list[Connection], model: Model[Any, Any],
                  properties: Sequence[Property[Any]],
                  reducer: Reducible[Any, Any] | None, max_depth: int, expand_converged: bool,

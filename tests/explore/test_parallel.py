@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_reduction import systems
 
-from kamera_cli.explore import Property, SearchResult, Transition, WorkerDied, search
+from kamera_cli.explore import ExploreError, Property, SearchResult, Transition, WorkerDied, search, serve_search
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="a parallel search forks its workers")
 
@@ -145,3 +145,35 @@ def test_an_exception_in_a_worker_carries_its_traceback() -> None:
     # raised in the coordinator's own process it propagates as it is; in a forked one it carries the text
     with pytest.raises((RuntimeError, ValueError), match="a bug in the model"):
         search(_Raising(6), workers=2)
+
+
+def serve_wide(conn: Any) -> None:
+    """A remote worker's whole program: its own model and properties, built here, not inherited."""
+    serve_search(conn, _wide(), properties=PROPS, reduction="none")
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_remote_worker_with_a_model_of_its_own_builds_the_serial_graph(workers: int) -> None:
+    """A spawned process (nothing inherited) serving the search counts as a worker like a forked one."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    mine, theirs = ctx.Pipe()
+    proc = ctx.Process(target=serve_wide, args=(theirs,), daemon=True)
+    proc.start()
+    theirs.close()
+    serial = search(_wide(), properties=PROPS, reduction="none")
+    split = search(_wide(), properties=PROPS, reduction="none", workers=workers, remote=[mine])
+    try:
+        assert _picture(split) == _picture(serial)
+        owners = split.graph.remote.__self__.owner  # type: ignore[union-attr]
+        assert workers - 1 in set(owners)  # the remote worker (the last one) took part
+    finally:
+        split.close()
+    proc.join(timeout=10)
+    assert proc.exitcode == 0
+
+
+def test_remote_workers_need_a_breadth_first_search_with_room_for_them() -> None:
+    with pytest.raises(ExploreError, match="remote workers need a breadth-first search"):
+        search(_wide(), workers=1, remote=[object()])
