@@ -130,7 +130,8 @@ def check(
     ray_address: Annotated[
         str | None,
         typer.Option("--ray", metavar="auto|local|ADDRESS",
-                     help="Check each scenario as a task on a Ray cluster (needs kamera-cli[ray])."),
+                     help="Check each scenario as a task on a Ray cluster (needs kamera-cli[ray]); with --workers N "
+                          "above the number of scenarios, split each search over Ray actors too."),
     ] = None,
     swarm: Annotated[int, typer.Option(
         "--swarm", min=0, max=10_000, metavar="K",

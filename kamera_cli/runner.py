@@ -59,6 +59,9 @@ class Overrides:
     #: ``(member, size)`` of a swarm (``--swarm``): this run is one of ``size`` seeded random searches
     #: of the scenario, with seed ``spec.explore.seed + member``; ``size`` 0 is no swarm
     swarm: tuple[int, int] = (0, 0)
+    #: connections to search workers serving this run elsewhere (``serve_remote``, on Ray nodes), on
+    #: top of ``search_workers``; a process that inherits them is their only user
+    remote_workers: tuple[Any, ...] = ()
 
 
 #: one run: a scenario file and the overrides it runs with (a swarm is several runs of one file)
@@ -204,22 +207,14 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
             on_progress: ProgressCallback | None = None, hooks: RunHooks | None = None) -> Exploration:
     """Explore one loaded scenario and judge every check; raises only for scenarios that cannot run."""
     o = overrides or Overrides()
+    scenario = _as_run(scenario, o)
     bounds = scenario.explore
-    bounds = replace(
-        bounds,
-        max_depth=o.max_depth if o.max_depth is not None else bounds.max_depth,
-        max_states=o.max_states if o.max_states is not None else bounds.max_states,
-        timeout_seconds=o.timeout if o.timeout is not None else bounds.timeout_seconds,
-        memoize=o.memoize if o.memoize is not None else bounds.memoize,
-    )
     member, size = o.swarm
-    if size:
-        bounds = replace(bounds, strategy="random", seed=bounds.seed + member)
-        scenario = replace(scenario, name=_member_name(scenario.name, o.swarm, bounds.seed))
-    scenario = replace(scenario, explore=bounds)
-    if o.reconcile_timeout is not None:
-        scenario = replace(scenario, controllers=tuple(replace(c, timeout=o.reconcile_timeout)
-                                                       for c in scenario.controllers))
+    remote = o.remote_workers
+    if remote and bounds.strategy != "bfs":  # only a breadth-first search is split: let them go
+        for conn in remote:
+            conn.close()
+        remote = ()
     hooks = hooks or RunHooks()
     if hooks.on_phase is not None:
         hooks.on_phase("import", scenario.name, None)
@@ -236,12 +231,12 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         if hooks.on_phase is not None:
             hooks.on_phase("search", scenario.name, bounds.timeout_seconds)
         searched: Any = model if hooks.on_step is None else _Observed(model, hooks.on_step)
-        search_workers = o.search_workers
+        search_workers = o.search_workers + len(remote)
         search = ex.search(searched, properties=properties, strategy=bounds.strategy, max_depth=bounds.max_depth,
                            max_states=bounds.max_states, timeout=bounds.timeout_seconds, on_progress=progress,
                            should_stop=hooks.should_stop, stop_on_first=o.stop_on_first,
                            reduction=bounds.reduction, seed=bounds.seed, walks=bounds.walks,
-                           workers=search_workers,
+                           workers=search_workers, remote=remote,
                            worker_report=lambda: [(r.stats.executions, r.stats.memo_hits) for r in sim.runtimes])
         if hooks.on_phase is not None:
             hooks.on_phase("judge", scenario.name, None)
@@ -272,6 +267,9 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
             )
             for n in judge.converged_nodes
         )
+    if remote:
+        sim.warnings.append(f"the search was split across {search_workers} processes, {len(remote)} of them "
+                            "remote (Ray): the same graph as one process builds")
     if size:
         walked = f"swarm member {member + 1} of {size}: {bounds.walks} random walks from seed {bounds.seed}"
         sim.warnings.append(f"{walked}, which expanded every state they reached: exhaustive after all"
@@ -282,6 +280,41 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
                             stats=stats, converged=converged, description=scenario.description,
                             position=scenario.position, notes=tuple(sim.warnings), graph=graph)
     return Exploration(result, search)
+
+
+def _as_run(scenario: Scenario, o: Overrides) -> Scenario:
+    """The scenario as this run explores it: bounds overridden, a swarm member's strategy and seed."""
+    bounds = scenario.explore
+    bounds = replace(
+        bounds,
+        max_depth=o.max_depth if o.max_depth is not None else bounds.max_depth,
+        max_states=o.max_states if o.max_states is not None else bounds.max_states,
+        timeout_seconds=o.timeout if o.timeout is not None else bounds.timeout_seconds,
+        memoize=o.memoize if o.memoize is not None else bounds.memoize,
+    )
+    if o.swarm[1]:
+        bounds = replace(bounds, strategy="random", seed=bounds.seed + o.swarm[0])
+        scenario = replace(scenario, name=_member_name(scenario.name, o.swarm, bounds.seed))
+    scenario = replace(scenario, explore=bounds)
+    if o.reconcile_timeout is not None:
+        scenario = replace(scenario, controllers=tuple(replace(c, timeout=o.reconcile_timeout)
+                                                       for c in scenario.controllers))
+    return scenario
+
+
+def serve_remote(path: Path, overrides: Overrides, conn: Any) -> None:
+    """Serve as a remote worker of ``path``'s search, run with ``overrides`` and coordinated at the
+    other end of ``conn``: the same scenario, loaded here, gives the same model (docs/explorer.md)."""
+    from kamera_cli.scenario import load_scenario
+
+    scenario = _as_run(load_scenario(path), overrides)
+    bounds = scenario.explore
+    with Simulation(scenario, memoize=bounds.memoize) as sim:
+        model = sim.model
+        model.footprints = bounds.reduction != "none"
+        properties, _coverage = properties_of(scenario)
+        ex.serve_search(conn, model, properties=properties, max_depth=bounds.max_depth, reduction=bounds.reduction,
+                        worker_report=lambda: [(r.stats.executions, r.stats.memo_hits) for r in sim.runtimes])
 
 
 def _member_name(name: str, swarm: tuple[int, int], seed: int | None) -> str:

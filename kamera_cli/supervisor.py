@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from multiprocessing.connection import Connection, wait
@@ -84,6 +84,11 @@ class Options:
     import_timeout: float = IMPORT_BUDGET_SECONDS
     #: run each scenario as this many seeded random searches (``--swarm``; 0: once, as written)
     swarm: int = 0
+    #: search workers each run gets elsewhere, on top of its own processes (``--ray`` with ``--workers``)
+    remote_workers: int = 0
+    #: starts them: ``(scenario file, the run's overrides, how many)`` -> a connection to each (the
+    #: coordinator's end; the factory keeps the other, ``distributed.py``)
+    remote_search: Callable[[Path, runner.Overrides, int], Sequence[Any]] | None = None
 
 
 def default_max_memory() -> int:
@@ -153,6 +158,14 @@ def _worker_main(conn: Connection, path: str, overrides: runner.Overrides, slot:
         conn.send(("internal", traceback.format_exc()))
     conn.close()
     os._exit(0)
+
+
+def contain_here() -> str:
+    """Put this process behind kamera's network containment (as a supervised worker is): its own
+    network namespace where the machine allows, the in-process fence always; says which it got."""
+    containment = _isolate_network()
+    install_audit_fence(block_processes=containment != "network namespace")
+    return containment
 
 
 def _isolate_network() -> str:
@@ -441,8 +454,14 @@ class _Supervisor:
         while pending or running:
             while pending and len(running) < self.workers and not self.interrupted and not self.stopping:
                 index, (path, overrides) = pending.pop(0)
+                remote: Sequence[Any] = ()
+                if self.options.remote_workers > 0 and self.options.remote_search is not None:
+                    remote = self.options.remote_search(path, overrides, self.options.remote_workers)
+                    overrides = replace(overrides, remote_workers=tuple(remote))
                 running.append(_Job(index, path, self.ctx, overrides, self.options.isolate_network,
                                     self.options.import_timeout))
+                for conn in remote:  # the forked worker holds them now; ours would hide its end's EOF
+                    conn.close()
             if not running:
                 break
             wait([j.conn for j in running if not j.eof] + [j.process.sentinel for j in running], timeout=0.1)

@@ -79,3 +79,53 @@ def test_without_ray_the_option_is_a_clear_usage_error(monkeypatch: pytest.Monke
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
     with pytest.raises(UsageError, match=r"--ray local: Ray is not installed: pip install 'kamera-cli\[ray\]'"):
         distributed.check_on_ray(SCENARIOS, address="local")
+
+
+@needs_ray
+def test_one_search_split_over_ray_actors_is_the_serial_search(local_ray: None) -> None:
+    """--workers above the number of runs: the run's frontier goes to Ray actors hosting contained
+    search workers (each building its own model from the file), and nothing a user sees changes."""
+    scenario = [ROOT / "scenarios" / "workloads" / "conditions-no-null-check"]
+    split = distributed.check_on_ray(scenario, address="auto", options=supervisor.Options(workers=2))
+    local = supervisor.supervise(scenario)
+    # reconcile and memo counts say how much work each process did, not what was found
+    work = _VOLATILE | {"reconciles", "memo_hit_rate"}
+    assert stable(to_json(split), work) == stable(to_json(local), work)
+    assert split.notes[0] == ("checked on Ray (auto): 1 run(s) of 1 scenario(s), one task each, "
+                              "each search split over 1 Ray worker(s) besides its own process")
+    assert split.scenarios[0].stats.states > 100
+    assert ("the search was split across 2 processes, 1 of them remote (Ray): the same graph as one process builds"
+            in split.scenarios[0].notes)
+
+
+@needs_ray
+def test_a_remote_search_worker_takes_part(local_ray: None) -> None:
+    """The actor's worker really expands nodes: it executes steps the local process had memoised,
+    so the run counts more reconciles than the serial run, and finds exactly the same."""
+    path = ROOT / "scenarios" / "workloads" / "wait-for-deployment"
+    options = supervisor.Options(remote_workers=1, remote_search=distributed.remote_search_workers)
+    split = supervisor.supervise([path], options=options).scenarios[0]
+    local = supervisor.supervise([path]).scenarios[0]
+    assert split.stats.states == local.stats.states and split.verdict == local.verdict
+    assert split.stats.reconciles > local.stats.reconciles
+
+
+@needs_ray
+def test_a_worker_the_cluster_cannot_place_is_let_go(local_ray: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three actors of one CPU each on a two-CPU instance: the third is never placed, and the run goes
+    on with the two that were (never a hang), saying how many took part."""
+    import time
+
+    import ray
+
+    deadline = time.monotonic() + 60  # the earlier tests' actors give their CPUs back asynchronously
+    while ray.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    monkeypatch.setattr(distributed, "PLACEMENT_SECONDS", 10.0)
+    path = ROOT / "scenarios" / "workloads" / "conditions-no-null-check"
+    options = supervisor.Options(remote_workers=3, remote_search=distributed.remote_search_workers)
+    split = supervisor.supervise([path], options=options).scenarios[0]
+    local = supervisor.supervise([path]).scenarios[0]
+    assert (split.stats.states, split.verdict) == (local.stats.states, local.verdict)
+    assert ("the search was split across 3 processes, 2 of them remote (Ray): the same graph as one process builds"
+            in split.notes)
