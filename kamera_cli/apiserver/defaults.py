@@ -202,8 +202,15 @@ def _service_spec(s: Obj) -> Obj:  # core/v1 SetDefaults_Service
 def _service(obj: Obj) -> None:
     _spec(obj, _service_spec)
     status = mapping(obj, "status")
-    if not isinstance(status.get("loadBalancer"), dict):
+    balancer = status.get("loadBalancer")
+    if not isinstance(balancer, dict):
         obj["status"] = {**status, "loadBalancer": {}}
+    elif mapping(obj, "spec").get("type") == "LoadBalancer" and any(
+            isinstance(i, dict) and i.get("ip") and i.get("ipMode") is None for i in balancer.get("ingress") or ()):
+        # SetDefaults_Service (LoadBalancerIPMode, GA in 1.32): an ingress IP without a mode is a VIP
+        ingress = [{**i, "ipMode": "VIP"} if isinstance(i, dict) and i.get("ip") and i.get("ipMode") is None else i
+                   for i in balancer["ingress"]]
+        obj["status"] = {**status, "loadBalancer": {**balancer, "ingress": ingress}}
 
 
 def _claim(obj: Obj) -> None:  # SetDefaults_PersistentVolumeClaim(Spec)
