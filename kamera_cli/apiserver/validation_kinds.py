@@ -336,7 +336,7 @@ def _cronjob(obj: Obj) -> list[Cause]:
 
 def _pod(obj: Obj) -> list[Cause]:
     """``ValidatePodCreate`` / ``ValidatePodSpec``."""
-    return validate_pod_spec(obj.get("spec") or {}, "spec")
+    return validate_pod_spec(obj.get("spec") or {}, "spec", template=False)
 
 
 def _pod_template(obj: Obj) -> list[Cause]:

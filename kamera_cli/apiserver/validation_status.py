@@ -251,6 +251,39 @@ def _pod(new: Obj, old: Obj) -> list[Cause]:
                               "status.initContainerStatuses", policy, restartable)
     out += _state_transitions(status.get("ephemeralContainerStatuses"), before.get("ephemeralContainerStatuses"),
                               "status.ephemeralContainerStatuses", "Never", frozenset())
+    out += _ip_list(status.get("podIPs"), "status.podIPs", "PodIP", None)
+    host_ips = status.get("hostIPs")
+    if host_ips:
+        out += _ip_list(host_ips, "status.hostIPs", "HostIP", status.get("hostIP") or "")
+    return out
+
+
+def _ip_list(entries: Any, path: str, go_type: str, primary: str | None) -> list[Cause]:
+    """``validatePodIPs`` / ``validateHostIPs``: every IP valid, more than one only as a dual-stack
+    pair, no duplicates; host IPs also start with ``hostIP`` (``primary``).  Structs print as Go's
+    ``%#v`` (``core.PodIP{IP:"…"}``)."""
+    ips = [str(e.get("ip") or "") if isinstance(e, Mapping) else "" for e in entries or ()]
+    out: list[Cause] = []
+    if primary is not None and ips and ips[0] != primary:
+        out.append(F.invalid(f"{path}[0].ip", ips[0], "must be equal to `hostIP`"))
+    for i, ip in enumerate(ips):
+        if not _parse_ip(ip):
+            out.append(F.invalid(f"{path}[{i}]", ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))
+    if len(ips) < 2:
+        return out
+    shown = [GoRepr(f'core.{go_type}{{IP:"{ip}"}}') for ip in ips]
+    duplicates = [F.duplicate(f"{path}[{i}]", shown[i]) for i, ip in enumerate(ips) if ip in ips[:i]]
+    if primary is not None:
+        out += duplicates
+    families = {ipaddress.ip_address(ip).version for ip in ips if _parse_ip(ip)}
+    if not all(_parse_ip(ip) for ip in ips):
+        out.append({"reason": "InternalError", "field": path, "message": "Internal error: failed to check for dual "
+                    "stack with error:ip <nil> is invalid"})
+    if families != {4, 6} or len(ips) > 2:
+        out.append(F.invalid(path, GoRepr(f"[]core.{go_type}{{{', '.join(shown)}}}"),
+                             "may specify no more than one IP for each IP family"))
+    if primary is None:
+        out += duplicates
     return out
 
 

@@ -241,3 +241,21 @@ def test_namespace_phase_follows_the_deletion_timestamp(server):
     body = _refused(server, live, {"phase": "Terminating"})
     assert _causes(body) == [("FieldValueInvalid", "status.Phase",
                               "Invalid value: \"Terminating\": may only be 'Active' if `deletionTimestamp` is empty")]
+
+
+def test_pod_ips_are_valid_and_at_most_a_dual_stack_pair(server):
+    # validatePodIPs / validateHostIPs
+    live = server.create(_POD)
+    body = _refused(server, live, {"phase": "Running", "hostIP": "10.0.0.1",
+                                   "hostIPs": [{"ip": "10.0.0.2"}],
+                                   "podIPs": [{"ip": "10.1.0.1"}, {"ip": "10.1.0.1"}]})
+    assert _causes(body) == [
+        ("FieldValueInvalid", "status.podIPs",
+         'Invalid value: []core.PodIP{core.PodIP{IP:"10.1.0.1"}, core.PodIP{IP:"10.1.0.1"}}: '
+         "may specify no more than one IP for each IP family"),
+        ("FieldValueDuplicate", "status.podIPs[1]", 'Duplicate value: core.PodIP{IP:"10.1.0.1"}'),
+        ("FieldValueInvalid", "status.hostIPs[0].ip", 'Invalid value: "10.0.0.2": must be equal to `hostIP`'),
+    ]
+    dual = _status_write(server, live, {"phase": "Running", "hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.1"}],
+                                        "podIPs": [{"ip": "10.1.0.1"}, {"ip": "fd00::1"}]})
+    assert dual["status"]["podIPs"][1] == {"ip": "fd00::1"}
