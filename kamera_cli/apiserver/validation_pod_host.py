@@ -19,7 +19,6 @@ a handful of dict lookups.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -28,7 +27,6 @@ from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.field_errors import Cause
 
 Obj = Mapping[str, Any]
-_IP_MSG = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
 _UNDERSCORE_LABEL = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
 _UNDERSCORE_FMT = f"{_UNDERSCORE_LABEL}(\\.{_UNDERSCORE_LABEL})*"
 _UNDERSCORE_RE = re.compile(f"^{_UNDERSCORE_FMT}$")
@@ -56,12 +54,6 @@ _WINDOWS_FORBIDDEN_CONTAINER = ("appArmorProfile", "seLinuxOptions", "seccompPro
                                 "runAsUser", "runAsGroup")
 
 
-def _is_ip(text: Any) -> bool:
-    try:
-        ipaddress.ip_address(str(text))
-    except ValueError:
-        return False
-    return True
 
 
 def _set(container: Obj, key: str) -> bool:
@@ -108,8 +100,8 @@ def validate_pod_host(spec: Obj, path: str, *, template: bool) -> list[Cause]:
     for i, alias in enumerate(spec.get("hostAliases") or ()):
         if isinstance(alias, Mapping):
             here = f"{path}.hostAliases[{i}]"
-            if not _is_ip(alias.get("ip") or ""):
-                out.append(F.invalid(f"{here}.ip", alias.get("ip") or "", _IP_MSG))
+            if not F.is_ip(alias.get("ip") or ""):
+                out.append(F.invalid(f"{here}.ip", alias.get("ip") or "", F.IP_MSG))
             for j, host in enumerate(alias.get("hostnames") or ()):
                 out += F.each_invalid(f"{here}.hostnames[{j}]", host, F.dns1123_subdomain(str(host)))
     preemption = spec.get("preemptionPolicy")
@@ -141,7 +133,7 @@ def _dns_config(config: Any, policy: Any, path: str) -> list[Cause]:
     servers = config.get("nameservers") or []
     if len(servers) > 3:
         out.append(F.invalid(f"{path}.nameservers", servers, "must not have more than 3 nameservers"))
-    out += [F.invalid(f"{path}.nameservers[{i}]", ns, _IP_MSG) for i, ns in enumerate(servers) if not _is_ip(ns)]
+    out += [F.invalid(f"{path}.nameservers[{i}]", ns, F.IP_MSG) for i, ns in enumerate(servers) if not F.is_ip(ns)]
     searches = [str(s) for s in config.get("searches") or []]
     if len(searches) > 32:
         out.append(F.invalid(f"{path}.searches", searches, "must not have more than 32 search paths"))

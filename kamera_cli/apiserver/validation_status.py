@@ -14,7 +14,8 @@ which it copied from the stored object: ``ValidateDeploymentStatusUpdate``,
 (pkg/apis/core/validation/validation.go); ``ValidateJobUpdateStatus`` with the options
 ``getStatusValidationOptions`` picks (pkg/apis/batch/validation, pkg/registry/batch/job/strategy.go);
 ``ValidateHorizontalPodAutoscalerStatusUpdate``; ``ValidatePodDisruptionBudgetStatusUpdate`` with
-metav1 ``ValidateConditions``.  Table-driven: the counters of each kind are data, looked up once.
+metav1 ``ValidateConditions``; ``ValidateIngressStatusUpdate`` (in ``validation_net``).  Table-driven:
+the counters of each kind are data, looked up once.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
+from kamera_cli.apiserver import validation_net
 from kamera_cli.apiserver.field_errors import Cause, GoRepr
 
 Obj = Mapping[str, Any]
@@ -164,12 +166,6 @@ def _namespace(new: Obj, old: Obj) -> list[Cause]:
 
 # -- Services ---------------------------------------------------------------------------------
 
-def _parse_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _service(new: Obj, old: Obj) -> list[Cause]:
@@ -183,8 +179,8 @@ def _service(new: Obj, old: Obj) -> list[Cause]:
     out: list[Cause] = []
     for at, item in F.items(ingress, path):
         ip, mode, host = item.get("ip") or "", item.get("ipMode"), item.get("hostname") or ""
-        if ip and not _parse_ip(ip):
-            out.append(F.invalid(f"{at}.ip", ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))
+        if ip and not F.is_ip(ip):
+            out.append(F.invalid(f"{at}.ip", ip, F.IP_MSG))
         if mode is not None and not ip:
             out.append(F.forbidden(f"{at}.ipMode", "may not be specified when `ip` is not set"))
         elif mode is None and ip:
@@ -193,7 +189,7 @@ def _service(new: Obj, old: Obj) -> list[Cause]:
             out.append(F.not_supported(f"{at}.ipMode", mode, ("Proxy", "VIP")))
         if host:
             out += F.each_invalid(f"{at}.hostname", host, F.dns1123_subdomain(host))
-            if _parse_ip(host):
+            if F.is_ip(host):
                 out.append(F.invalid(f"{at}.hostname", host, "must be a DNS name, not an IP address"))
     return out
 
@@ -267,16 +263,16 @@ def _ip_list(entries: Any, path: str, go_type: str, primary: str | None) -> list
     if primary is not None and ips and ips[0] != primary:
         out.append(F.invalid(f"{path}[0].ip", ips[0], "must be equal to `hostIP`"))
     for i, ip in enumerate(ips):
-        if not _parse_ip(ip):
-            out.append(F.invalid(f"{path}[{i}]", ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))
+        if not F.is_ip(ip):
+            out.append(F.invalid(f"{path}[{i}]", ip, F.IP_MSG))
     if len(ips) < 2:
         return out
     shown = [GoRepr(f'core.{go_type}{{IP:"{ip}"}}') for ip in ips]
     duplicates = [F.duplicate(f"{path}[{i}]", shown[i]) for i, ip in enumerate(ips) if ip in ips[:i]]
     if primary is not None:
         out += duplicates
-    families = {ipaddress.ip_address(ip).version for ip in ips if _parse_ip(ip)}
-    if not all(_parse_ip(ip) for ip in ips):
+    families = {ipaddress.ip_address(ip).version for ip in ips if F.is_ip(ip)}
+    if not all(F.is_ip(ip) for ip in ips):
         out.append({"reason": "InternalError", "field": path, "message": "Internal error: failed to check for dual "
                     "stack with error:ip <nil> is invalid"})
     if families != {4, 6} or len(ips) > 2:
@@ -411,6 +407,7 @@ _RULES: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]]] = {
     **{key: _counts(rule, key[1]) for key, rule in _COUNTS.items()},
     ("", "Pod"): _pod, ("", "Service"): _service, ("", "Namespace"): _namespace,
     ("batch", "Job"): _job, ("policy", "PodDisruptionBudget"): _pdb,
+    ("networking.k8s.io", "Ingress"): validation_net.ingress_status,
 }
 
 
