@@ -94,6 +94,12 @@ _CHECKS: dict[str, Callable[[str], bool]] = {
 }
 
 
+def matches(fmt: str, text: str) -> bool:
+    """Whether ``text`` is of the named ``strfmt`` format (unknown formats match, as upstream)."""
+    check = _CHECKS.get(fmt)
+    return check is None or check(text)
+
+
 def check_formats(obj: Any, schema: Mapping[str, Any], path: str, out: list[dict[str, str]]) -> None:
     """Append a ``FieldValueTypeInvalid`` cause for each string that does not match its ``format``."""
     if isinstance(obj, str):
