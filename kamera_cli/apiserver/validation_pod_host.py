@@ -68,8 +68,22 @@ def _containers(spec: Obj, path: str) -> Iterator[tuple[str, Obj]]:
         yield from F.items(spec.get(key), f"{path}.{key}")
 
 
+_KEYS = frozenset({"ephemeralContainers", "dnsConfig", "readinessGates", "schedulingGates", "hostAliases",
+                   "preemptionPolicy", "hostUsers", "os"})
+
+
+def _plain(spec: Obj) -> bool:
+    """Whether none of the checked settings is present: most specs, answered in a few lookups."""
+    if not _KEYS.isdisjoint(spec) or spec.get("securityContext") or spec.get("dnsPolicy") == "None":
+        return False
+    return not any(isinstance(c, dict) and c.get("securityContext")
+                   for key in ("initContainers", "containers") for c in spec.get(key) or ())
+
+
 def validate_pod_host(spec: Obj, path: str, *, template: bool) -> list[Cause]:
     """The checks of the module docstring for one pod spec (``template``: inside a pod template)."""
+    if _plain(spec):
+        return []
     out: list[Cause] = []
     if spec.get("ephemeralContainers"):
         out.append(F.forbidden(f"{path}.ephemeralContainers", "ephemeral containers not allowed in pod template"
