@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import ipaddress
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -29,6 +30,7 @@ from typing import Any
 from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver import validation_net
 from kamera_cli.apiserver.field_errors import Cause, GoRepr
+from kamera_cli.apiserver.quantity import QuantityError, value_of
 
 Obj = Mapping[str, Any]
 _REPLICAS_MSG = "cannot be greater than status.replicas"
@@ -403,11 +405,35 @@ def _job(new: Obj, old: Obj) -> list[Cause]:
     return out
 
 
+def _resource_version(new: Obj) -> list[Cause]:
+    """Volume status updates require a resourceVersion: an unconditional PUT (none sent) is refused here,
+    not allowed as for other built-ins (``ValidatePersistentVolume(Claim)StatusUpdate``)."""
+    return [] if (new.get("metadata") or {}).get("resourceVersion") else [F.required("resourceVersion")]
+
+
+def _claim(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidatePersistentVolumeClaimStatusUpdate``: a resourceVersion, access modes (under upstream's
+    ``Spec.accessModes``), capacities not negative (``validateBasicResource``)."""
+    out = _resource_version(new)
+    if not (new.get("spec") or {}).get("accessModes"):
+        out.append(F.required("Spec.accessModes"))
+    capacity = _status(new).get("capacity")
+    for name, quantity in sorted(capacity.items()) if isinstance(capacity, Mapping) else ():
+        try:
+            value = value_of(str(quantity))
+        except QuantityError:
+            continue  # the decoder refused it already
+        if value < 0:
+            out.append(F.invalid(f"status.capacity[{name}]", math.ceil(value), "must be a valid resource quantity"))
+    return out
+
+
 _RULES: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]]] = {
     **{key: _counts(rule, key[1]) for key, rule in _COUNTS.items()},
     ("", "Pod"): _pod, ("", "Service"): _service, ("", "Namespace"): _namespace,
     ("batch", "Job"): _job, ("policy", "PodDisruptionBudget"): _pdb,
     ("networking.k8s.io", "Ingress"): validation_net.ingress_status,
+    ("", "PersistentVolumeClaim"): _claim, ("", "PersistentVolume"): lambda new, old: _resource_version(new),
 }
 
 

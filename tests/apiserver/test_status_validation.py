@@ -259,3 +259,25 @@ def test_pod_ips_are_valid_and_at_most_a_dual_stack_pair(server):
     dual = _status_write(server, live, {"phase": "Running", "hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.1"}],
                                         "podIPs": [{"ip": "10.1.0.1"}, {"ip": "fd00::1"}]})
     assert dual["status"]["podIPs"][1] == {"ip": "fd00::1"}
+
+
+def test_volume_status_writes_need_a_resource_version_and_valid_capacities(server):
+    # ValidatePersistentVolumeClaimStatusUpdate / ValidatePersistentVolumeStatusUpdate: unlike other built-ins,
+    # an unconditional status PUT (no resourceVersion) is refused
+    claim = server.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                           "metadata": {"name": "c", "namespace": "default"},
+                           "spec": {"accessModes": ["ReadWriteOnce"],
+                                    "resources": {"requests": {"storage": "1Gi"}}}})
+    unconditional = {**claim, "metadata": {k: v for k, v in claim["metadata"].items() if k != "resourceVersion"}}
+    assert _causes(_refused(server, unconditional, {"phase": "Bound", "capacity": {"storage": "-1"}})) == [
+        ("FieldValueRequired", "resourceVersion", "Required value"),
+        ("FieldValueInvalid", "status.capacity[storage]", "Invalid value: -1: must be a valid resource quantity"),
+    ]
+    bound = _status_write(server, claim, {"phase": "Bound", "capacity": {"storage": "1Gi"}})
+    assert bound["status"]["capacity"] == {"storage": "1Gi"}
+    volume = server.create({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "v"},
+                            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                                     "hostPath": {"path": "/data"}}})
+    bare = {**volume, "metadata": {k: v for k, v in volume["metadata"].items() if k != "resourceVersion"}}
+    assert _causes(_refused(server, bare, {"phase": "Available"})) == [
+        ("FieldValueRequired", "resourceVersion", "Required value")]
