@@ -40,13 +40,19 @@ def allocate_cluster_ip(snapshot: Any, obj: dict[str, Any]) -> None:
     spec = obj.get("spec")
     if not isinstance(spec, dict) or spec.get("type") == "ExternalName":
         return
+    ips = spec.get("clusterIPs")
+    if not spec.get("clusterIP") and isinstance(ips, list) and ips:
+        spec["clusterIP"] = ips[0]  # NormalizeClusterIPs: the list's first names the primary
     if spec.get("clusterIP") == "None":
         spec.setdefault("clusterIPs", ["None"])
     else:
         if not spec.get("clusterIP"):
             spec["clusterIP"] = _free_address(snapshot, obj)
-        spec["clusterIPs"] = [spec["clusterIP"]]
-    spec.setdefault("ipFamilies", ["IPv4"])
+        if not spec.get("clusterIPs"):
+            spec["clusterIPs"] = [spec["clusterIP"]]
+    if not spec.get("ipFamilies"):  # the families of the addresses (IPv4 for a headless Service)
+        spec["ipFamilies"] = [("IPv6" if ":" in str(ip) else "IPv4") for ip in spec["clusterIPs"] if ip != "None"
+                              ] or ["IPv4"]
     spec.setdefault("ipFamilyPolicy", "SingleStack")
 
 

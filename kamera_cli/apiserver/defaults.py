@@ -202,8 +202,15 @@ def _service_spec(s: Obj) -> Obj:  # core/v1 SetDefaults_Service
 def _service(obj: Obj) -> None:
     _spec(obj, _service_spec)
     status = mapping(obj, "status")
-    if not isinstance(status.get("loadBalancer"), dict):
+    balancer = status.get("loadBalancer")
+    if not isinstance(balancer, dict):
         obj["status"] = {**status, "loadBalancer": {}}
+    elif mapping(obj, "spec").get("type") == "LoadBalancer" and any(
+            isinstance(i, dict) and i.get("ip") and i.get("ipMode") is None for i in balancer.get("ingress") or ()):
+        # SetDefaults_Service (LoadBalancerIPMode, GA in 1.32): an ingress IP without a mode is a VIP
+        ingress = [{**i, "ipMode": "VIP"} if isinstance(i, dict) and i.get("ip") and i.get("ipMode") is None else i
+                   for i in balancer["ingress"]]
+        obj["status"] = {**status, "loadBalancer": {**balancer, "ingress": ingress}}
 
 
 def _claim(obj: Obj) -> None:  # SetDefaults_PersistentVolumeClaim(Spec)
@@ -408,30 +415,50 @@ _POD_SPEC_PATHS: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
 }
 
 
-def _ports_protocol(ports: Any) -> None:
-    for port in ports if isinstance(ports, list) else ():
-        if isinstance(port, dict):
-            port.setdefault("protocol", "TCP")
+def _ports_protocol(ports: Any) -> Any:
+    """The ports with ``protocol: TCP`` filled in where missing (the list itself when none is)."""
+    if not isinstance(ports, list) or all(not isinstance(p, dict) or "protocol" in p for p in ports):
+        return ports
+    return [{**p, "protocol": "TCP"} if isinstance(p, dict) and "protocol" not in p else p for p in ports]
+
+
+def _containers_protocol(containers: Any) -> Any:
+    if not isinstance(containers, list):
+        return containers
+    out = [c if not isinstance(c, dict) or (ports := _ports_protocol(c.get("ports"))) is c.get("ports")
+           else {**c, "ports": ports} for c in containers]
+    return containers if all(a is b for a, b in zip(out, containers)) else out
+
+
+def _spec_protocols(spec: Any) -> Any:
+    if not isinstance(spec, dict):
+        return spec
+    changed = {key: filled for key in ("containers", "initContainers", "ephemeralContainers")
+               if (filled := _containers_protocol(spec.get(key))) is not spec.get(key)}
+    return {**spec, **changed} if changed else spec
+
+
+def _at_path(obj: Any, path: tuple[str, ...], fn: Any) -> Any:
+    """``obj`` with ``fn`` applied at ``path``, copying only the dicts on the way (itself when unchanged)."""
+    if not path:
+        return fn(obj)
+    if not isinstance(obj, dict):
+        return obj
+    child = obj.get(path[0])
+    new = _at_path(child, path[1:], fn)
+    return obj if new is child else {**obj, path[0]: new}
 
 
 def default_apply_keys(group: str, kind: str, applied: Obj) -> Obj:
-    """The applied configuration with missing list-map key fields defaulted (a copy when anything changes)."""
-    paths = _POD_SPEC_PATHS.get((group, kind), ())
-    if not paths and (group, kind) != ("", "Service"):
-        return applied
-    obj: Obj = clone(applied)
+    """The applied configuration with missing list-map key fields defaulted.
+
+    Copy-on-write: only the dicts and lists on the way to a port that lacks its protocol are new (the
+    parsed body is the journal's record of the request, so it is never changed); a configuration
+    that names every protocol is returned as itself.
+    """
     if (group, kind) == ("", "Service"):
-        spec = obj.get("spec")
-        if isinstance(spec, dict):
-            _ports_protocol(spec.get("ports"))
-        return obj
-    for path in paths:
-        node: Any = obj
-        for part in path:
-            node = node.get(part) if isinstance(node, dict) else None
-        if isinstance(node, dict):
-            for key in ("containers", "initContainers", "ephemeralContainers"):
-                for c in node.get(key) or ():
-                    if isinstance(c, dict):
-                        _ports_protocol(c.get("ports"))
-    return obj
+        out: Obj = _at_path(applied, ("spec", "ports"), _ports_protocol)
+        return out
+    for path in _POD_SPEC_PATHS.get((group, kind), ()):
+        applied = _at_path(applied, path, _spec_protocols)
+    return applied

@@ -11,6 +11,7 @@ staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go (``IsDNS1123La
 from __future__ import annotations
 
 import functools
+import ipaddress
 import json
 import re
 from collections.abc import Iterable
@@ -93,6 +94,11 @@ _SUBDOMAIN_RE = re.compile(f"^{_SUBDOMAIN_FMT}$")
 _SUBDOMAIN_MSG = _regex_error("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
                               "'-' or '.', and must start and end with an alphanumeric character", _SUBDOMAIN_FMT,
                               "example.com")
+_DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_RE = re.compile(f"^{_DNS1035_FMT}$")
+_DNS1035_MSG = _regex_error("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+                            "alphabetic character, and end with an alphanumeric character", _DNS1035_FMT, "my-name",
+                            "abc-123")
 _NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _NAME_RE = re.compile(f"^{_NAME_FMT}$")
 _NAME_MSG = _regex_error("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
@@ -117,6 +123,12 @@ def _max_len(limit: int) -> str:
 def dns1123_label(value: str) -> list[str]:
     out = [_max_len(63)] if len(value) > 63 else []
     return out + ([] if _LABEL_RE.match(value) else [_LABEL_MSG])
+
+
+def dns1035_label(value: str) -> list[str]:
+    """``IsDNS1035Label`` (Service names)."""
+    out = [_max_len(63)] if len(value) > 63 else []
+    return out + ([] if _DNS1035_RE.match(value) else [_DNS1035_MSG])
 
 
 def dns1123_subdomain(value: str) -> list[str]:
@@ -186,6 +198,19 @@ def port_name(value: str) -> list[str]:
 def port_number(value: Any) -> list[str]:
     """``IsValidPortNum``."""
     return [] if isinstance(value, int) and 1 <= value <= 65535 else ["must be between 1 and 65535, inclusive"]
+
+
+IP_MSG = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"  # validation.IsValidIP
+
+
+def is_ip(text: Any) -> bool:
+    """Whether ``text`` parses as an IP address (Go's ``ParseIPSloppy`` also takes IPv4 octets with
+    leading zeros, which Python's ``ipaddress`` refuses)."""
+    try:
+        ipaddress.ip_address(str(text))
+    except ValueError:
+        return False
+    return True
 
 
 def each_invalid(path: str, value: Any, messages: Iterable[str]) -> list[Cause]:

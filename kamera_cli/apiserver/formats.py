@@ -68,7 +68,8 @@ def _ip(version: int) -> Callable[[str], bool]:
     return check
 
 
-def _cidr(text: str) -> bool:
+def is_cidr(text: str) -> bool:
+    """A CIDR (an address and a prefix length), as ``ParseCIDRSloppy`` reads one."""
     try:
         ipaddress.ip_network(text, strict=False)
     except ValueError:
@@ -87,10 +88,16 @@ def _uuid(name: str) -> Callable[[str], bool]:
 
 _CHECKS: dict[str, Callable[[str], bool]] = {
     "date-time": _date_time, "datetime": _date_time, "date": _date, "duration": lambda t: bool(_DURATION.match(t)),
-    "byte": _byte, "ipv4": _ip(4), "ipv6": _ip(6), "cidr": _cidr, "hostname": lambda t: bool(_HOSTNAME.match(t)),
+    "byte": _byte, "ipv4": _ip(4), "ipv6": _ip(6), "cidr": is_cidr, "hostname": lambda t: bool(_HOSTNAME.match(t)),
     "email": lambda t: bool(_EMAIL.match(t)), "mac": lambda t: bool(_MAC.match(t)),
     **{name: _uuid(name) for name in ("uuid", "uuid3", "uuid4", "uuid5")},
 }
+
+
+def matches(fmt: str, text: str) -> bool:
+    """Whether ``text`` is of the named ``strfmt`` format (unknown formats match, as upstream)."""
+    check = _CHECKS.get(fmt)
+    return check is None or check(text)
 
 
 def check_formats(obj: Any, schema: Mapping[str, Any], path: str, out: list[dict[str, str]]) -> None:

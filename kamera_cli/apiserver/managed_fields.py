@@ -278,7 +278,9 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
     applied_paths: set[Path] = set()
     config_fields(applied, None, (), (), ctx, applied_paths)
     base = _strip_managed(live) if live is not None else {}
-    managers = (_decode_entries(_managed(live)) or {}) if live is not None else {}
+    source = _managed(live) if live is not None else None
+    managers = (_decode_entries(source) or {}) if live is not None else {}
+    stored = dict(managers)
     if live is not None and not managers:
         # An object nobody manages yet: as the apiserver does, everything in it is first credited to
         # a "before-first-apply" updater, so the apply conflicts with values it would change.
@@ -319,6 +321,11 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
         kept = without_removed(entry.fields - changed, diff.removed)
         if kept:
             result[key] = entry.with_fields(kept)
+    if result == stored and _rendered_here(source):
+        # The usual re-apply of an unchanged configuration at the same time: every entry would render
+        # as it is stored, so the stored list is shared (no FieldsV1 encoding, no new list).
+        assert isinstance(source, list)
+        return _with_managed_fields(merged, source)
     return _with_managed_fields(merged, _render(result))
 
 

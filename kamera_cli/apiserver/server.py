@@ -54,6 +54,7 @@ from kamera_cli.apiserver.validation import (
 from kamera_cli.apiserver.validation_crd import apply_defaults, prune
 from kamera_cli.apiserver.validation_crd import validate as validate_cr
 from kamera_cli.apiserver.validation_kinds import base64_offset, validate_kind
+from kamera_cli.apiserver.validation_status import validate_status
 from kamera_cli.apiserver.validation_update import validate_update
 from kamera_cli.apiserver.write_rules import (
     CREATE_ON_UPDATE,
@@ -745,8 +746,10 @@ class ApiServer:
             typed = validate_builtin(definitions, info.definition, obj, base)
             if typed:
                 causes += typed
+            elif live is not None and not main:  # a status strategy checks the status, not the spec
+                causes += validate_status(info.group, info.kind, live, obj)
             else:  # the kind's strategy: on update (ValidateXUpdate) its update rules come first
-                if live is not None and main:
+                if live is not None:
                     causes += validate_update(info.group, info.kind, live, obj)
                 causes += validate_kind(info.group, info.kind, obj)
             if not causes:

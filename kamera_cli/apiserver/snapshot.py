@@ -59,10 +59,43 @@ def object_digest(obj: Manifest) -> str:
         generation = meta.get("generation")
         if isinstance(generation, int) and not isinstance(generation, bool):
             obj = _generation_relations(obj, generation)
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    if "T" in text:
-        text = _QUOTED_TIMESTAMP.sub('"<time>"', text)
+    spec = obj.get("spec")
+    template = spec.get("template") if isinstance(spec, dict) else None
+    if isinstance(spec, dict) and isinstance(template, dict) and template:
+        # A workload's pod template is most of its text and usually the very template its previous
+        # version stored: its canonical text is cached by identity and spliced in.
+        shell = _canonical({**obj, "spec": {**spec, "template": _TEMPLATE_PLACEHOLDER}})
+        text = (shell.replace(_TEMPLATE_PLACEHOLDER_JSON, _canonical_cached(template))
+                if shell.count(_TEMPLATE_PLACEHOLDER_JSON) == 1 else _canonical(obj))
+    else:
+        text = _canonical(obj)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+_TEMPLATE_PLACEHOLDER = "\0kamera:template\0"
+_CANONICAL_LIMIT = 4096
+_CANONICAL: dict[int, tuple[Any, str]] = {}
+
+
+def _canonical(value: Any) -> str:
+    """Sorted-key JSON with RFC 3339 time strings replaced (what the digest hashes)."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _QUOTED_TIMESTAMP.sub('"<time>"', text) if "T" in text else text
+
+
+_TEMPLATE_PLACEHOLDER_JSON = _canonical(_TEMPLATE_PLACEHOLDER)
+
+
+def _canonical_cached(value: Any) -> str:
+    """``_canonical`` of a stored (never mutated) subtree, cached by identity (entries keep it alive)."""
+    hit = _CANONICAL.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    text = _canonical(value)
+    if len(_CANONICAL) >= _CANONICAL_LIMIT:
+        _CANONICAL.clear()
+    _CANONICAL[id(value)] = (value, text)
+    return text
 
 
 def _relation(value: object, generation: int) -> object:

@@ -51,14 +51,15 @@ def _quote(value: Any) -> str:
 
 def validate_generate_name(group: str, kind: str, prefix: str) -> list[dict[str, str]]:
     """``ValidateObjectMeta``'s check of ``generateName``: the kind's name rule in its prefix form, which
-    for DNS names first turns a trailing '-' into an 'a' (``maskTrailingDash``); the bad value shown is
-    the prefix as sent."""
+    for DNS names first masks a trailing '-' (``maskTrailingDash`` replaces the last *two* characters
+    with an 'a', so the one before the dash is never checked); the bad value shown is the prefix as
+    sent."""
     if not prefix:
         return []
     if group == _RBAC and kind in _RBAC_KINDS:  # IsPathSegmentPrefix: only the characters
         return [cause("FieldValueInvalid", "metadata.generateName", f"Invalid value: {_quote(prefix)}: {msg}")
                 for msg in path_segment_name(prefix) if msg.startswith("may not contain")]
-    masked = prefix[:-1] + "a" if len(prefix) > 1 and prefix.endswith("-") else prefix
+    masked = prefix[:-2] + "a" if len(prefix) > 1 and prefix.endswith("-") else prefix
     return validate_name(group, kind, masked, "metadata.generateName", shown=prefix)
 
 

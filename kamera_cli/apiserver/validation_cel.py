@@ -25,7 +25,8 @@ from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.field_errors import Cause
-from kamera_cli.apiserver.validation_cel_lib import library, optional
+from kamera_cli.apiserver.validation_cel_ext import namespaces, optional, rewrite_optional_syntax
+from kamera_cli.apiserver.validation_cel_lib import library
 
 celpy: Any
 try:
@@ -47,7 +48,7 @@ def compile_error(rule: str) -> str | None:
     if celpy is None:
         return None
     try:
-        celpy.Environment().compile(rule)
+        celpy.Environment().compile(rewrite_optional_syntax(rule))
     except Exception as exc:  # celpy raises its own parse/compile errors
         return str(exc).strip().splitlines()[0]
     return None
@@ -60,7 +61,7 @@ def _program(node: Mapping[str, Any], text: str) -> Any:
         if not _LIBRARY:
             _LIBRARY.update(library(celpy))
         env = celpy.Environment()
-        hit = (node, env.program(env.compile(text), functions=_LIBRARY))
+        hit = (node, env.program(env.compile(rewrite_optional_syntax(text)), functions=_LIBRARY))
         _PROGRAMS[key] = hit
     return hit[1]
 
@@ -121,7 +122,9 @@ def _check(rule: Mapping[str, Any], value: Any, old: Any, node: Mapping[str, Any
     transition = bool(_OLD_SELF.search(text))
     if transition and old is None and not rule.get("optionalOldSelf"):
         return  # a transition rule only runs when there is an old value to compare with
-    activation = {"self": celpy.json_to_cel(_strip_root(value, path))}
+    if not _LIBRARY:
+        _LIBRARY.update(library(celpy))
+    activation = {**namespaces(_LIBRARY), "self": celpy.json_to_cel(_strip_root(value, path))}
     if transition and rule.get("optionalOldSelf"):  # oldSelf is an optional, empty on create
         present = old is not None
         activation["oldSelf"] = optional(celpy, celpy.json_to_cel(_strip_root(old, path)) if present else None,

@@ -17,17 +17,16 @@ definition:
 * quantities: library/quantity.go — ``quantity``, ``isQuantity``, ``sign``, ``isInteger``,
   ``asInteger``, ``asApproximateFloat``, ``isGreaterThan``, ``isLessThan``, ``compareTo``, ``add``,
   ``sub`` (parsed with kamera's ``ParseQuantity``);
-* IPs and CIDRs: library/ip.go, library/cidr.go — ``ip``, ``isIP``, ``cidr``, ``isCIDR``, ``family``,
-  ``isLoopback``, ``isUnspecified``, ``containsIP``, ``containsCIDR``, ``prefixLength``;
 * optionals, for rules with ``optionalOldSelf: true`` (their ``oldSelf`` is an optional):
-  ``hasValue``, ``value``, ``orValue``.
+  ``hasValue``, ``value``, ``orValue``;
+* the namespaced libraries (``sets``, ``strings.quote``, ``format``, ``optional``) and IPs/CIDRs, in
+  ``validation_cel_ext.py``.
 
 Errors are raised as ``CELEvalError`` with upstream's wording where it matters to a user.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import urllib.parse
 from collections.abc import Callable, Sequence
@@ -35,24 +34,7 @@ from fractions import Fraction
 from typing import Any
 
 from kamera_cli.apiserver.quantity import QuantityError, canonical, value_of
-
-_OPTIONAL: dict[str, Any] = {}
-
-
-def optional(celpy: Any, value: Any, present: bool) -> Any:
-    """A CEL optional (``optional.of(value)`` or ``optional.none()``) as cel-python can carry it."""
-    cls = _OPTIONAL.get("cls")
-    if cls is None:
-        class Optional(celpy.celtypes.MapType):  # type: ignore[misc]
-            """An optional: a map type to cel-python, read only through the optional functions."""
-
-            inner: Any = None
-            present: bool = False
-
-        cls = _OPTIONAL["cls"] = Optional
-    out = cls({})
-    out.inner, out.present = value, present
-    return out
+from kamera_cli.apiserver.validation_cel_ext import functions as ext_functions
 
 
 def library(celpy: Any) -> dict[str, Callable[..., Any]]:
@@ -208,33 +190,6 @@ def library(celpy: Any) -> dict[str, Callable[..., Any]]:
     def compare(a: Any, b: Any) -> int:
         return (exact(a) > exact(b)) - (exact(a) < exact(b))
 
-    # -- IPs and CIDRs -----------------------------------------------------------------------------------
-    def ip(s: Any) -> Any:
-        try:
-            return ipaddress.ip_address(str(s))
-        except ValueError:
-            raise fail(f"IP Address '{s}' parse error during conversion from string") from None
-
-    def cidr(s: Any) -> Any:
-        try:
-            return ipaddress.ip_network(str(s), strict=False)
-        except ValueError:
-            raise fail(f"network address parse error during conversion from string: {s}") from None
-
-    def parses(parse: Callable[[str], Any], s: Any) -> Any:
-        try:
-            parse(str(s))
-        except ValueError:
-            return boolean(False)
-        return boolean(True)
-
-    def contains_ip(net: Any, addr: Any) -> Any:
-        return boolean((ip(addr) if isinstance(addr, t.StringType) else addr) in net)
-
-    def contains_cidr(net: Any, other: Any) -> Any:
-        sub = cidr(other) if isinstance(other, t.StringType) else other
-        return boolean(sub.version == net.version and sub.subnet_of(net))
-
     def value(o: Any) -> Any:
         if not getattr(o, "present", False):
             raise fail("optional.none() dereference")
@@ -271,12 +226,9 @@ def library(celpy: Any) -> dict[str, Callable[..., Any]]:
         "isGreaterThan": lambda a, b: boolean(compare(a, b) > 0), "isLessThan": lambda a, b: boolean(compare(a, b) < 0),
         "compareTo": lambda a, b: t.IntType(compare(a, b)),
         "add": lambda a, b: made(exact(a) + exact(b)), "sub": lambda a, b: made(exact(a) - exact(b)),
-        "ip": ip, "isIP": lambda s: parses(ipaddress.ip_address, s),
-        "cidr": cidr, "isCIDR": lambda s: parses(lambda x: ipaddress.ip_network(x, strict=False), s),
-        "family": lambda a: t.IntType(a.version), "isLoopback": lambda a: boolean(a.is_loopback),
-        "isUnspecified": lambda a: boolean(a.is_unspecified),
-        "containsIP": contains_ip, "containsCIDR": contains_cidr, "prefixLength": lambda n: t.IntType(n.prefixlen),
         "hasValue": lambda o: boolean(bool(getattr(o, "present", False))), "value": value,
         "orValue": lambda o, default: o.inner if getattr(o, "present", False) else default,
     }
-    return {name: as_value(fn) for name, fn in functions.items()}
+    base = celpy.evaluation.base_functions
+    functions.update(ext_functions(celpy, lambda name: base[name]))
+    return {name: fn if name.startswith("__") else as_value(fn) for name, fn in functions.items()}

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
-from kamera_cli.apiserver import validation_net, validation_rbac
+from kamera_cli.apiserver import validation_net, validation_rbac, validation_service
 from kamera_cli.apiserver.field_errors import Cause, GoRepr
 from kamera_cli.apiserver.quantity import QuantityError, value_of
 from kamera_cli.apiserver.validation_pod import validate_pod_spec, validate_template
@@ -336,77 +336,12 @@ def _cronjob(obj: Obj) -> list[Cause]:
 
 def _pod(obj: Obj) -> list[Cause]:
     """``ValidatePodCreate`` / ``ValidatePodSpec``."""
-    return validate_pod_spec(obj.get("spec") or {}, "spec")
+    return validate_pod_spec(obj.get("spec") or {}, "spec", template=False)
 
 
 def _pod_template(obj: Obj) -> list[Cause]:
     """``ValidatePodTemplate``."""
     return validate_template(obj.get("template"), "template", restart=("Always", "OnFailure", "Never"))
-
-
-_SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
-
-
-def _service(obj: Obj) -> list[Cause]:
-    """``ValidateService`` / ``validateServicePort`` (ports, names for multi-port, types, external names)."""
-    spec = _mapping(obj, "spec")
-    out: list[Cause] = []
-    kind = spec.get("type") or "ClusterIP"
-    if kind not in _SERVICE_TYPES:
-        out.append(F.not_supported("spec.type", kind, _SERVICE_TYPES))
-    ports = spec.get("ports") or []
-    headless = spec.get("clusterIP") == "None"
-    if not ports and not headless and kind != "ExternalName":
-        out.append(F.required("spec.ports"))
-    if kind == "ExternalName":
-        external = spec.get("externalName") or ""
-        if not external:
-            out.append(F.required("spec.externalName"))
-        else:
-            out += F.each_invalid("spec.externalName", external, F.dns1123_subdomain(external.rstrip(".")))
-    names: set[str] = set()
-    for here, port in F.items(ports, "spec.ports"):
-        name = port.get("name") or ""
-        if len(ports) > 1 and not name:
-            out.append(F.required(f"{here}.name"))
-        elif name:
-            out += F.unique_name(f"{here}.name", name, names, F.dns1123_label)
-        out += F.each_invalid(f"{here}.port", port.get("port"), F.port_number(port.get("port")))
-        protocol = port.get("protocol") or ""
-        if protocol not in ("SCTP", "TCP", "UDP"):
-            out.append(F.not_supported(f"{here}.protocol", protocol, ("SCTP", "TCP", "UDP")))
-        target = port.get("targetPort")
-        if isinstance(target, str):
-            out += F.each_invalid(f"{here}.targetPort", target, F.port_name(target))
-        elif target is not None:
-            out += F.each_invalid(f"{here}.targetPort", target, F.port_number(target))
-        if port.get("nodePort") and kind == "ClusterIP":
-            out.append(F.forbidden(f"{here}.nodePort", "may not be used when `type` is 'ClusterIP'"))
-    for key in sorted(spec.get("selector") or {}):
-        out += F.each_invalid("spec.selector", key, F.qualified_name(key))
-    return out + _service_pairs(spec, ports)
-
-
-def _service_pairs(spec: Obj, ports: list[Any]) -> list[Cause]:
-    """The rest of ``ValidateService``: session affinity and unique (protocol, port) pairs."""
-    out: list[Cause] = []
-    affinity = spec.get("sessionAffinity") or ""
-    if affinity not in ("ClientIP", "None"):
-        out.append(F.not_supported("spec.sessionAffinity", affinity, ("ClientIP", "None")))
-    elif affinity == "ClientIP":  # validateClientIPAffinityConfig
-        timeout = (((spec.get("sessionAffinityConfig") or {}).get("clientIP") or {}).get("timeoutSeconds"))
-        if isinstance(timeout, int) and not 0 < timeout <= 86400:
-            out.append(F.invalid("spec.sessionAffinityConfig.clientIP.timeoutSeconds", timeout,
-                                 "must be greater than 0 and less than 86400"))
-    seen: set[tuple[str, Any]] = set()
-    for here, port in F.items(ports, "spec.ports"):
-        pair = (str(port.get("protocol") or ""), port.get("port"))
-        if pair in seen:  # the duplicate is reported as the (protocol, port) key, printed as Go's %#v
-            out.append(F.duplicate(here, GoRepr(
-                f'core.ServicePort{{Name:"", Protocol:"{pair[0]}", AppProtocol:(*string)(nil), Port:{pair[1]}, '
-                'TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}')))
-        seen.add(pair)
-    return out
 
 
 def _config_map(obj: Obj) -> list[Cause]:
@@ -549,8 +484,8 @@ def _hpa(obj: Obj) -> list[Cause]:
 _RULES: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {
     **{("", kind): rule for kind, rule in (("Pod", _pod), ("PodTemplate", _pod_template),
                                            ("ReplicationController", _replication_controller),
-                                           ("Service", _service), ("ConfigMap", _config_map), ("Secret", _secret),
-                                           ("PersistentVolumeClaim", _claim))},
+                                           ("Service", validation_service.service), ("ConfigMap", _config_map),
+                                           ("Secret", _secret), ("PersistentVolumeClaim", _claim))},
     **{("apps", kind): rule for kind, rule in (("Deployment", _deployment), ("ReplicaSet", _replicaset),
                                                ("StatefulSet", _statefulset), ("DaemonSet", _daemonset))},
     ("batch", "Job"): _job, ("batch", "CronJob"): _cronjob, ("policy", "PodDisruptionBudget"): _pdb,

@@ -26,6 +26,7 @@ from kamera_cli.apiserver.validation_pod_fields import (
     validate_env,
     validate_scheduling,
 )
+from kamera_cli.apiserver.validation_pod_host import validate_pod_host
 
 _PROTOCOLS = ("SCTP", "TCP", "UDP")
 _VALID = Memo()  # templates (by identity) that passed, per (path, restart policies, owner)
@@ -41,8 +42,9 @@ _STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 _OVERCOMMIT = ("cpu", "memory", "ephemeral-storage")
 
 
-def validate_pod_spec(spec: Mapping[str, Any], path: str) -> list[Cause]:
-    """``ValidatePodSpec`` (the parts listed in the module docstring)."""
+def validate_pod_spec(spec: Mapping[str, Any], path: str, *, template: bool = True) -> list[Cause]:
+    """``ValidatePodSpec`` (the parts listed in the module docstring, plus ``validation_pod_host``'s);
+    ``template``: the spec of a pod template rather than of a Pod."""
     out: list[Cause] = []
     volumes = _volumes(spec.get("volumes") or [], f"{path}.volumes", out)
     containers = spec.get("containers") or []
@@ -78,7 +80,8 @@ def validate_pod_spec(spec: Mapping[str, Any], path: str) -> list[Cause]:
         value = spec.get(key)
         if value:
             out += F.each_invalid(f"{path}.{key}", value, check(str(value)))
-    return out + pod_security(spec, path) + validate_scheduling(spec, path)
+    return out + pod_security(spec, path) + validate_scheduling(spec, path) + validate_pod_host(spec, path,
+                                                                                             template=template)
 
 
 def _volumes(volumes: list[Any], path: str, out: list[Cause]) -> set[str]:

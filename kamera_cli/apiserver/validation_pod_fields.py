@@ -305,6 +305,7 @@ def _pod_term(term: Mapping[str, Any], path: str) -> list[Cause]:
             out += label_selector(term[key], f"{path}.{key}")
     for ns in term.get("namespaces") or ():
         out += F.each_invalid(f"{path}.namespace", ns, F.dns1123_label(str(ns)))  # upstream's path: no index
+    out += _label_keys(term, path)
     topology = str(term.get("topologyKey") or "")
     if not topology:
         out.append(F.required(f"{path}.topologyKey", "can not be empty"))
@@ -371,6 +372,44 @@ def _spread(constraints: Any, path: str) -> list[Cause]:
             if when != "DoNotSchedule":
                 out.append(F.invalid(f"{here}.minDomains", domains,
                                      f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {when}"))
+        keys = c.get("matchLabelKeys") or []
+        if keys:  # validateMatchLabelKeysInTopologySpread
+            selector = c.get("labelSelector")
+            taken = _selector_keys(selector) if isinstance(selector, Mapping) else set()
+            if not isinstance(selector, Mapping):
+                out.append(F.forbidden(f"{here}.matchLabelKeys", "must not be specified when labelSelector is not set"))
+            for i, key_ in enumerate(keys):
+                out += F.each_invalid(f"{here}.matchLabelKeys[{i}]", key_, F.qualified_name(str(key_)))
+                if key_ in taken:
+                    out.append(F.invalid(f"{here}.matchLabelKeys[{i}]", key_,
+                                         "exists in both matchLabelKeys and labelSelector"))
         if isinstance(c.get("labelSelector"), Mapping):
             out += label_selector(c["labelSelector"], f"{here}.labelSelector")
+    return out
+
+
+def _selector_keys(selector: Mapping[str, Any]) -> set[str]:
+    return {str(k) for k in selector.get("matchLabels") or {}} | {
+        str(e.get("key")) for e in selector.get("matchExpressions") or () if isinstance(e, Mapping)}
+
+
+def _label_keys(term: Mapping[str, Any], path: str) -> list[Cause]:
+    """``validateMatchLabelKeysAndMismatchLabelKeys`` of a pod (anti-)affinity term: label-name keys, only
+    beside a label selector, no key in both lists.  (Its check of keys also in the selector looks at the
+    selector after ``PrepareForCreate`` merged the keys in, which kamera does not do: not reproduced.)"""
+    match, mismatch = term.get("matchLabelKeys") or [], term.get("mismatchLabelKeys") or []
+    if not match and not mismatch:
+        return []
+    out: list[Cause] = []
+    for name, keys in (("matchLabelKeys", match), ("mismatchLabelKeys", mismatch)):
+        if not keys:
+            continue
+        if not isinstance(term.get("labelSelector"), Mapping):
+            out.append(F.forbidden(f"{path}.{name}", "must not be specified when labelSelector is not set"))
+            continue
+        for i, key in enumerate(keys):
+            out += F.each_invalid(f"{path}.{name}[{i}]", key, F.qualified_name(str(key)))
+    both = set(mismatch)
+    out += [F.invalid(f"{path}.matchLabelKeys[{i}]", key, "exists in both matchLabelKeys and mismatchLabelKeys")
+            for i, key in enumerate(match) if key in both]
     return out

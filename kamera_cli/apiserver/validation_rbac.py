@@ -15,6 +15,7 @@ from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.field_errors import Cause, GoRepr
+from kamera_cli.apiserver.validation_pod_fields import label_selector
 
 GROUP = "rbac.authorization.k8s.io"
 KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
@@ -32,7 +33,8 @@ def _strings(values: Any) -> GoRepr:
 
 
 def role(obj: Mapping[str, Any]) -> list[Cause]:
-    """``ValidateRole``/``ValidateClusterRole``: each rule (``ValidatePolicyRule``)."""
+    """``ValidateRole``/``ValidateClusterRole``: each rule (``ValidatePolicyRule``), then a ClusterRole's
+    aggregation rule (at least one selector, each a valid label selector)."""
     namespaced = obj.get("kind") == "Role"
     out: list[Cause] = []
     for here, rule in F.items(obj.get("rules"), "rules"):
@@ -51,6 +53,14 @@ def role(obj: Mapping[str, Any]) -> list[Cause]:
             out.append(F.required(f"{here}.apiGroups", "resource rules must supply at least one api group"))
         if not rule.get("resources"):
             out.append(F.required(f"{here}.resources", "resource rules must supply at least one resource"))
+    aggregation = obj.get("aggregationRule")
+    if not namespaced and isinstance(aggregation, Mapping):  # ValidateClusterRole
+        selectors = aggregation.get("clusterRoleSelectors") or []
+        if not selectors:
+            out.append(F.required("aggregationRule.clusterRoleSelectors",
+                                  "at least one clusterRoleSelector required if aggregationRule is non-nil"))
+        for here, selector in F.items(selectors, "aggregationRule.clusterRoleSelectors"):
+            out += label_selector(selector, here)
     return out
 
 

@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kamera_cli.apiserver import validation_service
 from kamera_cli.apiserver.errors import cause
 from kamera_cli.apiserver.quantity import QuantityError, value_of
 
@@ -133,13 +134,6 @@ def _secret(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
     return _immutable(old, new, "type") + _immutable_data(old, new)
 
 
-def _service(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
-    before = _get(old, "spec", "clusterIP")
-    if before and before != _get(new, "spec", "clusterIP"):
-        return _immutable(old, new, "spec", "clusterIP")
-    return []
-
-
 _RULES: dict[tuple[str, str], Callable[[Mapping[str, Any], Mapping[str, Any]], Causes]] = {
     ("", "Pod"): _pod,
     ("apps", "Deployment"): _selector,
@@ -150,7 +144,7 @@ _RULES: dict[tuple[str, str], Callable[[Mapping[str, Any], Mapping[str, Any]], C
     ("batch", "Job"): _job,
     ("", "ConfigMap"): _immutable_data,
     ("", "Secret"): _secret,
-    ("", "Service"): _service,
+    ("", "Service"): validation_service.service_update,
 }
 
 

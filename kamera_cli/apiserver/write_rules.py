@@ -249,6 +249,16 @@ def status_update(info: ResourceInfo, live: Mapping[str, Any], new: Mapping[str,
                 meta.pop(key, None)
     if "status" in new:
         merged["status"] = new["status"]
+        if not info.custom and info.kind == "Pod" and not info.group:
+            _backfill_qos(merged, live)
     else:
         merged.pop("status", None)
     return merged
+
+
+def _backfill_qos(merged: dict[str, Any], live: Mapping[str, Any]) -> None:
+    """``podStatusStrategy.PrepareForUpdate``: a status without ``qosClass`` keeps the stored one (old
+    kubelets dropped it), so only a *different* class reaches the immutability check."""
+    status, stored = merged["status"], (live.get("status") or {}).get("qosClass")
+    if isinstance(status, dict) and not status.get("qosClass") and stored:
+        merged["status"] = {**status, "qosClass": stored}

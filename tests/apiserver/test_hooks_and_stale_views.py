@@ -94,7 +94,8 @@ def test_create_helper_writes_a_seeds_status_through_the_status_subresource(serv
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
            "spec": {"containers": [{"name": "c", "image": "i"}]}, "status": {"phase": "Running"}}
     out = server.create(pod)
-    assert out["status"] == {"phase": "Running"}
+    # podStatusStrategy.PrepareForUpdate backfills the qosClass the create stored
+    assert out["status"] == {"phase": "Running", "qosClass": "BestEffort"}
 
 
 def test_create_helper_accepts_yaml_timestamps_and_refuses_other_objects(server):

@@ -114,3 +114,12 @@ def test_an_invalid_generate_name_is_reported_with_the_generated_name(server):
         ("metadata.generateName", '"My-App-"'), ("metadata.name", f'"{exc.value.body["details"]["name"]}"')]
     assert server.create({"apiVersion": "v1", "kind": "ConfigMap",
                           "metadata": {"generateName": "app-", "namespace": "default"}})["metadata"]["name"]
+
+
+def test_generate_name_masking_drops_the_character_before_the_dash(server):
+    # maskTrailingDash replaces the last two characters with "a": "web_-" is checked as "weba" and passes
+    # the prefix check; only the generated name (with its "_") is refused
+    with pytest.raises(ApiError) as exc:
+        server.create({"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": {"generateName": "web_-", "namespace": "default"}})
+    assert [c["field"] for c in exc.value.body["details"]["causes"]] == ["metadata.name"]

@@ -221,3 +221,25 @@ def test_node_selector_labels_and_spec_names(server):
         ("FieldValueInvalid", "spec.nodeSelector"), ("FieldValueInvalid", "spec.hostname"),
         ("FieldValueInvalid", "spec.priorityClassName")]
     assert causes[0][2].startswith('Invalid value: "fast ssd": a valid label must be an empty string or consist of')
+
+
+def test_match_label_keys_beside_their_selectors(server):
+    # validateMatchLabelKeysInTopologySpread and validateMatchLabelKeysAndMismatchLabelKeys
+    spread = [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "w"}}, "matchLabelKeys": ["app", "pod-template-hash"]},
+              {"maxSkew": 1, "topologyKey": "host", "whenUnsatisfiable": "DoNotSchedule", "matchLabelKeys": ["x"]}]
+    term = {"topologyKey": "zone", "labelSelector": {"matchLabels": {"app": "w"}},
+            "matchLabelKeys": ["team"], "mismatchLabelKeys": ["team"]}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "x"}], "topologySpreadConstraints": spread,
+                    "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}}
+    with pytest.raises(ApiError) as exc:
+        server.create(pod)
+    causes = {(c["field"], c["message"]) for c in exc.value.body["details"]["causes"]}
+    assert ("spec.topologySpreadConstraints[0].matchLabelKeys[0]",
+            'Invalid value: "app": exists in both matchLabelKeys and labelSelector') in causes
+    assert ("spec.topologySpreadConstraints[1].matchLabelKeys",
+            "Forbidden: must not be specified when labelSelector is not set") in causes
+    assert ("spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].matchLabelKeys[0]",
+            'Invalid value: "team": exists in both matchLabelKeys and mismatchLabelKeys') in causes
+    assert len(causes) == 3

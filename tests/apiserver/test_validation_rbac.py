@@ -95,3 +95,20 @@ def test_a_cluster_role_binding_to_a_service_account_needs_its_namespace(server)
 ])
 def test_subjects(server, subject, expected):
     assert _causes(server, _binding(**subject)) == [expected]
+
+
+def test_a_cluster_role_aggregation_rule_needs_valid_selectors(server):
+    # ValidateClusterRole: at least one clusterRoleSelector, each a valid label selector
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "agg"},
+            "aggregationRule": {"clusterRoleSelectors": []}}
+    with pytest.raises(ApiError) as exc:
+        server.create(role)
+    assert [(c["field"], c["message"]) for c in exc.value.body["details"]["causes"]] == [
+        ("aggregationRule.clusterRoleSelectors",
+         "Required value: at least one clusterRoleSelector required if aggregationRule is non-nil")]
+    role["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {"rbac.example.com/aggregate": "bad value"}}]}
+    with pytest.raises(ApiError) as exc:
+        server.create(role)
+    assert exc.value.body["details"]["causes"][0]["field"] == "aggregationRule.clusterRoleSelectors[0].matchLabels"
+    role["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {"rbac.example.com/aggregate": "true"}}]}
+    assert server.create(role)["aggregationRule"]["clusterRoleSelectors"][0]["matchLabels"]

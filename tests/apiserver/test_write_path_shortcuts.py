@@ -126,3 +126,66 @@ def test_the_create_shortcut_adds_exactly_what_the_schemaless_diff_adds(obj: dic
     added: set[tuple[str, ...]] = set()
     schemaless_nodes(obj, (), added)
     assert added == diff_objects({}, obj, WalkContext(_no_fields)).added
+
+
+def test_an_objects_json_splices_its_managed_fields_text_and_stays_exact():
+    # encoding.encode_object caches a managedFields list's text by identity; the answer is byte-for-byte
+    # what encoding the whole object gives, also when the placeholder text occurs in the object itself
+    from kamera_cli.apiserver.encoding import _PLACEHOLDER, encode, encode_object
+    managed = [{"manager": "m", "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {}}}]
+    first = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "managedFields": managed},
+             "data": {"k": "é"}}
+    second = {**first, "metadata": {"name": "a", "annotations": {"x": _PLACEHOLDER}, "managedFields": managed}}
+    assert encode_object(first) == encode(first)
+    assert encode_object(second) == encode(second)
+
+
+def test_a_reapply_that_leaves_ownership_as_it_was_shares_the_stored_managed_fields() -> None:
+    # server_side_apply: same manager, same fields, same time -> the stored list itself, no re-render
+    server = make_server()
+    applied = {**_deployment(), "spec": {**_deployment()["spec"], "replicas": 1}}
+    server.apply(applied, "m")
+    before = server.get(_ref())["metadata"]["managedFields"]
+    server.apply({**applied, "spec": {**applied["spec"], "replicas": 2}}, "m")
+    after = server.snapshot.get(_ref())
+    assert after is not None and after["spec"]["replicas"] == 2
+    assert after["metadata"]["managedFields"] == before
+    stored_before = after["metadata"]["managedFields"]
+    server.apply({**applied, "spec": {**applied["spec"], "replicas": 3}}, "m")
+    again = server.snapshot.get(_ref())
+    assert again is not None and again["metadata"]["managedFields"] is stored_before
+
+
+def test_apply_key_defaulting_copies_only_what_it_fills() -> None:
+    # default_apply_keys: a configuration naming every protocol is itself; one that does not is copied on
+    # the way to the port, and the parsed body (the journal's record of the request) is left as sent
+    from kamera_cli.apiserver.defaults import default_apply_keys
+    named = _deployment()
+    named["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "protocol": "UDP"}]
+    assert default_apply_keys("apps", "Deployment", named) is named
+    bare = _deployment()
+    bare["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 80}]
+    sent = json.loads(json.dumps(bare))
+    out = default_apply_keys("apps", "Deployment", bare)
+    assert out["spec"]["template"]["spec"]["containers"][0]["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
+    assert bare == sent
+    assert out["spec"]["selector"] is bare["spec"]["selector"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.sampled_from(["labels", "annotations", "name"]),
+                       st.dictionaries(st.text(max_size=5), st.text(max_size=25), max_size=3), max_size=3),
+       st.text(max_size=30))
+def test_the_digest_with_a_spliced_template_text_equals_the_whole_objects(tmeta: dict[str, Any], image: str) -> None:
+    # snapshot.object_digest caches a pod template's canonical text by identity; the digest must be the one
+    # hashing the whole object's canonical text (timestamps, non-ASCII text and the placeholder included)
+    import hashlib
+
+    from kamera_cli.apiserver import snapshot
+
+    template = {"metadata": tmeta, "spec": {"containers": [{"name": "c", "image": image}]}}
+    obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "uid": "u"},
+           "spec": {"replicas": 1, "template": template, "note": "2026-01-01T00:00:00Z"}}
+    whole = hashlib.sha256(snapshot._canonical({**obj, "metadata": {"name": "d"}}).encode()).hexdigest()
+    assert snapshot.object_digest(obj) == whole
+    assert snapshot.object_digest(obj) == whole  # the second time from the cached template text
