@@ -84,6 +84,8 @@ class ModuleSet:
         self.generation = 0
         self._seen: set[str] = set()
         self._seen_len = -1
+        #: modules outside the roots, by name, as first seen in sys.modules (``_displace_foreign``)
+        self._foreign: dict[str, ModuleType] = {}
 
     # -- visibility ---------------------------------------------------------------------------------------------
     def activate(self) -> None:
@@ -131,14 +133,19 @@ class ModuleSet:
             self._adopt(set(sys.modules) - before)
 
     def _displace_foreign(self) -> None:
-        """Hide user-root modules this set does not own, so the import below runs the files afresh."""
-        for name, module in list(sys.modules.items()):
-            if name in self.modules:
-                continue
+        """Hide user-root modules this set does not own, so the import below runs the files afresh.
+
+        A name already found foreign to the roots is remembered, so a program that is re-imported at
+        every replay scans only the names new to ``sys.modules`` (it holds thousands)."""
+        foreign = self._foreign
+        for name in sorted(sys.modules.keys() - foreign.keys() - self.modules.keys()):
+            module = sys.modules[name]
             file = _module_file(module)
             if file is not None and is_user_file(file, self.roots):
                 self.displaced.setdefault(name, module)
                 del sys.modules[name]
+            else:
+                foreign[name] = module
 
     def _adopt(self, names: set[str]) -> None:
         changed = False

@@ -24,15 +24,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kamera_cli.adapters import program_parking
+from kamera_cli.adapters import program_parking, program_primitives
 from kamera_cli.adapters.loading import _arity, _Loader
 from kamera_cli.adapters.program_session import Entry, ProgramDiverged, ProgramParked, Session, _content
+from kamera_cli.adapters.program_threads import ProgramDeadlocked, Threads
 from kamera_cli.adapters.reconcile import Request, Result
 from kamera_cli.adapters.sandbox import active_run
 from kamera_cli.model.objects import KindRef
 
-__all__ = ["PROGRAM_KEY", "ProgramCrashed", "ProgramEnded", "ProgramFactory", "ProgramResult", "ProgramThreaded",
-           "ProgramUnwatched", "load_program"]
+__all__ = ["PROGRAM_KEY", "ProgramCrashed", "ProgramDeadlocked", "ProgramEnded", "ProgramFactory", "ProgramResult",
+           "ProgramThreaded", "ProgramUnwatched", "load_program"]
 
 #: the one request name of a program or sweep
 PROGRAM_KEY = "program"
@@ -52,7 +53,8 @@ class ProgramResult(Result):
 
 
 class ProgramThreaded(Exception):
-    """A thread the program started used the API, a watch or a sleep: kamera schedules one thread only."""
+    """A thread kamera does not schedule used the API, a watch or a sleep: one started below
+    ``threading.Thread`` (``_thread``), or any thread without the ``programs`` extra (greenlet)."""
 
     controller_fault = True
 
@@ -191,62 +193,48 @@ class ProgramFactory(_Loader):
             return Result(requeue_after=self.every)
         if self.shape == "handler":
             return self._handle(request, client)
-        return self._step(request.remembered)
+        return self._step(request.remembered, request.choice)
 
-    def _step(self, remembered: str) -> ProgramResult:
+    def _step(self, remembered: str, choice: str) -> ProgramResult:
+        if program_parking.greenlets() is not None:
+            return self._step_green(remembered, choice)
+        return self._step_direct(remembered)
+
+    def _step_direct(self, remembered: str) -> ProgramResult:
+        """Without greenlet: ``main()`` runs on the step's own stack, replays its log and is unwound where
+        the step ends; the threads it starts are not scheduled (``ProgramThreaded`` if they need kamera)."""
         run = active_run()
         assert run is not None and self.containment is not None
         live = self.containment.server
-        suspended = self._parking.take(remembered) if remembered else None
-        g: Any = None
-        if suspended is not None:  # the fast path: the program that made this log goes on
-            g, session = suspended
-            session.begin_step(live, run.clock, run.clock.now)
-            replayed = 0
-        else:
-            log = self._log(remembered)
-            replayed = len(log)
-            session = Session(live, log, deliver=bool(remembered), clock=run.clock, step_clock=run.clock.now)
+        log = self._log(remembered)
+        session = Session(live, log, deliver=bool(remembered), clock=run.clock, step_clock=run.clock.now)
         self.containment.bind(session)
         run.on_sleep = session.on_sleep
         ended = False
         try:
-            if suspended is None:
-                # main() starts as in a fresh process: module globals a previous run left are gone, and
-                # what the module's top-level code asks the API server is part of the program's inputs
-                if not self._fresh:
-                    self._reimport()
-                self._fresh = False
-                g = self._parking.start(self._target, session) if program_parking.available() else None
-            if g is None:
-                self._target()
-                ended = True
-            else:
-                ended = self._parking.resume(g)
+            # main() starts as in a fresh process: module globals a previous run left are gone, and
+            # what the module's top-level code asks the API server is part of the program's inputs
+            if not self._fresh:
+                self._reimport()
+            self._fresh = False
+            self._target()
+            ended = True
         except ProgramParked:
             pass
         except Exception as exc:
-            if getattr(exc, "controller_fault", False) or hasattr(exc, "blocked_address"):
-                raise  # kamera's own verdicts on the program (a network attempt, a watch that blocks)
-            # the process would exit: even an API error is the program's crash, not a reconcile's requeue
-            raise ProgramCrashed(f"main() raised {type(exc).__name__}: {exc}; the program's process would exit "
-                                 "(a restart is a crash perturbation)") from exc
+            raise self._crashed(exc) from exc
         finally:
             run.on_sleep = None
             self.containment.bind(live)
         if session.threaded:
-            raise ProgramThreaded(f"a thread started by the program reached {session.threaded}; kamera runs a "
-                                  "program as one thread from blocking point to blocking point, and does not "
-                                  "schedule the threads it starts (informers, worker pools)")
-        if session.diverged:
-            raise ProgramDiverged(f"the program is not deterministic: replaying its {replayed} logged input(s) "
-                                  f"from main(), {session.diverged}")
+            raise ProgramThreaded(f"a thread started by the program reached {session.threaded}; without the "
+                                  "programs extra (greenlet) kamera runs a program as one thread and does not "
+                                  "schedule the threads it starts (pip install 'kamera-cli[programs]')")
+        self._check_replayed(session, len(log))
         if ended or session.parked is None:
             raise ProgramEnded("main() returned; a program runs until it blocks (a watch, time.sleep), and one "
                                "that ends handles nothing more")
         memory = self._store(remembered, tuple(session.new_entries))
-        if g is not None and not g.dead:
-            self._parking.keep(memory, g, session, self.containment)
         note = "; ".join(part for part in (session.told or ("started" if not remembered else ""),
                                            session.where()) if part)
         if session.parked[0] == "sleep":
@@ -254,6 +242,108 @@ class ProgramFactory(_Loader):
         self._check_watched(session.watches[session.parked[1]].path)
         ready = session.has_pending()
         return ProgramResult(requeue=ready, memory=memory, note=note + (" (another event is ready)" if ready else ""))
+
+    def _step_green(self, remembered: str, choice: str) -> ProgramResult:
+        """``main()`` and its threads as greenlets (``program_threads``): resumed where the previous step
+        left them (the fast path) or rebuilt by replaying the log, then run to the step's end."""
+        run = active_run()
+        assert run is not None and self.containment is not None
+        live = self.containment.server
+        suspended = self._parking.take(remembered) if remembered else None
+        if suspended is not None:
+            threads, session = suspended
+            session.begin_step(live, run.clock, run.clock.now, choice)
+            replayed = 0
+        else:
+            log = self._log(remembered)
+            replayed = len(log)
+            session = Session(live, log, deliver=bool(remembered), clock=run.clock, step_clock=run.clock.now,
+                              choice=choice)
+            threads = Threads(session, program_parking.greenlets())
+            session.threads = threads
+        self.containment.bind(session)
+        run.on_sleep = session.on_sleep
+        kept = False
+        outcome = "parked"
+        result: ProgramResult | None = None
+        try:
+            with program_primitives.installed(threads):
+                try:
+                    try:
+                        if suspended is None:
+                            # always a fresh import: locks its top-level code creates must be the program's
+                            self._fresh = False
+                            self._reimport()
+                            threads.start_main(self._target, program_primitives.main_thread_stand_in())
+                        outcome = threads.run()
+                    except ProgramParked:
+                        pass
+                    except Exception as exc:
+                        raise self._crashed(exc) from exc
+                    if outcome in ("quiet", "yield") and not session.threaded and not session.diverged:
+                        memory = self._store(remembered, tuple(session.new_entries))
+                        result = self._green_result(threads, session, outcome, memory, remembered)
+                        if program_parking.ENABLED:
+                            self._parking.keep(memory, threads, session, self.containment)
+                            kept = True
+                finally:
+                    if not kept:  # ended, crashed (an injected crash too), diverged: no thread outlives it
+                        threads.kill()
+        finally:
+            run.on_sleep = None
+            self.containment.bind(live)
+        if session.threaded:
+            raise ProgramThreaded(f"a thread the program started outside kamera's scheduling reached "
+                                  f"{session.threaded} (only threading.Thread is scheduled)")
+        self._check_replayed(session, replayed)
+        if result is None:
+            raise ProgramEnded("main() returned; a program runs until it blocks (a watch, time.sleep), and one "
+                               "that ends handles nothing more")
+        return result
+
+    def _green_result(self, threads: Threads, session: Session, outcome: str, memory: str,
+                      remembered: str) -> ProgramResult:
+        """When the program's next step is due: now at a choice or with an event ready, after the first
+        sleep or timeout ends, or when a write to a watched kind wakes it."""
+        note = "; ".join(part for part in (session.told or ("started" if not remembered else ""),
+                                           threads.describe()) if part)
+        if outcome == "yield":
+            return ProgramResult(requeue=True, memory=memory, note=note)
+        parked = [t for t in threads.threads if t.state == "parked"]
+        for t in parked:
+            if t.point is not None and t.point[0] == "watch":
+                self._check_watched(session.watches[t.point[1]].path)
+        if threads.wakeable(parked):
+            return ProgramResult(requeue=True, memory=memory, note=note + " (another event is ready)")
+        timers = threads.timers(parked)
+        if timers and timers[0].point is not None:
+            return ProgramResult(requeue_after=max(1.0, timers[0].point[-1] - session.clock.now), memory=memory,
+                                 note=note)
+        return ProgramResult(requeue=False, memory=memory, note=note)
+
+    @staticmethod
+    def _crashed(exc: Exception) -> Exception:
+        if getattr(exc, "controller_fault", False) or hasattr(exc, "blocked_address"):
+            return exc  # kamera's own verdicts on the program (a network attempt, a watch that blocks, a deadlock)
+        # the process would exit: even an API error is the program's crash, not a reconcile's requeue
+        return ProgramCrashed(f"main() raised {type(exc).__name__}: {exc}; the program's process would exit "
+                              "(a restart is a crash perturbation)")
+
+    @staticmethod
+    def _check_replayed(session: Session, replayed: int) -> None:
+        if session.diverged:
+            raise ProgramDiverged(f"the program is not deterministic: replaying its {replayed} logged input(s) "
+                                  f"from main(), {session.diverged}")
+
+    def choices_at(self, remembered: str) -> tuple[str, ...]:
+        """The threads the explorer chooses among for this program's next step: those its log's last
+        ``yield`` named (several could run on), or () for a program waiting for its next input."""
+        if self.shape != "program" or not remembered or remembered not in self._logs:
+            return ()
+        entries = self._logs[remembered][1]
+        if not entries or entries[-1].kind != "yield":
+            return ()
+        return tuple(json.loads(entries[-1].key))
 
     def _check_watched(self, path: str) -> None:
         """A program waiting on a watch of a kind its ``watches`` does not list would never be woken by a

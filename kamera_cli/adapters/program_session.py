@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -155,7 +155,8 @@ class Session:
     stopped: ("watch", index), ("sleep", seconds) or None while it runs.
     """
 
-    def __init__(self, live: Any, log: Sequence[Entry], *, deliver: bool, clock: Any, step_clock: float) -> None:
+    def __init__(self, live: Any, log: Sequence[Entry], *, deliver: bool, clock: Any, step_clock: float,
+                 choice: str = "") -> None:
         self.live = live
         self.registry = getattr(live, "registry", None)  # the transport's discovery cache is per registry
         self.log = list(log)
@@ -169,11 +170,17 @@ class Session:
         self.diverged = ""
         #: what this step gave the program (for the step's story line)
         self.told = ""
-        #: the program's own thread: a thread it starts is not scheduled by kamera
+        #: the program's own OS thread: a thread it starts outside kamera's scheduling is not served
         self.thread = threading.get_ident()
         self.threaded = ""
-        #: suspends the program at a blocking point instead of unwinding it (the fast path), or None
-        self.pause: Callable[[], Any] | None = None
+        #: the program's green threads (``program_threads``), or None: one thread, unwound at each step
+        self.threads: Any = None
+        #: the explorer's branch for this step: the thread to run among those the last ``yield`` named
+        self.choice = choice
+        #: the labels of the last ``yield``, while its choice is still to be made
+        self.awaiting: list[str] | None = None
+        #: whether this step ended at a choice (``yield``) rather than with every thread waiting
+        self.yielded = False
         #: a suspended program being discarded: it must not reach anything any more
         self.killed = False
         if not self._base:  # the program starts: what its clock says before its first input is logged too
@@ -218,15 +225,11 @@ class Session:
             raise ProgramParked()
 
     def _park(self, where: tuple[str, Any]) -> None:
-        """End the step here: unwind the program (replay), or suspend it until a later step resumes it
-        (the fast path, ``pause``), which returns with ``begin_step`` done."""
+        """End the step here (one thread, no greenlet): the program is unwound, and replayed next step."""
         self.parked = where
-        if self.pause is None:
-            raise ProgramParked()
-        self.pause()
-        self._enter("the resumed blocking point")
+        raise ProgramParked()
 
-    def begin_step(self, live: Any, clock: Any, step_clock: float) -> None:
+    def begin_step(self, live: Any, clock: Any, step_clock: float, choice: str) -> None:
         """Resume a suspended program for a new step: its log is consumed, one new input is due."""
         self.live = live
         self.registry = getattr(live, "registry", None)
@@ -235,7 +238,8 @@ class Session:
         self.delivered = False
         self.clock = clock
         self.step_clock = step_clock
-        self.parked = None
+        self.choice = choice
+        self.yielded = False
         self.told = ""
         # the program's clock where it stopped, as a replay would leave it: its last input's time
         clock.now = self.log[-1].clock if self.log else step_clock
@@ -248,6 +252,8 @@ class Session:
     def handle(self, method: str, path: str, query: list[tuple[str, str]], headers: Mapping[str, str],
                body: bytes | None) -> Answer:
         self._enter(f"{method} {path}")
+        if self.threads is not None:
+            self.threads.preempt(f"{method} {path}")  # a scheduling point: another may send its request first
         sig = _signature(method, path, query, body)
         watching = method == "GET" and any(k == "watch" and v in _TRUTHY for k, v in query)
         if self._replaying():
@@ -313,6 +319,11 @@ class Session:
 
     def _next_event(self, watch: Watch) -> bytes:
         self._enter(f"a read of the watch on {watch.path}")
+        if self.threads is not None:  # parked until a scheduling point hands it an event (program_threads)
+            entry = self.threads.park(("watch", watch.index), f"waits on its watch of {watch.path}")
+            self.clock.now = max(self.clock.now, entry.clock)
+            body: bytes = entry.body
+            return body
         key = str(watch.index)
         if self._replaying():
             line = self._next_logged("event", key).body
@@ -332,6 +343,10 @@ class Session:
     def on_sleep(self, seconds: float) -> None:
         """``time.sleep(seconds)`` is a blocking point: replayed, delivered (the step's input) or parked at."""
         self._enter(f"time.sleep({seconds:g})")
+        if self.threads is not None:
+            entry = self.threads.park(("sleep", float(seconds), self.clock.now + seconds), f"sleeps {seconds:g}s")
+            self.clock.now = max(self.clock.now, entry.clock) - seconds  # the sandbox adds the sleep after this
+            return
         key = repr(float(seconds))
         if self._replaying():
             entry = self._next_logged("sleep", key)
@@ -344,6 +359,80 @@ class Session:
         wake = max(self.clock.now + seconds, self.step_clock)
         self._record(Entry("sleep", key, wake))
         self.clock.now = wake - seconds
+
+    # -- scheduling points of a program's threads (program_threads) -----------------------------------------------
+    def schedule(self, runnable: list[Any], parked: list[Any]) -> Any:
+        """Who runs at a scheduling point where more than one thread exists: the thread to run (a
+        parked one handed its input first), or None where the step ends.  Replayed from the log's
+        ``run``/``yield``/``pick`` entries, or decided live: one candidate runs (``run``), a parked
+        one only as the step's input; several end the step (``yield``) unless this step is the
+        choice among them (``pick``, the explorer's branch)."""
+        threads = self.threads
+        if self._replaying():
+            entry = self._base[self.replayed]
+            if entry.kind == "run":
+                return self._logged_thread(runnable, self._next_logged("run", entry.key).key)
+            if entry.kind == "yield":
+                labels = json.loads(self._next_logged("yield", entry.key).key)
+                known = {t.label for t in runnable} | {t.label for t in parked}
+                if not {t.label for t in runnable} <= set(labels) <= known:
+                    self._diverge(f"input #{self.replayed}: it had {', '.join(labels)} to choose from at this point, "
+                                  f"and now {', '.join(sorted(known))}")
+                self.awaiting = labels
+            elif entry.kind != "pick":
+                self._diverge(f"input #{self.replayed + 1}: it had consumed {entry.kind} {entry.key[:160]!r} at this "
+                              "point, and now its threads are at a scheduling point")
+        if self._replaying():
+            label = self._next_logged("pick", self._base[self.replayed].key).key
+            self.awaiting = None
+            chosen = self._logged_thread(runnable + parked, label)
+            if chosen in parked:
+                point = chosen.point
+                kind = {"watch": "event", "sleep": "sleep"}.get(point[0], "timeout")
+                key = str(point[1]) if kind == "event" else repr(float(point[1])) if kind == "sleep" else label
+                threads.hand(chosen, self._next_logged(kind, key))
+            return chosen
+        if not self.delivered and self.awaiting is not None:  # this step is the choice the last one left
+            labels, self.awaiting = self.awaiting, None
+            label = self.choice if self.choice in labels else labels[0]
+            return self._pick(self._logged_thread(runnable + parked, label))
+        candidates = runnable + threads.wakeable(parked)
+        if not candidates and not self.delivered:
+            candidates = threads.timers(parked)  # nothing else to do: the first sleep ends (early)
+        if len(candidates) == 1 and candidates[0] in runnable:
+            self._record(Entry("run", candidates[0].label, self.clock.now))
+            return candidates[0]
+        if len(candidates) > 1:
+            self.awaiting = [t.label for t in candidates]
+            self.yielded = True
+            self._record(Entry("yield", threads.labels(candidates), self.clock.now))
+            return None
+        if not candidates or self.delivered:
+            return None
+        return self._pick(candidates[0])  # the one wake-up there is: this step's input
+
+    def _pick(self, chosen: Any) -> Any:
+        threads = self.threads
+        self.delivered = True
+        self._record(Entry("pick", chosen.label, self.clock.now))
+        told = ""
+        if chosen.state == "parked":
+            entry = threads.input_for(chosen)
+            self._record(entry)
+            told = (_event_text(entry.body) if entry.kind == "event" and entry.body else
+                    f"woke from time.sleep({chosen.point[1]:g})" if entry.kind == "sleep" else
+                    "its wait timed out" if entry.kind == "timeout" else "nothing to read")
+            threads.hand(chosen, entry)
+        if len(threads.threads) > 1:
+            told = f"{chosen.label} runs" + (f": {told}" if told else "")
+        self.told = told
+        return chosen
+
+    def _logged_thread(self, threads: list[Any], label: str) -> Any:
+        found = next((t for t in threads if t.label == label), None)
+        if found is None:
+            self._diverge(f"input #{self.replayed}: thread {label!r} ran at this point, and now it cannot run")
+        return found
 
     def where(self) -> str:
         """Where the program is parked, for the step's story line."""

@@ -37,6 +37,9 @@ class Request:
     #: what the controller's framework kept in memory for this object after its last step (only
     #: kamera's framework adapters keep anything: a kopf operator's per-object ``memo``)
     remembered: str = field(default="", compare=False, repr=False)
+    #: the explorer's branch for this step, among the choices the controller offered ("" when none:
+    #: only a program offers choices, which of its threads runs next)
+    choice: str = field(default="", compare=False, repr=False)
 
     @property
     def key(self) -> str:

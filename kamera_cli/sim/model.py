@@ -180,6 +180,8 @@ class KubeModel:
                 if choices:
                     acts.extend(Act("reconcile", item.controller, item.namespace, item.name, choice=c)
                                 for c in choices)
+                    if not self.controllers[item.controller].native:  # a program's threads: perturbed too
+                        acts.extend(self._fault_variants(state, item, choices[0]))
                     continue
                 act = Act("reconcile", item.controller, item.namespace, item.name)
                 acts.append(self._acts.setdefault(act, act))
@@ -257,11 +259,13 @@ class KubeModel:
         """The outcomes a built-in's step may have (each an explored branch); () for everyone else."""
         ctrl = self.controllers[item.controller]
         if not ctrl.native:
-            return ()
+            at = getattr(ctrl.factory, "choices_at", None)  # a program: which of its threads runs next
+            owner = getattr(ctrl.factory, "memory_owner", "") or ""
+            return tuple(at(state.remembered(owner, f"{item.namespace}/{item.name}"))) if at and owner else ()
         ref = ObjectRef(ctrl.for_kind.api_version, ctrl.for_kind.kind, item.namespace, item.name)
         return tuple(ctrl.factory.choices(state.snapshot.get(ref)))
 
-    def _fault_variants(self, state: SimState, item: PendingItem) -> list[Act]:
+    def _fault_variants(self, state: SimState, item: PendingItem, choice: str = "") -> list[Act]:
         p = self.perturbations
         if not p.any:
             return []
@@ -269,7 +273,7 @@ class KubeModel:
         if ctrl.native:
             return []  # the control plane is not the code under test: it is never perturbed
         out: list[Act] = []
-        base = Act("reconcile", item.controller, item.namespace, item.name)
+        base = Act("reconcile", item.controller, item.namespace, item.name, choice=choice)
 
         plain: ReconcileRun | None = None
 
@@ -277,7 +281,7 @@ class KubeModel:
             nonlocal plain
             if plain is None:
                 owner = getattr(ctrl.factory, "memory_owner", "") or ""
-                plain = ctrl.run(state.snapshot, item, max(state.clock, item.ready_at), None, None, "",
+                plain = ctrl.run(state.snapshot, item, max(state.clock, item.ready_at), None, None, choice,
                                  state.remembered(owner, f"{item.namespace}/{item.name}") if owner else "")
             return plain
 
@@ -382,7 +386,7 @@ class KubeModel:
             faults=faults,
             extra=self._extra(run.snapshot, faults),
             memory=memory,
-            outcomes=state.outcomes if not act.choice else tuple(sorted(
+            outcomes=state.outcomes if not act.choice or not ctrl.native else tuple(sorted(
                 {**dict(state.outcomes), f"{act.namespace}/{act.name}": act.choice}.items())),
         )
         footprint = None
@@ -391,7 +395,7 @@ class KubeModel:
                 and all(_idle_for_actors(w) for w in run.writes)):
             footprint = step_footprint(self.registry, self.process(act), run.regions, run.writes, listed,
                                        {process_of(i.controller, i.namespace, i.name) for i in new_items})
-        label_note = (_join(f"outcome: {act.choice}", note) if act.choice
+        label_note = (_join(f"outcome: {act.choice}", note) if act.choice and ctrl.native
                       else note if act.fault is None else _join(act.fault.describe(), note))
         writes, reads = tuple(run.story_writes), run.regions or ()
         label_key = (act.controller, item.key, id(writes), id(reads), label_note, run.error_text, run.output)

@@ -208,7 +208,7 @@ class ControllerRuntime:
 
         server.before_write = before_write
         request = Request(item.namespace or None, item.name, relisted=item.relist, timer=item.woken,
-                          carried=item.carry, remembered=remembered)
+                          carried=item.carry, remembered=remembered, choice=choice)
         seed = hashlib.sha256(
             f"{self.name}\0{item.namespace}\0{item.name}\0{snapshot.fingerprint()}".encode()
         ).digest()

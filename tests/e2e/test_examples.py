@@ -98,6 +98,9 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     # programs (issue 12): a watch loop that acts on a half-delivered listing, its fix, a sweep, a handler
     "shapes/program/mirror": (1, {"invariant: a copy exists while its source does"}, 9, 1),
     "shapes/program/mirror/fixed": (0, set(), 5, 1),
+    # worker threads fed by a watch through a queue.Queue: a lost update when they interleave, and its fix
+    "shapes/program/workqueue": (1, {"deterministic", "invariant: the index records every owner"}, 2679, 3),
+    "shapes/program/workqueue/fixed": (0, set(), 2679, 1),
     "shapes/program/sweep": (0, set(), 9, 1),
     "shapes/program/handler": (0, set(), 13, 1),
 }

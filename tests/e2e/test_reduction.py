@@ -37,6 +37,10 @@ def test_reduced_and_full_search_agree(rel: str) -> None:
         pytest.skip(reason)
     if (reason := missing_client(rel)) is not None:
         pytest.skip(reason)
+    if rel.startswith("shapes/program/workqueue"):
+        # a program's steps are never reordered (time-dependent), so both searches are one; this one
+        # is thousands of states of thread choices, explored in test_examples already
+        pytest.skip("a program with threads: nothing to reduce, and slow to explore twice")
     full = _run(rel, "none")
     reduced = _run(rel, "persistent")
     assert full.search.stats.reduced == 0

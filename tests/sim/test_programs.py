@@ -121,23 +121,41 @@ def test_each_event_is_a_step_other_steps_interleave_between(tmp_path: Path) -> 
          config.load_kube_config()
          client.CoreV1Api().list_namespaced_config_map("default")
      """, "controller 'p' ended: ProgramEnded: main() returned"),
-    # blocks on something kamera does not control: the step's budget stops it, with its stack
+    # waits on an event nobody will set: a deadlock, found at once, where it waits
     ("""
      import threading
      def main():
          threading.Event().wait()
-     """, "controller 'p' blocked on something kamera does not control (no watch read or time.sleep"),
-    # runs its watch in a thread of its own: kamera schedules the program's one thread only
+     """, "controller 'p' raised ProgramDeadlocked: deadlock: MainThread waits in Event.wait at prog.py:4 "
+          "(threading.Event().wait()); its only thread waits for what no thread will give"),
+    # blocks on something kamera does not control: the step's budget stops it, with its stack
     ("""
-     import threading
+     import _thread
+     def main():
+         held = _thread.allocate_lock()
+         held.acquire()
+         held.acquire()
+     """, "controller 'p' blocked on something kamera does not control (no watch read or time.sleep"),
+    # a thread started below threading (not scheduled by kamera) reaches the API
+    ("""
+     import _thread
      from kubernetes import client, config, watch
      def main():
          config.load_kube_config()
          v1 = client.CoreV1Api()
-         worker = threading.Thread(target=lambda: list(watch.Watch().stream(v1.list_config_map_for_all_namespaces)))
-         worker.start()
-         worker.join()
-     """, "raised ProgramThreaded: a thread started by the program reached GET /api/v1/configmaps"),
+         done = _thread.allocate_lock()
+         done.acquire()
+         def use():
+             try:
+                 v1.list_config_map_for_all_namespaces()
+             finally:
+                 done.release()
+         _thread.start_new_thread(use, ())
+         done.acquire()
+         for _event in watch.Watch().stream(v1.list_config_map_for_all_namespaces):
+             pass
+     """, "raised ProgramThreaded: a thread the program started outside kamera's scheduling reached GET "
+          "/api/v1/configmaps"),
     # an API error escaping main() is the program's crash (a finding), not a reconcile's requeue
     ("""
      from kubernetes import client, config
@@ -156,6 +174,7 @@ def test_each_event_is_a_step_other_steps_interleave_between(tmp_path: Path) -> 
           "v1/Secret is not in its watches"),
 ])
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # the program's thread dies
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # ... started with _thread
 def test_a_program_that_ends_or_blocks_elsewhere_is_a_finding(tmp_path: Path, code: str, message: str) -> None:
     r = _run(tmp_path, """
         controllers:
