@@ -35,7 +35,7 @@ from kamera_cli import runner, supervisor
 from kamera_cli.errors import UsageError
 from kamera_cli.model.result import CheckResult, ScenarioResult, Verdict
 
-__all__ = ["SearchHost", "check_on_ray", "ray_missing", "remote_search_workers"]
+__all__ = ["SearchHost", "check_on_ray", "ray_missing", "remote_search_workers", "wait_for_relays"]
 
 
 def ray_missing() -> str | None:
@@ -46,7 +46,10 @@ def ray_missing() -> str | None:
 
 
 def _check_one(path: str, overrides: runner.Overrides, options: supervisor.Options) -> CheckResult:
-    return supervisor.supervise([Path(path)], overrides=overrides, options=options)
+    try:
+        return supervisor.supervise([Path(path)], overrides=overrides, options=options)
+    finally:
+        wait_for_relays()
 
 
 def check_on_ray(paths: Sequence[Path], *, address: str, overrides: runner.Overrides | None = None,
@@ -209,10 +212,25 @@ def remote_search_workers(path: Path, overrides: runner.Overrides, count: int) -
                 ray.kill(actor)
             continue
         mine, theirs = multiprocessing.Pipe()
-        threading.Thread(target=_relay_down, args=(theirs, actor), daemon=True, name=f"kamera-relay-down-{i}").start()
-        threading.Thread(target=_relay_up, args=(theirs, actor), daemon=True, name=f"kamera-relay-up-{i}").start()
+        for relay in (_relay_down, _relay_up):
+            thread = threading.Thread(target=relay, args=(theirs, actor), daemon=True,
+                                      name=f"kamera-{relay.__name__[1:].replace('_', '-')}-{i}")
+            thread.start()
+            _relays.append(thread)
         ends.append(mine)
     return ends
+
+
+_relays: list[threading.Thread] = []
+
+
+def wait_for_relays(timeout: float = 30.0) -> None:
+    """Wait until the relays of finished runs have let their actors go. Why: a relay still talking to
+    Ray while the process shuts Ray down takes the whole process with it."""
+    for thread in list(_relays):
+        thread.join(timeout)
+        if not thread.is_alive():
+            _relays.remove(thread)
 
 
 def _get(ref: Any) -> bool:

@@ -105,6 +105,7 @@ def test_a_remote_search_worker_takes_part(local_ray: None) -> None:
     path = ROOT / "scenarios" / "workloads" / "wait-for-deployment"
     options = supervisor.Options(remote_workers=1, remote_search=distributed.remote_search_workers)
     split = supervisor.supervise([path], options=options).scenarios[0]
+    distributed.wait_for_relays()
     local = supervisor.supervise([path]).scenarios[0]
     assert split.stats.states == local.stats.states and split.verdict == local.verdict
     assert split.stats.reconciles > local.stats.reconciles
@@ -125,6 +126,7 @@ def test_a_worker_the_cluster_cannot_place_is_let_go(local_ray: None, monkeypatc
     path = ROOT / "scenarios" / "workloads" / "conditions-no-null-check"
     options = supervisor.Options(remote_workers=3, remote_search=distributed.remote_search_workers)
     split = supervisor.supervise([path], options=options).scenarios[0]
+    distributed.wait_for_relays()
     local = supervisor.supervise([path]).scenarios[0]
     assert (split.stats.states, split.verdict) == (local.stats.states, local.verdict)
     assert ("the search was split across 3 processes, 2 of them remote (Ray): the same graph as one process builds"
