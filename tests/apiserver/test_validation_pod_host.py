@@ -138,3 +138,20 @@ def test_a_user_namespace_excludes_the_host_namespaces(server):
         ("FieldValueForbidden", "spec.hostNetwork", "Forbidden: when `pod.Spec.HostUsers` is false"),
         ("FieldValueForbidden", "spec.HostPID", "Forbidden: when `pod.Spec.HostUsers` is false"),
     ]
+
+
+def test_windows_host_process_pods_are_all_host_process_and_on_the_host_network(server):
+    # validateWindowsHostProcessPod (the cluster's --allow-privileged policy is not modelled)
+    host = {"windowsOptions": {"hostProcess": True}}
+    causes = _causes(server, _pod(os={"name": "windows"}, containers=[
+        {"name": "a", "image": "x", "securityContext": host},
+        {"name": "b", "image": "x", "securityContext": {"windowsOptions": {"hostProcess": False}}}],
+        securityContext={"windowsOptions": {"hostProcess": True}}))
+    assert causes == [
+        ("FieldValueInvalid", "spec.containers[1].securityContext.windowsOptions.hostProcess",
+         "Invalid value: false: pod hostProcess value must be identical if both are specified, was true"),
+        ("FieldValueInvalid", "spec", 'Invalid value: "": If pod contains any hostProcess containers then all '
+                                      "containers must be HostProcess containers"),
+        ("FieldValueInvalid", "spec.hostNetwork",
+         "Invalid value: false: hostNetwork must be true if pod contains any hostProcess containers"),
+    ]
