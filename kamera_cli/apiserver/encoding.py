@@ -10,6 +10,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from kamera_cli.apiserver.identity import Seen
+
 _LIMIT = 20_000
 _CACHE: dict[int, tuple[Any, bytes]] = {}
 
@@ -36,7 +38,7 @@ def encode_object(obj: Mapping[str, Any]) -> bytes:
         return hit[1]
     meta = obj.get("metadata")
     managed = meta.get("managedFields") if isinstance(meta, dict) else None
-    if isinstance(meta, dict) and isinstance(managed, list) and managed:
+    if isinstance(meta, dict) and isinstance(managed, list) and managed and _second_sight(managed):
         shell = encode({**obj, "metadata": {**meta, "managedFields": _PLACEHOLDER}})
         raw = (shell.replace(_PLACEHOLDER_JSON, _cached(managed)) if shell.count(_PLACEHOLDER_JSON) == 1
                else encode(obj))
@@ -44,6 +46,15 @@ def encode_object(obj: Mapping[str, Any]) -> bytes:
         raw = encode(obj)
     _store(obj, raw)
     return raw
+
+
+_SEEN = Seen(_LIMIT)
+
+
+def _second_sight(value: Any) -> bool:
+    """Whether the list is cached or was met before: one met for the first time (a create, a write that
+    changed ownership) is encoded with its object in one call instead."""
+    return _CACHE.get(id(value), (None,))[0] is value or _SEEN.again(value)
 
 
 def _cached(value: Any) -> bytes:

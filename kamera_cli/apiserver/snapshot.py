@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import immutables
 
+from kamera_cli.apiserver.identity import Seen
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 
 T = TypeVar("T")
@@ -61,7 +62,7 @@ def object_digest(obj: Manifest) -> str:
             obj = _generation_relations(obj, generation)
     spec = obj.get("spec")
     template = spec.get("template") if isinstance(spec, dict) else None
-    if isinstance(spec, dict) and isinstance(template, dict) and template:
+    if isinstance(spec, dict) and isinstance(template, dict) and template and _second_sight(template):
         # A workload's pod template is most of its text and usually the very template its previous
         # version stored: its canonical text is cached by identity and spliced in.
         shell = _canonical({**obj, "spec": {**spec, "template": _TEMPLATE_PLACEHOLDER}})
@@ -84,6 +85,15 @@ def _canonical(value: Any) -> str:
 
 
 _TEMPLATE_PLACEHOLDER_JSON = _canonical(_TEMPLATE_PLACEHOLDER)
+
+
+_SEEN = Seen(_CANONICAL_LIMIT)
+
+
+def _second_sight(value: Any) -> bool:
+    """Whether the template is cached or was met before: a new one (a create, a template change) is
+    serialised with its object in one call; one met again is spliced from the cache from then on."""
+    return _CANONICAL.get(id(value), (None,))[0] is value or _SEEN.again(value)
 
 
 def _canonical_cached(value: Any) -> str:

@@ -10,8 +10,9 @@ ordinary function call whose first argument says which library it belongs to.  N
 other functions (``contains``, ``string``, ``ip``) dispatch on that argument.
 
 Upstream, as enabled by k8s.io/apiserver/pkg/cel/environment/base.go: cel-go ``ext.Sets``,
-``ext.Strings`` version 2 (``strings.quote``), ``cel.OptionalTypes`` (``optional.of``,
-``optional.none``, ``optional.ofNonZeroValue``, ``hasValue``, ``value``, ``orValue``, ``or``),
+``ext.Strings`` version 2 (``strings.quote``; ``<string>.format`` is in ``validation_cel_format.py``),
+``cel.OptionalTypes`` (``optional.of``, ``optional.none``, ``optional.ofNonZeroValue``, ``hasValue``,
+``value``, ``orValue``, ``or``),
 library/format.go (1.31), library/ip.go and library/cidr.go (1.30, on ``netip``).  The base
 environment enables neither ``ext.Math`` nor ``ext.Encoders``: ``math.*`` and ``base64.*`` are not
 Kubernetes CEL, so they are deliberately absent here too.
@@ -26,6 +27,7 @@ from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.formats import matches
+from kamera_cli.apiserver.validation_cel_format import format_string
 
 NAMESPACES = ("sets", "strings", "format", "optional", "ip")
 _FORMATS: dict[str, Callable[[str], list[str]]] = {}
@@ -261,7 +263,7 @@ def functions(celpy: Any, base: Callable[[str], Callable[..., Any]]) -> dict[str
         "contains": contains,
         "equivalent": lambda _ns, a, b: boolean(all(_has(b, x) for x in a) and all(_has(a, x) for x in b)),
         "intersects": lambda _ns, a, b: boolean(any(_has(b, x) for x in a)),
-        "quote": quote,
+        "quote": quote, "format": lambda template, args: format_string(celpy, template, args),
         "of": lambda _ns, value: some(value), "none": lambda _ns: none(), "ofNonZeroValue": non_zero,
         "or": lambda a, b: a if getattr(a, "present", False) else b,
         "named": lambda _ns, name: some(Format(str(name))) if str(name) in _FORMATS else none(),

@@ -19,6 +19,7 @@ from kamera_cli.apiserver import validation_net, validation_rbac, validation_ser
 from kamera_cli.apiserver.field_errors import Cause, GoRepr
 from kamera_cli.apiserver.quantity import QuantityError, value_of
 from kamera_cli.apiserver.validation_pod import validate_pod_spec, validate_template
+from kamera_cli.apiserver.validation_pod_annotations import annotation_agreement, pod_annotations
 
 Obj = Mapping[str, Any]
 _MAX_DATA = 1024 * 1024  # core.MaxSecretSize, also the ConfigMap limit
@@ -336,7 +337,9 @@ def _cronjob(obj: Obj) -> list[Cause]:
 
 def _pod(obj: Obj) -> list[Cause]:
     """``ValidatePodCreate`` / ``ValidatePodSpec``."""
-    return validate_pod_spec(obj.get("spec") or {}, "spec", template=False)
+    spec, annotations = obj.get("spec") or {}, (obj.get("metadata") or {}).get("annotations")
+    return (pod_annotations(annotations, spec, "metadata.annotations")
+            + validate_pod_spec(spec, "spec", template=False) + annotation_agreement(annotations, spec, "spec"))
 
 
 def _pod_template(obj: Obj) -> list[Cause]:

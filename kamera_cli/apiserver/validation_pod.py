@@ -20,6 +20,7 @@ from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.defaults_pod import Memo
 from kamera_cli.apiserver.field_errors import Cause
 from kamera_cli.apiserver.quantity import QuantityError, value_of
+from kamera_cli.apiserver.validation_pod_annotations import annotation_agreement, pod_annotations
 from kamera_cli.apiserver.validation_pod_fields import (
     container_security,
     pod_security,
@@ -250,7 +251,10 @@ def validate_template(template: Any, path: str, *, restart: tuple[str, ...], own
     if _VALID.has(template, key):
         return []
     spec = _mapping(template, "spec")
-    out = validate_pod_spec(spec, f"{path}.spec")
+    annotations = _mapping(template, "metadata").get("annotations")
+    out = pod_annotations(annotations, spec, f"{path}.annotations")
+    out += validate_pod_spec(spec, f"{path}.spec")
+    out += annotation_agreement(annotations, spec, f"{path}.spec")
     policy = spec.get("restartPolicy")
     if policy and policy in _RESTART and policy not in restart:
         out.append(F.not_supported(f"{path}.spec.restartPolicy", policy, restart))

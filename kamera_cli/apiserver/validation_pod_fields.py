@@ -23,6 +23,7 @@ from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.field_errors import Cause, GoRepr
+from kamera_cli.apiserver.validation_pod_annotations import local_descending_path
 
 _ENV_NAME = "a valid environment variable name must consist only of printable ASCII characters other than '='"
 _ENV_FIELDS = ("metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName",
@@ -139,6 +140,8 @@ def _seccomp(context: Mapping[str, Any], path: str) -> list[Cause]:
         out.append(F.not_supported(f"{path}.seccompProfile.type", kind, _SECCOMP))
     if kind == "Localhost" and local is None:
         out.append(F.required(f"{path}.seccompProfile.localhostProfile", "must be set when seccomp type is Localhost"))
+    elif kind == "Localhost":
+        out += local_descending_path(str(local), f"{path}.seccompProfile.localhostProfile")
     elif kind != "Localhost" and local is not None:
         out.append(F.invalid(f"{path}.seccompProfile.localhostProfile", GoRepr(
             f'&core.SeccompProfile{{Type:"{kind}", LocalhostProfile:(*string)(…)}}'),

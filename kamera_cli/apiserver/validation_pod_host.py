@@ -8,7 +8,7 @@ without nameservers, a host alias with a hostname where the IP goes, Windows opt
 Each check follows pkg/apis/core/validation/validation.go as of 1.33: ``validatePodDNSConfig`` (with
 ``RelaxedDNSSearchValidation`` on, its default since 1.33), ``validateReadinessGates``,
 ``validateSchedulingGates``, ``ValidateHostAliases``, ``ValidatePreemptionPolicy``, ``validateHostUsers``,
-``validateOS`` /
+``validateWindowsHostProcessPod``, ``validateOS`` /
 ``validateLinux`` / ``validateWindows``, the sysctl, fsGroupChangePolicy, supplementalGroupsPolicy,
 seLinuxChangePolicy, AppArmor and Windows parts of ``validatePodSpecSecurityContext`` and
 ``ValidateSecurityContext`` (``ValidateProcMountType``, ``validateWindowsSecurityContextOptions``,
@@ -122,12 +122,42 @@ def validate_pod_host(spec: Obj, path: str, *, template: bool) -> list[Cause]:
     if preemption is not None and preemption not in ("PreemptLowerPriority", "Never"):
         out.append(F.not_supported(f"{path}.preemptionPolicy", preemption, ("PreemptLowerPriority", "Never"))
                    if preemption else F.required(f"{path}.preemptionPolicy"))
+    out += _host_process(spec, path)
     if spec.get("hostUsers") is False:  # validateHostUsers: no host namespaces beside a user namespace
         out += [F.forbidden(f"{path}.{at}", "when `pod.Spec.HostUsers` is false")
                 for key, at in (("hostNetwork", "hostNetwork"), ("hostPID", "HostPID"), ("hostIPC", "HostIPC"))
                 if spec.get(key) is True]  # upstream's paths really are capitalised for the last two
     if isinstance(spec.get("os"), Mapping):
         out += _os(spec, path)
+    return out
+
+
+def _host_process(spec: Obj, path: str) -> list[Cause]:
+    """``validateWindowsHostProcessPod``: a container's ``hostProcess`` agrees with the pod's, host-process
+    containers are all or none of them, and they need ``hostNetwork``."""
+    context = spec.get("securityContext")
+    pod_options = context.get("windowsOptions") if isinstance(context, Mapping) else None
+    pod_value = pod_options.get("hostProcess") if isinstance(pod_options, Mapping) else None
+    out: list[Cause] = []
+    count = host_process = 0
+    for here, c in _containers(spec, path):
+        count += 1
+        sc = c.get("securityContext")
+        options = sc.get("windowsOptions") if isinstance(sc, Mapping) else None
+        value = options.get("hostProcess") if isinstance(options, Mapping) else None
+        if pod_value is not None and value is not None and pod_value != value:
+            out.append(F.invalid(f"{here}.securityContext.windowsOptions.hostProcess", value,
+                                 f"pod hostProcess value must be identical if both are specified, was "
+                                 f"{'true' if pod_value else 'false'}"))
+        if value is True or (value is None and pod_value is True):
+            host_process += 1
+    if host_process:
+        if host_process != count:
+            out.append(F.invalid(path, "", "If pod contains any hostProcess containers then all containers must be "
+                                           "HostProcess containers"))
+        if not spec.get("hostNetwork"):
+            out.append(F.invalid(f"{path}.hostNetwork", False,
+                                 "hostNetwork must be true if pod contains any hostProcess containers"))
     return out
 
 

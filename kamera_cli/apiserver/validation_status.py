@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import ipaddress
+import json
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -360,15 +361,7 @@ def _job_status(new: Obj, old: Obj) -> list[Cause]:
             uncounted, Mapping) and (uncounted.get("failed") or uncounted.get("succeeded")):
         out.append(F.invalid("status.uncountedTerminatedPods", uncounted,
                              "uncountedTerminatedPods needs to be empty for finished job"))
-    indexed = spec.get("completionMode") == "Indexed"
-    if st.get("completedIndexes", "") != was.get("completedIndexes", "") and st.get("completedIndexes") and (
-            not indexed):
-        out.append(F.invalid("status.completedIndexes", st["completedIndexes"],
-                             "cannot set non-empty completedIndexes when non-indexed completion mode"))
-    if st.get("failedIndexes") != was.get("failedIndexes") and spec.get("backoffLimitPerIndex") is None and (
-            st.get("failedIndexes") is not None):
-        out.append(F.invalid("status.failedIndexes", st["failedIndexes"],
-                             "cannot set non-null failedIndexes when backoffLimitPerIndex is null"))
+    out += _indexes(st, was, spec)
     if met and failed:
         out.append(_omitted("status.conditions", "cannot set SuccessCriteriaMet=True and Failed=true conditions"))
     if met and target:
@@ -378,6 +371,88 @@ def _job_status(new: Obj, old: Obj) -> list[Cause]:
         out.append(_omitted("status.conditions",
                             "cannot set Complete=True for Job with SuccessPolicy unless SuccessCriteriaMet=True"))
     return out
+
+
+_INDEX = re.compile(r"^[+-]?[0-9]+$")
+
+
+def _interval(text: str, completions: int) -> tuple[int, int] | str:
+    """``parseIndexInterval``: ``x`` or ``x-y`` below ``completions``, or why not."""
+    limits = text.split("-")
+    if len(limits) > 2:
+        return (f"the fragment {json.dumps(text)} violates the requirement that an index interval can have at most "
+                "two parts separated by '-'")
+    bounds: list[int] = []
+    for limit in limits:
+        if not _INDEX.match(limit):
+            return f"cannot convert string to integer for index: {json.dumps(limit)}"
+        if int(limit) >= completions:
+            return f"too large index: {json.dumps(limit)}"
+        bounds.append(int(limit))
+    if len(bounds) == 2 and bounds[0] >= bounds[1]:
+        return f"non-increasing order, previous: {bounds[0]}, current: {bounds[1]}"
+    return bounds[0], bounds[-1]
+
+
+def _index_list(text: str, completions: int) -> list[tuple[int, int]] | str:
+    """``validateIndexesFormat``: comma-separated intervals in increasing order, or why not."""
+    out: list[tuple[int, int]] = []
+    for part in text.split(",") if text else ():
+        parsed = _interval(part, completions)
+        if isinstance(parsed, str):
+            return parsed
+        if out and out[-1][1] >= parsed[0]:
+            return f"non-increasing order, previous: {out[-1][1]}, current: {parsed[0]}"
+        out.append(parsed)
+    return out
+
+
+def _indexes(st: Obj, was: Obj, spec: Obj) -> list[Cause]:
+    """The completed/failed index rules of ``validateJobStatus``, each run when its fields changed."""
+    out: list[Cause] = []
+    completed, failed = str(st.get("completedIndexes") or ""), st.get("failedIndexes")
+    completed_changed = completed != str(was.get("completedIndexes") or "")
+    failed_changed = failed != was.get("failedIndexes")
+    completions = spec.get("completions")
+    if completed_changed and isinstance(completions, int):
+        parsed = _index_list(completed, completions)
+        if isinstance(parsed, str):
+            out.append(F.invalid("status.completedIndexes", completed, f"error parsing completedIndexes: {parsed}"))
+    if failed_changed and isinstance(completions, int) and spec.get("backoffLimitPerIndex") is not None and (
+            failed is not None):
+        parsed = _index_list(str(failed), completions)
+        if isinstance(parsed, str):
+            out.append(F.invalid("status.failedIndexes", failed, f"error parsing failedIndexes: {parsed}"))
+    if completed_changed and completed and spec.get("completionMode") != "Indexed":
+        out.append(F.invalid("status.completedIndexes", completed,
+                             "cannot set non-empty completedIndexes when non-indexed completion mode"))
+    if failed_changed and spec.get("backoffLimitPerIndex") is None and failed is not None:
+        out.append(F.invalid("status.failedIndexes", failed,
+                             "cannot set non-null failedIndexes when backoffLimitPerIndex is null"))
+    if (failed_changed or completed_changed) and isinstance(completions, int) and failed is not None:
+        overlap = _overlap(completed, str(failed), completions)
+        if overlap is not None:
+            out.append(F.invalid("status.failedIndexes", failed,
+                                 f"failedIndexes and completedIndexes overlap at index: {overlap}"))
+    return out
+
+
+def _overlap(completed: str, failed: str, completions: int) -> int | None:
+    """``validateFailedIndexesNotOverlapCompleted``: the first index in both (unparsable intervals skipped)."""
+    if not completed or not failed:
+        return None
+    done = [i for i in (_interval(p, completions) for p in completed.split(",")) if not isinstance(i, str)]
+    bad = [i for i in (_interval(p, completions) for p in failed.split(",")) if not isinstance(i, str)]
+    c = f = 0
+    while c < len(done) and f < len(bad):
+        (cx, cy), (fx, fy) = done[c], bad[f]
+        if cx <= fy and fx <= cy:
+            return max(cx, fx)
+        if cx <= fx:
+            c += 1
+        else:
+            f += 1
+    return None
 
 
 def _job(new: Obj, old: Obj) -> list[Cause]:

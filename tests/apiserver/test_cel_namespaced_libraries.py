@@ -95,6 +95,19 @@ def test_format_errors_can_feed_a_message_expression():
     assert _messages(server, s="a.b") == ['Invalid value: "object": must not contain dots']
 
 
+def test_string_format_builds_messages_as_cel_go_does():
+    # ext.Strings' <string>.format (cel-go ext/formatting.go): clauses, list/map rendering, Go's 'g' doubles
+    server = _server([{"rule": "self.s.size() < 3",
+                       "messageExpression": "'%s is %d long; %.2f, %s, %s, %x'.format([self.s, self.s.size(), "
+                                            "1234.5, [1, 'a', 2.5], 1000000.0, 255])"}])
+    assert _messages(server, s="abcd") == [
+        'Invalid value: "object": abcd is 4 long; 1,234.50, [1, "a", 2.500000], 1e+06, ff']
+    bad = _server([{"rule": "'%d'.format([self.s]) == ''"}])
+    assert _messages(bad, s="x") == [
+        "Invalid value: \"object\": error during formatting: decimal clause can only be used on integers, was given "
+        "string evaluating rule: '%d'.format([self.s]) == ''"]
+
+
 def test_optional_selection_is_rewritten_outside_string_literals():
     # cel-python's grammar lacks x.?f and x[?k]; they become method calls, string literals untouched
     from kamera_cli.apiserver.validation_cel_ext import rewrite_optional_syntax

@@ -7,6 +7,8 @@ object, is never checked again.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kamera_cli.apiserver.errors import ApiError
@@ -281,3 +283,26 @@ def test_volume_status_writes_need_a_resource_version_and_valid_capacities(serve
     bare = {**volume, "metadata": {k: v for k, v in volume["metadata"].items() if k != "resourceVersion"}}
     assert _causes(_refused(server, bare, {"phase": "Available"})) == [
         ("FieldValueRequired", "resourceVersion", "Required value")]
+
+
+def test_indexed_job_index_lists_are_parsed_as_upstream(server):
+    # validateIndexesFormat / parseIndexInterval / validateFailedIndexesNotOverlapCompleted
+    spec = {**_JOB_SPEC, "completionMode": "Indexed", "completions": 5, "parallelism": 5, "backoffLimitPerIndex": 1}
+    live = server.create(_obj("batch/v1", "Job", spec, name="j"))
+    running = {"startTime": _T0, "active": 1}
+    cases = [
+        ("3-1", "error parsing completedIndexes: non-increasing order, previous: 3, current: 1"),
+        ("1,x", 'error parsing completedIndexes: cannot convert string to integer for index: "x"'),
+        ("7", 'error parsing completedIndexes: too large index: "7"'),
+        ("1-2-3", "error parsing completedIndexes: the fragment \"1-2-3\" violates the requirement that an "
+                  "index interval can have at most two parts separated by '-'"),
+        ("2,1", "error parsing completedIndexes: non-increasing order, previous: 2, current: 1"),
+    ]
+    for text, message in cases:
+        assert _causes(_refused(server, live, {**running, "completedIndexes": text})) == [
+            ("FieldValueInvalid", "status.completedIndexes", f"Invalid value: {json.dumps(text)}: {message}")]
+    assert _causes(_refused(server, live, {**running, "completedIndexes": "0-2", "failedIndexes": "2,4"})) == [
+        ("FieldValueInvalid", "status.failedIndexes",
+         'Invalid value: "2,4": failedIndexes and completedIndexes overlap at index: 2')]
+    ok = _status_write(server, live, {**running, "completedIndexes": "0-1,3", "failedIndexes": "4"})
+    assert ok["status"]["completedIndexes"] == "0-1,3"

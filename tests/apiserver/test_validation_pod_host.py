@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kamera_cli.apiserver.errors import ApiError
+from kamera_cli.model.objects import ObjectRef
 
 
 def _pod(**spec) -> dict:
@@ -138,3 +139,67 @@ def test_a_user_namespace_excludes_the_host_namespaces(server):
         ("FieldValueForbidden", "spec.hostNetwork", "Forbidden: when `pod.Spec.HostUsers` is false"),
         ("FieldValueForbidden", "spec.HostPID", "Forbidden: when `pod.Spec.HostUsers` is false"),
     ]
+
+
+def test_windows_host_process_pods_are_all_host_process_and_on_the_host_network(server):
+    # validateWindowsHostProcessPod (the cluster's --allow-privileged policy is not modelled)
+    host = {"windowsOptions": {"hostProcess": True}}
+    causes = _causes(server, _pod(os={"name": "windows"}, containers=[
+        {"name": "a", "image": "x", "securityContext": host},
+        {"name": "b", "image": "x", "securityContext": {"windowsOptions": {"hostProcess": False}}}],
+        securityContext={"windowsOptions": {"hostProcess": True}}))
+    assert causes == [
+        ("FieldValueInvalid", "spec.containers[1].securityContext.windowsOptions.hostProcess",
+         "Invalid value: false: pod hostProcess value must be identical if both are specified, was true"),
+        ("FieldValueInvalid", "spec", 'Invalid value: "": If pod contains any hostProcess containers then all '
+                                      "containers must be HostProcess containers"),
+        ("FieldValueInvalid", "spec.hostNetwork",
+         "Invalid value: false: hostNetwork must be true if pod contains any hostProcess containers"),
+    ]
+
+
+def _annotated(annotations: dict, **spec) -> dict:
+    pod = _pod(**spec)
+    pod["metadata"]["annotations"] = annotations
+    return pod
+
+
+def test_pod_deletion_cost_and_mirror_annotations(server):
+    # ValidatePodSpecificAnnotations / GetDeletionCostFromPodAnnotations: a 32-bit integer, no '+', no leading zero
+    for bad in ("+5", "007", "2147483648", "ten"):
+        assert _causes(server, _annotated({"controller.kubernetes.io/pod-deletion-cost": bad})) == [
+            ("FieldValueInvalid", "metadata.annotations[controller.kubernetes.io/pod-deletion-cost]",
+             f'Invalid value: "{bad}": must be a 32bit integer')]
+    assert server.create(_annotated({"controller.kubernetes.io/pod-deletion-cost": "-100"}))["metadata"]["name"]
+    server.delete(ObjectRef("v1", "Pod", "default", "p"))
+    assert _causes(server, _annotated({"kubernetes.io/config.mirror": "x"})) == [
+        ("FieldValueInvalid", "metadata.annotations[kubernetes.io/config.mirror]",
+         'Invalid value: "x": must set spec.nodeName if mirror pod annotation is set')]
+
+
+def test_seccomp_and_apparmor_annotations_and_their_fields(server):
+    # ValidateSeccompPodAnnotations (its path uses the key as a child), ValidateAppArmorPodAnnotations, and
+    # validateSeccompAnnotationsAndFields / validateAppArmorAnnotationsAndFieldsMatchOnCreate
+    causes = _causes(server, _annotated(
+        {"seccomp.security.alpha.kubernetes.io/pod": "localhost/../escape",
+         "container.apparmor.security.beta.kubernetes.io/ghost": "enforce"},
+        securityContext={"seccompProfile": {"type": "RuntimeDefault"}}))
+    assert causes == [
+        ("FieldValueInvalid", "metadata.annotations.seccomp.security.alpha.kubernetes.io/pod",
+         "Invalid value: \"../escape\": must not contain '..'"),
+        ("FieldValueInvalid", "metadata.annotations[container.apparmor.security.beta.kubernetes.io/ghost]",
+         'Invalid value: "ghost": container not found'),
+        ("FieldValueInvalid", "metadata.annotations[container.apparmor.security.beta.kubernetes.io/ghost]",
+         'Invalid value: "enforce": invalid AppArmor profile name: "enforce"'),
+        ("FieldValueForbidden", "spec.securityContext.seccompProfile.type",
+         "Forbidden: seccomp type in annotation and field must match"),
+    ]
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
+                  "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+                      "metadata": {"labels": {"a": "b"},
+                                   "annotations": {"container.apparmor.security.beta.kubernetes.io/c": "unconfined"}},
+                      "spec": {"containers": [{"name": "c", "image": "x", "securityContext": {
+                          "appArmorProfile": {"type": "RuntimeDefault"}}}]}}}}
+    assert _causes(server, deployment) == [
+        ("FieldValueForbidden", "spec.template.spec.containers[0].securityContext.appArmorProfile.type",
+         "Forbidden: apparmor type in annotation and field must match")]

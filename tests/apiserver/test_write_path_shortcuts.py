@@ -136,8 +136,10 @@ def test_an_objects_json_splices_its_managed_fields_text_and_stays_exact():
     first = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "managedFields": managed},
              "data": {"k": "é"}}
     second = {**first, "metadata": {"name": "a", "annotations": {"x": _PLACEHOLDER}, "managedFields": managed}}
-    assert encode_object(first) == encode(first)
-    assert encode_object(second) == encode(second)
+    third = {**first, "metadata": {"name": "a", "labels": {"v": "3"}, "managedFields": managed}}
+    assert encode_object(first) == encode(first)  # the list's first sight: encoded with its object
+    assert encode_object(second) == encode(second)  # the placeholder text occurs: encoded whole
+    assert encode_object(third) == encode(third)  # met again: spliced from the cached text
 
 
 def test_a_reapply_that_leaves_ownership_as_it_was_shares_the_stored_managed_fields() -> None:
