@@ -259,7 +259,7 @@ class ProgramFactory(_Loader):
             replayed = len(log)
             session = Session(live, log, deliver=bool(remembered), clock=run.clock, step_clock=run.clock.now,
                               choice=choice)
-            threads = Threads(session, program_parking.greenlets())
+            threads = Threads(session, program_parking.greenlets(), self.module_set.roots)
             session.threads = threads
         self.containment.bind(session)
         run.on_sleep = session.on_sleep
@@ -317,8 +317,11 @@ class ProgramFactory(_Loader):
             return ProgramResult(requeue=True, memory=memory, note=note + " (another event is ready)")
         timers = threads.timers(parked)
         if timers and timers[0].point is not None:
+            # a wake-up is a periodic resync (it does not keep the cluster from converging) unless the
+            # program changed something since a timer last woke it: with threads, in an earlier step too
+            pending = len(threads.threads) > 1 and _wrote_since_a_timer(session.log)
             return ProgramResult(requeue_after=max(1.0, timers[0].point[-1] - session.clock.now), memory=memory,
-                                 note=note)
+                                 note=note, retry=pending)
         return ProgramResult(requeue=False, memory=memory, note=note)
 
     @staticmethod
@@ -429,6 +432,16 @@ class ProgramFactory(_Loader):
         if "content_type" in inspect.signature(deserialize).parameters:  # the v37+ generated client
             return deserialize(text, type_name, "application/json")
         return deserialize(_Data(text), type_name)
+
+
+def _wrote_since_a_timer(log: list[Entry]) -> bool:
+    """Whether the program sent a write since its start or since a sleep or timeout last ended."""
+    for entry in reversed(log):
+        if entry.kind in ("sleep", "timeout", "start"):
+            return False
+        if entry.kind == "http" and not entry.key.startswith("GET "):
+            return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,8 +6,9 @@ the ``programs`` extra (greenlet), ``main()`` and every thread it starts run as 
 sandbox's worker thread, so they share its budget, virtual clock, output capture and crash
 injection, and only one runs at a time.  A thread runs until a **scheduling point**:
 
-* before each request to the API server, and before each blocking acquire of a lock the program
-  created itself (``threading.Lock``/``RLock`` called from its own code or a library's);
+* before each request to the API server, and before each blocking acquire of a lock the program's
+  own code created (``threading.Lock``/``RLock`` called from a file of the scenario's, not from a
+  library: the locks a library guards its own bookkeeping with block, but do not preempt);
 * when it blocks: a lock held by another thread (queues, events, conditions and semaphores block
   on locks), ``Thread.join``, or a point kamera controls — the next event of a watch, ``time.sleep``,
   a wait with a timeout;
@@ -102,8 +103,10 @@ def user_location(frame: Any) -> str:
 class Threads:
     """A program's green threads and their scheduler (the loop runs in the step's own greenlet)."""
 
-    def __init__(self, session: Session, greenlet_module: Any) -> None:
+    def __init__(self, session: Session, greenlet_module: Any, roots: tuple[str, ...] = ()) -> None:
         self.session = session
+        #: the program's own source folders: the locks its code creates are scheduling points
+        self.roots = roots
         self._gl = greenlet_module
         self.threads: list[GreenThread] = []
         self.hub: Any = greenlet_module.getcurrent()
