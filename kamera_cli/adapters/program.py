@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kamera_cli.adapters import program_parking, program_primitives
+from kamera_cli.adapters.aio import run_async
 from kamera_cli.adapters.loading import _arity, _Loader
 from kamera_cli.adapters.program_session import Entry, ProgramDiverged, ProgramParked, Session, _content
 from kamera_cli.adapters.program_threads import ProgramDeadlocked, Threads
@@ -125,9 +126,9 @@ class ProgramFactory(_Loader):
         hint = {"program": _PROGRAM_HINT, "sweep": _SWEEP_HINT}.get(self.shape, _HANDLER_HINT)
         if not callable(value) or inspect.isclass(value):
             raise self._error(f"{self._tried()}: {name!r} in {where} is not a function", hint)
-        if inspect.iscoroutinefunction(value):
-            raise self._error(f"{self._tried()}: {name!r} in {where} is async; programs, sweeps and handlers "
-                              "are plain functions", hint)
+        if inspect.iscoroutinefunction(value) and self.shape != "program":
+            raise self._error(f"{self._tried()}: {name!r} in {where} is async; sweeps and handlers are plain "
+                              "functions (a program may be `async def main():`)", hint)
         arity = _arity(value)
         wanted = 2 if self.shape == "handler" else 0
         if arity is not None and (not arity.accepts(wanted) or arity.required_keyword_only):
@@ -195,6 +196,14 @@ class ProgramFactory(_Loader):
             return self._handle(request, client)
         return self._step(request.remembered, request.choice)
 
+    def _run_main(self) -> None:
+        """``main()``; an ``async def main()`` on a virtual-time event loop of its own (``aio``), which
+        blocks where its one task awaits a watch's next event or ``asyncio.sleep``."""
+        if inspect.iscoroutinefunction(self._target):
+            run_async(self._target())
+        else:
+            self._target()
+
     def _step(self, remembered: str, choice: str) -> ProgramResult:
         if program_parking.greenlets() is not None:
             return self._step_green(remembered, choice)
@@ -217,7 +226,7 @@ class ProgramFactory(_Loader):
             if not self._fresh:
                 self._reimport()
             self._fresh = False
-            self._target()
+            self._run_main()
             ended = True
         except ProgramParked:
             pass
@@ -226,6 +235,8 @@ class ProgramFactory(_Loader):
         finally:
             run.on_sleep = None
             self.containment.bind(live)
+        if session.threaded.startswith("an async program"):
+            raise ProgramThreaded(session.threaded)
         if session.threaded:
             raise ProgramThreaded(f"a thread started by the program reached {session.threaded}; without the "
                                   "programs extra (greenlet) kamera runs a program as one thread and does not "
@@ -274,7 +285,7 @@ class ProgramFactory(_Loader):
                             # always a fresh import: locks its top-level code creates must be the program's
                             self._fresh = False
                             self._reimport()
-                            threads.start_main(self._target, program_primitives.main_thread_stand_in())
+                            threads.start_main(self._run_main, program_primitives.main_thread_stand_in())
                         outcome = threads.run()
                     except ProgramParked:
                         pass
@@ -293,7 +304,8 @@ class ProgramFactory(_Loader):
             run.on_sleep = None
             self.containment.bind(live)
         if session.threaded:
-            raise ProgramThreaded(f"a thread the program started outside kamera's scheduling reached "
+            raise ProgramThreaded(session.threaded if session.threaded.startswith("an async program") else
+                                  f"a thread the program started outside kamera's scheduling reached "
                                   f"{session.threaded} (only threading.Thread is scheduled)")
         self._check_replayed(session, replayed)
         if result is None:

@@ -30,6 +30,7 @@ a lock are not interleaved (see docs/controllers.md for what this leaves out).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -214,7 +215,14 @@ class Threads:
             gt.state, gt.point, gt.given, gt.where = RUNNABLE, None, "signal", ""
 
     def _to_hub(self) -> None:
-        self.hub.switch()
+        # an async main's event loop is "running" on this OS thread while it is suspended: other steps
+        # run their own loops meanwhile, so it stops being the running loop until it is resumed
+        loop = asyncio.events._get_running_loop()
+        asyncio.events._set_running_loop(None)
+        try:
+            self.hub.switch()
+        finally:
+            asyncio.events._set_running_loop(loop)
         if self.killing or self.session.killed or self.session.diverged:
             raise ProgramParked()
 
