@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kamera_cli.adapters import program_parking, program_primitives
+from kamera_cli.adapters.aio import run_async
 from kamera_cli.adapters.loading import _arity, _Loader
 from kamera_cli.adapters.program_session import Entry, ProgramDiverged, ProgramParked, Session, _content
 from kamera_cli.adapters.program_threads import ProgramDeadlocked, Threads
@@ -125,9 +126,9 @@ class ProgramFactory(_Loader):
         hint = {"program": _PROGRAM_HINT, "sweep": _SWEEP_HINT}.get(self.shape, _HANDLER_HINT)
         if not callable(value) or inspect.isclass(value):
             raise self._error(f"{self._tried()}: {name!r} in {where} is not a function", hint)
-        if inspect.iscoroutinefunction(value):
-            raise self._error(f"{self._tried()}: {name!r} in {where} is async; programs, sweeps and handlers "
-                              "are plain functions", hint)
+        if inspect.iscoroutinefunction(value) and self.shape != "program":
+            raise self._error(f"{self._tried()}: {name!r} in {where} is async; sweeps and handlers are plain "
+                              "functions (a program may be `async def main():`)", hint)
         arity = _arity(value)
         wanted = 2 if self.shape == "handler" else 0
         if arity is not None and (not arity.accepts(wanted) or arity.required_keyword_only):
@@ -195,6 +196,14 @@ class ProgramFactory(_Loader):
             return self._handle(request, client)
         return self._step(request.remembered, request.choice)
 
+    def _run_main(self) -> None:
+        """``main()``; an ``async def main()`` on a virtual-time event loop of its own (``aio``), which
+        blocks where its one task awaits a watch's next event or ``asyncio.sleep``."""
+        if inspect.iscoroutinefunction(self._target):
+            run_async(self._target())
+        else:
+            self._target()
+
     def _step(self, remembered: str, choice: str) -> ProgramResult:
         if program_parking.greenlets() is not None:
             return self._step_green(remembered, choice)
@@ -217,7 +226,7 @@ class ProgramFactory(_Loader):
             if not self._fresh:
                 self._reimport()
             self._fresh = False
-            self._target()
+            self._run_main()
             ended = True
         except ProgramParked:
             pass
@@ -226,6 +235,8 @@ class ProgramFactory(_Loader):
         finally:
             run.on_sleep = None
             self.containment.bind(live)
+        if session.threaded.startswith("an async program"):
+            raise ProgramThreaded(session.threaded)
         if session.threaded:
             raise ProgramThreaded(f"a thread started by the program reached {session.threaded}; without the "
                                   "programs extra (greenlet) kamera runs a program as one thread and does not "
@@ -259,7 +270,7 @@ class ProgramFactory(_Loader):
             replayed = len(log)
             session = Session(live, log, deliver=bool(remembered), clock=run.clock, step_clock=run.clock.now,
                               choice=choice)
-            threads = Threads(session, program_parking.greenlets())
+            threads = Threads(session, program_parking.greenlets(), self.module_set.roots)
             session.threads = threads
         self.containment.bind(session)
         run.on_sleep = session.on_sleep
@@ -274,7 +285,7 @@ class ProgramFactory(_Loader):
                             # always a fresh import: locks its top-level code creates must be the program's
                             self._fresh = False
                             self._reimport()
-                            threads.start_main(self._target, program_primitives.main_thread_stand_in())
+                            threads.start_main(self._run_main, program_primitives.main_thread_stand_in())
                         outcome = threads.run()
                     except ProgramParked:
                         pass
@@ -293,7 +304,8 @@ class ProgramFactory(_Loader):
             run.on_sleep = None
             self.containment.bind(live)
         if session.threaded:
-            raise ProgramThreaded(f"a thread the program started outside kamera's scheduling reached "
+            raise ProgramThreaded(session.threaded if session.threaded.startswith("an async program") else
+                                  f"a thread the program started outside kamera's scheduling reached "
                                   f"{session.threaded} (only threading.Thread is scheduled)")
         self._check_replayed(session, replayed)
         if result is None:
@@ -317,8 +329,11 @@ class ProgramFactory(_Loader):
             return ProgramResult(requeue=True, memory=memory, note=note + " (another event is ready)")
         timers = threads.timers(parked)
         if timers and timers[0].point is not None:
+            # a wake-up is a periodic resync (it does not keep the cluster from converging) unless the
+            # program changed something since a timer last woke it: with threads, in an earlier step too
+            pending = len(threads.threads) > 1 and _wrote_since_a_timer(session.log)
             return ProgramResult(requeue_after=max(1.0, timers[0].point[-1] - session.clock.now), memory=memory,
-                                 note=note)
+                                 note=note, retry=pending)
         return ProgramResult(requeue=False, memory=memory, note=note)
 
     @staticmethod
@@ -429,6 +444,16 @@ class ProgramFactory(_Loader):
         if "content_type" in inspect.signature(deserialize).parameters:  # the v37+ generated client
             return deserialize(text, type_name, "application/json")
         return deserialize(_Data(text), type_name)
+
+
+def _wrote_since_a_timer(log: list[Entry]) -> bool:
+    """Whether the program sent a write since its start or since a sleep or timeout last ended."""
+    for entry in reversed(log):
+        if entry.kind in ("sleep", "timeout", "start"):
+            return False
+        if entry.kind == "http" and not entry.key.startswith("GET "):
+            return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from kamera_cli.adapters.program_threads import _KAMERA_DIR, _STDLIB_DIR, GreenThread, Threads
+from kamera_cli.adapters.modules import is_user_file
+from kamera_cli.adapters.program_threads import GreenThread, Threads
 
 __all__ = ["GreenLock", "GreenRLock", "installed"]
 
@@ -66,7 +67,7 @@ def _now() -> float:
 class GreenLock:
     """A ``threading.Lock`` of a program: ``acquire`` blocks by letting another thread run.
 
-    ``visible``: created by the program's own code or a library's (not by ``threading``/``queue``
+    ``visible``: created by the program's own code (not by a library, nor by ``threading``/``queue``
     internals), so a blocking acquire is a scheduling point: who takes it first is explored.  A
     release frees it and makes every waiter runnable; the first of them the schedule runs takes it.
     """
@@ -184,14 +185,14 @@ class GreenRLock:
         self.release()
 
 
-def _made_by_user() -> bool:
-    """Whether the caller of ``threading.Lock()`` is the program's or a library's code (two frames up)."""
-    name = sys._getframe(2).f_code.co_filename
-    return not (name.startswith(_KAMERA_DIR) or name.startswith(_STDLIB_DIR))
+def _made_by_user(threads: Threads) -> bool:
+    """Whether the caller of ``threading.Lock()`` (two frames up) is the program's own code."""
+    return is_user_file(sys._getframe(2).f_code.co_filename, threads.roots)
 
 
 def _lock() -> Any:
-    return GreenLock(_made_by_user()) if _program() is not None else _real_allocate()
+    threads = _program()
+    return GreenLock(_made_by_user(threads)) if threads is not None else _real_allocate()
 
 
 def _allocate_lock() -> Any:
@@ -199,7 +200,8 @@ def _allocate_lock() -> Any:
 
 
 def _rlock(*args: Any, **kwargs: Any) -> Any:
-    return GreenRLock(_made_by_user()) if _program() is not None else _real_rlock(*args, **kwargs)
+    threads = _program()
+    return GreenRLock(_made_by_user(threads)) if threads is not None else _real_rlock(*args, **kwargs)
 
 
 def _simple_queue() -> Any:

@@ -21,6 +21,7 @@ object between two reads coalesce, as kamera's work queue coalesces requests (do
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import threading
@@ -224,6 +225,21 @@ class Session:
         if self.parked is not None or self.diverged or self.killed:
             raise ProgramParked()
 
+    def _one_task(self, what: str) -> None:
+        """An ``async def main()`` runs as one task: at a blocking point no other task may be waiting to
+        run, since kamera suspends the whole event loop there (tasks are not scheduled like threads)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        me = asyncio.current_task(loop)
+        others = sorted(t.get_name() for t in asyncio.all_tasks(loop) if t is not me and not t.done())
+        if len(others) > (0 if me is not None else 1):
+            self.threaded = self.threaded or (
+                f"an async program blocked at {what} while other asyncio tasks exist ({', '.join(others)}); "
+                "kamera runs an async program as one task (use threads to run work concurrently)")
+            raise ProgramParked()
+
     def _park(self, where: tuple[str, Any]) -> None:
         """End the step here (one thread, no greenlet): the program is unwound, and replayed next step."""
         self.parked = where
@@ -319,6 +335,7 @@ class Session:
 
     def _next_event(self, watch: Watch) -> bytes:
         self._enter(f"a read of the watch on {watch.path}")
+        self._one_task(f"a read of the watch on {watch.path}")
         if self.threads is not None:  # parked until a scheduling point hands it an event (program_threads)
             entry = self.threads.park(("watch", watch.index), f"waits on its watch of {watch.path}")
             self.clock.now = max(self.clock.now, entry.clock)
@@ -343,6 +360,7 @@ class Session:
     def on_sleep(self, seconds: float) -> None:
         """``time.sleep(seconds)`` is a blocking point: replayed, delivered (the step's input) or parked at."""
         self._enter(f"time.sleep({seconds:g})")
+        self._one_task(f"a sleep of {seconds:g}s")
         if self.threads is not None:
             entry = self.threads.park(("sleep", float(seconds), self.clock.now + seconds), f"sleeps {seconds:g}s")
             self.clock.now = max(self.clock.now, entry.clock) - seconds  # the sandbox adds the sleep after this

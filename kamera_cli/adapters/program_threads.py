@@ -6,8 +6,9 @@ the ``programs`` extra (greenlet), ``main()`` and every thread it starts run as 
 sandbox's worker thread, so they share its budget, virtual clock, output capture and crash
 injection, and only one runs at a time.  A thread runs until a **scheduling point**:
 
-* before each request to the API server, and before each blocking acquire of a lock the program
-  created itself (``threading.Lock``/``RLock`` called from its own code or a library's);
+* before each request to the API server, and before each blocking acquire of a lock the program's
+  own code created (``threading.Lock``/``RLock`` called from a file of the scenario's, not from a
+  library: the locks a library guards its own bookkeeping with block, but do not preempt);
 * when it blocks: a lock held by another thread (queues, events, conditions and semaphores block
   on locks), ``Thread.join``, or a point kamera controls — the next event of a watch, ``time.sleep``,
   a wait with a timeout;
@@ -29,6 +30,7 @@ a lock are not interleaved (see docs/controllers.md for what this leaves out).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -102,8 +104,10 @@ def user_location(frame: Any) -> str:
 class Threads:
     """A program's green threads and their scheduler (the loop runs in the step's own greenlet)."""
 
-    def __init__(self, session: Session, greenlet_module: Any) -> None:
+    def __init__(self, session: Session, greenlet_module: Any, roots: tuple[str, ...] = ()) -> None:
         self.session = session
+        #: the program's own source folders: the locks its code creates are scheduling points
+        self.roots = roots
         self._gl = greenlet_module
         self.threads: list[GreenThread] = []
         self.hub: Any = greenlet_module.getcurrent()
@@ -211,7 +215,14 @@ class Threads:
             gt.state, gt.point, gt.given, gt.where = RUNNABLE, None, "signal", ""
 
     def _to_hub(self) -> None:
-        self.hub.switch()
+        # an async main's event loop is "running" on this OS thread while it is suspended: other steps
+        # run their own loops meanwhile, so it stops being the running loop until it is resumed
+        loop = asyncio.events._get_running_loop()
+        asyncio.events._set_running_loop(None)
+        try:
+            self.hub.switch()
+        finally:
+            asyncio.events._set_running_loop(loop)
         if self.killing or self.session.killed or self.session.diverged:
             raise ProgramParked()
 

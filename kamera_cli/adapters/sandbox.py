@@ -180,6 +180,7 @@ def _sleep(secs: float, /) -> None:
         raise ValueError("Invalid value NaN (not a number)")
     if run.on_sleep is not None and seconds > 0:
         run.on_sleep(seconds)
+        run = _ACTIVE or run  # a program suspended at its sleep wakes in a later step's sandbox
     run.clock.advance(seconds)
 
 
@@ -603,6 +604,7 @@ def advance_active_clock(seconds: float) -> None:
     if run is not None and seconds > 0:
         if run.on_sleep is not None:
             run.on_sleep(seconds)
+            run = _ACTIVE or run
         run.clock.advance(seconds)
 
 

@@ -98,6 +98,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     # programs (issue 12): a watch loop that acts on a half-delivered listing, its fix, a sweep, a handler
     "shapes/program/mirror": (1, {"invariant: a copy exists while its source does"}, 9, 1),
     "shapes/program/mirror/fixed": (0, set(), 5, 1),
+    # the mirror as an async def main() on kubernetes_asyncio: the same graph, the same finding
+    "shapes/program/mirror-async": (1, {"invariant: a copy exists while its source does"}, 9, 1),
     # worker threads fed by a watch through a queue.Queue: a lost update when they interleave, and its fix
     "shapes/program/workqueue": (1, {"deterministic", "invariant: the index records every owner"}, 2679, 3),
     "shapes/program/workqueue/fixed": (0, set(), 2679, 1),
@@ -107,6 +109,7 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
 
 # examples that need an optional client: folder prefix -> (module, extra)
 OPTIONAL_CLIENTS = {"asyncio": ("kubernetes_asyncio", "asyncio"),
+                    "shapes/program/mirror-async": ("kubernetes_asyncio", "asyncio"),
                     "kopf/async-client": ("kubernetes_asyncio", "asyncio"), "shapes/kr8s": ("kr8s", "kr8s"),
                     "shapes/lightkube": ("lightkube", "lightkube"), "shapes/pykube": ("pykube", "pykube")}
 

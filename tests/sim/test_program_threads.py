@@ -314,3 +314,35 @@ def test_a_thread_in_a_busy_loop_is_stopped_by_the_step_budget(tmp_path: Path) -
     summary = errors.counterexamples[0].summary
     assert "controller 'p' blocked on something kamera does not control" in summary, summary
     assert "prog.py" in errors.counterexamples[0].details or "spin" in str(errors.counterexamples[0]), summary
+
+
+def test_the_official_client_s_shared_informer_runs_in_a_program(tmp_path: Path) -> None:
+    """kubernetes.informer.SharedInformer (the official client's, v37+): its daemon thread lists,
+    watches from the list's resourceVersion and fires the handlers, which feed the main thread's queue;
+    the locks it guards its cache with are the library's (they block, and do not preempt)."""
+    pytest.importorskip("kubernetes.informer", reason="this kubernetes client has no informer (v37+)")
+    r = _run(tmp_path, """
+        import queue
+        from kubernetes import client, config
+        from kubernetes.informer import ADDED, MODIFIED, SharedInformer
+
+        def main():
+            config.load_kube_config()
+            v1 = client.CoreV1Api()
+            names = queue.Queue()
+            informer = SharedInformer(v1.list_namespaced_config_map, namespace="default")
+            for kind in (ADDED, MODIFIED):
+                informer.add_event_handler(kind, lambda cm: names.put(cm.metadata.name))
+            informer.start()
+            while True:
+                cm = informer.cache.get_by_key("default/" + names.get())
+                if cm is not None and not (cm.metadata.labels or {}).get("seen"):
+                    v1.patch_namespaced_config_map(cm.metadata.name, "default", {"metadata": {"labels": {"seen": "y"}}})
+        """, """
+        invariants:
+          - name: seen from the informer's cache
+            select: "$.items[?@.metadata.name == 'counter'].metadata.labels.seen"
+            expect: {equals: "y"}
+        """)
+    assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]
+    assert r.stats.states == 9

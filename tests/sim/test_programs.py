@@ -39,6 +39,14 @@ def _check(result: Any, name: str) -> Any:
     return next(c for c in result.checks if c.name == name)
 
 
+def _watching(tmp_path: Path, name: str, rest: str, code: str) -> Any:
+    """Run the program ``code`` as controller ``name`` (watching ConfigMaps) on SEED, plus ``rest``."""
+    return _run(tmp_path, f"""
+        controllers:
+          - {{name: {name}, program: prog.py:main, watches: [v1/ConfigMap]}}
+        """ + SEED + rest, code)
+
+
 SEED = """seed:
           - {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: default}, data: {v: "1"}}
           - {apiVersion: v1, kind: ConfigMap, metadata: {name: b, namespace: default}, data: {v: "2"}}
@@ -431,7 +439,7 @@ def test_program_keys_are_checked_with_their_location(tmp_path: Path, body: str,
 @pytest.mark.parametrize(("shape", "code", "message"), [
     ("program", "def main(request):\n    pass\n", "takes (request); kamera calls it as main()"),
     ("handler", "def main(obj):\n    pass\n", "takes (obj); kamera calls it as main(event_type, obj)"),
-    ("program", "async def main():\n    pass\n", "is async"),
+    ("handler", "async def main(event_type, obj):\n    pass\n", "is async; sweeps and handlers are plain functions"),
 ])
 def test_program_signatures_are_checked_at_load(tmp_path: Path, shape: str, code: str, message: str) -> None:
     path = _scenario(tmp_path, f"controllers:\n  - {{name: p, {shape}: prog.py:main, watches: [v1/ConfigMap]}}\n"
@@ -481,10 +489,7 @@ def test_no_suspended_program_outlives_its_scenario(monkeypatch: pytest.MonkeyPa
 def test_a_lightkube_watch_loop_runs_as_a_program(tmp_path: Path) -> None:
     """Any client routed in-process reaches the program's session: lightkube's watch, one event per step."""
     pytest.importorskip("lightkube", reason="lightkube is not installed (kamera-cli[lightkube])")
-    r = _run(tmp_path, """
-        controllers:
-          - {name: rec, program: prog.py:main, watches: [v1/ConfigMap]}
-        """ + SEED + """
+    r = _watching(tmp_path, "rec", """
         invariants:
           - name: seen one at a time, as typed resources
             select: "$.items[?@.metadata.name == 'log'].data.seen"
@@ -505,3 +510,69 @@ def test_a_lightkube_watch_loop_runs_as_a_program(tmp_path: Path) -> None:
         """)
     assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]
     assert r.stats.states == 5
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_an_async_main_on_kubernetes_asyncio_runs_like_the_synchronous_program(
+        fast: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``async def main()``: its task blocks where it awaits the watch's next event, one per step, so the
+    asynchronous mirror explores the synchronous mirror's graph, with the same finding."""
+    pytest.importorskip("kubernetes_asyncio", reason="kubernetes_asyncio is not installed (kamera-cli[asyncio])")
+    monkeypatch.setattr(program_parking, "ENABLED", fast)
+    root = Path(__file__).resolve().parents[2] / "scenarios" / "shapes" / "program"
+    asynchronous = explore(load_scenario(root / "mirror-async" / "scenario.yaml")).result
+    synchronous = explore(load_scenario(root / "mirror" / "scenario.yaml")).result
+    assert (asynchronous.stats.states, asynchronous.stats.transitions) == (
+        synchronous.stats.states, synchronous.stats.transitions)
+    assert [(c.name, c.verdict) for c in asynchronous.checks] == [(c.name, c.verdict) for c in synchronous.checks]
+
+
+ASYNC_SLEEPER = """
+import asyncio
+from kubernetes_asyncio import client, config
+
+async def main():
+    await config.load_kube_config()
+    async with client.ApiClient() as api:
+        v1 = client.CoreV1Api(api)
+        ticks = 0
+        while True:
+            ticks += 1
+            for cm in (await v1.list_namespaced_config_map("default")).items:
+                if (cm.metadata.labels or {}).get("seen") is None:
+                    await v1.patch_namespaced_config_map(cm.metadata.name, "default",
+                                                         {"metadata": {"labels": {"seen": str(ticks)}}})
+            await asyncio.sleep(60)
+"""
+
+
+def test_an_async_program_s_asyncio_sleep_is_a_blocking_point(tmp_path: Path) -> None:
+    pytest.importorskip("kubernetes_asyncio", reason="kubernetes_asyncio is not installed (kamera-cli[asyncio])")
+    r = _watching(tmp_path, "sleeper", """
+        actions:
+          - apply: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: default}}
+        invariants:
+          - name: the third tick saw the action's object
+            select: "$.items[?@.metadata.name == 'c'].metadata.labels.seen"
+            expect: {equals: "3"}
+        """, ASYNC_SLEEPER)
+    assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]
+
+
+def test_an_async_program_with_several_tasks_is_refused_where_it_blocks(tmp_path: Path) -> None:
+    """kamera suspends the whole event loop where a task blocks: a second task would starve there."""
+    pytest.importorskip("kubernetes_asyncio", reason="kubernetes_asyncio is not installed (kamera-cli[asyncio])")
+    r = _watching(tmp_path, "p", "", """
+        import asyncio
+
+        async def tick():
+            while True:
+                await asyncio.sleep(10)
+
+        async def main():
+            await asyncio.gather(tick(), tick())
+        """)
+    errors = _check(r, CheckName.NO_CONTROLLER_ERRORS)
+    assert errors.verdict is Verdict.FAILED
+    assert ("raised ProgramThreaded: an async program blocked at a sleep of 10s while other asyncio tasks exist "
+            "(Task-") in errors.counterexamples[0].summary
