@@ -7,6 +7,7 @@ supervised run, so the tasks must really run in Ray's worker processes, not be c
 from __future__ import annotations
 
 import importlib.util
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -114,7 +115,7 @@ def test_a_remote_search_worker_takes_part(local_ray: None) -> None:
 @needs_ray
 def test_a_worker_the_cluster_cannot_place_is_let_go(local_ray: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """Three actors of one CPU each on a two-CPU instance: the third is never placed, and the run goes
-    on with the two that were (never a hang), saying how many took part."""
+    on with those that were (never a hang), saying how many took part."""
     import time
 
     import ray
@@ -129,5 +130,8 @@ def test_a_worker_the_cluster_cannot_place_is_let_go(local_ray: None, monkeypatc
     distributed.wait_for_relays()
     local = supervisor.supervise([path]).scenarios[0]
     assert (split.stats.states, split.verdict) == (local.stats.states, local.verdict)
-    assert ("the search was split across 3 processes, 2 of them remote (Ray): the same graph as one process builds"
-            in split.notes)
+    # two CPUs for three actors: at most two are placed (fewer when the machine is slow to start them)
+    said = [re.fullmatch(r"the search was split across (\d) processes, (\d) of them remote \(Ray\): the same graph "
+                         r"as one process builds", n) for n in split.notes]
+    counts = [(int(m[1]), int(m[2])) for m in said if m]
+    assert counts in ([(2, 1)], [(3, 2)]), split.notes
