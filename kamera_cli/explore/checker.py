@@ -173,7 +173,7 @@ def serve_search(conn: Any, model: Model[S, A], *, properties: Sequence[Property
     model from the same scenario; ``properties``, ``max_depth``, ``expand_converged`` and
     ``reduction`` must be the coordinator's (the coordinator trusts what workers compute).
     """
-    from kamera_cli.explore.parallel import serve
+    from kamera_cli.explore.parallel_worker import serve
 
     serve(conn, model, properties, _reducer(model, reduction), max_depth, expand_converged, worker_report)
 

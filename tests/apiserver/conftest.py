@@ -153,7 +153,7 @@ def fake_patching(monkeypatch: pytest.MonkeyPatch) -> Any:
     import sys
     import types
 
-    from kamera_cli.apiserver import server as server_module
+    from kamera_cli.apiserver import server_base
 
     try:
         from kamera_cli.apiserver import patching  # type: ignore[attr-defined]
@@ -199,5 +199,5 @@ def fake_patching(monkeypatch: pytest.MonkeyPatch) -> Any:
             {"manager": kw["manager"], "operation": kw["operation"], "apiVersion": kw["api_version"],
              "time": kw["now"], "fieldsType": "FieldsV1", "fieldsV1": {}}]
         monkeypatch.setitem(sys.modules, "kamera_cli.apiserver.patching", patching)
-    monkeypatch.setattr(server_module, "_PATCHING", [patching])
+    monkeypatch.setattr(server_base, "_PATCHING", [patching])
     return patching

@@ -9,6 +9,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from kamera_cli.apiserver import server as server_module
+from kamera_cli.apiserver import server_base
 
 CM = "/api/v1/namespaces/default/configmaps"
 
@@ -142,7 +143,7 @@ def test_apply_needs_a_field_manager(server, fake_patching):
 
 
 def test_patch_without_the_patching_module_is_500_not_a_crash(server, monkeypatch):
-    monkeypatch.setattr(server_module, "_PATCHING", [None])
+    monkeypatch.setattr(server_base, "_PATCHING", [None])
     server.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}})
     resp = server.handle("PATCH", CM + "/a", [], {"Content-Type": "application/merge-patch+json"}, b"{}")
     assert resp.status == 500 and "not yet available" in _status(resp)["message"]

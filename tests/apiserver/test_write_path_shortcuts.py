@@ -85,10 +85,10 @@ def _script() -> list[bytes]:
 
 
 def test_write_answers_are_identical_without_the_shortcuts(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kamera_cli.apiserver import managed_fields, server
+    from kamera_cli.apiserver import managed_fields, server_writes
 
     with_shortcuts = _script()
-    monkeypatch.setattr(server, "remember_clean", lambda *_args: None)
+    monkeypatch.setattr(server_writes, "remember_clean", lambda *_args: None)
     monkeypatch.setattr(managed_fields, "_rendered_here", lambda _raw: False)
     assert _script() == with_shortcuts
 

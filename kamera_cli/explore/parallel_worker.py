@@ -1,0 +1,182 @@
+"""The worker side of a split search: expanding nodes, keeping states, answering the coordinator.
+
+Why a module of its own: a worker is all a remote process runs (``serve``), and it must compute
+exactly what the serial search computes at a node — the same successors, persistent subset,
+visibility check and property answers — so that the coordinator's merge gives the serial graph.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import traceback
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection
+from typing import Any
+
+from kamera_cli.explore.model import ALWAYS, Footprint, Model, Property, Transition, pack_state, unpack_state
+from kamera_cli.explore.reduction import Reducible, persistent_subset
+
+# One successor as a worker reports it (its label stays with the worker): fingerprint, findings,
+# converged, property details (None when the worker already holds the state: not new, so never
+# checked), and the pickled state when the coordinator asked for it (``export``) and the worker did
+# not hold it already.
+_Succ = tuple[str, tuple[object, ...], bool, "tuple[tuple[int, object], ...] | None", "bytes | None"]
+
+
+def check(properties: Sequence[Property[Any]], state: Any, converged: bool) -> tuple[tuple[int, object], ...]:
+    out: list[tuple[int, object]] = []
+    # the serial search's order: the converged properties of a converged state, then the always ones
+    ordered = [i for i, p in enumerate(properties) if p.kind != ALWAYS and converged]
+    ordered += [i for i, p in enumerate(properties) if p.kind == ALWAYS]
+    for i in ordered:
+        answer = properties[i].predicate(state)  # a Tallied answer is unwrapped by the coordinator
+        if answer is not None:
+            out.append((i, answer))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------- workers
+def serve(conn: Connection, model: Model[Any, Any], properties: Sequence[Property[Any]],
+          reducer: Reducible[Any, Any] | None, max_depth: int, expand_converged: bool,
+          report: Callable[[], object] | None) -> None:
+    """Be a remote worker of a search coordinated at the other end of ``conn`` (until it says quit)."""
+    worker_main(conn, [], model, properties, reducer, max_depth, expand_converged, report)
+
+
+def worker_main(conn: Connection, others: list[Connection], model: Model[Any, Any],
+                 properties: Sequence[Property[Any]],
+                 reducer: Reducible[Any, Any] | None, max_depth: int, expand_converged: bool,
+                 report: Callable[[], object] | None) -> None:
+    for other in others:  # the coordinator's ends of the workers forked before: theirs, not ours
+        other.close()
+    try:
+        Worker(conn.send, model, properties, reducer, max_depth, expand_converged, report).loop(conn)
+    except (EOFError, KeyboardInterrupt, BrokenPipeError):
+        pass
+    except BaseException:
+        with contextlib.suppress(OSError, ValueError):
+            conn.send(("error", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+class Worker:
+    """Expands the nodes it is given, smallest id first, and keeps the states it discovers."""
+
+    def __init__(self, reply: Callable[[tuple[Any, ...]], None], model: Model[Any, Any],
+                 properties: Sequence[Property[Any]], reducer: Reducible[Any, Any] | None, max_depth: int,
+                 expand_converged: bool, report: Callable[[], object] | None) -> None:
+        self.report = report
+        self.reply, self.model, self.properties, self.reducer = reply, model, list(properties), reducer
+        self.max_depth, self.expand_converged = max_depth, expand_converged
+
+        self.always = [p for p in properties if p.kind == ALWAYS]
+        self.store: dict[str, Any] = {}  # the states this worker holds, by fingerprint
+        self.judged: dict[str, tuple[bool, tuple[tuple[int, object], ...]]] = {}
+        self.labels: dict[int, list[object]] = {}  # node -> the labels of its expansion's transitions
+        self.found: dict[int, dict[str, Any]] = {}  # node -> states its expansion discovered, until merged
+        self.queue: list[tuple[int, str, int, bool]] = []  # (node, fingerprint, depth, export)
+
+    def loop(self, conn: Connection) -> None:
+        while True:
+            while self.queue and not conn.poll():
+                self.expand_next()
+            if not self.handle(conn.recv()):
+                return
+
+    def expand_next(self) -> bool:
+        """Expand the smallest queued node (False: none queued)."""
+        if not self.queue:
+            return False
+        self._expand(*heapq.heappop(self.queue))
+        return True
+
+    def handle(self, message: tuple[Any, ...]) -> bool:
+        tag = message[0]
+        if tag == "batch":
+            return all([self.handle(m) for m in message[1]])
+        if tag == "expand":
+            _tag, node, fp, depth, blob, export = message
+            if blob is not None:
+                self.store[fp] = unpack_state(self.model, blob)
+            heapq.heappush(self.queue, (node, fp, depth, export))
+        elif tag == "merged":
+            _tag, node, kept = message
+            found = self.found.pop(node, {})
+            for child, fp, depth, export in kept:
+                self.store[fp] = found[fp]
+                heapq.heappush(self.queue, (child, fp, depth, export))
+        elif tag == "labels":
+            self.reply(("labels", [self.labels[node][i] for node, i in message[1]]))
+        elif tag == "get":
+            self.reply(("states", [pack_state(self.model, self.store[fp]) for fp in message[1]]))
+        elif tag == "halt":
+            self.queue.clear()
+            self.found.clear()
+            self.reply(("halted", self.report() if self.report is not None else None))
+        elif tag == "quit":
+            return False
+        return True
+
+    def _expand(self, node: int, fp: str, depth: int, export: bool) -> None:
+        model = self.model
+        state = self.store[fp]
+        converged = model.is_converged(state)
+        if converged and not self.expand_converged:
+            result: tuple[Any, ...] = ("leaf",)
+        else:
+            acts = list(model.actions(state))
+            if not acts:
+                result = ("none",)
+            elif depth >= self.max_depth:
+                result = ("cut",)
+            else:
+                result = self._successors(node, state, acts, converged, export)
+        self.reply(("result", node, result))
+
+    def _successors(self, node: int, state: Any, acts: list[Any], converged: bool, export: bool) -> tuple[Any, ...]:
+        model, reducer = self.model, self.reducer
+        ts = [model.successor(state, a) for a in acts]
+        order: list[int] = list(range(len(acts)))
+        rest: list[int] = []
+        if reducer is not None and len(acts) > 1:
+            chosen = persistent_subset(reducer, state, acts, ts, self._process_steps, model.fingerprint)
+            if chosen is not None and not self._visible(converged, chosen[0], ts, chosen[1]):
+                order = chosen[0]
+                taken = set(order)
+                rest = [i for i in range(len(acts)) if i not in taken]
+        found = self.found.setdefault(node, {})
+        fps = [model.fingerprint(t.state) for t in ts]
+        # the state kept for a fingerprint is the first one the coordinator meets: in ``order``, then ``rest``
+        for i in (*order, *rest):
+            if fps[i] not in self.store:
+                found.setdefault(fps[i], ts[i].state)
+        succs: list[_Succ] = []
+        for fp, t in zip(fps, ts, strict=True):
+            known = fp in self.store
+            s2 = found.get(fp, t.state)
+            judged = self.judged.get(fp)
+            if judged is None:  # judged once per state and worker (the coordinator uses it only for new ones)
+                c = model.is_converged(s2)
+                judged = self.judged[fp] = (c, check(self.properties, s2, c))
+            c, details = judged
+            blob = pack_state(model, s2) if export and not known else None
+            succs.append((fp, t.findings, c, None if known else details, blob))
+        self.labels[node] = [t.label for t in ts]
+        return ("expanded", acts, succs, order, rest)
+
+    def _process_steps(self, state: Any, process: object) -> tuple[list[Any], list[Transition[Any]]]:
+        assert self.reducer is not None
+        mine = [a for a in self.model.actions(state) if self.reducer.process(a) == process]
+        return mine, [self.model.successor(state, a) for a in mine]
+
+    def _visible(self, state_converged: bool, picked: list[int], ts: list[Transition[Any]],
+                 prints: list[Footprint]) -> bool:
+        for i in picked:
+            if self.model.is_converged(ts[i].state) != state_converged:
+                return True
+            touched = prints[i].writes | prints[i].marks
+            if touched and any(p.observes is None or any(p.observes(tok) for tok in touched) for p in self.always):
+                return True
+        return False
