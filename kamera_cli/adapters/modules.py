@@ -84,7 +84,7 @@ class ModuleSet:
         self.generation = 0
         self._seen: set[str] = set()
         self._seen_len = -1
-        #: modules outside the roots, by name, as first seen in sys.modules (``_displace_foreign``)
+        #: modules outside the roots, by name, as last seen in sys.modules (``_displace_foreign``)
         self._foreign: dict[str, ModuleType] = {}
 
     # -- visibility ---------------------------------------------------------------------------------------------
@@ -135,11 +135,13 @@ class ModuleSet:
     def _displace_foreign(self) -> None:
         """Hide user-root modules this set does not own, so the import below runs the files afresh.
 
-        A name already found foreign to the roots is remembered, so a program that is re-imported at
-        every replay scans only the names new to ``sys.modules`` (it holds thousands)."""
+        A module already found foreign to the roots is remembered (by name, and compared by identity),
+        so a program re-imported at every replay only looks up the files of modules new to
+        ``sys.modules`` (it holds thousands)."""
         foreign = self._foreign
-        for name in sorted(sys.modules.keys() - foreign.keys() - self.modules.keys()):
-            module = sys.modules[name]
+        for name, module in list(sys.modules.items()):
+            if foreign.get(name) is module or name in self.modules:
+                continue
             file = _module_file(module)
             if file is not None and is_user_file(file, self.roots):
                 self.displaced.setdefault(name, module)

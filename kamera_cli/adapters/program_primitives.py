@@ -186,8 +186,12 @@ class GreenRLock:
 
 
 def _made_by_user(threads: Threads) -> bool:
-    """Whether the caller of ``threading.Lock()`` (two frames up) is the program's own code."""
-    return is_user_file(sys._getframe(2).f_code.co_filename, threads.roots)
+    """Whether the caller of ``threading.Lock()`` (the first frame outside this module) is the
+    program's own code."""
+    frame: Any = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    return frame is not None and is_user_file(frame.f_code.co_filename, threads.roots)
 
 
 def _lock() -> Any:
@@ -268,18 +272,31 @@ def _is_alive(self: threading.Thread) -> bool:
     return _real_is_alive(self) if gt is None else gt.state != "done"
 
 
+class _Builtin:
+    """A stand-in for a builtin function: like one, it does not bind as a method when a class keeps it
+    as an attribute (``lock_type = threading.Lock``, then ``self.lock_type()``)."""
+
+    __slots__ = ("_fn",)
+
+    def __init__(self, fn: Any) -> None:
+        self._fn = fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._fn(*args, **kwargs)
+
+
 _PATCHES: tuple[tuple[Any, str, Any, Any], ...] = (
-    (threading, "_allocate_lock", _real_allocate, _allocate_lock),
-    (threading, "Lock", _real_lock, _lock),
+    (threading, "_allocate_lock", _real_allocate, _Builtin(_allocate_lock)),
+    (threading, "Lock", _real_lock, _Builtin(_lock)),
     (threading, "RLock", _real_rlock, _rlock),
     (threading, "_newname", _real_newname, _newname),
-    (threading, "_time", _real_threading_time, _monotonic),
+    (threading, "_time", _real_threading_time, _Builtin(_monotonic)),
     (threading, "current_thread", _real_current, _current_thread),
     (threading.Thread, "start", _real_start, _start),
     (threading.Thread, "join", _real_join, _join),
     (threading.Thread, "is_alive", _real_is_alive, _is_alive),
     (queue, "SimpleQueue", _real_simple_queue, _simple_queue),
-    (queue, "time", _real_queue_time, _monotonic),
+    (queue, "time", _real_queue_time, _Builtin(_monotonic)),
 )
 
 
