@@ -44,6 +44,9 @@ def _node(index: int, raw: Any, path: Path_, add: Callable[[Path_, str, str], No
 def _selector(raw: Any, path: Path_, add: Callable[[Path_, str, str], None]) -> bool:
     if raw is None:
         return True
+    if not isinstance(raw, Mapping):
+        add(path, "a selector must be a mapping", "matchLabels: {app: web} and/or matchExpressions: [...]")
+        return False
     ok = True
     for key in raw:
         if key not in ("matchLabels", "matchExpressions"):
@@ -54,7 +57,11 @@ def _selector(raw: Any, path: Path_, add: Callable[[Path_, str, str], None]) -> 
                                or not all(isinstance(v, str) for v in labels.values())):
         add((*path, "matchLabels"), "matchLabels must map label names to string values", "quote numbers: '1'")
         ok = False
-    for i, expr in enumerate(raw.get("matchExpressions") or ()):
+    expressions = raw.get("matchExpressions") or ()
+    if not isinstance(expressions, list):
+        add((*path, "matchExpressions"), "matchExpressions must be a list", "[{key: app, operator: Exists}]")
+        return False
+    for i, expr in enumerate(expressions):
         where: Path_ = (*path, "matchExpressions", i)
         if not isinstance(expr, Mapping) or not isinstance(expr.get("key"), str):
             add(where, "a match expression needs a key", "")
@@ -73,6 +80,8 @@ def parse_cluster(raw: Mapping[str, Any], *, add: Callable[[Path_, str, str], No
     if not raw:
         return ClusterSpec()
     given = raw.get("builtins") or ()
+    if not isinstance(given, (list, str)):
+        given = ()  # the schema has said what is wrong with it
     names = set(KNOWN) if given == "all" or "all" in given else {str(n) for n in given}
     for i, name in enumerate(controller_names):
         if name in names:
@@ -93,10 +102,15 @@ def parse_cluster(raw: Mapping[str, Any], *, add: Callable[[Path_, str, str], No
         count = raw_nodes if isinstance(raw_nodes, int) else (1 if "kubelet" in names else 0)
         nodes.extend(node_manifests(count))
     pods = raw.get("pods") or {}
+    if not isinstance(pods, Mapping):
+        pods = {}  # the schema has said what is wrong with it
     default = _outcomes(pods.get("default"), ("ready",))
     rules: list[PodRuleSpec] = []
-    for i, rule in enumerate(pods.get("rules") or ()):
+    given_rules = pods.get("rules") or ()
+    for i, rule in enumerate(given_rules if isinstance(given_rules, list) else ()):
         path: Path_ = (*base, "pods", "rules", i)
+        if not isinstance(rule, Mapping):
+            continue  # the schema has said what is wrong with it
         selector = rule.get("selector")
         if not _selector(selector, (*path, "selector"), add):
             continue

@@ -19,8 +19,9 @@ from kamera_cli.scenario import load_scenario
 from tests.e2e.test_examples import kopf_supported, missing_client
 
 ROOT = Path(__file__).resolve().parents[2]
-#: searched elsewhere with the memo (test_examples.py); without it, this one alone takes a minute
-_SLOW = {"workloads/wait-for-deployment"}
+#: searched elsewhere with the memo (test_examples.py); without it, this one alone takes a minute; the
+#: threaded programs' steps are never memoised (docs/controllers.md), and each search takes ~30 s
+_SLOW = {"workloads/wait-for-deployment", "shapes/program/workqueue", "shapes/program/workqueue/fixed"}
 EXAMPLES = sorted(str(p.parent.relative_to(ROOT / "scenarios")) for p in (ROOT / "scenarios").rglob("scenario.yaml"))
 
 

@@ -135,3 +135,16 @@ def test_mutated_examples_load_or_are_refused(tmp_path_factory: pytest.TempPathF
         load_scenario(folder / "scenario.yaml", check_entrypoint=lambda e, b: None)
     except ScenarioError as exc:
         assert exc.problems
+
+
+@pytest.mark.parametrize(("selector", "said"), [
+    ("abc", "selector: a selector must be a mapping"),
+    ("{matchExpressions: abc}", "matchExpressions: matchExpressions must be a list"),
+])
+def test_a_pod_rule_selector_of_the_wrong_shape_is_located(tmp_path: Path, selector: str, said: str) -> None:
+    """Found by the fuzz test above: a string where a selector belongs crashed the cluster section."""
+    problems = problems_of(tmp_path, HEADER + (
+        "spec:\n  cluster:\n    builtins: [kubelet]\n"
+        f"    pods: {{rules: [{{selector: {selector}, outcomes: [failed]}}]}}\n"
+        "  controllers: [{name: a, entrypoint: c.py:r, for: v1/ConfigMap}]\n  seed: []\n"))
+    assert any(":7:" in p and said in p for p in problems), problems
