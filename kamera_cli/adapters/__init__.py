@@ -11,6 +11,7 @@ Public surface (see ``docs/controllers.md`` for the user's side of the contract)
 
 from __future__ import annotations
 
+from kamera_cli.adapters.audit_fence import install_audit_fence
 from kamera_cli.adapters.entrypoints import check_entrypoint
 from kamera_cli.adapters.loading import (
     InvalidMapping,
@@ -30,7 +31,7 @@ from kamera_cli.adapters.running import (
     run_mapper,
     run_reconcile,
 )
-from kamera_cli.adapters.sandbox import NetworkBlocked, VirtualClock, install_audit_fence
+from kamera_cli.adapters.sandbox import NetworkBlocked, VirtualClock
 
 __all__ = [
     "ErrorInfo",

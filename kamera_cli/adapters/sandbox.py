@@ -35,7 +35,6 @@ import datetime as _dt
 import ipaddress
 import random
 import socket
-import sys
 import time
 import traceback
 import uuid
@@ -51,7 +50,6 @@ __all__ = [
     "PatchPlan",
     "SandboxRun",
     "VirtualClock",
-    "install_audit_fence",
     "plan_for_modules",
     "sandboxed",
 ]
@@ -560,42 +558,6 @@ def sandboxed(
                 delattr(owner, attr)
             else:
                 setattr(owner, attr, real)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# the audit fence (worker processes only)
-_PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.startfile"})
-_audit_installed = False
-
-
-def install_audit_fence(*, block_processes: bool) -> None:
-    """Refuse every socket connect and addressed send in this process, from any thread, for good.
-
-    Why an audit hook on top of the patches above: the patches cover ``socket.socket``'s Python
-    methods, but not ``_socket.socket``, ``sendmsg``, or a thread the controller left running after
-    its reconcile returned; CPython raises an audit event for each of those at the C level, and a
-    hook that raises aborts the call.  Audit hooks can never be removed, so this is only for a
-    process that exists to run simulations (the supervisor's worker).  ``block_processes`` also
-    refuses new processes: a child would not inherit the hook, so it is allowed only where a
-    network namespace contains it.
-    """
-    global _audit_installed
-    if _audit_installed:
-        return
-    _audit_installed = True
-
-    def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event == "socket.connect":
-            raise _blocked(_format_address(args[1]))
-        if event in ("socket.sendto", "socket.sendmsg") and len(args) > 1 and args[1] is not None:
-            raise _blocked(_format_address(args[1]))
-        if block_processes and event in _PROCESS_EVENTS:
-            raise PermissionError(
-                f"kamera: starting a process ({event}) is refused: without a network namespace kamera "
-                "cannot contain what a child process does"
-            )
-
-    sys.addaudithook(hook)
 
 
 def advance_active_clock(seconds: float) -> None:

@@ -58,7 +58,7 @@ def _selector(raw: Any, path: Path_, add: Callable[[Path_, str, str], None]) -> 
         add((*path, "matchLabels"), "matchLabels must map label names to string values", "quote numbers: '1'")
         ok = False
     expressions = raw.get("matchExpressions") or ()
-    if not isinstance(expressions, list):
+    if not isinstance(expressions, (list, tuple)):
         add((*path, "matchExpressions"), "matchExpressions must be a list", "[{key: app, operator: Exists}]")
         return False
     for i, expr in enumerate(expressions):
@@ -80,7 +80,7 @@ def parse_cluster(raw: Mapping[str, Any], *, add: Callable[[Path_, str, str], No
     if not raw:
         return ClusterSpec()
     given = raw.get("builtins") or ()
-    if not isinstance(given, (list, str)):
+    if not isinstance(given, (list, tuple, str)):
         given = ()  # the schema has said what is wrong with it
     names = set(KNOWN) if given == "all" or "all" in given else {str(n) for n in given}
     for i, name in enumerate(controller_names):
@@ -107,7 +107,7 @@ def parse_cluster(raw: Mapping[str, Any], *, add: Callable[[Path_, str, str], No
     default = _outcomes(pods.get("default"), ("ready",))
     rules: list[PodRuleSpec] = []
     given_rules = pods.get("rules") or ()
-    for i, rule in enumerate(given_rules if isinstance(given_rules, list) else ()):
+    for i, rule in enumerate(given_rules if isinstance(given_rules, (list, tuple)) else ()):
         path: Path_ = (*base, "pods", "rules", i)
         if not isinstance(rule, Mapping):
             continue  # the schema has said what is wrong with it

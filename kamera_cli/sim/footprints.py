@@ -21,7 +21,7 @@ from kamera_cli.apiserver import Registry
 from kamera_cli.explore import Footprint
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.sim.labels import WriteRec
-from kamera_cli.sim.runtime import list_scope
+from kamera_cli.sim.memo_keys import list_scope
 
 
 def process_of(controller: str, namespace: str, name: str) -> tuple[str, str, str, str]:

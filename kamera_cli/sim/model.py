@@ -23,6 +23,7 @@ from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec, Perturbations
 from kamera_cli.sim.footprints import process_of, step_footprint
+from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
 from kamera_cli.sim.runtime import ControllerRuntime, ReconcileRun
 from kamera_cli.sim.state import (
@@ -562,113 +563,5 @@ def _digest_obj(obj: Mapping[str, Any] | None) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def object_names(snapshot: Snapshot, kind: KindRef, namespace: str | None = None) -> list[tuple[str, str]]:
-    """(namespace, name) of every object of a kind, sorted: what a watch mapping or a re-list enqueues."""
-    out = []
-    for obj in snapshot.objects_of(kind, namespace):
-        meta = obj.get("metadata") or {}
-        out.append((str(meta.get("namespace") or ""), str(meta.get("name") or "")))
-    return sorted(out)
-
-
-def journal_writes(server: ApiServer) -> list[WriteRec]:
-    """The effective and refused writes of one session, in order, from the server's journal."""
-    out: list[WriteRec] = []
-    for acc in server.journal:
-        if acc.verb not in ("create", "update", "patch", "delete", "apply", "deletecollection"):
-            continue
-        if getattr(acc, "dry_run", False):
-            continue
-        ref = _ref_of(acc)
-        if acc.status >= 300:
-            if ref is not None:
-                out.append(WriteRec(acc.verb, ref, acc.subresource or "", None, None, refused=acc.status))
-            continue
-        sent = acc.request_body if acc.verb == "create" and isinstance(acc.request_body, dict) else None
-        for before, after in _changes(acc):
-            obj = after if after is not None else before
-            assert obj is not None
-            out.append(WriteRec(acc.verb, ObjectRef.of(obj), acc.subresource or "", before, after,
-                                sent=sent if before is None else None))
-    return out
-
-
-def _changes(acc: Any) -> list[tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]]:
-    changes = getattr(acc, "changes", None)
-    pairs = list(changes) if changes else [(acc.before, acc.after)]
-    return [(b, a) for b, a in pairs if (b is not None or a is not None) and not same_content(b, a)]
-
-
-def _ref_of(acc: Any) -> ObjectRef | None:
-    res = acc.resource
-    if res is None:
-        return None
-    api_version = f"{res.group}/{res.version}" if res.group else res.version
-    name = acc.name or ""
-    if not name and isinstance(acc.request_body, dict):  # a create names its object in the body
-        meta = acc.request_body.get("metadata")
-        if isinstance(meta, dict):
-            name = str(meta.get("name") or meta.get("generateName") or "")
-    return ObjectRef(api_version, res.kind, acc.namespace or "", name)
-
-
-_VOLATILE = ("resourceVersion", "managedFields")
-
-
-def same_content(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
-    """Equal but for server bookkeeping: a write that changes only these emits no meaningful event."""
-    if a is None or b is None:
-        return a is b
-    if a is b:
-        return True
-    ma, mb = a.get("metadata") or {}, b.get("metadata") or {}
-    if {k: v for k, v in a.items() if k != "metadata"} != {k: v for k, v in b.items() if k != "metadata"}:
-        return False
-    return {k: v for k, v in ma.items() if k not in _VOLATILE} == {k: v for k, v in mb.items() if k not in _VOLATILE}
-
-
-#: the field manager a server-side apply action is recorded under when it names none
-USER_FIELD_MANAGER = "kamera-user"
-
-
-def perform_action(server: ApiServer, spec: ActionSpec) -> None:
-    """Apply one external action through the API server, as a user with kubectl would."""
-    if spec.verb == "delete":
-        assert spec.target is not None
-        server.delete(spec.target)
-        return
-    if spec.verb == "patch":
-        assert spec.target is not None
-        manager = spec.field_manager or USER_FIELD_MANAGER
-        if spec.patch_type == "apply":
-            body = {**spec.patch, "metadata": {**(spec.patch.get("metadata") or {})}}
-            if spec.target.namespace:
-                body["metadata"]["namespace"] = spec.target.namespace
-            server.apply(body, manager, force=spec.force, subresource=spec.subresource)
-            return
-        ptype = {"merge": "merge", "json": "json", "strategic": "strategic"}[spec.patch_type]
-        server.patch(spec.target, ptype, spec.patch, subresource=spec.subresource,
-                     field_manager=spec.field_manager or None)
-        return
-    if spec.verb == "replace":
-        for obj in spec.objects:
-            # kubectl replace: a PUT of the whole object, unconditional (the current resourceVersion)
-            current = server.get(ObjectRef.of(obj))
-            meta = {**(obj.get("metadata") or {}), "resourceVersion": current["metadata"]["resourceVersion"]}
-            server.update({**obj, "metadata": meta})
-        return
-    for obj in spec.objects:
-        ref = ObjectRef.of(obj)
-        try:
-            server.get(ref)
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
-            server.create(dict(obj))
-            continue
-        info = server.registry.lookup(ref.api_version, ref.kind) if hasattr(server, "registry") else None
-        ptype = "merge" if info is None or info.custom else "strategic"
-        server.patch(ref, ptype, dict(obj))
-
-
-__all__ = ["Act", "Fault", "KubeModel", "ReconcileRun", "journal_writes", "perform_action", "same_content"]
+__all__ = ["Act", "Fault", "KubeModel", "ReconcileRun", "journal_writes", "object_names", "perform_action",
+           "same_content"]

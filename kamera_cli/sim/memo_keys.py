@@ -1,0 +1,164 @@
+"""What a memoised step read, as digests: its read regions and their content on a snapshot.
+
+Why apart from the runtime: the memo's soundness rests on these keys alone — two states whose
+regions digest the same must give the step the same answers — so the rules for what counts (server
+counters and timestamps set aside unless a step read the clock, list queries by their selectors)
+live in one place that the runtime and the footprints both read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kamera_cli.apiserver import ApiServer, Registry, Snapshot
+from kamera_cli.apiserver.selectors import SelectorError, field_matcher, label_matcher
+from kamera_cli.apiserver.semantics import generate_name_key, incarnation_key
+from kamera_cli.model.objects import KindRef, ObjectRef
+
+
+def _regions(server: ApiServer) -> tuple[tuple[Any, ...], ...]:
+    seen: dict[tuple[Any, ...], None] = {}
+    for acc in server.journal:
+        if acc.resource is None:
+            continue
+        res = acc.resource
+        api_version = f"{res.group}/{res.version}" if res.group else res.version
+        if acc.name:
+            seen[("obj", ObjectRef(api_version, res.kind, acc.namespace or "", acc.name))] = None
+            for before, after in ((acc.before, acc.after),):
+                for obj in (before, after):
+                    if obj is not None:
+                        seen[("obj", ObjectRef.of(obj))] = None
+        elif acc.verb in ("list", "watch", "deletecollection"):
+            query = tuple(sorted((k, v) for k, v in (acc.query or ())
+                                 if k in ("labelSelector", "fieldSelector")))
+            seen[("list", _collection_path(acc), query)] = None
+        elif acc.verb == "create" and acc.after is not None:
+            seen[("obj", ObjectRef.of(acc.after))] = None
+        elif acc.verb == "create":
+            # a refused create (409 AlreadyExists, 422...) still depended on its target's existence
+            meta = acc.request_body.get("metadata") if isinstance(acc.request_body, dict) else None
+            name = meta.get("name") if isinstance(meta, dict) else None
+            if isinstance(name, str) and name:
+                api_version = f"{res.group}/{res.version}" if res.group else res.version
+                seen[("obj", ObjectRef(api_version, res.kind, acc.namespace if res.namespaced else "", name))] = None
+        if acc.verb == "create":
+            meta = (acc.request_body or {}).get("metadata") if isinstance(acc.request_body, dict) else None
+            prefix = (meta or {}).get("generateName") if isinstance(meta, dict) else None
+            if prefix and not (meta or {}).get("name"):
+                ns = acc.namespace if res.namespaced else ""
+                seen[("counter", generate_name_key(res.group, res.kind, ns, prefix))] = None
+    return tuple(seen)
+
+
+def _counter_keys(regions: Sequence[tuple[Any, ...]]) -> list[str]:
+    keys = []
+    for region in regions:
+        if region[0] == "counter":
+            keys.append(region[1])
+        elif region[0] == "obj":
+            keys.append(incarnation_key(region[1]))
+    return keys
+
+
+#: replay variants kept per memo entry and starting resourceVersion (a bound on the cache, not on results)
+def list_scope(registry: Registry, path: str) -> tuple[Any, str] | None:
+    """The kind (registry entry) and namespace ("" for all) a collection path lists; None if unknown."""
+    parts = path.strip("/").split("/")
+    if len(parts) >= 3 and parts[0] == "api":
+        group, version, rest = "", parts[1], parts[2:]
+    elif len(parts) >= 4 and parts[0] == "apis":
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        return None
+    if len(rest) == 3 and rest[0] == "namespaces":
+        namespace, plural = rest[1], rest[2]
+    elif len(rest) == 1:
+        namespace, plural = "", rest[0]
+    else:
+        return None
+    info = registry.lookup_plural(group, version, plural)
+    if info is None or (namespace and not info.namespaced):
+        return None
+    return info, namespace
+
+
+def _snapshot_list_digest(registry: Registry, snapshot: Snapshot, path: str,
+                          query: tuple[tuple[str, str], ...], exact: bool = False) -> str | None:
+    """A list region's digest read straight from the snapshot's stored objects (no request).
+
+    Why: a memo lookup digests every list region it holds; answering each through the server (encode
+    the list, decode it, scrub its timestamps) was most of the search time for controllers that list
+    pods. The digest only has to be the same function at recording and at lookup, and a function of
+    exactly what the list would answer: the stored objects of the collection that pass the selectors.
+    None (use the request path) for anything unusual: an unknown collection or a bad selector.
+    """
+    scope = list_scope(registry, path)
+    if scope is None:
+        return None
+    info, namespace = scope
+    params = dict(query)
+    try:
+        labels = label_matcher(params.get("labelSelector", ""))
+        fields = field_matcher(params.get("fieldSelector", ""), info)
+    except SelectorError:
+        return None
+    kind_ref = KindRef(info.group, info.storage_version or info.version, info.kind)
+    h = hashlib.sha256(b"snapshot-list")
+    for obj in snapshot.objects_of(kind_ref, namespace or None):
+        if (labels is None or labels(obj)) and (fields is None or fields(obj)):
+            h.update(_content_digest(obj, exact).encode())
+    return h.hexdigest()
+
+
+def _collection_path(acc: Any) -> str:
+    res = acc.resource
+    base = f"/apis/{res.group}/{res.version}" if res.group else f"/api/{res.version}"
+    if acc.namespace:
+        return f"{base}/namespaces/{acc.namespace}/{res.plural}"
+    return f"{base}/{res.plural}"
+
+
+def _obj_digest(snapshot: Snapshot, ref: ObjectRef, exact: bool = False) -> str:
+    obj = snapshot.get(ref)
+    if obj is None:
+        return f"absent#{snapshot.counter(incarnation_key(ref))}"
+    return _content_digest(obj, exact)
+
+
+_DIGESTS: dict[tuple[int, bool], tuple[Mapping[str, Any], str]] = {}
+
+
+def _content_digest(obj: Mapping[str, Any], exact: bool = False) -> str:
+    """An object's memo digest: without resourceVersion and managedFields, and (unless ``exact``)
+    with every timestamp equal, as the fingerprint sees them."""
+    hit = _DIGESTS.get((id(obj), exact))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")}
+    body = {k: v for k, v in obj.items() if k != "metadata"}
+    content = [meta, body] if exact else _scrub_times([meta, body])
+    digest = hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":"),
+                                       default=str).encode()).hexdigest()
+    if len(_DIGESTS) > 200_000:
+        _DIGESTS.clear()
+    _DIGESTS[(id(obj), exact)] = (obj, digest)
+    return digest
+
+
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$")
+
+
+def _scrub_times(value: Any) -> Any:
+    """Timestamps are equal for memoization as they are for fingerprints (see docs/semantics.md)."""
+    if isinstance(value, str):
+        return "<time>" if len(value) >= 20 and _TIMESTAMP.match(value) else value
+    if isinstance(value, dict):
+        return {k: _scrub_times(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_times(v) for v in value]
+    return value
