@@ -34,9 +34,8 @@ from kamera_cli.apiserver.patch_fieldsv1 import (
 from kamera_cli.apiserver.patch_ssa import (
     Diff,
     WalkContext,
-    config_fields,
     diff_objects,
-    merge_config,
+    merge_applied,
     prune,
     schemaless_nodes,
     without_removed,
@@ -275,8 +274,6 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
     if isinstance(meta, dict) and meta.get("managedFields") is not None:
         raise bad_request("metadata.managedFields must be nil")
     ctx = WalkContext(fields)
-    applied_paths: set[Path] = set()
-    config_fields(applied, None, (), (), ctx, applied_paths)
     base = _strip_managed(live) if live is not None else {}
     source = _managed(live) if live is not None else None
     managers = (_decode_entries(source) or {}) if live is not None else {}
@@ -288,10 +285,10 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
         if adopted:
             first = _Entry("before-first-apply", "Update", api_version, now, "", frozenset(adopted))
             managers[first.key] = first
-    me = _Entry(manager, "Apply", api_version, now, subresource, frozenset(applied_paths))
-    previous = managers.get(me.key)
-    merged = merge_config(base, applied, None, (), (), ctx)
+    merged, applied_paths = merge_applied(base, applied, ctx)
     assert isinstance(merged, dict)
+    me = _Entry(manager, "Apply", api_version, now, subresource, applied_paths)
+    previous = managers.get(me.key)
     merged = _keep_server_metadata(merged, base)
     managers[me.key] = me
     dropped = previous.fields - me.fields if previous is not None else frozenset()
