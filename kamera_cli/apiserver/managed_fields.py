@@ -18,7 +18,7 @@ to the patch merge key as the apiserver's schema converter does.  Objects are ne
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,12 +36,13 @@ from kamera_cli.apiserver.patch_ssa import (
     WalkContext,
     diff_objects,
     merge_applied,
+    merge_config,
     prune,
     schemaless_nodes,
     without_removed,
 )
 
-__all__ = ["server_side_apply", "update_managed_fields"]
+__all__ = ["applied_memo_key", "server_side_apply", "update_managed_fields"]
 
 # Metadata the server owns: an apply configuration cannot change it.
 _SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "selfLink", "managedFields",
@@ -258,10 +259,52 @@ def _no_fields(_path: tuple[str, ...]) -> FieldMeta | None:
 
 # -- apply ----------------------------------------------------------------------------------------
 
+_APPLIED_LIMIT = 256
+_APPLIED_BODY_LIMIT = 64 * 1024
+# The field set an apply configuration owns, by (the caller's key for the configuration, the field
+# lookup).  Controllers apply the same configuration again and again, and the set is a pure function
+# of the configuration's bytes and its resource type (the caller's key) and of the schema (the
+# lookup, held by identity: a changed CRD schema gets a new lookup).  Only a set that was computed
+# without error is kept; forgotten wholesale past the limit.
+_APPLIED: dict[tuple[Hashable, FieldLookup], frozenset[Path]] = {}
+
+
+def applied_memo_key(body: bytes | None, *parts: Hashable) -> Hashable | None:
+    """The memo key of an apply request's configuration: its body's bytes and whatever else the
+    caller's parsing and defaulting of it depend on (``parts``); None (no memo) for large bodies."""
+    if body is None or len(body) > _APPLIED_BODY_LIMIT:
+        return None
+    return (body, *parts)
+
+
+def _merge_and_own(base: dict[str, Any], applied: dict[str, Any], ctx: WalkContext, fields: FieldLookup,
+                   memo_key: Hashable | None) -> tuple[Any, frozenset[Path]]:
+    """The merged object and the applied field set: the set from the memo when the configuration was
+    met before (the merge alone then walks it), else both in one walk and the set remembered."""
+    if memo_key is None:
+        return merge_applied(base, applied, ctx)
+    key = (memo_key, fields)
+    paths = _APPLIED.get(key)
+    if paths is not None:
+        # The configuration passed config_fields' checks when it was memoised, so the merge's own
+        # (a subset) pass again.
+        return merge_config(base, applied, None, (), (), ctx), paths
+    merged, paths = merge_applied(base, applied, ctx)
+    if len(_APPLIED) >= _APPLIED_LIMIT:
+        _APPLIED.clear()
+    _APPLIED[key] = paths
+    return merged, paths
+
+
 
 def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, manager: str, force: bool,
-                      fields: FieldLookup, now: str, api_version: str, subresource: str = "") -> dict[str, Any]:
-    """The object after ``manager`` applies ``applied`` (``live`` None creates), with managedFields."""
+                      fields: FieldLookup, now: str, api_version: str, subresource: str = "",
+                      memo_key: Hashable | None = None) -> dict[str, Any]:
+    """The object after ``manager`` applies ``applied`` (``live`` None creates), with managedFields.
+
+    ``memo_key`` (see ``applied_memo_key``) identifies ``applied`` for the field-set memo: the same
+    key must always come with the same configuration.
+    """
     if not isinstance(applied, dict):
         raise bad_request("the apply configuration must be a YAML or JSON object")
     for required in ("apiVersion", "kind"):
@@ -285,7 +328,7 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
         if adopted:
             first = _Entry("before-first-apply", "Update", api_version, now, "", frozenset(adopted))
             managers[first.key] = first
-    merged, applied_paths = merge_applied(base, applied, ctx)
+    merged, applied_paths = _merge_and_own(base, applied, ctx, fields, memo_key)
     assert isinstance(merged, dict)
     me = _Entry(manager, "Apply", api_version, now, subresource, applied_paths)
     previous = managers.get(me.key)

@@ -999,9 +999,12 @@ class ApiServer:
         fields = self.registry.field_lookup(info)
         if not info.custom:
             applied = default_apply_keys(info.group, info.kind, applied)
+        # ``applied`` is the body parsed as an apply body, then _check_kind's and the key defaults' work,
+        # which depend on the resource type only.
+        memo_key = patching.applied_memo_key(req.body, info.api_version, info.kind, info.custom)
         result = patching.server_side_apply(None if live is None else dict(self._present(info, live)), applied,
                                             manager=manager, force=force.lower() in ("true", "1"), fields=fields,
-                                            now=self._now(), api_version=info.api_version)
+                                            now=self._now(), api_version=info.api_version, memo_key=memo_key)
         new = self._check_kind(info, result)
         managed = new["metadata"].get("managedFields")
         if live is None:
