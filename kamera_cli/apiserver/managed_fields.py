@@ -331,9 +331,10 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
     merged, applied_paths = _merge_and_own(base, applied, ctx, fields, memo_key)
     assert isinstance(merged, dict)
     me = _Entry(manager, "Apply", api_version, now, subresource, applied_paths)
-    previous = managers.get(me.key)
+    me_key = me.key  # a property that builds a tuple: read once
+    previous = managers.get(me_key)
     merged = _keep_server_metadata(merged, base)
-    managers[me.key] = me
+    managers[me_key] = me
     dropped = previous.fields - me.fields if previous is not None else frozenset()
     if dropped:
         owned = prefixes(p for e in managers.values() for p in e.fields)
@@ -343,13 +344,13 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
     changed = diff.added | diff.modified
     conflicts: list[tuple[_Entry, Path]] = []
     for key, entry in managers.items():
-        if key != me.key:
+        if key != me_key:
             conflicts.extend((entry, path) for path in entry.fields & changed)
     if conflicts and not force:
         raise _conflict_error(conflicts)
     result: _Managers = {}
     for key, entry in managers.items():
-        if key == me.key:
+        if key == me_key:
             # The apiserver stamps the applier's time only when the object changed.
             touched = bool(changed or diff.removed) or previous is None
             if touched or previous is None:

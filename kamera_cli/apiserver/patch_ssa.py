@@ -256,7 +256,7 @@ def _compare(old: Any, new: Any, meta: FieldMeta | None, spath: tuple[str, ...],
                 _all_nodes(child, ctx.meta(sub), sub, path, ctx, diff.added)
             elif not isinstance(child, (dict, list)) and not isinstance(before, (dict, list)):
                 # Scalar to scalar, the common case: no schema needed.
-                if not (type(before) is type(child) and before == child) and not json_equal(before, child) \
+                if (before != child if type(before) is type(child) else not json_equal(before, child)) \
                         and path not in _STRIPPED:
                     diff.modified.add(path)
             else:
@@ -334,7 +334,9 @@ def merge_config(live: Any, config: Any, meta: FieldMeta | None, spath: tuple[st
             if name in live:
                 before = live[name]
                 if leaf and not isinstance(before, (dict, list)):
-                    if (type(before) is type(child) and before == child) or json_equal(before, child):
+                    # Scalars of one type are JSON-equal exactly when ==; only mixed types (a bool
+                    # against a number, 1 against 1.0) need json_equal.
+                    if before == child if type(before) is type(child) else json_equal(before, child):
                         continue
                     value = child
                 else:
