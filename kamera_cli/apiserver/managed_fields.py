@@ -42,7 +42,8 @@ from kamera_cli.apiserver.patch_ssa import (
     without_removed,
 )
 
-__all__ = ["applied_memo_key", "server_side_apply", "update_managed_fields"]
+__all__ = ["applied_memo_key", "remember_configuration", "remembered_configuration", "server_side_apply",
+           "update_managed_fields"]
 
 # Metadata the server owns: an apply configuration cannot change it.
 _SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "selfLink", "managedFields",
@@ -261,12 +262,29 @@ def _no_fields(_path: tuple[str, ...]) -> FieldMeta | None:
 
 _APPLIED_LIMIT = 256
 _APPLIED_BODY_LIMIT = 64 * 1024
-# The field set an apply configuration owns, by (the caller's key for the configuration, the field
-# lookup).  Controllers apply the same configuration again and again, and the set is a pure function
-# of the configuration's bytes and its resource type (the caller's key) and of the schema (the
-# lookup, held by identity: a changed CRD schema gets a new lookup).  Only a set that was computed
-# without error is kept; forgotten wholesale past the limit.
+# What an apply body becomes, by the caller's key for it (its bytes and the resource type, see
+# ``applied_memo_key``): the configuration after the caller's parsing, checks and key defaults
+# (``_CONFIGS``), and the field set it owns under a schema (``_APPLIED``, by key and field lookup,
+# the lookup held by identity: a changed CRD schema gets a new lookup).  Controllers apply the same
+# configuration again and again, and both are pure functions of the key.  Only what an apply
+# computed without error is kept; each is forgotten wholesale past the limit.  Configurations are
+# shared between requests, so, like stored objects, they are never mutated.
 _APPLIED: dict[tuple[Hashable, FieldLookup], frozenset[Path]] = {}
+_CONFIGS: dict[Hashable, dict[str, Any]] = {}
+
+
+def remembered_configuration(memo_key: Hashable | None) -> dict[str, Any] | None:
+    """The configuration ``remember_configuration`` kept for this key, if any."""
+    return None if memo_key is None else _CONFIGS.get(memo_key)
+
+
+def remember_configuration(memo_key: Hashable | None, applied: dict[str, Any]) -> None:
+    """Keep ``applied`` (checked and defaulted, applied without error) for later bodies of this key."""
+    if memo_key is None:
+        return
+    if len(_CONFIGS) >= _APPLIED_LIMIT:
+        _CONFIGS.clear()
+    _CONFIGS[memo_key] = applied
 
 
 def applied_memo_key(body: bytes | None, *parts: Hashable) -> Hashable | None:
