@@ -18,7 +18,7 @@ to the patch merge key as the apiserver's schema converter does.  Objects are ne
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,15 +34,16 @@ from kamera_cli.apiserver.patch_fieldsv1 import (
 from kamera_cli.apiserver.patch_ssa import (
     Diff,
     WalkContext,
-    config_fields,
     diff_objects,
+    merge_applied,
     merge_config,
     prune,
     schemaless_nodes,
     without_removed,
 )
 
-__all__ = ["server_side_apply", "update_managed_fields"]
+__all__ = ["applied_memo_key", "remember_configuration", "remembered_configuration", "server_side_apply",
+           "update_managed_fields"]
 
 # Metadata the server owns: an apply configuration cannot change it.
 _SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "selfLink", "managedFields",
@@ -259,10 +260,69 @@ def _no_fields(_path: tuple[str, ...]) -> FieldMeta | None:
 
 # -- apply ----------------------------------------------------------------------------------------
 
+_APPLIED_LIMIT = 256
+_APPLIED_BODY_LIMIT = 64 * 1024
+# What an apply body becomes, by the caller's key for it (its bytes and the resource type, see
+# ``applied_memo_key``): the configuration after the caller's parsing, checks and key defaults
+# (``_CONFIGS``), and the field set it owns under a schema (``_APPLIED``, by key and field lookup,
+# the lookup held by identity: a changed CRD schema gets a new lookup).  Controllers apply the same
+# configuration again and again, and both are pure functions of the key.  Only what an apply
+# computed without error is kept; each is forgotten wholesale past the limit.  Configurations are
+# shared between requests, so, like stored objects, they are never mutated.
+_APPLIED: dict[tuple[Hashable, FieldLookup], frozenset[Path]] = {}
+_CONFIGS: dict[Hashable, dict[str, Any]] = {}
+
+
+def remembered_configuration(memo_key: Hashable | None) -> dict[str, Any] | None:
+    """The configuration ``remember_configuration`` kept for this key, if any."""
+    return None if memo_key is None else _CONFIGS.get(memo_key)
+
+
+def remember_configuration(memo_key: Hashable | None, applied: dict[str, Any]) -> None:
+    """Keep ``applied`` (checked and defaulted, applied without error) for later bodies of this key."""
+    if memo_key is None:
+        return
+    if len(_CONFIGS) >= _APPLIED_LIMIT:
+        _CONFIGS.clear()
+    _CONFIGS[memo_key] = applied
+
+
+def applied_memo_key(body: bytes | None, *parts: Hashable) -> Hashable | None:
+    """The memo key of an apply request's configuration: its body's bytes and whatever else the
+    caller's parsing and defaulting of it depend on (``parts``); None (no memo) for large bodies."""
+    if body is None or len(body) > _APPLIED_BODY_LIMIT:
+        return None
+    return (body, *parts)
+
+
+def _merge_and_own(base: dict[str, Any], applied: dict[str, Any], ctx: WalkContext, fields: FieldLookup,
+                   memo_key: Hashable | None) -> tuple[Any, frozenset[Path]]:
+    """The merged object and the applied field set: the set from the memo when the configuration was
+    met before (the merge alone then walks it), else both in one walk and the set remembered."""
+    if memo_key is None:
+        return merge_applied(base, applied, ctx)
+    key = (memo_key, fields)
+    paths = _APPLIED.get(key)
+    if paths is not None:
+        # The configuration passed config_fields' checks when it was memoised, so the merge's own
+        # (a subset) pass again.
+        return merge_config(base, applied, None, (), (), ctx), paths
+    merged, paths = merge_applied(base, applied, ctx)
+    if len(_APPLIED) >= _APPLIED_LIMIT:
+        _APPLIED.clear()
+    _APPLIED[key] = paths
+    return merged, paths
+
+
 
 def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, manager: str, force: bool,
-                      fields: FieldLookup, now: str, api_version: str, subresource: str = "") -> dict[str, Any]:
-    """The object after ``manager`` applies ``applied`` (``live`` None creates), with managedFields."""
+                      fields: FieldLookup, now: str, api_version: str, subresource: str = "",
+                      memo_key: Hashable | None = None) -> dict[str, Any]:
+    """The object after ``manager`` applies ``applied`` (``live`` None creates), with managedFields.
+
+    ``memo_key`` (see ``applied_memo_key``) identifies ``applied`` for the field-set memo: the same
+    key must always come with the same configuration.
+    """
     if not isinstance(applied, dict):
         raise bad_request("the apply configuration must be a YAML or JSON object")
     for required in ("apiVersion", "kind"):
@@ -275,8 +335,6 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
     if isinstance(meta, dict) and meta.get("managedFields") is not None:
         raise bad_request("metadata.managedFields must be nil")
     ctx = WalkContext(fields)
-    applied_paths: set[Path] = set()
-    config_fields(applied, None, (), (), ctx, applied_paths)
     base = _strip_managed(live) if live is not None else {}
     source = _managed(live) if live is not None else None
     managers = (_decode_entries(source) or {}) if live is not None else {}
@@ -288,12 +346,13 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
         if adopted:
             first = _Entry("before-first-apply", "Update", api_version, now, "", frozenset(adopted))
             managers[first.key] = first
-    me = _Entry(manager, "Apply", api_version, now, subresource, frozenset(applied_paths))
-    previous = managers.get(me.key)
-    merged = merge_config(base, applied, None, (), (), ctx)
+    merged, applied_paths = _merge_and_own(base, applied, ctx, fields, memo_key)
     assert isinstance(merged, dict)
+    me = _Entry(manager, "Apply", api_version, now, subresource, applied_paths)
+    me_key = me.key  # a property that builds a tuple: read once
+    previous = managers.get(me_key)
     merged = _keep_server_metadata(merged, base)
-    managers[me.key] = me
+    managers[me_key] = me
     dropped = previous.fields - me.fields if previous is not None else frozenset()
     if dropped:
         owned = prefixes(p for e in managers.values() for p in e.fields)
@@ -303,13 +362,13 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
     changed = diff.added | diff.modified
     conflicts: list[tuple[_Entry, Path]] = []
     for key, entry in managers.items():
-        if key != me.key:
+        if key != me_key:
             conflicts.extend((entry, path) for path in entry.fields & changed)
     if conflicts and not force:
         raise _conflict_error(conflicts)
     result: _Managers = {}
     for key, entry in managers.items():
-        if key == me.key:
+        if key == me_key:
             # The apiserver stamps the applier's time only when the object changed.
             touched = bool(changed or diff.removed) or previous is None
             if touched or previous is None:

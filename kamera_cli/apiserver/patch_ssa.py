@@ -26,8 +26,8 @@ from kamera_cli.apiserver.patch_fieldsv1 import (
 )
 from kamera_cli.apiserver.patch_json import json_equal
 
-__all__ = ["Diff", "WalkContext", "config_fields", "diff_objects", "merge_config", "prune", "schemaless_nodes",
-           "without_removed"]
+__all__ = ["Diff", "WalkContext", "config_fields", "diff_objects", "merge_applied", "merge_config", "prune",
+           "schemaless_nodes", "without_removed"]
 
 # Fields nobody owns: the apiserver strips them from every field set (its stripMetaManager).
 _STRIPPED: frozenset[Path] = frozenset(
@@ -256,7 +256,7 @@ def _compare(old: Any, new: Any, meta: FieldMeta | None, spath: tuple[str, ...],
                 _all_nodes(child, ctx.meta(sub), sub, path, ctx, diff.added)
             elif not isinstance(child, (dict, list)) and not isinstance(before, (dict, list)):
                 # Scalar to scalar, the common case: no schema needed.
-                if not (type(before) is type(child) and before == child) and not json_equal(before, child) \
+                if (before != child if type(before) is type(child) else not json_equal(before, child)) \
                         and path not in _STRIPPED:
                     diff.modified.add(path)
             else:
@@ -301,14 +301,30 @@ def without_removed(paths: frozenset[Path], removed: set[Path]) -> frozenset[Pat
 
 
 def merge_config(live: Any, config: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefix: Path, ctx: WalkContext,
-           item_atomic: bool = False) -> Any:
+                 item_atomic: bool = False, out: set[Path] | None = None) -> Any:
     """``config`` merged into ``live``; returns ``live`` itself where nothing changes, so the
-    comparison that follows can skip unchanged subtrees by identity."""
+    comparison that follows can skip unchanged subtrees by identity.
+
+    With ``out`` (and not ``item_atomic``), also adds ``config_fields`` of ``config`` to it: apply
+    needs both, and collecting the field set during the merge walks the configuration once instead
+    of twice.  Where the merge does not descend, ``config_fields`` walks the rest.  The first error
+    may then come from a different place than ``config_fields`` alone would find first, so a caller
+    that reports errors runs ``config_fields`` again on failure (see ``merge_applied``).
+    """
     if isinstance(config, dict):
         if not isinstance(live, dict) or item_atomic or (prefix and _atomic_map(meta)):
+            if out is not None:
+                config_fields(config, meta, spath, prefix, ctx, out)
             return live if json_equal(live, config) else _without_nulls(config)
         result: dict[str, Any] | None = None
         for name, child in config.items():
+            path = (*prefix, "f:" + name)
+            leaf = not isinstance(child, (dict, list))
+            collect = out
+            if out is not None and path in _STRIPPED:
+                collect = None
+            elif out is not None and leaf:
+                out.add(path)
             if child is None:
                 if name in live:
                     if result is None:
@@ -317,16 +333,22 @@ def merge_config(live: Any, config: Any, meta: FieldMeta | None, spath: tuple[st
                 continue
             if name in live:
                 before = live[name]
-                if not isinstance(child, (dict, list)) and not isinstance(before, (dict, list)):
-                    if (type(before) is type(child) and before == child) or json_equal(before, child):
+                if leaf and not isinstance(before, (dict, list)):
+                    # Scalars of one type are JSON-equal exactly when ==; only mixed types (a bool
+                    # against a number, 1 against 1.0) need json_equal.
+                    if before == child if type(before) is type(child) else json_equal(before, child):
                         continue
                     value = child
                 else:
                     sub = (*spath, name)
-                    value = merge_config(before, child, ctx.meta(sub), sub, (*prefix, "f:" + name), ctx)
+                    value = merge_config(before, child, ctx.meta(sub), sub, path, ctx,
+                                         out=None if leaf else collect)
                     if value is before:
                         continue
             else:
+                if collect is not None and not leaf:
+                    sub = (*spath, name)
+                    config_fields(child, ctx.meta(sub), sub, path, ctx, collect)
                 value = _without_nulls(child)
             if result is None:
                 result = dict(live)
@@ -335,13 +357,30 @@ def merge_config(live: Any, config: Any, meta: FieldMeta | None, spath: tuple[st
     if isinstance(config, list) and isinstance(live, list):
         kind = _list_kind(meta)
         if kind.kind != "atomic":
-            merged = _merge_list(live, config, kind, meta, spath, prefix, ctx)
+            merged = _merge_list(live, config, kind, meta, spath, prefix, ctx, out)
             if len(merged) == len(live) and all(a is b for a, b in zip(merged, live)):
                 return live
             return merged
+    if out is not None:
+        config_fields(config, meta, spath, prefix, ctx, out)
     if json_equal(live, config):
         return live
     return _without_nulls(config)
+
+
+def merge_applied(live: dict[str, Any], config: dict[str, Any], ctx: WalkContext) -> tuple[Any, frozenset[Path]]:
+    """An apply configuration merged into ``live`` and the fields it owns, in one walk.
+
+    Errors are those ``config_fields`` reports (it is run on its own when the joint walk fails), so
+    the message names the same first offending list as before.
+    """
+    out: set[Path] = set()
+    try:
+        merged = merge_config(live, config, None, (), (), ctx, out=out)
+    except PatchError:
+        config_fields(config, None, (), (), ctx, set())
+        raise
+    return merged, frozenset(out)
 
 
 def _without_nulls(value: Any) -> Any:
@@ -353,23 +392,33 @@ def _without_nulls(value: Any) -> Any:
 
 
 def _merge_list(live: list[Any], config: list[Any], kind: _ListKind, meta: FieldMeta | None,
-                spath: tuple[str, ...], prefix: Path, ctx: WalkContext) -> list[Any]:
-    """SMD's list merge: live-only items keep their place, shared and new items follow the config."""
+                spath: tuple[str, ...], prefix: Path, ctx: WalkContext, out: set[Path] | None = None) -> list[Any]:
+    """SMD's list merge: live-only items keep their place, shared and new items follow the config.
+    With ``out``, also collects the configuration's fields (see ``merge_config``)."""
     rhs, observed_rhs = _index_items(config, kind, prefix, True, ctx)
     lhs, observed_lhs = _index_items(live, kind, prefix, False, ctx)
     item_meta = meta if kind.kind == "map" else None
     atomic_items = kind.kind == "set" or kind.atomic_items
+    # A map item's own fields are collected as config_fields would (strict indexing guarantees each
+    # item of a map list is a dict with its keys); set items and atomic items are leaves.
+    collect = out if kind.kind == "map" and not atomic_items else None
+    if out is not None:
+        for element, item in zip(rhs, config):
+            item_path = (*prefix, element)
+            out.add(item_path)
+            if collect is not None and element not in observed_lhs and isinstance(item, dict):
+                _config_map_fields(item, spath, item_path, ctx, collect)
 
     def merged(element: str) -> Any:
         if element in observed_lhs:
             return merge_config(observed_lhs[element], observed_rhs[element], item_meta, spath, (*prefix, element), ctx,
-                          atomic_items)
+                                atomic_items, collect)
         return _without_nulls(observed_rhs[element])
 
     shared = [e for e in rhs if e in observed_lhs]
     shared_at = 0
     next_shared = shared[0] if shared else None
-    out: list[Any] = []
+    result: list[Any] = []
     done: set[str] = set()
     li = ri = 0
     while li < len(lhs) or ri < len(rhs):
@@ -377,7 +426,7 @@ def _merge_list(live: list[Any], config: list[Any], kind: _ListKind, meta: Field
             element = lhs[li]
             if element == rhs[ri]:
                 done.add(element)
-                out.append(merged(element))
+                result.append(merged(element))
                 li += 1
                 ri += 1
                 shared_at += 1
@@ -389,7 +438,7 @@ def _merge_list(live: list[Any], config: list[Any], kind: _ListKind, meta: Field
         if li < len(lhs):
             element = lhs[li]
             if element not in observed_rhs:
-                out.append(live[li])
+                result.append(live[li])
                 li += 1
                 continue
             if element in done:
@@ -398,12 +447,12 @@ def _merge_list(live: list[Any], config: list[Any], kind: _ListKind, meta: Field
         if ri < len(rhs):
             element = rhs[ri]
             done.add(element)
-            out.append(merged(element))
+            result.append(merged(element))
             ri += 1
             if next_shared is not None and next_shared == element:
                 shared_at += 1
                 next_shared = shared[shared_at] if shared_at < len(shared) else None
-    return out
+    return result
 
 
 class _Absent:

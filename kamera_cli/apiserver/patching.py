@@ -11,7 +11,13 @@ behaves and where it differs from the real apiserver.
 from __future__ import annotations
 
 from kamera_cli.apiserver.fieldmeta import FieldLookup, FieldMeta, builtin_field_lookup, openapi_field_lookup
-from kamera_cli.apiserver.managed_fields import server_side_apply, update_managed_fields
+from kamera_cli.apiserver.managed_fields import (
+    applied_memo_key,
+    remember_configuration,
+    remembered_configuration,
+    server_side_apply,
+    update_managed_fields,
+)
 from kamera_cli.apiserver.patch_errors import PatchError
 from kamera_cli.apiserver.patch_fieldsv1 import decode_fields_v1, encode_fields_v1, path_string
 from kamera_cli.apiserver.patch_json import create_merge_patch, json_equal, json_patch, merge_patch, merge_patch_value
@@ -21,6 +27,7 @@ __all__ = [
     "FieldLookup",
     "FieldMeta",
     "PatchError",
+    "applied_memo_key",
     "builtin_field_lookup",
     "create_merge_patch",
     "decode_fields_v1",
@@ -31,6 +38,8 @@ __all__ = [
     "merge_patch_value",
     "openapi_field_lookup",
     "path_string",
+    "remember_configuration",
+    "remembered_configuration",
     "server_side_apply",
     "strategic_merge_patch",
     "update_managed_fields",

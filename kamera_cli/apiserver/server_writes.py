@@ -450,7 +450,11 @@ class WriteMixin(ReadMixin):
         applied = req.parsed
         if not isinstance(applied, dict) or not applied.get("apiVersion") or not applied.get("kind"):
             raise E.bad_request("apply patches must carry apiVersion and kind")
-        applied = self._check_kind(info, applied)
+        # ``applied`` is the body parsed as an apply body, then _check_kind's and the key defaults' work,
+        # which depend on the resource type only: a body applied before without error is not redone.
+        memo_key = patching.applied_memo_key(req.body, info.api_version, info.kind, info.custom)
+        remembered = patching.remembered_configuration(memo_key)
+        applied = self._check_kind(info, applied) if remembered is None else remembered
         name = applied["metadata"].get("name")
         if name and name != req.name:
             raise E.bad_request(f"the name of the object ({name}) does not match the name on the URL ({req.name})")
@@ -460,11 +464,13 @@ class WriteMixin(ReadMixin):
                 raise E.bad_request("the namespace of the provided object does not match the namespace sent on the "
                                     "request")
         fields = self.registry.field_lookup(info)
-        if not info.custom:
+        if not info.custom and remembered is None:
             applied = default_apply_keys(info.group, info.kind, applied)
         result = patching.server_side_apply(None if live is None else dict(self._present(info, live)), applied,
                                             manager=manager, force=force.lower() in ("true", "1"), fields=fields,
-                                            now=self._now(), api_version=info.api_version)
+                                            now=self._now(), api_version=info.api_version, memo_key=memo_key)
+        if remembered is None:
+            patching.remember_configuration(memo_key, applied)
         new = self._check_kind(info, result)
         managed = new["metadata"].get("managedFields")
         if live is None:
