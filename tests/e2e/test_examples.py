@@ -111,7 +111,9 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
 OPTIONAL_CLIENTS = {"asyncio": ("kubernetes_asyncio", "asyncio"),
                     "shapes/program/mirror-async": ("kubernetes_asyncio", "asyncio"),
                     "kopf/async-client": ("kubernetes_asyncio", "asyncio"), "shapes/kr8s": ("kr8s", "kr8s"),
-                    "shapes/lightkube": ("lightkube", "lightkube"), "shapes/pykube": ("pykube", "pykube")}
+                    "shapes/lightkube": ("lightkube", "lightkube"), "shapes/pykube": ("pykube", "pykube"),
+                    # threads in a program are scheduled as green threads (without it: one thread, refused)
+                    "shapes/program/workqueue": ("greenlet", "programs")}
 
 
 def missing_client(rel: str) -> str | None:

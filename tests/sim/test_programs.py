@@ -121,6 +121,12 @@ def test_each_event_is_a_step_other_steps_interleave_between(tmp_path: Path) -> 
     assert inv.verdict is Verdict.FAILED  # the state after a's event, before b's, is reachable
 
 
+#: without greenlet a program runs as one thread: a wait nobody can end is then a timeout, and any thread
+#: that reaches the API is refused as such (tests/sim/test_program_threads.py covers that path)
+NEEDS_GREENLET = pytest.mark.skipif(program_parking.greenlets() is None,
+                                    reason="greenlet is not installed (kamera-cli[programs])")
+
+
 @pytest.mark.parametrize(("code", "message"), [
     # ends: the process would exit, and nothing would handle later events
     ("""
@@ -130,12 +136,12 @@ def test_each_event_is_a_step_other_steps_interleave_between(tmp_path: Path) -> 
          client.CoreV1Api().list_namespaced_config_map("default")
      """, "controller 'p' ended: ProgramEnded: main() returned"),
     # waits on an event nobody will set: a deadlock, found at once, where it waits
-    ("""
+    pytest.param("""
      import threading
      def main():
          threading.Event().wait()
      """, "controller 'p' raised ProgramDeadlocked: deadlock: MainThread waits in Event.wait at prog.py:4 "
-          "(threading.Event().wait()); its only thread waits for what no thread will give"),
+          "(threading.Event().wait()); its only thread waits for what no thread will give", marks=NEEDS_GREENLET),
     # blocks on something kamera does not control: the step's budget stops it, with its stack
     ("""
      import _thread
@@ -145,7 +151,7 @@ def test_each_event_is_a_step_other_steps_interleave_between(tmp_path: Path) -> 
          held.acquire()
      """, "controller 'p' blocked on something kamera does not control (no watch read or time.sleep"),
     # a thread started below threading (not scheduled by kamera) reaches the API
-    ("""
+    pytest.param("""
      import _thread
      from kubernetes import client, config, watch
      def main():
@@ -163,7 +169,7 @@ def test_each_event_is_a_step_other_steps_interleave_between(tmp_path: Path) -> 
          for _event in watch.Watch().stream(v1.list_config_map_for_all_namespaces):
              pass
      """, "raised ProgramThreaded: a thread the program started outside kamera's scheduling reached GET "
-          "/api/v1/configmaps"),
+          "/api/v1/configmaps", marks=NEEDS_GREENLET),
     # an API error escaping main() is the program's crash (a finding), not a reconcile's requeue
     ("""
      from kubernetes import client, config
