@@ -21,19 +21,16 @@ functions of the state). What a worker caches on its own (memoised steps) change
 
 from __future__ import annotations
 
-import collections
-import contextlib
-import multiprocessing
-import queue
-import threading
+import heapq
 import time
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
 
 from kamera_cli.explore.checker import _Problems, finish
-from kamera_cli.explore.model import ExploreError, Model, Property, pack_state, unpack_state, unwrap
-from kamera_cli.explore.parallel_worker import Worker, check, worker_main
+from kamera_cli.explore.model import Model, Property, pack_state, unpack_state, unwrap
+from kamera_cli.explore.parallel_pool import BATCH, Pool, WorkerDied
+from kamera_cli.explore.parallel_worker import check
 from kamera_cli.explore.reduction import Reducible
 from kamera_cli.explore.result import (
     CONVERGED_LEAF,
@@ -44,6 +41,7 @@ from kamera_cli.explore.result import (
     REMOTE,
     UNEXPANDED,
     Graph,
+    ProcessLoad,
     Progress,
     SearchResult,
 )
@@ -53,10 +51,12 @@ A = TypeVar("A")
 
 _monotonic = time.monotonic
 _POLL = 0.25
-#: a worker this many queued nodes ahead of the least busy one ships the successors it finds
-_IMBALANCE = 32
-#: messages to a forked worker sent together (unless it runs short of work, or the coordinator waits)
-_BATCH = 16
+#: a worker with fewer nodes than this left to expand is given some of the coordinator's
+_LOW = 8
+#: the coordinator's share of the queued nodes against a worker's (it merges as well)
+_COORDINATOR_SHARE = 0.8
+
+__all__ = ["WorkerDied", "search_parallel"]
 
 def search_parallel(
     model: Model[S, A],
@@ -78,7 +78,7 @@ def search_parallel(
     serving the search elsewhere (``serve``), the rest forked (see the module doc)."""
     start = _monotonic()
     deadline = None if timeout is None else start + timeout
-    pool = _Pool(model, properties, reducer, workers, max_depth, expand_converged, worker_report, remote)
+    pool = Pool(model, properties, reducer, workers, max_depth, expand_converged, worker_report, remote)
     try:
         return _Coordinator(pool, model, properties, max_depth, max_states, deadline, timeout, on_progress,
                             stop_on_first, expand_converged, should_stop, start).run()
@@ -87,151 +87,8 @@ def search_parallel(
         raise
 
 
-class WorkerDied(RuntimeError):
-    """A worker process of a parallel search ended without a word (user code in it exited or was
-    killed). ``exitcode`` is its exit status (negative: the signal), so a supervisor can judge it as
-    it would judge the death of the process that ran the whole search."""
-
-    def __init__(self, worker: int, exitcode: int | None) -> None:
-        super().__init__(f"search worker {worker} ended unexpectedly (exit code {exitcode})")
-        self.exitcode = exitcode
-
-
-class _Pool:
-    """Worker 0 runs in the coordinator's own process; workers 1.. are forked, each with a pipe, and
-    the last ones may be remote: a connection to a process that serves the search (``serve``) with a
-    model of its own, on this machine or another (a relay speaks the same protocol).
-
-    Why the coordinator expands too: merging costs little, and a coordinator that only waited would
-    still need a core of its own to answer in time — on two cores, two forked workers and a waiting
-    coordinator starve each other (workers blocked writing results a descheduled coordinator has not
-    read). So with ``workers=N`` there are N processes in all, the coordinator expanding its own nodes
-    between merges.
-    """
-
-    def __init__(self, model: Model[Any, Any], properties: Sequence[Property[Any]],
-                 reducer: Reducible[Any, Any] | None, n: int, max_depth: int, expand_converged: bool,
-                 report: Callable[[], object] | None, remote: Sequence[Connection] = ()) -> None:
-        forked = n - 1 - len(remote)
-        try:
-            ctx = multiprocessing.get_context("fork") if forked else None
-        except ValueError as exc:  # no fork (Windows): the serial search is the only one
-            raise ExploreError("a parallel search needs the 'fork' start method (Linux, macOS)") from exc
-        self.size = n
-        self.conns: list[Connection] = []  # workers 1..n-1
-        self.procs: list[Any] = []  # None for a remote worker
-        # The coordinator sends through a thread per worker: a worker blocked writing its result to
-        # a full pipe while the coordinator is blocked writing to the worker's would be a deadlock.
-        # (Not the other way round: a second thread in a worker costs it a third of its speed in
-        # GIL hand-offs.)
-        self.outboxes: list[queue.SimpleQueue[tuple[Any, ...] | None]] = []
-        self.senders: list[threading.Thread] = []
-        for i in range(1, n):
-            if i <= forked:
-                assert ctx is not None
-                mine, theirs = ctx.Pipe()
-                args = (theirs, list(self.conns), model, properties, reducer, max_depth, expand_converged, report)
-                proc = ctx.Process(target=worker_main, args=args, name=f"kamera-search-{i}", daemon=True)
-                proc.start()
-                theirs.close()
-            else:
-                mine, proc = remote[i - 1 - forked], None
-            self.conns.append(mine)
-            self.procs.append(proc)
-            outbox: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
-            self.outboxes.append(outbox)
-            sender = threading.Thread(target=self._send_loop, args=(mine, outbox), name=f"kamera-search-send-{i}",
-                                      daemon=True)
-            sender.start()
-            self.senders.append(sender)
-        #: results of worker 0 go straight here (the coordinator's results by node); its other replies
-        #: wait in ``replies`` for ``recv(0)``
-        self.results: dict[int, Any] = {}
-        self.replies: collections.deque[tuple[Any, ...]] = collections.deque()
-        self.batches: list[list[tuple[Any, ...]]] = [[] for _ in range(1, n)]
-        self.local = Worker(self._local_reply, model, properties, reducer, max_depth, expand_converged, report)
-        self.closed = False
-
-    def _local_reply(self, message: tuple[Any, ...]) -> None:
-        if message[0] == "result":
-            self.results[message[1]] = message[2]
-        else:
-            self.replies.append(message)
-
-    def worker_of(self, conn: Any) -> int:
-        return self.conns.index(conn) + 1
-
-    def send(self, worker: int, message: tuple[Any, ...]) -> None:
-        """Worker 0 handles it now; a forked worker's messages go out in batches (``flush``): waking the
-        sender thread once per message costs the coordinator a GIL hand-off each time."""
-        if worker == 0:
-            self.local.handle(message)
-            return
-        batch = self.batches[worker - 1]
-        batch.append(message)
-        if len(batch) >= _BATCH or message[0] in ("get", "labels", "halt"):
-            self.flush(worker)
-
-    def flush(self, worker: int | None = None) -> None:
-        for w in range(1, self.size) if worker is None else (worker,):
-            batch = self.batches[w - 1]
-            if batch:
-                self.outboxes[w - 1].put(("batch", list(batch)))
-                batch.clear()
-
-    @staticmethod
-    def _send_loop(conn: Connection, outbox: queue.SimpleQueue[tuple[Any, ...] | None]) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while True:
-                message = outbox.get()
-                if message is None:
-                    return
-                conn.send(message)
-
-    def recv(self, worker: int) -> Any:
-        if worker == 0:
-            return self.replies.popleft()
-        try:
-            message = self.conns[worker - 1].recv()
-        except (EOFError, OSError):
-            proc = self.procs[worker - 1]
-            if proc is None:
-                raise RuntimeError(f"remote search worker {worker} went away without a word") from None
-            proc.join(timeout=5)
-            raise WorkerDied(worker, proc.exitcode) from None
-        if message[0] == "error":
-            raise RuntimeError(f"search worker {worker} failed:\n{message[1]}")
-        return message
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):
-            for outbox in self.outboxes:
-                outbox.put(None)
-            for conn in self.conns:
-                conn.close()  # the workers see the end of their pipe and quit
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        for outbox in self.outboxes:
-            outbox.put(("quit",))
-            outbox.put(None)
-        for sender in self.senders:
-            sender.join(timeout=2)
-        for conn in self.conns:
-            conn.close()  # a worker still writing gets a broken pipe
-        for proc in self.procs:
-            if proc is None:
-                continue
-            proc.join(timeout=2)
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-
-
 class _Coordinator:
-    def __init__(self, pool: _Pool, model: Model[Any, Any], properties: Sequence[Property[Any]], max_depth: int,
+    def __init__(self, pool: Pool, model: Model[Any, Any], properties: Sequence[Property[Any]], max_depth: int,
                  max_states: int, deadline: float | None, timeout: float | None,
                  on_progress: Callable[[Progress], None] | None, stop_on_first: bool, expand_converged: bool,
                  should_stop: Callable[[], object] | None, start: float) -> None:
@@ -246,21 +103,72 @@ class _Coordinator:
         self.fps: list[str] = []
         self.edge_index: list[int] = []  # edge id -> the transition's index in its source's expansion
         self.owner: list[int] = []
-        self.queued = [0] * pool.size  # nodes dispatched to each worker and not merged yet
+        #: nodes each worker holds and has not expanded yet (worker 0: its queue, counted there)
+        self.backlog = [0] * pool.size
+        self.asked = [0] * pool.size  # requests for nodes ("give") not answered yet
+        self.idle, self.taken, self.cpu0 = 0.0, 0, time.process_time()
         self.results: dict[int, Any] = pool.results  # results received ahead of their turn
         self.converged_nodes: list[int] = []
 
-    # -- dispatch ---------------------------------------------------------------------------------------
-    def _export(self, worker: int) -> bool:
-        # a shipped state costs as much as computing it and loses the worker's caches: tolerate a
-        # fair imbalance (a quarter of the queued work), ship only beyond it
-        queued = self.queued
-        return queued[worker] > min(queued) + max(_IMBALANCE, sum(queued) // 4)
+    #: tests: move every new node to another process (the states cross, however small the search)
+    _move_all = False
 
+    # -- dispatch and balance --------------------------------------------------------------------------
     def _dispatch(self, node: int, fp: str, worker: int, blob: bytes | None) -> None:
         self.owner[node] = worker
-        self.queued[worker] += 1
-        self.pool.send(worker, ("expand", node, fp, self.graph.depths[node], blob, self._export(worker)))
+        if worker:
+            self.backlog[worker] += 1
+        self.pool.send(worker, ("expand", node, fp, self.graph.depths[node], blob))
+
+    def _ship(self, worker: int, nodes: Sequence[int] | None, count: int) -> None:
+        """Hand queued nodes of the coordinator (``nodes``, else the ``count`` queued last: the
+        furthest from the merge) to ``worker``, their states packed."""
+        local = self.pool.local
+        for node, fp, _depth, blob in local.give(count, nodes):
+            self._dispatch(node, fp, worker, blob)
+
+    def _take(self, worker: int, given: list[tuple[int, str, int, bytes]], queue: bool = True) -> None:
+        """Nodes a worker let go of at our request: now the coordinator's to expand."""
+        local = self.pool.local
+        self.asked[worker] -= 1
+        for node, fp, depth, blob in given:
+            self.owner[node] = 0
+            self.backlog[worker] -= 1
+            self.taken += 1
+            local.store[fp] = unpack_state(self.model, blob)
+            if queue:
+                heapq.heappush(local.queue, (node, fp, depth))
+
+    def _balance(self) -> None:
+        """Why moving work is the exception: a node stays in the process that discovered it (its
+        state is there), and so do its successors. Moving a state costs a pickle each way, as much
+        as a step, so nodes move only when a worker runs short: it gets some of the coordinator's
+        queue, enough to bring both to their shares (the coordinator's is smaller: it also
+        merges). A coordinator with nothing to expand takes some of the fullest worker's."""
+        local = self.pool.local.queue
+        backlog = self.backlog
+        workers = len(backlog) - 1
+        mine = len(local)
+        total = mine + sum(backlog)
+        share = total / (workers + _COORDINATOR_SHARE)  # a worker's
+        for w in range(1, workers + 1):
+            if backlog[w] < max(_LOW, share / 2) and mine > _COORDINATOR_SHARE * share:
+                count = min(int(share - backlog[w]), mine - int(_COORDINATOR_SHARE * share))
+                if count > 0:
+                    self._ship(w, None, count)
+                    mine -= count
+        if not local:
+            w = max(range(len(backlog)), key=backlog.__getitem__)
+            if backlog[w] > _LOW and not self.asked[w]:
+                self.asked[w] += 1
+                self.pool.send(w, ("give", backlog[w] // 2, None))
+
+    def _receive(self, worker: int, message: tuple[Any, ...]) -> None:
+        if message[0] == "given":
+            self._take(worker, message[1])
+        else:
+            self.results[message[1]] = message[2]
+            self.backlog[worker] -= 1
 
     def _add_node(self, state: Any, fp: str, depth: int, parent: int, converged: bool) -> int:
         g = self.graph
@@ -327,25 +235,33 @@ class _Coordinator:
                 self.on_progress(Progress(len(g.states), len(g.e_src), max_depth_seen, now - self.start))
             cursor += 1
             worker = self.owner[node]
-            self.queued[worker] -= 1
-            kept: list[tuple[int, str, int, bool]] = []
+            kept: list[tuple[int, str, int]] = []
             bound_hit, stopped, took_reduced = self._merge(node, d, result, worker, kept)
             reduced += took_reduced
             self.pool.send(worker, ("merged", node, kept))
+            if worker:
+                self.backlog[worker] += len(kept)
+            if self._move_all and kept:
+                moved = [k[0] for k in kept]
+                if worker:
+                    self.asked[worker] += 1
+                    self.pool.send(worker, ("give", 0, moved))
+                else:
+                    self._ship(1 + node % (self.pool.size - 1), moved, 0)
         g.fingerprints = list(self.index)
         if self.run_.is_stopped() and bound_hit is None:
             bound_hit = "stopped at the first problem (stop on first)"
-        reports = self._finish_workers()
+        reports, loads = self._finish_workers()
         g.remote = self._fetch
         g.remote_labels = self._fetch_labels
         result = finish(g, self.run_, "bfs", bound_hit, initial, initial_index, self.converged_nodes,
                         max_depth_seen, self.start, self.on_progress, reduced)
         return SearchResult(**{**{f: getattr(result, f) for f in result.__dataclass_fields__},
-                               "worker_reports": reports, "closer": self.pool.close})
+                               "worker_reports": reports, "processes": loads, "closer": self.pool.close})
 
     def _await(self, node: int) -> Any:
         """The expansion of ``node`` (a string: the bound that stopped the search while waiting)."""
-        pool = self.pool
+        pool, local, backlog = self.pool, self.pool.local, self.backlog
         while node not in self.results:
             now = _monotonic()
             if self.deadline is not None and now >= self.deadline:
@@ -354,19 +270,28 @@ class _Coordinator:
                 reason = self.should_stop()
                 if reason:
                     return reason if isinstance(reason, str) else "stopped by the caller"
-            local_work = bool(pool.local.queue)
-            if not local_work or any(q < _BATCH for q in self.queued[1:]):
-                pool.flush()  # about to wait, or a forked worker is running short of work
-            ready = wait(pool.conns, timeout=0 if local_work else _POLL) if pool.conns else []
-            for conn in ready:
-                message = pool.recv(pool.worker_of(conn))
-                self.results[message[1]] = message[2]
+            if not self._move_all:
+                self._balance()
+            local_work = bool(local.queue)
+            if not local_work or any(b < BATCH for b in backlog[1:]):
+                pool.flush()  # about to wait, or a worker is running short of work
+            unsent = pool.unsent()
+            if pool.conns:
+                if local_work:
+                    ready = wait(pool.conns, timeout=0)
+                else:
+                    t0 = _monotonic()
+                    ready = wait(pool.conns, timeout=0.001 if unsent else _POLL)
+                    self.idle += _monotonic() - t0
+                for conn in ready:
+                    w = pool.worker_of(conn)
+                    self._receive(w, pool.recv(w))
             if local_work:
-                pool.local.expand_next()  # one of its own while the others' results come in
+                local.expand_next()  # one of its own while the others' results come in
         return self.results.pop(node)
 
     def _merge(self, node: int, d: int, result: Any, worker: int,
-               kept: list[tuple[int, str, int, bool]]) -> tuple[str | None, bool, int]:
+               kept: list[tuple[int, str, int]]) -> tuple[str | None, bool, int]:
         g = self.graph
         kind = result[0]
         if kind == "leaf":  # converged and not expanded
@@ -380,7 +305,6 @@ class _Coordinator:
             g.status[node] = DEPTH_CUT
             return None, False, 0
         _kind, acts, succs, order, rest = result
-        export_to = self._export(worker)
         nd = d + 1
         eid = len(g.e_src)
         g.first_edge[node] = eid
@@ -390,7 +314,7 @@ class _Coordinator:
         while True:
             proviso_ok = True
             for i in order:
-                fp, findings, converged, details, blob = succs[i]
+                fp, findings, converged, details = succs[i]
                 dst = self.index.get(fp)
                 if dst is None:
                     dst = len(g.states)
@@ -400,13 +324,8 @@ class _Coordinator:
                     self._add_node(REMOTE, fp, nd, eid, converged)
                     if details:
                         self._violations(dst, details)
-                    target = min(range(len(self.queued)), key=self.queued.__getitem__)
-                    if blob is not None and export_to and target != worker:
-                        self._dispatch(dst, fp, target, blob)
-                    else:
-                        self.owner[dst] = worker
-                        self.queued[worker] += 1
-                        kept.append((dst, fp, nd, self._export(worker)))
+                    self.owner[dst] = worker
+                    kept.append((dst, fp, nd))
                 elif dst <= node:
                     proviso_ok = False
                 g.e_src.append(node)
@@ -433,18 +352,25 @@ class _Coordinator:
         return bound_hit, stopped, reduced
 
     # -- after the search -----------------------------------------------------------------------------------
-    def _finish_workers(self) -> tuple[object, ...]:
+    def _finish_workers(self) -> tuple[tuple[object, ...], tuple[ProcessLoad, ...]]:
         pool = self.pool
         for w in range(pool.size):
             pool.send(w, ("halt",))
         reports: list[object] = []
+        loads: list[ProcessLoad] = []
         for w in range(pool.size):
             while True:
                 message = pool.recv(w)
                 if message[0] == "halted":
                     reports.append(message[1])
+                    expanded, cpu, idle, moved = message[2]
+                    if w == 0:  # the coordinator: its merging counts, and its waits
+                        cpu, idle, moved = time.process_time() - self.cpu0, self.idle, self.taken
+                    loads.append(ProcessLoad(expanded, cpu, idle, moved))
                     break  # results still in flight for nodes the search no longer needs are dropped
-        return tuple(reports)
+                if message[0] == "given":  # their states may still be read
+                    self._take(w, message[1], queue=False)
+        return tuple(reports), tuple(loads)
 
     def _fetch_labels(self, edge_ids: Sequence[int]) -> list[object]:
         pool, g = self.pool, self.graph

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
@@ -19,9 +20,8 @@ from kamera_cli.explore.reduction import Reducible, persistent_subset
 
 # One successor as a worker reports it (its label stays with the worker): fingerprint, findings,
 # converged, property details (None when the worker already holds the state: not new, so never
-# checked), and the pickled state when the coordinator asked for it (``export``) and the worker did
-# not hold it already.
-_Succ = tuple[str, tuple[object, ...], bool, "tuple[tuple[int, object], ...] | None", "bytes | None"]
+# checked).
+_Succ = tuple[str, tuple[object, ...], bool, "tuple[tuple[int, object], ...] | None"]
 
 
 def check(properties: Sequence[Property[Any]], state: Any, converged: bool) -> tuple[tuple[int, object], ...]:
@@ -76,14 +76,26 @@ class Worker:
         self.judged: dict[str, tuple[bool, tuple[tuple[int, object], ...]]] = {}
         self.labels: dict[int, list[object]] = {}  # node -> the labels of its expansion's transitions
         self.found: dict[int, dict[str, Any]] = {}  # node -> states its expansion discovered, until merged
-        self.queue: list[tuple[int, str, int, bool]] = []  # (node, fingerprint, depth, export)
+        self.queue: list[tuple[int, str, int]] = []  # (node, fingerprint, depth)
+        self.expanded = self.moved = 0
+        self.idle = 0.0
+        self.cpu0 = time.process_time()
 
     def loop(self, conn: Connection) -> None:
         while True:
             while self.queue and not conn.poll():
                 self.expand_next()
-            if not self.handle(conn.recv()):
+            if self.queue:
+                message = conn.recv()
+            else:
+                t0 = time.monotonic()
+                message = conn.recv()
+                self.idle += time.monotonic() - t0
+            if not self.handle(message):
                 return
+
+    def load(self) -> tuple[int, float, float, int]:
+        return (self.expanded, time.process_time() - self.cpu0, self.idle, self.moved)
 
     def expand_next(self) -> bool:
         """Expand the smallest queued node (False: none queued)."""
@@ -97,16 +109,19 @@ class Worker:
         if tag == "batch":
             return all([self.handle(m) for m in message[1]])
         if tag == "expand":
-            _tag, node, fp, depth, blob, export = message
+            _tag, node, fp, depth, blob = message
             if blob is not None:
                 self.store[fp] = unpack_state(self.model, blob)
-            heapq.heappush(self.queue, (node, fp, depth, export))
+                self.moved += 1
+            heapq.heappush(self.queue, (node, fp, depth))
         elif tag == "merged":
             _tag, node, kept = message
             found = self.found.pop(node, {})
-            for child, fp, depth, export in kept:
+            for child, fp, depth in kept:
                 self.store[fp] = found[fp]
-                heapq.heappush(self.queue, (child, fp, depth, export))
+                heapq.heappush(self.queue, (child, fp, depth))
+        elif tag == "give":
+            self.reply(("given", self.give(message[1], message[2])))
         elif tag == "labels":
             self.reply(("labels", [self.labels[node][i] for node, i in message[1]]))
         elif tag == "get":
@@ -114,14 +129,37 @@ class Worker:
         elif tag == "halt":
             self.queue.clear()
             self.found.clear()
-            self.reply(("halted", self.report() if self.report is not None else None))
+            self.reply(("halted", self.report() if self.report is not None else None, self.load()))
         elif tag == "quit":
             return False
         return True
 
-    def _expand(self, node: int, fp: str, depth: int, export: bool) -> None:
+    def give(self, count: int, nodes: Sequence[int] | None) -> list[tuple[int, str, int, bytes]]:
+        """Let go of queued nodes, packed: ``nodes`` (those still queued), else ``count`` of them
+        spread evenly over the queue. Their states leave this worker's store.
+
+        Why spread: a state reached from several parents belongs to the process of the first one
+        merged, so the process holding a level's low ids discovers most of the next level. Handing
+        over the queue's tail would leave the receiver nodes whose successors are mostly known
+        already, and the imbalance would come back one level later."""
+        queue = self.queue
+        if nodes is None:
+            queue.sort()
+            step = max(1, len(queue) // max(1, count))
+            picked = set(range(step - 1, len(queue), step)[:count])
+            leaving = [q for i, q in enumerate(queue) if i in picked]
+            self.queue = [q for i, q in enumerate(queue) if i not in picked]  # still sorted: a heap
+        else:
+            wanted = set(nodes)
+            leaving = [q for q in queue if q[0] in wanted]
+            self.queue = [q for q in queue if q[0] not in wanted]
+            heapq.heapify(self.queue)
+        return [(node, fp, depth, pack_state(self.model, self.store.pop(fp))) for node, fp, depth in leaving]
+
+    def _expand(self, node: int, fp: str, depth: int) -> None:
         model = self.model
         state = self.store[fp]
+        self.expanded += 1
         converged = model.is_converged(state)
         if converged and not self.expand_converged:
             result: tuple[Any, ...] = ("leaf",)
@@ -132,10 +170,10 @@ class Worker:
             elif depth >= self.max_depth:
                 result = ("cut",)
             else:
-                result = self._successors(node, state, acts, converged, export)
+                result = self._successors(node, state, acts, converged)
         self.reply(("result", node, result))
 
-    def _successors(self, node: int, state: Any, acts: list[Any], converged: bool, export: bool) -> tuple[Any, ...]:
+    def _successors(self, node: int, state: Any, acts: list[Any], converged: bool) -> tuple[Any, ...]:
         model, reducer = self.model, self.reducer
         ts = [model.successor(state, a) for a in acts]
         order: list[int] = list(range(len(acts)))
@@ -161,8 +199,7 @@ class Worker:
                 c = model.is_converged(s2)
                 judged = self.judged[fp] = (c, check(self.properties, s2, c))
             c, details = judged
-            blob = pack_state(model, s2) if export and not known else None
-            succs.append((fp, t.findings, c, None if known else details, blob))
+            succs.append((fp, t.findings, c, None if known else details))
         self.labels[node] = [t.label for t in ts]
         return ("expanded", acts, succs, order, rest)
 

@@ -63,6 +63,19 @@ class Edge(Generic[A]):
 
 
 @dataclass(frozen=True, slots=True)
+class ProcessLoad:
+    """What one process of a split search did: why a split is as fast as it is, in figures.
+
+    ``idle``: seconds it waited with nothing to expand (the coordinator: for another worker's
+    result). ``moved``: nodes handed to it by another process (their states shipped)."""
+
+    expanded: int
+    cpu: float
+    idle: float
+    moved: int
+
+
+@dataclass(frozen=True, slots=True)
 class Progress:
     """A progress report, given to ``on_progress`` at most about four times a second."""
 
@@ -292,6 +305,8 @@ class SearchResult(Generic[S, A]):
     stats: Stats
     #: what each worker process of a parallel search reported at its end (``worker_report``)
     worker_reports: tuple[object, ...] = ()
+    #: per process of a parallel search (the coordinator first), what it did
+    processes: tuple[ProcessLoad, ...] = ()
     #: ends a parallel search's worker processes (``close``)
     closer: Callable[[], None] | None = None
 

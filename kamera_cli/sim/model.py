@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -26,6 +25,7 @@ from kamera_cli.sim.footprints import process_of, step_footprint
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
 from kamera_cli.sim.runtime import ControllerRuntime, ReconcileRun
+from kamera_cli.sim.shipping import Shipping
 from kamera_cli.sim.state import (
     REQUEUE,
     RESTART,
@@ -119,6 +119,7 @@ class KubeModel:
         self._track_steps = any(isinstance(a.at, int) for a in self.action_specs)
         #: report step footprints (off when the search does not reduce: they would go unread)
         self.footprints = True
+        self._shipping = Shipping()
 
     # ------------------------------------------------------------------ explorer protocol
     def initial_states(self) -> Sequence[SimState]:
@@ -140,10 +141,10 @@ class KubeModel:
             chain = getattr(ctrl.factory, "log_chain", None) if ctrl is not None else None
             if chain is not None and value:
                 logs.append((owner, chain(value)))
-        return pickle.dumps((state, tuple(logs)), protocol=pickle.HIGHEST_PROTOCOL)
+        return self._shipping.dumps((state, tuple(logs)))
 
     def unpack(self, blob: bytes) -> SimState:
-        state, logs = pickle.loads(blob)
+        state, logs = self._shipping.loads(blob)
         for owner, chain in logs:
             self.controllers[owner].factory.adopt_log(chain)
         assert isinstance(state, SimState)

@@ -512,8 +512,17 @@ def _with_rv(obj: Mapping[str, Any], rv: int, stamps: tuple[str, str] | None = N
                 elif stamps is not None and f.get("time") == then:
                     f = {**f, "time": now}
             out.append(f)
+        if all(isinstance(f, dict) for f in out):
+            # the server keeps the list sorted (``managed_fields._render``): with times moved to now,
+            # the recorded order may no longer be the order a fresh run would store
+            out.sort(key=_field_order)
         meta["managedFields"] = out
     return {**obj, "metadata": meta}
+
+
+def _field_order(entry: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
+    return (str(entry.get("operation") or ""), str(entry.get("time") or ""), str(entry.get("manager") or ""),
+            str(entry.get("apiVersion") or ""), str(entry.get("subresource") or ""))
 
 
 def _field_owner(entry: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -65,7 +65,7 @@ def test_a_program_s_position_travels_with_a_shipped_state(example: str, monkeyp
     Every successor is shipped here (the balance rule would ship none in so small a search)."""
     from kamera_cli.explore import parallel
 
-    monkeypatch.setattr(parallel._Coordinator, "_export", lambda self, worker: True)
+    monkeypatch.setattr(parallel._Coordinator, "_move_all", True)
     path = ROOT / "scenarios" / example / "scenario.yaml"
     serial = check_file(path, Overrides(graph_states=50))
     split = check_file(path, Overrides(graph_states=50, search_workers=2))

@@ -282,7 +282,7 @@ def test_a_split_search_ships_thread_choices_with_the_state(tmp_path: Path, monk
     from kamera_cli.explore import parallel
     from kamera_cli.runner import Overrides, check_file
 
-    monkeypatch.setattr(parallel._Coordinator, "_export", lambda self, worker: True)
+    monkeypatch.setattr(parallel._Coordinator, "_move_all", True)
     (tmp_path / "prog.py").write_text(textwrap.dedent(BUMPS))
     (tmp_path / "scenario.yaml").write_text(HEAD)
     serial = check_file(tmp_path / "scenario.yaml", Overrides())
