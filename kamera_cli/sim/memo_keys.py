@@ -8,6 +8,7 @@ live in one place that the runtime and the footprints both read.
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import json
 import re
@@ -162,3 +163,48 @@ def _scrub_times(value: Any) -> Any:
     if isinstance(value, list):
         return [_scrub_times(v) for v in value]
     return value
+
+
+#: how programs commonly print the time (RFC 3339, http.server's access log, logging's asctime, ctime)
+_PRINTED_TIME_FORMATS = ("%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S", "%d/%b/%Y %H:%M:%S", "%Y-%m-%d %H:%M:%S",
+                         "%a %b %d %H:%M:%S %Y")
+
+
+#: how far past the step's start its printed times are re-rendered (seconds)
+_PRINTED_WINDOW = 120
+
+
+def retimed_output(text: str, then: int, now: int) -> str:
+    """What a memoised step printed at virtual second ``then``, as a fresh run at ``now`` would print it.
+
+    Why: a hook server's access log or a logging handler stamps each line with the (virtual) time,
+    and a replay must not depend on which equal state was met first — a split search's processes meet
+    them in other orders. The clock's instant is re-rendered in the common formats (the sandbox runs
+    in UTC); a time printed in another format keeps the first run's value (docs/explorer.md).
+    """
+    if then == now or not text:
+        return text
+    was, is_ = _instant(then), _instant(now)
+    if was.strftime("%Y") not in text:
+        return text
+    # the step's own time may have moved on while it ran (a sleep, a timeout): a window from ``then``
+    found: list[tuple[str, str]] = []
+    for late in range(_PRINTED_WINDOW):
+        at, to = was + _dt.timedelta(seconds=late), is_ + _dt.timedelta(seconds=late)
+        found.extend((at.strftime(fmt), to.strftime(fmt)) for fmt in _PRINTED_TIME_FORMATS
+                     if at.strftime(fmt) in text)
+    if not found:
+        return text
+    # all at once: a time re-rendered must not be re-rendered again by a later (overlapping) one
+    table = dict(found)
+    return re.sub("|".join(re.escape(old) for old in sorted(table, key=len, reverse=True)),
+                  lambda m: table[m.group(0)], text)
+
+
+def _instant(clock: int) -> _dt.datetime:
+    """The virtual clock's reading as a time (as ``format_time`` reads it: small values count from 2026)."""
+    seconds = clock + _EPOCH_2026 if clock < 1_000_000_000 else clock
+    return _dt.datetime.fromtimestamp(seconds, _dt.timezone.utc)
+
+
+_EPOCH_2026 = 1767225600

@@ -28,6 +28,7 @@ from kamera_cli.sim.memo_keys import (
     _obj_digest,
     _regions,
     _snapshot_list_digest,
+    retimed_output,
 )
 
 if TYPE_CHECKING:
@@ -401,7 +402,7 @@ class ControllerRuntime:
                 rv = new.resource_version + 1
                 after = None if w.after is None else _with_rv(w.after, rv, stamps, w.before, before)
                 new = new.with_object(w.ref, after, rv=rv)
-                fresh.append(WriteRec(w.verb, w.ref, w.subresource, before, after))
+                fresh.append(WriteRec(w.verb, w.ref, w.subresource, before, after, sent=w.sent))
             it = iter(fresh)
             writes = tuple(fresh)
             story = tuple(w if w.refused else next(it) for w in entry.run.story_writes)
@@ -409,7 +410,8 @@ class ControllerRuntime:
                 seen.append((befores, writes, story))
         for key, value in entry.counters:
             new = new.with_counter(key, value)
-        return replace(entry.run, snapshot=new, writes=writes, story_writes=story)
+        output = entry.run.output if stamps is None else retimed_output(entry.run.output, entry.clock, clock)
+        return replace(entry.run, snapshot=new, writes=writes, story_writes=story, output=output)
 
 
 def _backoff(result: Any) -> tuple[float, str | None] | None:
@@ -507,10 +509,15 @@ def _with_rv(obj: Mapping[str, Any], rv: int, stamps: tuple[str, str] | None = N
         for f in fields:
             if isinstance(f, dict):
                 owner = _field_owner(f)
-                if was.get(owner) == f:  # untouched by the write: as stored now
+                prev = was.get(owner)
+                if prev == f:  # untouched by the write: as stored now
                     f = stored.get(owner, f)
+                elif (prev is not None and prev.get("time") == f.get("time") and owner in stored
+                      and "time" in stored[owner] and _within(f.get("fieldsV1"), prev.get("fieldsV1"))):
+                    # another manager's entry that only lost fields to the write: its time is the stored one
+                    f = {**f, "time": stored[owner]["time"]}
                 elif stamps is not None and f.get("time") == then:
-                    f = {**f, "time": now}
+                    f = {**f, "time": now}  # the writer's own entry (new, grown or re-stamped): stamped now
             out.append(f)
         if all(isinstance(f, dict) for f in out):
             # the server keeps the list sorted (``managed_fields._render``): with times moved to now,
@@ -518,6 +525,13 @@ def _with_rv(obj: Mapping[str, Any], rv: int, stamps: tuple[str, str] | None = N
             out.sort(key=_field_order)
         meta["managedFields"] = out
     return {**obj, "metadata": meta}
+
+
+def _within(fields: Any, other: Any) -> bool:
+    """Whether a fieldsV1 tree only has paths ``other`` has (an entry that lost fields, gained none)."""
+    if not isinstance(fields, dict) or not isinstance(other, dict):
+        return fields == other
+    return all(k in other and _within(v, other[k]) for k, v in fields.items())
 
 
 def _field_order(entry: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
