@@ -6,18 +6,18 @@ Stored objects never change, so each one's JSON is computed once and list bodies
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from kamera_cli.apiserver.identity import IdentityCache
+from kamera_cli.apiserver.jsontext import compact
 
 # Serialised JSON of stored objects and of their managedFields lists.
 _CACHE: IdentityCache[bytes] = IdentityCache(20_000)
 
 
 def encode(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
+    return compact(value).encode()
 
 
 # A placeholder for the managedFields list while the rest of the object is encoded; an object that

@@ -10,7 +10,6 @@ order objects were inserted in.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any, TypeVar
 import immutables
 
 from kamera_cli.apiserver.identity import IdentityCache
+from kamera_cli.apiserver.jsontext import canonical
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 
 T = TypeVar("T")
@@ -80,7 +80,7 @@ _CANONICAL: IdentityCache[str] = IdentityCache(4096)
 
 def _canonical(value: Any) -> str:
     """Sorted-key JSON with RFC 3339 time strings replaced (what the digest hashes)."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = canonical(value)
     return _QUOTED_TIMESTAMP.sub('"<time>"', text) if "T" in text else text
 
 
