@@ -1,15 +1,23 @@
-"""A bounded record of objects met before, by identity.
+"""Records and caches keyed by the identity of objects that are never mutated.
 
 Why: the write path caches serialisations of subtrees that stored objects share from version to
-version (a managedFields list, a pod template).  Caching a subtree the first time it is met costs an
-extra serialisation call; most are met once (creates, changed templates).  Splicing from a cache only
-pays once a subtree is met a second time, which this remembers.  Entries keep their objects alive, so
-an id cannot be reused while it is recorded.
+version (a managedFields list, a pod template).  Stored objects are never mutated, so what was
+derived from one stays valid for as long as that very object lives, and an identity lookup costs
+one dict probe where a value comparison would walk the subtree.  Every entry keeps its object
+alive, so an id cannot be reused by another object while it is recorded; both structures forget
+everything at once past their limit (crude but bounded).
+
+Caching a subtree the first time it is met costs an extra serialisation call; most are met once
+(creates, changed templates).  Splicing from a cache only pays once a subtree is met a second time,
+which ``Seen`` remembers.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+V = TypeVar("V")
 
 
 class Seen:
@@ -29,3 +37,39 @@ class Seen:
             self._items.clear()
         self._items[id(value)] = value
         return False
+
+
+class IdentityCache(Generic[V]):
+    """What was derived from never-mutated objects, by their identity, forgotten wholesale past ``limit``."""
+
+    __slots__ = ("_items", "_limit", "_seen")
+
+    def __init__(self, limit: int) -> None:
+        self._items: dict[int, tuple[Any, V]] = {}
+        self._limit = limit
+        self._seen = Seen(limit)
+
+    def get(self, key: Any) -> V | None:
+        hit = self._items.get(id(key))
+        return hit[1] if hit is not None and hit[0] is key else None
+
+    def put(self, key: Any, value: V) -> None:
+        items = self._items
+        if len(items) >= self._limit:
+            items.clear()
+        items[id(key)] = (key, value)
+
+    def derive(self, key: Any, compute: Callable[[Any], V]) -> V:
+        """The cached value for ``key``, else ``compute(key)``, cached."""
+        hit = self._items.get(id(key))
+        if hit is not None and hit[0] is key:
+            return hit[1]
+        value = compute(key)
+        self.put(key, value)
+        return value
+
+    def met_before(self, key: Any) -> bool:
+        """Whether ``key`` is cached or was met before (recording it): splicing a cached value into a
+        larger serialisation pays only from the second sight on, so a first one is serialised whole."""
+        hit = self._items.get(id(key))
+        return (hit is not None and hit[0] is key) or self._seen.again(key)

@@ -217,36 +217,39 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
         diff = diff_objects(before or {}, after, ctx)
     changed = diff.added | diff.modified
     self_entry = _Entry(manager, operation, api_version, now, subresource, frozenset())
-    if not diff.removed and _rendered_here(source) and _unchanged_ownership(managers, self_entry, changed):
+    self_key = self_entry.key  # a property that builds a tuple: read once
+    if not diff.removed and _rendered_here(source) and _unchanged_ownership(managers, self_entry, self_key,
+                                                                             changed):
         shared: list[dict[str, Any]] = source
         return shared  # the same entries would be rendered again: share the stored list
     result: _Managers = {}
     for key, entry in managers.items():
         kept = without_removed(entry.fields - changed, diff.removed)
-        if key == self_entry.key:
+        if key == self_key:
             continue
         if kept:
             result[key] = entry.with_fields(kept)
-    previous = managers.get(self_entry.key)
+    previous = managers.get(self_key)
     if changed:
         own = (without_removed(previous.fields, diff.removed) if previous else frozenset()) | changed
-        result[self_entry.key] = self_entry.with_fields(frozenset(own))
+        result[self_key] = self_entry.with_fields(frozenset(own))
     elif previous is not None:
         kept = without_removed(previous.fields, diff.removed)
         if kept:
-            result[self_entry.key] = previous.with_fields(kept)
+            result[self_key] = previous.with_fields(kept)
     return _render(result)
 
 
-def _unchanged_ownership(managers: _Managers, me: _Entry, changed: set[Path]) -> bool:
+def _unchanged_ownership(managers: _Managers, me: _Entry, me_key: tuple[str, str, str, str],
+                         changed: set[Path]) -> bool:
     """Whether a write that removed nothing leaves every entry as it is: it changed nothing, or only
-    fields its manager already owns alone, with that manager's entry already stamped ``now``."""
+    fields its manager (``me``, keyed ``me_key``) already owns alone, with its entry already stamped ``now``."""
     if not changed:
         return True
-    previous = managers.get(me.key)
+    previous = managers.get(me_key)
     if previous is None or previous.time != me.time or not changed <= previous.fields:
         return False
-    return all(entry.fields.isdisjoint(changed) for key, entry in managers.items() if key != me.key)
+    return all(entry.fields.isdisjoint(changed) for key, entry in managers.items() if key != me_key)
 
 
 def _has_uid(obj: Mapping[str, Any]) -> bool:

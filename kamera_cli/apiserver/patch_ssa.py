@@ -83,8 +83,8 @@ class WalkContext:
     def __init__(self, fields: FieldLookup) -> None:
         self._fields = fields
         self._metas: dict[tuple[str, ...], FieldMeta | None] = {}
-        # (id(list), kind) -> (the list, kept alive so the id stays unique; elements; observed; problem)
-        self.elements: dict[tuple[int, _ListKind], tuple[list[Any], list[str], dict[str, Any], PatchError | None]] = {}
+        # _elements_key(list, kind) -> (the list, kept alive so the id stays unique; elements; observed; problem)
+        self.elements: dict[_ElementsKey, tuple[list[Any], list[str], dict[str, Any], PatchError | None]] = {}
 
     def meta(self, spath: tuple[str, ...]) -> FieldMeta | None:
         try:
@@ -105,11 +105,26 @@ def _item_element(item: Any, kind: _ListKind, index: int) -> str | None:
     return None
 
 
+# A list's identity and its kind's fields: hashed in C (a _ListKind hashes through Python code).
+_ElementsKey = tuple[int, str, tuple[str, ...], bool]
+_STABLE_LIMIT = 4096
+# Elements of lists that are never mutated (a stored object's, an apply configuration's), by the
+# same key, across requests: a controller applies the same configuration over and over to an object
+# whose lists did not change.  Only lists without a problem; each entry keeps its list alive.
+_STABLE: dict[_ElementsKey, tuple[list[Any], list[str], dict[str, Any]]] = {}
+
+
 def _index_items(items: list[Any], kind: _ListKind, where: Path, strict: bool,
-                 ctx: WalkContext) -> tuple[list[str], dict[str, Any]]:
+                 ctx: WalkContext, stable: bool = False) -> tuple[list[str], dict[str, Any]]:
     """Each item's path element, and the first item per element; ``strict`` rejects what an apply
-    configuration may not contain (items without key fields, duplicates)."""
-    cached = ctx.elements.get((id(items), kind))
+    configuration may not contain (items without key fields, duplicates).  ``stable``: ``items``
+    is never mutated (see ``_STABLE``); callers never change what this returns."""
+    key = (id(items), kind.kind, kind.keys, kind.atomic_items)
+    if stable:
+        known = _STABLE.get(key)
+        if known is not None and known[0] is items:
+            return known[1], known[2]
+    cached = ctx.elements.get(key)
     if cached is None:
         elements: list[str] = []
         observed: dict[str, Any] = {}
@@ -132,7 +147,11 @@ def _index_items(items: list[Any], kind: _ListKind, where: Path, strict: bool,
                 observed[element] = item
             elements.append(element)
         cached = (items, elements, observed, problem)
-        ctx.elements[(id(items), kind)] = cached
+        ctx.elements[key] = cached
+        if stable and problem is None:
+            if len(_STABLE) >= _STABLE_LIMIT:
+                _STABLE.clear()
+            _STABLE[key] = (items, elements, observed)
     if strict and cached[3] is not None:
         raise cached[3]
     return cached[1], cached[2]
@@ -269,7 +288,7 @@ def _compare(old: Any, new: Any, meta: FieldMeta | None, spath: tuple[str, ...],
                     diff.removed.add(path)
         return
     kind = _list_kind(meta)
-    old_elements, old_items = _index_items(old, kind, prefix, False, ctx)
+    old_elements, old_items = _index_items(old, kind, prefix, False, ctx, stable=True)  # the stored object's
     new_elements, new_items = _index_items(new, kind, prefix, False, ctx)
     item_meta = meta if kind.kind == "map" else None
     atomic_items = kind.kind == "set" or kind.atomic_items
@@ -395,8 +414,8 @@ def _merge_list(live: list[Any], config: list[Any], kind: _ListKind, meta: Field
                 spath: tuple[str, ...], prefix: Path, ctx: WalkContext, out: set[Path] | None = None) -> list[Any]:
     """SMD's list merge: live-only items keep their place, shared and new items follow the config.
     With ``out``, also collects the configuration's fields (see ``merge_config``)."""
-    rhs, observed_rhs = _index_items(config, kind, prefix, True, ctx)
-    lhs, observed_lhs = _index_items(live, kind, prefix, False, ctx)
+    rhs, observed_rhs = _index_items(config, kind, prefix, True, ctx, stable=True)
+    lhs, observed_lhs = _index_items(live, kind, prefix, False, ctx, stable=True)
     item_meta = meta if kind.kind == "map" else None
     atomic_items = kind.kind == "set" or kind.atomic_items
     # A map item's own fields are collected as config_fields would (strict indexing guarantees each

@@ -175,6 +175,10 @@ def _refuse(_text: str) -> Any:
     raise _NotPlain
 
 
+# Built once: ``json.loads`` with these hooks would build a decoder on every call.
+_PLAIN_DECODER = json.JSONDecoder(parse_float=_refuse, parse_constant=_refuse)
+
+
 def _plain_json(body: bytes) -> Any:
     """An apply body parsed by ``json`` when YAML would read it identically, else ``_NOT_PLAIN``.
 
@@ -187,7 +191,8 @@ def _plain_json(body: bytes) -> Any:
             or _LONG_KEY.search(body)):
         return _NOT_PLAIN
     try:
-        return json.loads(body, parse_float=_refuse, parse_constant=_refuse)
+        # The text is printable ASCII, which ``json.loads`` would decode as UTF-8 to the same string.
+        return _PLAIN_DECODER.decode(body.decode("ascii"))
     except (ValueError, _NotPlain, RecursionError):
         return _NOT_PLAIN
 

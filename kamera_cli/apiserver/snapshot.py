@@ -10,7 +10,6 @@ order objects were inserted in.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -18,7 +17,8 @@ from typing import Any, TypeVar
 
 import immutables
 
-from kamera_cli.apiserver.identity import Seen
+from kamera_cli.apiserver.identity import IdentityCache
+from kamera_cli.apiserver.jsontext import canonical
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 
 T = TypeVar("T")
@@ -62,11 +62,11 @@ def object_digest(obj: Manifest) -> str:
             obj = _generation_relations(obj, generation)
     spec = obj.get("spec")
     template = spec.get("template") if isinstance(spec, dict) else None
-    if isinstance(spec, dict) and isinstance(template, dict) and template and _second_sight(template):
+    if isinstance(spec, dict) and isinstance(template, dict) and template and _CANONICAL.met_before(template):
         # A workload's pod template is most of its text and usually the very template its previous
         # version stored: its canonical text is cached by identity and spliced in.
         shell = _canonical({**obj, "spec": {**spec, "template": _TEMPLATE_PLACEHOLDER}})
-        text = (shell.replace(_TEMPLATE_PLACEHOLDER_JSON, _canonical_cached(template))
+        text = (shell.replace(_TEMPLATE_PLACEHOLDER_JSON, _CANONICAL.derive(template, _canonical))
                 if shell.count(_TEMPLATE_PLACEHOLDER_JSON) == 1 else _canonical(obj))
     else:
         text = _canonical(obj)
@@ -74,38 +74,17 @@ def object_digest(obj: Manifest) -> str:
 
 
 _TEMPLATE_PLACEHOLDER = "\0kamera:template\0"
-_CANONICAL_LIMIT = 4096
-_CANONICAL: dict[int, tuple[Any, str]] = {}
+# Canonical text of pod templates that stored objects share from version to version.
+_CANONICAL: IdentityCache[str] = IdentityCache(4096)
 
 
 def _canonical(value: Any) -> str:
     """Sorted-key JSON with RFC 3339 time strings replaced (what the digest hashes)."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = canonical(value)
     return _QUOTED_TIMESTAMP.sub('"<time>"', text) if "T" in text else text
 
 
 _TEMPLATE_PLACEHOLDER_JSON = _canonical(_TEMPLATE_PLACEHOLDER)
-
-
-_SEEN = Seen(_CANONICAL_LIMIT)
-
-
-def _second_sight(value: Any) -> bool:
-    """Whether the template is cached or was met before: a new one (a create, a template change) is
-    serialised with its object in one call; one met again is spliced from the cache from then on."""
-    return _CANONICAL.get(id(value), (None,))[0] is value or _SEEN.again(value)
-
-
-def _canonical_cached(value: Any) -> str:
-    """``_canonical`` of a stored (never mutated) subtree, cached by identity (entries keep it alive)."""
-    hit = _CANONICAL.get(id(value))
-    if hit is not None and hit[0] is value:
-        return hit[1]
-    text = _canonical(value)
-    if len(_CANONICAL) >= _CANONICAL_LIMIT:
-        _CANONICAL.clear()
-    _CANONICAL[id(value)] = (value, text)
-    return text
 
 
 def _relation(value: object, generation: int) -> object:
