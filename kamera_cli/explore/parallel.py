@@ -107,6 +107,9 @@ class _Coordinator:
         self.backlog = [0] * pool.size
         self.asked = [0] * pool.size  # requests for nodes ("give") not answered yet
         self.idle, self.taken, self.cpu0 = 0.0, 0, time.process_time()
+        #: equal actions are one object: each result brings its own copies, and a large search keeps
+        #: one per edge (memory, and the collector's time walking them)
+        self.actions: dict[Any, Any] = {}
         self.results: dict[int, Any] = pool.results  # results received ahead of their turn
         self.converged_nodes: list[int] = []
 
@@ -329,7 +332,8 @@ class _Coordinator:
                 elif dst <= node:
                     proviso_ok = False
                 g.e_src.append(node)
-                g.e_action.append(acts[i])
+                action = acts[i]
+                g.e_action.append(self.actions.setdefault(action, action))
                 g.e_label.append(REMOTE)
                 self.edge_index.append(i)
                 g.e_dst.append(dst)

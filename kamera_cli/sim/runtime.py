@@ -530,7 +530,7 @@ def _with_rv(obj: Mapping[str, Any], rv: int, stamps: tuple[str, str] | None = N
 def _within(fields: Any, other: Any) -> bool:
     """Whether a fieldsV1 tree only has paths ``other`` has (an entry that lost fields, gained none)."""
     if not isinstance(fields, dict) or not isinstance(other, dict):
-        return fields == other
+        return bool(fields == other)
     return all(k in other and _within(v, other[k]) for k, v in fields.items())
 
 

@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from kamera_cli.runner import explore, outcome_key
+from kamera_cli.model.result import CheckResult
+from kamera_cli.report.json_report import to_json
+from kamera_cli.runner import Overrides, explore, outcome_key
 from kamera_cli.scenario import load_scenario
+from tests.e2e.jsonstable import stable
 from tests.e2e.test_examples import kopf_supported, missing_client
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,15 +28,19 @@ _SLOW = {"workloads/wait-for-deployment", "shapes/program/workqueue", "shapes/pr
 EXAMPLES = sorted(str(p.parent.relative_to(ROOT / "scenarios")) for p in (ROOT / "scenarios").rglob("scenario.yaml"))
 
 
-def _summary(path: Path, memoize: bool) -> tuple[int, int, str, set[str]]:
+def _summary(path: Path, memoize: bool) -> tuple[int, int, str, set[str], object]:
+    """Counts, verdict and outcomes, and the whole result as a user sees it: every object of the
+    reported states, every step's diff and log (what differs in server bookkeeping only, a
+    managedFields time, a printed time, would show there and nowhere else)."""
     scenario = load_scenario(path)
     chosen = replace(scenario, explore=replace(scenario.explore, memoize=memoize))
-    exploration = explore(chosen)
+    exploration = explore(chosen, overrides=Overrides(graph_states=50))
     search = exploration.search
     outcomes = {outcome_key(search.state(n).snapshot) for n in search.converged}
     stats = exploration.result.stats
+    shown = stable(to_json(CheckResult((exploration.result,))))
     search.close()
-    return stats.states, stats.transitions, exploration.result.verdict.value, outcomes
+    return stats.states, stats.transitions, exploration.result.verdict.value, outcomes, shown
 
 
 @pytest.mark.parametrize("example", [e for e in EXAMPLES if e not in _SLOW])

@@ -177,3 +177,70 @@ def test_a_remote_worker_with_a_model_of_its_own_builds_the_serial_graph(workers
 def test_remote_workers_need_a_breadth_first_search_with_room_for_them() -> None:
     with pytest.raises(ExploreError, match="remote workers need a breadth-first search"):
         search(_wide(), workers=1, remote=[object()])
+
+
+def test_each_process_says_what_it_did() -> None:
+    result = search(_wide(), workers=2, reduction="none")
+    try:
+        loads = result.processes
+        assert len(loads) == 2
+        expanded = sum(1 for s in result.graph.status if s != 0)  # every node the search expanded
+        assert sum(p.expanded for p in loads) == expanded
+        assert all(p.expanded > 0 and p.cpu > 0 and p.idle >= 0 for p in loads)
+        assert sum(p.moved for p in loads) > 0  # the single initial state's successors had to be shared
+    finally:
+        result.close()
+    assert search(_wide(), reduction="none").processes == ()
+
+
+def test_a_search_leaves_the_collector_as_it_found_it() -> None:
+    import gc
+
+    before = (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled())
+    search(_wide(), reduction="none")
+    search(_wide(), workers=2, reduction="none").close()
+    assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before
+
+
+def test_nodes_handed_over_are_spread_over_the_queue() -> None:
+    """A state reached from several parents belongs to the first merged: a process given only a
+    queue's tail would discover little of the next level, and run dry again."""
+    from kamera_cli.explore.parallel_worker import Worker as SearchWorker
+
+    worker = SearchWorker(lambda message: None, _wide(), [], None, 10, True, None)
+    for node in range(10):
+        worker.store[f"fp{node}"] = (node,)
+        worker.queue.append((node, f"fp{node}", 1))
+    given = worker.give(3, None)
+    assert [g[0] for g in given] == [2, 5, 8]
+    assert [q[0] for q in sorted(worker.queue)] == [0, 1, 3, 4, 6, 7, 9]
+    assert "fp5" not in worker.store  # the state left with the node
+    assert [g[0] for g in worker.give(0, [9, 4, 42])] == [4, 9]  # named ones, those still queued
+
+
+@pytest.mark.parametrize("duplex", [True, False])
+def test_the_coordinator_never_blocks_on_a_write(duplex: bool) -> None:
+    """A socket (what Pipe makes) is written without blocking, what does not fit waiting for the next
+    pump; any other connection gets a sender thread. Either way the other end reads whole messages."""
+    import multiprocessing
+    import threading
+
+    from kamera_cli.explore.parallel_pool import _Outbox
+
+    a, b = multiprocessing.Pipe(duplex=duplex)
+    reader, writer = (b, a) if duplex else (a, b)
+    box = _Outbox(writer)
+    assert (box.sock is not None) == duplex
+    big = ("batch", [("expand", i, f"{i:08d}" * 125, 1, None) for i in range(5_000)])  # 5 MB: more than fits
+    box.put(big)
+    box.put(("halt",))
+    got: list[object] = []
+    thread = threading.Thread(target=lambda: got.extend([reader.recv(), reader.recv()]))
+    thread.start()
+    if duplex:
+        assert box.pending  # the socket took part of it; the rest waits
+        box.drain(10.0)
+        assert not box.pending
+    thread.join(10)
+    box.close()
+    assert got == [big, ("halt",)]

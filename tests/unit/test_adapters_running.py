@@ -379,3 +379,32 @@ def test_datagrams_are_network_attempts_too(controller: Callable[[str], Reconcil
             receiver.recvfrom(100)
     finally:
         receiver.close()
+
+
+def test_a_warning_shown_once_is_shown_in_every_step(controller: Callable[[str], ReconcilerFactory],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a step prints must not depend on the steps this process ran before (a memoised step
+    replays its first run's log; a split search's processes run different steps first), and a filter
+    a controller sets stays in its step."""
+    import warnings
+
+    shown: list[str] = []
+    monkeypatch.setattr(warnings, "showwarning", lambda message, *args, **kwargs: shown.append(str(message)))
+
+    factory = controller(
+        """
+        import warnings
+
+        def reconcile(request):
+            warnings.warn("this client is too old", UserWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+        """
+    )
+    filters = list(warnings.filters)
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")  # shown once per place: what an unconfigured process does
+        filters = list(warnings.filters)
+        run(factory)
+        run(factory)
+        assert warnings.filters == filters
+    assert shown == ["this client is too old", "this client is too old"]

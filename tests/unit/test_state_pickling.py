@@ -30,3 +30,25 @@ def test_every_field_survives_a_round_trip() -> None:
     assert again.snapshot.log() == snapshot.log()
     assert replace(again, snapshot=snapshot) == state
     assert again.fingerprint(True) == state.fingerprint(True)
+
+
+def test_shipped_objects_are_interned_on_arrival() -> None:
+    """A state received twice, or two states sharing an object, share it in the receiving process:
+    identity caches (digests, canonical text, replays) then hit as they do in a lone search."""
+    from kamera_cli.sim.shipping import Shipping
+
+    ref = ObjectRef("v1", "ConfigMap", "default", "a")
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"},
+           "data": {"k": "1"}}
+    one = Snapshot.empty().with_object(ref, obj)
+    two = one.with_object(ObjectRef("v1", "ConfigMap", "default", "b"),
+                          {**obj, "metadata": {"name": "b", "namespace": "default"}})
+    sender, receiver = Shipping(), Shipping()
+    first = receiver.loads(sender.dumps(SimState(one, (), 0)))
+    second = receiver.loads(sender.dumps(SimState(two, (), 1)))
+    assert first.snapshot.get(ref) == obj
+    assert first.snapshot.get(ref) is second.snapshot.get(ref)  # one object for one content
+    assert first.snapshot.get(ref) is not obj  # another process's copy, not the sender's
+    assert second.snapshot.fingerprint() == two.fingerprint()
+    # the sender pickles an object once per identity
+    assert sender.pickled[id(obj)][0] is obj
