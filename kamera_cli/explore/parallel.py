@@ -110,6 +110,7 @@ class _Coordinator:
         #: equal actions are one object: each result brings its own copies, and a large search keeps
         #: one per edge (memory, and the collector's time walking them)
         self.actions: dict[Any, Any] = {}
+        self.act_tables: list[dict[int, Any]] = [{} for _ in range(pool.size)]  # each worker's numbering
         self.results: dict[int, Any] = pool.results  # results received ahead of their turn
         self.converged_nodes: list[int] = []
 
@@ -307,7 +308,11 @@ class _Coordinator:
         if kind == "cut":
             g.status[node] = DEPTH_CUT
             return None, False, 0
-        _kind, acts, succs, order, rest = result
+        _kind, (ids, new), succs, order, rest = result
+        table = self.act_tables[worker]
+        for number, act in new:
+            table[number] = self.actions.setdefault(act, act) if number < 1_000_000_000 else act
+        acts = [table[i] for i in ids]
         nd = d + 1
         eid = len(g.e_src)
         g.first_edge[node] = eid
@@ -332,8 +337,7 @@ class _Coordinator:
                 elif dst <= node:
                     proviso_ok = False
                 g.e_src.append(node)
-                action = acts[i]
-                g.e_action.append(self.actions.setdefault(action, action))
+                g.e_action.append(acts[i])
                 g.e_label.append(REMOTE)
                 self.edge_index.append(i)
                 g.e_dst.append(dst)

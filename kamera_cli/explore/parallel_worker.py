@@ -77,6 +77,7 @@ class Worker:
         self.labels: dict[int, list[object]] = {}  # node -> the labels of its expansion's transitions
         self.found: dict[int, dict[str, Any]] = {}  # node -> states its expansion discovered, until merged
         self.queue: list[tuple[int, str, int]] = []  # (node, fingerprint, depth)
+        self.numbers: dict[Any, int] = {}  # actions sent to the coordinator, by number
         self.expanded = self.moved = 0
         self.idle = 0.0
         self.cpu0 = time.process_time()
@@ -201,7 +202,31 @@ class Worker:
             c, details = judged
             succs.append((fp, t.findings, c, None if known else details))
         self.labels[node] = [t.label for t in ts]
-        return ("expanded", acts, succs, order, rest)
+        return ("expanded", self._numbered(acts), succs, order, rest)
+
+    def _numbered(self, acts: list[Any]) -> tuple[list[int], list[tuple[int, Any]]]:
+        """The actions as numbers, with the actions this worker has not sent before.
+
+        Why: a model repeats a few actions over and over (the same reconcile from thousands of
+        states); pickling each anew, and building each again on the other side, cost the
+        coordinator more than merging the expansion."""
+        numbers = self.numbers
+        ids: list[int] = []
+        new: list[tuple[int, Any]] = []
+        for act in acts:
+            try:
+                number = numbers.get(act)
+            except TypeError:  # an unhashable action: sent as itself each time
+                number = None
+                numbers_unhashable = len(numbers) + len(new) + 1_000_000_000
+                new.append((numbers_unhashable, act))
+                ids.append(numbers_unhashable)
+                continue
+            if number is None:
+                number = numbers[act] = len(numbers)
+                new.append((number, act))
+            ids.append(number)
+        return ids, new
 
     def _process_steps(self, state: Any, process: object) -> tuple[list[Any], list[Transition[Any]]]:
         assert self.reducer is not None
