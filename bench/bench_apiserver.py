@@ -2,9 +2,10 @@
 
 For each operation the same typed-client call runs twice: once answered by the simulator (through
 the transport) and once by a canned pool manager that returns a fixed, valid body with no server
-work at all -- the client's own floor.  The targets: reads at most 1.5 (the simulator adds at most 50%
-over the floor); writes, which validate, default and track field ownership, at most 2.5 (issue #13).  A second table times forking a snapshot and writing one object, for a
-1,000-object and a 10-object snapshot: the write must not copy the whole state.
+work at all -- the client's own floor.  The targets: reads at most 1.5 (the simulator adds at most
+50% over the floor); writes, which validate, default and track field ownership, at most 2.5 (issue
+#13).  A second table times forking a snapshot and writing one object, for a 1,000-object and a
+10-object snapshot: the write must not copy the whole state.
 
 Usage: python bench/bench_apiserver.py [--iterations N]
 """
