@@ -195,11 +195,22 @@ _WRITES = frozenset({"create", "update", "patch", "apply", "delete"})
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=300)
+    parser.add_argument("--collector", choices=("default", "search"), default="default",
+                        help="search: both sides under the collector settings a search runs with (the heap "
+                             "frozen, young collections every 20,000 allocations), where kamera's writes happen")
     args = parser.parse_args()
+    if args.collector == "search":
+        import gc
+
+        from kamera_cli.explore.checker import _YOUNG_THRESHOLD
+
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     import kubernetes
 
     print(f"kubernetes client {kubernetes.__version__}, Python {sys.version.split()[0]}, "
-          f"{args.iterations} iterations x best of 5 (simulator and floor interleaved)")
+          f"{args.iterations} iterations x best of 5 (simulator and floor interleaved), {args.collector} collector")
     rows = bench_requests(args.iterations)
     print()
     print(f"{'kind':<11} {'operation':<18} {'simulator µs':>13} {'floor µs':>10} {'ratio':>7}")
