@@ -24,7 +24,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
 from kamera_cli.explore.checker import _Problems, finish
@@ -282,10 +282,10 @@ class _Coordinator:
             unsent = pool.unsent()
             if pool.conns:
                 if local_work:
-                    ready = wait(pool.conns, timeout=0)
+                    ready = pool.ready(0)
                 else:
                     t0 = _monotonic()
-                    ready = wait(pool.conns, timeout=0.001 if unsent else _POLL)
+                    ready = pool.ready(0.001 if unsent else _POLL)
                     self.idle += _monotonic() - t0
                 for conn in ready:
                     w = pool.worker_of(conn)
