@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -85,11 +86,15 @@ def main() -> None:
         _one(args.requests, args.one)
         return
     best: dict[str, dict[str, object]] = {}
+    paired: list[float] = []  # each round's serial wall over its split wall, measured back to back
     for _ in range(args.rounds):
+        walls = {}
         for name, workers in (("serial", 1), ("split", args.workers)):
             row = _result(_spawn(args.requests, workers))
+            walls[name] = float(row["wall"])  # type: ignore[arg-type]
             if name not in best or row["wall"] < best[name]["wall"]:  # type: ignore[operator]
                 best[name] = row
+        paired.append(walls["serial"] / walls["split"])
         together = [_spawn(args.requests, 1) for _ in range(args.workers)]
         rows = [_result(p) for p in together]
         wall = max(r["wall"] for r in rows)  # type: ignore[type-var]
@@ -109,6 +114,8 @@ def main() -> None:
           f"(the machine's ceiling: {ceiling:.2f}×)")
     print(f"speed-up with {args.workers} workers: {speedup:.2f}× ({speedup / ceiling:.0%} of the ceiling); "
           f"best of {args.rounds} rounds each")
+    print("each round's speed-up (serial and split back to back): "
+          + ", ".join(f"{r:.2f}×" for r in paired) + f"; median {statistics.median(paired):.2f}×")
 
 
 if __name__ == "__main__":
