@@ -84,11 +84,15 @@ class Worker:
         self.cpu0 = time.process_time()
 
     def loop(self, conn: Connection) -> None:
-        # a poll object made once: ``conn.poll()`` builds a selector per call (~6 µs a node)
-        make = getattr(select, "poll", None)
-        poller = make() if make is not None else None
+        # a poll object made once: ``conn.poll()`` builds a selector per call (~6 µs a node); a
+        # connection without a file descriptor of its own (a relay's pair of pipes) polls itself
+        make, fileno = getattr(select, "poll", None), getattr(conn, "fileno", None)
+        poller = make() if make is not None and fileno is not None else None
         if poller is not None:
-            poller.register(conn.fileno(), select.POLLIN)
+            try:
+                poller.register(fileno(), select.POLLIN)  # type: ignore[misc]
+            except (OSError, ValueError, TypeError):
+                poller = None
         while True:
             while self.queue and not (poller.poll(0) if poller is not None else conn.poll()):
                 self.expand_next()
