@@ -308,11 +308,12 @@ class _Coordinator:
         if kind == "cut":
             g.status[node] = DEPTH_CUT
             return None, False, 0
-        _kind, (ids, new), succs, order, rest = result
-        table = self.act_tables[worker]
-        for number, act in new:
-            table[number] = self.actions.setdefault(act, act) if number < 1_000_000_000 else act
-        acts = [table[i] for i in ids]
+        _kind, (acts, new), succs, order, rest = result
+        if new is not None:  # numbered (``Worker._numbered``)
+            table = self.act_tables[worker]
+            for number, act in new:
+                table[number] = self.actions.setdefault(act, act)
+            acts = [table[i] for i in acts]
         nd = d + 1
         eid = len(g.e_src)
         g.first_edge[node] = eid

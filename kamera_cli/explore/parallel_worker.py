@@ -214,28 +214,27 @@ class Worker:
         self.labels[node] = [t.label for t in ts]
         return ("expanded", self._numbered(acts), succs, order, rest)
 
-    def _numbered(self, acts: list[Any]) -> tuple[list[int], list[tuple[int, Any]]]:
-        """The actions as numbers, with the actions this worker has not sent before.
+    def _numbered(self, acts: list[Any]) -> tuple[list[Any], list[tuple[int, Any]] | None]:
+        """The actions as numbers, with the actions this worker has not sent before (``None``: the
+        actions themselves, for a model whose actions cannot be hashed).
 
         Why: a model repeats a few actions over and over (the same reconcile from thousands of
         states); pickling each anew, and building each again on the other side, cost the
         coordinator more than merging the expansion."""
         numbers = self.numbers
-        ids: list[int] = []
+        ids: list[Any] = []
         new: list[tuple[int, Any]] = []
-        for act in acts:
-            try:
+        try:
+            for act in acts:
                 number = numbers.get(act)
-            except TypeError:  # an unhashable action: sent as itself each time
-                number = None
-                numbers_unhashable = len(numbers) + len(new) + 1_000_000_000
-                new.append((numbers_unhashable, act))
-                ids.append(numbers_unhashable)
-                continue
-            if number is None:
-                number = numbers[act] = len(numbers)
-                new.append((number, act))
-            ids.append(number)
+                if number is None:
+                    number = numbers[act] = len(numbers)
+                    new.append((number, act))
+                ids.append(number)
+        except TypeError:  # unhashable: sent as themselves; numbers given in this call are taken back
+            for _number, act in new:
+                del numbers[act]
+            return acts, None
         return ids, new
 
     def _process_steps(self, state: Any, process: object) -> tuple[list[Any], list[Transition[Any]]]:

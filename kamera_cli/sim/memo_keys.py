@@ -9,6 +9,7 @@ live in one place that the runtime and the footprints both read.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import json
 import re
@@ -165,40 +166,51 @@ def _scrub_times(value: Any) -> Any:
     return value
 
 
-#: how programs commonly print the time (RFC 3339, http.server's access log, logging's asctime, ctime)
-_PRINTED_TIME_FORMATS = ("%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S", "%d/%b/%Y %H:%M:%S", "%Y-%m-%d %H:%M:%S",
-                         "%a %b %d %H:%M:%S %Y")
+#: how programs commonly print the time (RFC 3339 with and without its zone, http.server's access
+#: log, logging's asctime, ctime), each with a pattern that finds it in printed text
+_PRINTED_TIMES = {
+    "rfcz": ("%Y-%m-%dT%H:%M:%SZ", r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z"),
+    "rfc": ("%Y-%m-%dT%H:%M:%S", r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"),
+    "access": ("%d/%b/%Y %H:%M:%S", r"\d{2}/[A-Z][a-z]{2}/\d{4} \d{2}:\d{2}:\d{2}"),
+    "asctime": ("%Y-%m-%d %H:%M:%S", r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}"),
+    "ctime": ("%a %b %d %H:%M:%S %Y", r"[A-Z][a-z]{2} [A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2} \d{4}"),
+}
+_PRINTED_TIME = re.compile("|".join(f"(?P<{name}>{pattern})" for name, (_fmt, pattern) in _PRINTED_TIMES.items()))
 
 
 #: how far past the step's start its printed times are re-rendered (seconds)
 _PRINTED_WINDOW = 120
 
 
+@functools.lru_cache(maxsize=4096)
 def retimed_output(text: str, then: int, now: int) -> str:
     """What a memoised step printed at virtual second ``then``, as a fresh run at ``now`` would print it.
 
     Why: a hook server's access log or a logging handler stamps each line with the (virtual) time,
     and a replay must not depend on which equal state was met first — a split search's processes meet
     them in other orders. The clock's instant is re-rendered in the common formats (the sandbox runs
-    in UTC); a time printed in another format keeps the first run's value (docs/explorer.md).
+    in UTC); a time printed in another format keeps the first run's value (docs/explorer.md). Cached:
+    a memoised step is replayed many times, at few instants.
     """
     if then == now or not text:
         return text
-    was, is_ = _instant(then), _instant(now)
-    if was.strftime("%Y") not in text:
+    was = _instant(then)
+    if str(was.year) not in text:
         return text
-    # the step's own time may have moved on while it ran (a sleep, a timeout): a window from ``then``
-    found: list[tuple[str, str]] = []
-    for late in range(_PRINTED_WINDOW):
-        at, to = was + _dt.timedelta(seconds=late), is_ + _dt.timedelta(seconds=late)
-        found.extend((at.strftime(fmt), to.strftime(fmt)) for fmt in _PRINTED_TIME_FORMATS
-                     if at.strftime(fmt) in text)
-    if not found:
-        return text
-    # all at once: a time re-rendered must not be re-rendered again by a later (overlapping) one
-    table = dict(found)
-    return re.sub("|".join(re.escape(old) for old in sorted(table, key=len, reverse=True)),
-                  lambda m: table[m.group(0)], text)
+    shift = _dt.timedelta(seconds=now - then)
+
+    def moved(match: re.Match[str]) -> str:
+        fmt = _PRINTED_TIMES[match.lastgroup or ""][0]
+        try:
+            at = _dt.datetime.strptime(match.group(0), fmt).replace(tzinfo=_dt.timezone.utc)
+        except ValueError:
+            return match.group(0)
+        # the step's own time may have moved on while it ran (a sleep, a timeout): a window from ``then``
+        late = (at - was).total_seconds()
+        return (at + shift).strftime(fmt) if 0 <= late < _PRINTED_WINDOW else match.group(0)
+
+    # one pass: a time re-rendered is never re-rendered again by a later (overlapping) one
+    return _PRINTED_TIME.sub(moved, text)
 
 
 def _instant(clock: int) -> _dt.datetime:

@@ -8,6 +8,7 @@ itself is compared. Random kamera-shaped systems (Hypothesis) find merge orders 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -244,3 +245,21 @@ def test_the_coordinator_never_blocks_on_a_write(duplex: bool) -> None:
     thread.join(10)
     box.close()
     assert got == [big, ("halt",)]
+
+
+class _ListActions(GraphModel):
+    """The same graph with each action a list (unhashable): a worker cannot number them."""
+
+    def actions(self, state: int) -> Sequence[Any]:
+        return [[pos] for pos in self.out.get(state, [])]
+
+    def successor(self, state: int, action: Any) -> Transition[int]:
+        return super().successor(state, action[0])
+
+
+def test_unhashable_actions_travel_as_themselves() -> None:
+    edges = [(i, j) for i in range(30) for j in (i + 1, i + 2) if j < 30]
+    serial, parallel = _both(_ListActions(edges=edges, converged=[29]), reduction="none")
+    assert parallel == serial
+    edges_seen: list[tuple[int, Any, object, int]] = serial["edges"]  # type: ignore[assignment]
+    assert [e[1] for e in edges_seen][:2] == [[0], [1]]
