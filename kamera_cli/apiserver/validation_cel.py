@@ -13,7 +13,8 @@ message)`` (or the rule's ``reason``), the message being ``message``, the result
 ``messageExpression``, or ``failed rule: <rule>``; an evaluation error is reported as
 ``<error> evaluating rule: <rule>``.  Items of ``listType: map`` lists meet the old item with the same
 keys (``MakeMapList``).  Rules are compiled once per schema node, with the Kubernetes CEL libraries
-(``validation_cel_lib.py``) as extra functions.
+(``validation_cel_lib.py``) as extra functions and the macros cel-python lacks
+(``validation_cel_macros.py``) in its evaluator.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.field_errors import Cause
 from kamera_cli.apiserver.validation_cel_ext import namespaces, optional, rewrite_optional_syntax
 from kamera_cli.apiserver.validation_cel_lib import library
+from kamera_cli.apiserver.validation_cel_macros import environment, macro_error
 
 celpy: Any
 try:
@@ -48,10 +50,10 @@ def compile_error(rule: str) -> str | None:
     if celpy is None:
         return None
     try:
-        celpy.Environment().compile(rewrite_optional_syntax(rule))
+        tree = celpy.Environment().compile(rewrite_optional_syntax(rule))
     except Exception as exc:  # celpy raises its own parse/compile errors
         return str(exc).strip().splitlines()[0]
-    return None
+    return macro_error(tree)
 
 
 def _program(node: Mapping[str, Any], text: str) -> Any:
@@ -60,7 +62,7 @@ def _program(node: Mapping[str, Any], text: str) -> Any:
     if hit is None or hit[0] is not node:
         if not _LIBRARY:
             _LIBRARY.update(library(celpy))
-        env = celpy.Environment()
+        env = environment(celpy)
         hit = (node, env.program(env.compile(rewrite_optional_syntax(text)), functions=_LIBRARY))
         _PROGRAMS[key] = hit
     return hit[1]

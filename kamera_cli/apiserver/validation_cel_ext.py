@@ -7,7 +7,8 @@ Why a module of its own: these are the functions CRD authors reach for in 1.30+ 
 ``sets.contains(a, b)`` as the method ``contains`` called on an identifier ``sets``; binding each
 namespace name to a marker value in the activation (``namespaces``) turns such a call into an
 ordinary function call whose first argument says which library it belongs to.  Names shared with
-other functions (``contains``, ``string``, ``ip``) dispatch on that argument.
+other functions (``contains``, ``string``, ``ip``) dispatch on that argument.  (``lists`` is bound
+the same way for ``lists.range``, which ``validation_cel_lists.py`` defines.)
 
 Upstream, as enabled by k8s.io/apiserver/pkg/cel/environment/base.go: cel-go ``ext.Sets``,
 ``ext.Strings`` version 2 (``strings.quote``; ``<string>.format`` is in ``validation_cel_format.py``),
@@ -29,7 +30,7 @@ from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.formats import matches
 from kamera_cli.apiserver.validation_cel_format import format_string
 
-NAMESPACES = ("sets", "strings", "format", "optional", "ip")
+NAMESPACES = ("sets", "strings", "format", "optional", "ip", "lists")
 _FORMATS: dict[str, Callable[[str], list[str]]] = {}
 _OPTIONAL: dict[str, Any] = {}
 _IPV4ISH = re.compile(r"^[0-9.]+$")
@@ -48,7 +49,7 @@ def optional(celpy: Any, value: Any, present: bool) -> Any:
             def __eq__(self, other: Any) -> Any:  # optionals are equal when both are empty or hold equal values
                 if not isinstance(other, Optional):
                     return celpy.celtypes.BoolType(False)
-                same = self.present == other.present and (not self.present or _equal(self.inner, other.inner))
+                same = self.present == other.present and (not self.present or equal(self.inner, other.inner))
                 return celpy.celtypes.BoolType(same)
 
             def __ne__(self, other: Any) -> Any:
@@ -151,7 +152,7 @@ def parse_cidr(raw: str) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface | 
     return ipaddress.ip_interface(f"{addr}/{bits}")
 
 
-def _equal(a: Any, b: Any) -> bool:
+def equal(a: Any, b: Any) -> bool:
     """CEL's heterogeneous equality: numbers of different types compare by value."""
     try:
         return bool(a == b)
@@ -161,7 +162,7 @@ def _equal(a: Any, b: Any) -> bool:
 
 
 def _has(items: Any, item: Any) -> bool:
-    return any(_equal(x, item) for x in items)
+    return any(equal(x, item) for x in items)
 
 
 def functions(celpy: Any, base: Callable[[str], Callable[..., Any]]) -> dict[str, Callable[..., Any]]:

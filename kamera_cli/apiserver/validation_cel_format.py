@@ -80,14 +80,15 @@ def _string(t: Any, value: Any, nested: bool = False) -> str:
         return str(int(value))
     if isinstance(value, t.BytesType):
         text = bytes(value).decode("utf-8", "replace")
-        return "b" + _go_quote(text) if nested else text
+        return "b" + go_quote(text) if nested else text
     if isinstance(value, t.StringType):
-        return _go_quote(str(value)) if nested else str(value)
+        return go_quote(str(value)) if nested else str(value)
     raise FormatError("string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, "
                       f"durations, and timestamps, was given {_type_name(t, value)}")
 
 
-def _go_quote(text: str) -> str:
+def go_quote(text: str) -> str:
+    """Go's ``%q`` of a string, as cel-go's and Go libraries' messages quote values."""
     escapes = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
                "\\": "\\\\", '"': '\\"'}
     return '"' + "".join(escapes.get(c, c if c.isprintable() else f"\\x{ord(c):02x}") for c in text) + '"'

@@ -20,7 +20,9 @@ definition:
 * optionals, for rules with ``optionalOldSelf: true`` (their ``oldSelf`` is an optional):
   ``hasValue``, ``value``, ``orValue``;
 * the namespaced libraries (``sets``, ``strings.quote``, ``format``, ``optional``) and IPs/CIDRs, in
-  ``validation_cel_ext.py``.
+  ``validation_cel_ext.py``; cel-go's ``ext.Lists`` (1.34) in ``validation_cel_lists.py``; the semver
+  library (1.33) in ``validation_cel_semver.py``, whose comparisons share their names with the
+  quantity ones here and dispatch on the receiver.
 
 Errors are raised as ``CELEvalError`` with upstream's wording where it matters to a user.
 """
@@ -35,6 +37,8 @@ from typing import Any
 
 from kamera_cli.apiserver.quantity import QuantityError, canonical, value_of
 from kamera_cli.apiserver.validation_cel_ext import functions as ext_functions
+from kamera_cli.apiserver.validation_cel_lists import functions as list_functions
+from kamera_cli.apiserver.validation_cel_semver import functions as semver_functions
 
 
 def library(celpy: Any) -> dict[str, Callable[..., Any]]:
@@ -231,4 +235,6 @@ def library(celpy: Any) -> dict[str, Callable[..., Any]]:
     }
     base = celpy.evaluation.base_functions
     functions.update(ext_functions(celpy, lambda name: base[name]))
+    functions.update(list_functions(celpy))
+    functions.update(semver_functions(celpy, dict(functions).__getitem__))
     return {name: fn if name.startswith("__") else as_value(fn) for name, fn in functions.items()}

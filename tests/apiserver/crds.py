@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
+
+from kamera_cli.apiserver import ApiError
+from kamera_cli.model.objects import ObjectRef
 
 
 def crd(kind: str, plural: str, *, status: bool, scope: str = "Namespaced", schema: dict[str, Any] | None = None,
@@ -54,3 +58,17 @@ def widget(name: str = "w", **spec: Any) -> dict[str, Any]:
 def gadget(name: str = "g", **spec: Any) -> dict[str, Any]:
     return {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": name, "namespace": "default"},
             "spec": {"size": "small", **spec}}
+
+
+def thing_refusals(server: Any, **spec: Any) -> list[str]:
+    """The cause messages of the 422 refusing a ``Thing`` with ``spec``; none when it is created (it is
+    then deleted, so the next case starts from the same server)."""
+    obj = {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "x", "namespace": "default"},
+           "spec": spec}
+    try:
+        server.create(copy.deepcopy(obj))
+    except ApiError as exc:
+        assert exc.status == 422
+        return [c["message"] for c in exc.body["details"]["causes"]]
+    server.delete(ObjectRef("example.com/v1", "Thing", "default", "x"))
+    return []

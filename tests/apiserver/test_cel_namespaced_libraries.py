@@ -7,19 +7,17 @@ library/ip.go and library/cidr.go (1.30).  Each case is a rule of the kind CRDs 
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 import pytest
 
-from kamera_cli.apiserver import ApiError, Registry
+from kamera_cli.apiserver import Registry
 from kamera_cli.apiserver.validation_cel import available as cel_available
 from kamera_cli.apiserver.validation_cel_ext import parse_cidr, parse_ip
-from kamera_cli.model.objects import ObjectRef
 
 from .conftest import make_server
-from .crds import crd
+from .crds import crd, thing_refusals
 
 pytestmark = pytest.mark.skipif(not cel_available(), reason="cel-python (the 'cel' extra) is not installed")
 
@@ -30,18 +28,6 @@ def _server(rules: list[dict[str, Any]]):
         "properties": {"s": {"type": "string"}, "a": {"type": "array", "items": {"type": "string"}},
                        "b": {"type": "array", "items": {"type": "string"}}}}}}
     return make_server(Registry.builtin().with_crds([crd("Thing", "things", status=False, schema=schema)]))
-
-
-def _messages(server, **spec: Any) -> list[str]:
-    obj = {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "x", "namespace": "default"},
-           "spec": spec}
-    try:
-        server.create(copy.deepcopy(obj))
-    except ApiError as exc:
-        assert exc.status == 422
-        return [c["message"] for c in exc.body["details"]["causes"]]
-    server.delete(ObjectRef("example.com/v1", "Thing", "default", "x"))
-    return []
 
 
 #: One case a line: the rule ;; a spec it accepts ;; a spec it refuses (JSON; null: no refused case).
@@ -83,16 +69,16 @@ def _cases() -> list[tuple[str, dict[str, Any], dict[str, Any] | None]]:
 def test_namespaced_functions_accept_and_refuse_as_upstream(rule: str, good: dict[str, Any],
                                                            bad: dict[str, Any] | None):
     server = _server([{"rule": rule, "message": "no"}])
-    assert _messages(server, **good) == []
+    assert thing_refusals(server, **good) == []
     if bad is not None:
-        assert _messages(server, **bad) == ['Invalid value: "object": no']
+        assert thing_refusals(server, **bad) == ['Invalid value: "object": no']
 
 
 def test_format_errors_can_feed_a_message_expression():
     # the library's documented use: the validation errors become the message
     server = _server([{"rule": "!format.dns1123Label().validate(self.s).hasValue()",
                        "messageExpression": "format.dns1123Label().validate(self.s).value().join('; ')"}])
-    assert _messages(server, s="a.b") == ['Invalid value: "object": must not contain dots']
+    assert thing_refusals(server, s="a.b") == ['Invalid value: "object": must not contain dots']
 
 
 def test_string_format_builds_messages_as_cel_go_does():
@@ -100,10 +86,10 @@ def test_string_format_builds_messages_as_cel_go_does():
     server = _server([{"rule": "self.s.size() < 3",
                        "messageExpression": "'%s is %d long; %.2f, %s, %s, %x'.format([self.s, self.s.size(), "
                                             "1234.5, [1, 'a', 2.5], 1000000.0, 255])"}])
-    assert _messages(server, s="abcd") == [
+    assert thing_refusals(server, s="abcd") == [
         'Invalid value: "object": abcd is 4 long; 1,234.50, [1, "a", 2.500000], 1e+06, ff']
     bad = _server([{"rule": "'%d'.format([self.s]) == ''"}])
-    assert _messages(bad, s="x") == [
+    assert thing_refusals(bad, s="x") == [
         "Invalid value: \"object\": error during formatting: decimal clause can only be used on integers, was given "
         "string evaluating rule: '%d'.format([self.s]) == ''"]
 
@@ -127,6 +113,6 @@ def test_ip_and_cidr_parse_errors_are_worded_as_upstream():
                                       "netip.ParsePrefix(\"10.0.0.0\"): no '/'")
     assert parse_cidr("10.0.0.0/33").endswith("prefix length out of range")
     server = _server([{"rule": "ip(self.s).family() == 4"}])
-    assert _messages(server, s="nope") == [
+    assert thing_refusals(server, s="nope") == [
         'Invalid value: "object": IP Address "nope" parse error during conversion from string: '
         'ParseAddr("nope"): unable to parse IP evaluating rule: ip(self.s).family() == 4']
