@@ -17,6 +17,7 @@ definition:
 * quantities: library/quantity.go — ``quantity``, ``isQuantity``, ``sign``, ``isInteger``,
   ``asInteger``, ``asApproximateFloat``, ``isGreaterThan``, ``isLessThan``, ``compareTo``, ``add``,
   ``sub`` (parsed with kamera's ``ParseQuantity``);
+* cross-type numeric comparisons and equality (``_numeric_operators``);
 * optionals, for rules with ``optionalOldSelf: true`` (their ``oldSelf`` is an optional):
   ``hasValue``, ``value``, ``orValue``;
 * the namespaced libraries (``sets``, ``strings.quote``, ``format``, ``optional``) and IPs/CIDRs, in
@@ -29,6 +30,7 @@ Errors are raised as ``CELEvalError`` with upstream's wording where it matters t
 
 from __future__ import annotations
 
+import operator
 import re
 import urllib.parse
 from collections.abc import Callable, Sequence
@@ -237,4 +239,37 @@ def library(celpy: Any) -> dict[str, Callable[..., Any]]:
     functions.update(ext_functions(celpy, lambda name: base[name]))
     functions.update(list_functions(celpy))
     functions.update(semver_functions(celpy, dict(functions).__getitem__))
+    functions.update(_numeric_operators(celpy, lambda name: base[name]))
     return {name: fn if name.startswith("__") else as_value(fn) for name, fn in functions.items()}
+
+
+def _numeric_operators(celpy: Any, base: Callable[[str], Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    """``cel.CrossTypeNumericComparisons(true)`` (base.go, 1.28) and CEL's heterogeneous equality:
+    ``int``, ``uint`` and ``double`` compare and equal by value (``1 < 1.5``, ``1 == 1.0``, ``1 in
+    [1.0]``).  cel-python refuses some of these orders (``IntType < DoubleType``), which matters where
+    a ``number`` field holds an integral JSON value (``2``, which upstream reads as the double 2.0).
+    Everything else goes to cel-python's own operator."""
+    t = celpy.celtypes
+    kinds = (t.IntType, t.UintType, t.DoubleType)
+
+    def number(value: Any) -> bool:
+        return isinstance(value, kinds) and not isinstance(value, t.BoolType)
+
+    def plain(value: Any) -> int | float:
+        return float(value) if isinstance(value, t.DoubleType) else int(value)
+
+    def relation(name: str, compare: Callable[[Any, Any], bool]) -> Callable[..., Any]:
+        def run(a: Any, b: Any) -> Any:
+            if number(a) and number(b) and type(a) is not type(b):
+                return t.BoolType(compare(plain(a), plain(b)))
+            return base(name)(a, b)
+        return run
+
+    def member(item: Any, container: Any) -> Any:
+        if number(item) and isinstance(container, (t.ListType, t.MapType)):
+            return t.BoolType(any(number(x) and plain(x) == plain(item) for x in container))
+        return base("_in_")(item, container)
+
+    return {"_<_": relation("_<_", operator.lt), "_<=_": relation("_<=_", operator.le),
+            "_>_": relation("_>_", operator.gt), "_>=_": relation("_>=_", operator.ge),
+            "_==_": relation("_==_", operator.eq), "_!=_": relation("_!=_", operator.ne), "_in_": member}

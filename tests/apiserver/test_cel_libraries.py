@@ -131,3 +131,15 @@ def test_optional_old_self_runs_on_create_with_an_empty_optional():
     shrunk["spec"]["l"], shrunk["spec"]["s"] = [1], "a"
     assert _messages(server, shrunk, update=True) == ['Invalid value: "object": l may not shrink',
                                                       'Invalid value: "object": s may not shrink']
+
+
+def test_numbers_compare_across_types():
+    # base.go (1.28) cel.CrossTypeNumericComparisons(true), and CEL's heterogeneous equality: a `number`
+    # field holding an integral JSON value is compared with double literals by value
+    rules = [{"rule": "self.ratio < 1.5 && self.ratio >= 1", "message": "ratio out of range"},
+             {"rule": "self.ratio == 1.0 || !(self.ratio in [1.0, 2.0])", "message": "ratio 2 is reserved"}]
+    server = _server(rules, {"ratio": {"type": "number"}})
+    assert _messages(server, _thing(ratio=1)) == []
+    server.delete(ObjectRef("example.com/v1", "Thing", "default", "x"))
+    assert _messages(server, _thing(ratio=2)) == ['Invalid value: "object": ratio out of range',
+                                                  'Invalid value: "object": ratio 2 is reserved']
