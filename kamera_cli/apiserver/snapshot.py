@@ -203,6 +203,25 @@ class Snapshot:
     def kinds(self) -> list[KindRef]:
         return [KindRef.of(av, kind) for av, kind in sorted(self._kinds.keys()) if len(self._kinds[(av, kind)])]
 
+    def parts(self) -> tuple[Any, ...]:
+        """What a snapshot is made of (without its caches), for ``from_parts`` in another process:
+        a split search ships states and interns their objects itself (``sim/shipping.py``)."""
+        return (self._kinds, self._acc, self._count, self._rv, self._log, self._counters, self.fingerprint())
+
+    @classmethod
+    def from_parts(cls, kinds: immutables.Map[Any, Any], acc: int, count: int, rv: int,
+                   log: tuple[WriteRecord, ...], counters: immutables.Map[Any, Any], fp: str,
+                   derived: dict[str, Any]) -> Snapshot:
+        """A snapshot from ``parts()``, with ``derived`` values already known (see ``cached``)."""
+        snap = cls(kinds, acc, count, rv, log, counters)
+        snap._fp = fp
+        snap._derived.update(derived)
+        return snap
+
+    def cached(self, key: str) -> Any | None:
+        """What ``derived(key, …)`` computed on this snapshot, if it has (None otherwise)."""
+        return self._derived.get(key)
+
     def derived(self, key: str, compute: Callable[[Snapshot], T]) -> T:
         """``compute(self)``, cached on this snapshot: it never changes, so derived data stays valid."""
         if key not in self._derived:

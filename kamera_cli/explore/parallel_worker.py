@@ -171,7 +171,8 @@ class Worker:
         model = self.model
         state = self.store[fp]
         self.expanded += 1
-        converged = model.is_converged(state)
+        judged = self.judged.get(fp)  # a state this worker discovered was judged then
+        converged = judged[0] if judged is not None else model.is_converged(state)
         if converged and not self.expand_converged:
             result: tuple[Any, ...] = ("leaf",)
         else:

@@ -119,7 +119,7 @@ class KubeModel:
         self._track_steps = any(isinstance(a.at, int) for a in self.action_specs)
         #: report step footprints (off when the search does not reduce: they would go unread)
         self.footprints = True
-        self._shipping = Shipping()
+        self._shipping = Shipping(derived=(_ACTOR_WORK,))
 
     # ------------------------------------------------------------------ explorer protocol
     def initial_states(self) -> Sequence[SimState]:
@@ -141,7 +141,7 @@ class KubeModel:
             chain = getattr(ctrl.factory, "log_chain", None) if ctrl is not None else None
             if chain is not None and value:
                 logs.append((owner, chain(value)))
-        return self._shipping.dumps((state, tuple(logs)))
+        return self._shipping.dumps(state, tuple(logs))
 
     def unpack(self, blob: bytes) -> SimState:
         state, logs = self._shipping.loads(blob)

@@ -44,11 +44,40 @@ def test_shipped_objects_are_interned_on_arrival() -> None:
     two = one.with_object(ObjectRef("v1", "ConfigMap", "default", "b"),
                           {**obj, "metadata": {"name": "b", "namespace": "default"}})
     sender, receiver = Shipping(), Shipping()
-    first = receiver.loads(sender.dumps(SimState(one, (), 0)))
-    second = receiver.loads(sender.dumps(SimState(two, (), 1)))
+    first, _ = receiver.loads(sender.dumps(SimState(one, (), 0)))
+    second, _ = receiver.loads(sender.dumps(SimState(two, (), 1)))
     assert first.snapshot.get(ref) == obj
     assert first.snapshot.get(ref) is second.snapshot.get(ref)  # one object for one content
     assert first.snapshot.get(ref) is not obj  # another process's copy, not the sender's
     assert second.snapshot.fingerprint() == two.fingerprint()
     # the sender pickles an object once per identity
     assert sender.pickled[id(obj)][0] is obj
+
+
+def test_shipping_keeps_what_the_sender_knew() -> None:
+    """A shipped state arrives with the derived values its model named (so the receiver does not
+    rescan the cluster for the built-in actors' work), its fingerprint, and write records shared
+    with states received before."""
+    from kamera_cli.sim.shipping import Shipping
+
+    ref = ObjectRef("v1", "ConfigMap", "default", "a")
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}}
+    one = Snapshot.empty().with_object(ref, obj)
+    two = one.with_counter("n", 1)  # the same log: the same record objects
+    one.derived("shipped", lambda s: ([], []))
+    one.derived("local", lambda s: "not shipped")
+    item = PendingItem("c", "default", "a", 7, "timer", stable=True, fresh=("v1/ConfigMap",), carry="x")
+    state = SimState(one, (item,), 3, memory=(("o", "k", "v"),))
+    state.fingerprint(True)
+    sender, receiver = Shipping(derived=("shipped",)), Shipping(derived=("shipped",))
+    got, extra = receiver.loads(sender.dumps(state, ("log",)))
+    assert extra == ("log",)
+    assert got.snapshot.cached("shipped") == ([], [])
+    assert got.snapshot.cached("local") is None
+    assert got._fp == state._fp
+    assert replace(got, snapshot=one) == state
+    assert got.snapshot.counter("n") == 0
+    again, _ = receiver.loads(sender.dumps(SimState(two, (), 4)))
+    assert again.snapshot.counter("n") == 1
+    assert again.snapshot.log()[0] is got.snapshot.log()[0]
+    assert again.snapshot.log() == one.log()
