@@ -43,6 +43,9 @@ __all__ = ["Access", "ApiServer", "HttpResponse"]
 from kamera_cli.apiserver.snapshot import Snapshot
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 
+_OPENERS = (b"{", b"[")
+_DECODER = json.JSONDecoder()  # json.loads' own default decoder
+
 
 class ApiServer(DeleteMixin):
     """A session over a snapshot; ``snapshot`` is replaced by each committed write."""
@@ -290,7 +293,12 @@ class ApiServer(DeleteMixin):
                                                        f'accepted media types include: application/json, '
                                                        f'application/yaml (got "{ctype}")')
         try:
-            return json.loads(req.body)
+            body = req.body
+            if body[:1] in _OPENERS and body[1:2] != b"\0":
+                # What ``json.loads`` reads as UTF-8 (no BOM, no NUL among the first two bytes), without
+                # its encoding detection in Python on every request.
+                return _DECODER.decode(body.decode("utf-8", "surrogatepass"))
+            return json.loads(body)
         except (ValueError, UnicodeDecodeError) as exc:
             raise E.bad_request(f"the request body is not valid JSON: {exc}") from None
 

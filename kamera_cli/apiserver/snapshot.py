@@ -19,6 +19,7 @@ import immutables
 
 from kamera_cli.apiserver.identity import IdentityCache
 from kamera_cli.apiserver.jsontext import canonical
+from kamera_cli.model.frozen import fast_init
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 
 T = TypeVar("T")
@@ -29,6 +30,7 @@ _MOD = 1 << 256
 _SCRUBBED_META = ("resourceVersion", "managedFields", "uid")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class WriteRecord:
     """One committed write: ``type`` is ADDED, MODIFIED or DELETED; ``after`` is None for DELETED."""
