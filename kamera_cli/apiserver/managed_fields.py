@@ -224,11 +224,8 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
         return shared  # the same entries would be rendered again: share the stored list
     result: _Managers = {}
     for key, entry in managers.items():
-        kept = without_removed(entry.fields - changed, diff.removed)
-        if key == self_key:
-            continue
-        if kept:
-            result[key] = entry.with_fields(kept)
+        if key != self_key:
+            _keep_unchanged(result, key, entry, changed, diff.removed)
     previous = managers.get(self_key)
     if changed:
         own = (without_removed(previous.fields, diff.removed) if previous else frozenset()) | changed
@@ -238,6 +235,23 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
         if kept:
             result[self_key] = previous.with_fields(kept)
     return _render(result)
+
+
+def _keep_unchanged(result: _Managers, key: tuple[str, str, str, str], entry: _Entry, changed: set[Path],
+                    removed: set[Path]) -> None:
+    """Another manager's entry after a write: without what the write changed or removed.
+
+    An entry the write did not touch is kept as it is (the usual case: a controller's write and the
+    creator's fields are disjoint), so no new field set is built and the comparison with the stored
+    entries meets the very same objects.
+    """
+    if not removed and entry.fields.isdisjoint(changed):
+        if entry.fields:
+            result[key] = entry
+        return
+    kept = without_removed(entry.fields - changed, removed)
+    if kept:
+        result[key] = entry.with_fields(kept)
 
 
 def _unchanged_ownership(managers: _Managers, me: _Entry, me_key: tuple[str, str, str, str],
@@ -380,9 +394,7 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
                 result[key] = _Entry(me.manager, me.operation, me.api_version, previous.time, me.subresource,
                                      me.fields)
             continue
-        kept = without_removed(entry.fields - changed, diff.removed)
-        if kept:
-            result[key] = entry.with_fields(kept)
+        _keep_unchanged(result, key, entry, changed, diff.removed)
     if result == stored and _rendered_here(source):
         # The usual re-apply of an unchanged configuration at the same time: every entry would render
         # as it is stored, so the stored list is shared (no FieldsV1 encoding, no new list).

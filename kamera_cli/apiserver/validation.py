@@ -115,6 +115,28 @@ def validate_metadata(meta: Mapping[str, Any]) -> list[dict[str, str]]:
     return out
 
 
+_CHECKED_METADATA = ("labels", "annotations", "ownerReferences", "finalizers")
+
+
+def metadata_as_checked(name: str, meta: Mapping[str, Any], clean: Mapping[str, Any]) -> bool:
+    """Whether ``validate_name`` and ``validate_metadata`` would find nothing in ``name`` and ``meta``
+    because the metadata of a clean object (``clean_base``) passed them with the same values.
+
+    Why equality suffices: both checks read only the name and these four entries, and a clean
+    object's entries are the ones that passed (pruning only drops unknown or zero fields inside
+    owner references, which cannot turn a passing reference into a failing one).  An update keeps
+    its object's name, and most writes leave labels, annotations, owners and finalizers as they are.
+    """
+    if name != clean.get("name"):
+        return False
+    for key in _CHECKED_METADATA:
+        mine = meta.get(key)
+        theirs = clean.get(key)
+        if mine is not theirs and mine != theirs:
+            return False
+    return True
+
+
 def _owner_references(owners: Any) -> list[dict[str, str]]:
     """``ValidateOwnerReferences`` / ``validateOwnerReference``."""
     if owners is None:
