@@ -75,6 +75,9 @@ def _atomic_map(meta: FieldMeta | None) -> bool:
     return meta is not None and meta.map_type == "atomic" and meta.list_type is None
 
 
+_UNASKED = object()
+
+
 class WalkContext:
     """One operation's memo: ``FieldLookup`` answers by schema path, list item elements by list."""
 
@@ -87,12 +90,10 @@ class WalkContext:
         self.elements: dict[_ElementsKey, tuple[list[Any], list[str], dict[str, Any], PatchError | None]] = {}
 
     def meta(self, spath: tuple[str, ...]) -> FieldMeta | None:
-        try:
-            return self._metas[spath]
-        except KeyError:
-            found = self._fields(spath)
-            self._metas[spath] = found
-            return found
+        found = self._metas.get(spath, _UNASKED)  # a context is per operation: most lookups are its first
+        if found is _UNASKED:
+            found = self._metas[spath] = self._fields(spath)
+        return found  # type: ignore[return-value]
 
 
 def _item_element(item: Any, kind: _ListKind, index: int) -> str | None:
