@@ -41,6 +41,7 @@ from kamera_cli.apiserver.patch_ssa import (
     schemaless_nodes,
     without_removed,
 )
+from kamera_cli.model.frozen import fast_init
 
 __all__ = ["applied_memo_key", "remember_configuration", "remembered_configuration", "server_side_apply",
            "update_managed_fields"]
@@ -53,6 +54,7 @@ _SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation",
 # -- managers -------------------------------------------------------------------------------------
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class _Entry:
     manager: str

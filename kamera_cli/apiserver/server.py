@@ -80,6 +80,12 @@ def _route(path: str) -> _Route | str:
     return group, version, watch, namespace, rest[0], rest[1] if len(rest) > 1 else "", rest[2] if len(rest) > 2 else ""
 
 
+@functools.lru_cache(maxsize=1024)
+def _query_pairs(qs: str) -> tuple[tuple[str, str], ...]:
+    """A query string's pairs (blank values kept), once per distinct string."""
+    return tuple(parse_qsl(qs, keep_blank_values=True))
+
+
 class ApiServer(DeleteMixin):
     """A session over a snapshot; ``snapshot`` is replaced by each committed write."""
 
@@ -115,7 +121,7 @@ class ApiServer(DeleteMixin):
         method = method.upper()
         if "?" in path:
             path, _, qs = path.partition("?")
-            query = [*query, *parse_qsl(qs, keep_blank_values=True)]
+            query = [*query, *_query_pairs(qs)]
         raw_query = tuple(query)
         access = _Pending(method, raw_query)
         self._warnings = []

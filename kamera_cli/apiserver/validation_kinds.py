@@ -352,11 +352,15 @@ def _config_map(obj: Obj) -> list[Cause]:
     out: list[Cause] = []
     data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
     for key in sorted(data):
-        out += F.each_invalid(f"data[{key}]", key, F.config_key(key))
+        messages = F.config_key(key)
+        if messages:
+            out += F.each_invalid(f"data[{key}]", key, messages)
         if key in binary:
             out.append(F.invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
     for key in sorted(binary):
-        out += F.each_invalid(f"binaryData[{key}]", key, F.config_key(key))
+        messages = F.config_key(key)
+        if messages:
+            out += F.each_invalid(f"binaryData[{key}]", key, messages)
     chars = sum(len(str(v)) for v in data.values())  # UTF-8 takes at most 4 bytes a character
     size = chars if chars * 4 <= _MAX_DATA else sum(len(str(v).encode()) for v in data.values())
     size += sum(_decoded_len(v) for v in binary.values())
