@@ -22,6 +22,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kamera_cli.apiserver.field_errors import MAPPING
 from kamera_cli.apiserver.fieldmeta import FieldLookup, FieldMeta
 from kamera_cli.apiserver.patch_errors import PatchError, bad_request
 from kamera_cli.apiserver.patch_fieldsv1 import (
@@ -129,7 +130,7 @@ def _rendered_here(raw: Any) -> bool:
 def _decode_list(raw: list[Any]) -> _Managers | None:
     managers: _Managers = {}
     for item in raw:
-        if not isinstance(item, Mapping):
+        if not isinstance(item, MAPPING):
             return None
         try:
             fields = decode_fields_v1_cached(item.get("fieldsV1", {}))
@@ -151,7 +152,7 @@ def _managed(obj: Mapping[str, Any] | None) -> Any:
     if not obj:
         return None
     meta = obj.get("metadata")
-    return meta.get("managedFields") if isinstance(meta, Mapping) else None
+    return meta.get("managedFields") if isinstance(meta, MAPPING) else None
 
 
 def _render(managers: _Managers) -> list[dict[str, Any]]:
@@ -180,7 +181,7 @@ def _with_managed_fields(obj: dict[str, Any], rendered: list[dict[str, Any]]) ->
 
 def _strip_managed(obj: Mapping[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata")
-    if isinstance(meta, Mapping) and "managedFields" in meta:
+    if isinstance(meta, MAPPING) and "managedFields" in meta:
         out = dict(obj)
         out["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
         return out
@@ -270,7 +271,7 @@ def _unchanged_ownership(managers: _Managers, me: _Entry, me_key: tuple[str, str
 
 def _has_uid(obj: Mapping[str, Any]) -> bool:
     meta = obj.get("metadata")
-    return isinstance(meta, Mapping) and bool(meta.get("uid"))
+    return isinstance(meta, MAPPING) and bool(meta.get("uid"))
 
 
 def _no_fields(_path: tuple[str, ...]) -> FieldMeta | None:
@@ -409,8 +410,8 @@ def _keep_server_metadata(merged: dict[str, Any], live: Mapping[str, Any]) -> di
     merged_meta = merged.get("metadata")
     if not isinstance(merged_meta, dict):
         return merged
-    live_meta = live.get("metadata") if isinstance(live.get("metadata"), Mapping) else {}
-    assert isinstance(live_meta, Mapping)
+    live_meta = live.get("metadata") if isinstance(live.get("metadata"), MAPPING) else {}
+    assert isinstance(live_meta, MAPPING)
     meta = dict(merged_meta)
     for name in _SERVER_METADATA:
         if name in live_meta:

@@ -14,6 +14,7 @@ from typing import Any
 from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.errors import cause
+from kamera_cli.apiserver.field_errors import MAPPING
 from kamera_cli.apiserver.quantity import QuantityError, canonicalize, plan_for
 from kamera_cli.apiserver.registry import ResourceInfo
 from kamera_cli.apiserver.schema_plan import PY_TYPES as _PY_TYPES
@@ -90,7 +91,7 @@ def validate_metadata(meta: Mapping[str, Any]) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     for key in ("labels", "annotations"):
         values = meta.get(key)
-        if values is not None and (not isinstance(values, Mapping) or
+        if values is not None and (not isinstance(values, MAPPING) or
                                    not all(isinstance(v, str) for v in values.values())):
             out.append(cause("FieldValueTypeInvalid", f"metadata.{key}", "Invalid value: must be a map of strings"))
             return out
@@ -147,7 +148,7 @@ def _owner_references(owners: Any) -> list[dict[str, str]]:
     path = "metadata.ownerReferences"
     controller = ""
     for i, owner in enumerate(owners):
-        if not isinstance(owner, Mapping):
+        if not isinstance(owner, MAPPING):
             out.append(cause("FieldValueTypeInvalid", f"{path}[{i}]", "Invalid value: must be an object"))
             continue
         version = str(owner.get("apiVersion") or "").rsplit("/", 1)[-1]
@@ -389,7 +390,7 @@ def omitted_zero(definitions: Mapping[str, Any], root: str, path: str, value: An
             spec = {"ref": spec["values"]}
             continue
         props = (definitions.get(ref) or {}).get("properties") if isinstance(ref, str) else None
-        spec = props.get(part) if isinstance(props, Mapping) else None
+        spec = props.get(part) if isinstance(props, MAPPING) else None
     omit = spec.get("omit") if spec is not None else None
     return isinstance(omit, str) and is_zero(value, omit)
 
