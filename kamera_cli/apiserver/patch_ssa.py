@@ -37,6 +37,9 @@ _STRIPPED: frozenset[Path] = frozenset(
 )
 # Top-level maps present in a built-in kind's zero value: adding them records no "." ownership.
 _NO_SELF: frozenset[Path] = frozenset([("f:metadata",), ("f:spec",), ("f:status",)])
+# No path in either set is longer (a tuple's hash is not cached: deeper paths skip the lookups).
+_SHALLOW = 2
+assert all(len(p) <= _SHALLOW for p in _STRIPPED | _NO_SELF)
 
 
 # -- list semantics -------------------------------------------------------------------------------
@@ -208,9 +211,9 @@ class Diff:
 def _all_nodes(value: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefix: Path, ctx: WalkContext,
                out: set[Path], item_atomic: bool = False) -> None:
     """Every node of a subtree that appeared (SMD's comparison marks each one added)."""
-    if prefix in _STRIPPED:
+    if len(prefix) <= _SHALLOW and prefix in _STRIPPED:
         return
-    if prefix and prefix not in _NO_SELF:
+    if prefix and (len(prefix) > 1 or prefix not in _NO_SELF):
         out.add(prefix)
     if isinstance(value, dict):
         if (prefix and _atomic_map(meta)) or item_atomic:
@@ -232,11 +235,15 @@ def schemaless_nodes(value: dict[str, Any], prefix: Path, out: set[Path]) -> Non
     """``_all_nodes`` of each entry of ``value`` when no field has list or map semantics (every list
     atomic): the path of every map entry, down through maps only.  The non-apply write path diffs
     without a schema, and a create adds everything, so this is its whole diff."""
+    shallow = len(prefix) < _SHALLOW  # deeper paths are in neither _STRIPPED nor _NO_SELF: no lookups
     for name, child in value.items():
         path = (*prefix, "f:" + name)
-        if path in _STRIPPED:
-            continue
-        if path not in _NO_SELF:
+        if shallow:
+            if path in _STRIPPED:
+                continue
+            if path not in _NO_SELF:
+                out.add(path)
+        else:
             out.add(path)
         if isinstance(child, dict) and child:
             schemaless_nodes(child, path, out)
@@ -252,7 +259,7 @@ def _shape(value: Any) -> str:
 
 def _compare(old: Any, new: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefix: Path, ctx: WalkContext,
              diff: Diff, item_atomic: bool = False) -> None:
-    if old is new or prefix in _STRIPPED:
+    if old is new or (len(prefix) <= _SHALLOW and prefix in _STRIPPED):
         return
     shape = _shape(old)
     atomic = (shape == "leaf" or item_atomic or (shape == "map" and prefix != () and _atomic_map(meta))
