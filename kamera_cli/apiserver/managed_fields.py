@@ -32,6 +32,7 @@ from kamera_cli.apiserver.patch_fieldsv1 import (
     path_string,
     prefixes,
 )
+from kamera_cli.apiserver.patch_plain import diff_plain, schemaless_nodes
 from kamera_cli.apiserver.patch_ssa import (
     Diff,
     WalkContext,
@@ -39,7 +40,6 @@ from kamera_cli.apiserver.patch_ssa import (
     merge_applied,
     merge_config,
     prune,
-    schemaless_nodes,
     without_removed,
 )
 from kamera_cli.model.frozen import fast_init
@@ -211,13 +211,14 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
             # The apiserver does not start tracking an existing object on a non-apply write (its
             # skipNonAppliedManager); only a create or an apply gives it managedFields.
             return []
-    if fields is None and not before:
+    # metadata.managedFields is among the paths every diff leaves out, so neither side needs stripping.
+    if fields is not None:
+        diff = diff_objects(before or {}, after, WalkContext(fields))
+    elif before:
+        diff = diff_plain(before, after)  # diff_objects with a lookup that knows no field (_no_fields)
+    else:
         diff = Diff(set(), set(), set())  # a create without a schema: every node is added
         schemaless_nodes(after, (), diff.added)
-    else:
-        ctx = WalkContext(fields if fields is not None else _no_fields)
-        # metadata.managedFields is among the paths every diff leaves out, so neither side needs stripping.
-        diff = diff_objects(before or {}, after, ctx)
     changed = diff.added | diff.modified
     self_entry = _Entry(manager, operation, api_version, now, subresource, frozenset())
     self_key = self_entry.key  # a property that builds a tuple: read once
@@ -275,6 +276,7 @@ def _has_uid(obj: Mapping[str, Any]) -> bool:
 
 
 def _no_fields(_path: tuple[str, ...]) -> FieldMeta | None:
+    """The lookup of a write without a schema, which ``patch_plain``'s walks stand in for."""
     return None
 
 

@@ -27,7 +27,7 @@ from kamera_cli.apiserver.patch_fieldsv1 import (
 from kamera_cli.apiserver.patch_json import json_equal
 
 __all__ = ["Diff", "WalkContext", "config_fields", "diff_objects", "merge_applied", "merge_config", "prune",
-           "schemaless_nodes", "without_removed"]
+           "without_removed"]
 
 # Fields nobody owns: the apiserver strips them from every field set (its stripMetaManager).
 _STRIPPED: frozenset[Path] = frozenset(
@@ -229,24 +229,6 @@ def _all_nodes(value: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefi
         for element, item in zip(elements, value):
             _all_nodes(item, meta if kind.kind == "map" else None, spath, (*prefix, element), ctx, out,
                        item_atomic=kind.kind == "set" or kind.atomic_items)
-
-
-def schemaless_nodes(value: dict[str, Any], prefix: Path, out: set[Path]) -> None:
-    """``_all_nodes`` of each entry of ``value`` when no field has list or map semantics (every list
-    atomic): the path of every map entry, down through maps only.  The non-apply write path diffs
-    without a schema, and a create adds everything, so this is its whole diff."""
-    shallow = len(prefix) < _SHALLOW  # deeper paths are in neither _STRIPPED nor _NO_SELF: no lookups
-    for name, child in value.items():
-        path = (*prefix, "f:" + name)
-        if shallow:
-            if path in _STRIPPED:
-                continue
-            if path not in _NO_SELF:
-                out.add(path)
-        else:
-            out.add(path)
-        if isinstance(child, dict) and child:
-            schemaless_nodes(child, path, out)
 
 
 def _shape(value: Any) -> str:
