@@ -208,3 +208,21 @@ def test_the_digest_with_a_spliced_template_text_equals_the_whole_objects(tmeta:
     whole = hashlib.sha256(snapshot._canonical({**obj, "metadata": {"name": "d"}}).encode()).hexdigest()
     assert snapshot.object_digest(obj) == whole
     assert snapshot.object_digest(obj) == whole  # the second time from the cached template text
+
+
+@settings(max_examples=300, deadline=None)
+@given(_objects, _objects, st.data())
+def test_the_no_op_and_generation_checks_compare_as_copies_would(a: dict[str, Any], b: dict[str, Any],
+                                                                 data: Any) -> None:
+    from kamera_cli.apiserver.semantics import same_ignoring_bookkeeping, spec_changed, without
+
+    if data.draw(st.booleans()):
+        b = {**a, **{k: v for k, v in b.items() if data.draw(st.booleans())}}
+    for skip in (("metadata",), ("metadata", "status")):
+        assert spec_changed(a, b, status_counts=skip == ("metadata",)) == (without(a, *skip) != without(b, *skip))
+    ma, mb = a.get("metadata"), b.get("metadata")
+    if isinstance(ma or {}, dict) and isinstance(mb or {}, dict):
+        bookkeeping = ("resourceVersion", "managedFields")
+        expected = without(a, "metadata") == without(b, "metadata") and (
+            without(ma or {}, *bookkeeping) == without(mb or {}, *bookkeeping))
+        assert same_ignoring_bookkeeping(a, b) == expected
