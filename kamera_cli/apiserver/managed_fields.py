@@ -168,14 +168,19 @@ def _render(managers: _Managers) -> list[dict[str, Any]]:
     return out
 
 
-def _with_managed_fields(obj: dict[str, Any], rendered: list[dict[str, Any]]) -> dict[str, Any]:
-    meta = dict(obj.get("metadata") or {})
+def _with_managed_fields(obj: dict[str, Any], rendered: list[dict[str, Any]], owned: bool = False) -> dict[str, Any]:
+    """``obj`` with these managedFields; ``owned``: ``obj`` and its metadata are this request's own
+    copies (nothing else holds them), so they are changed in place instead of copied again."""
+    if owned and isinstance(obj.get("metadata"), dict):
+        out, meta = obj, obj["metadata"]
+    else:
+        meta = dict(obj.get("metadata") or {})
+        out = dict(obj)
+        out["metadata"] = meta
     if rendered:
         meta["managedFields"] = rendered
     else:
         meta.pop("managedFields", None)
-    out = dict(obj)
-    out["metadata"] = meta
     return out
 
 
@@ -373,7 +378,9 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
     me = _Entry(manager, "Apply", api_version, now, subresource, applied_paths)
     me_key = me.key  # a property that builds a tuple: read once
     previous = managers.get(me_key)
-    merged = _keep_server_metadata(merged, base)
+    kept = _keep_server_metadata(merged, base)
+    fresh = kept is not merged  # fresh copies of the object and its metadata (prune below copies on write)
+    merged = kept
     managers[me_key] = me
     dropped = previous.fields - me.fields if previous is not None else frozenset()
     if dropped:
@@ -404,8 +411,8 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
         # The usual re-apply of an unchanged configuration at the same time: every entry would render
         # as it is stored, so the stored list is shared (no FieldsV1 encoding, no new list).
         assert isinstance(source, list)
-        return _with_managed_fields(merged, source)
-    return _with_managed_fields(merged, _render(result))
+        return _with_managed_fields(merged, source, fresh)
+    return _with_managed_fields(merged, _render(result), fresh)
 
 
 def _keep_server_metadata(merged: dict[str, Any], live: Mapping[str, Any]) -> dict[str, Any]:

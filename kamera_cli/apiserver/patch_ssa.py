@@ -315,6 +315,7 @@ _FIXED_LIMIT = 4096
 # an apply configuration, remembered and reused for the same body), so the merge would give the
 # same answer again: a controller re-applying its configuration to an object whose pod template did
 # not change skips walking the template.  Each entry keeps its objects alive; forgotten wholesale.
+_METADATA: Path = ("f:metadata",)
 _FIXED: dict[tuple[int, int, tuple[str, ...], bool, bool], tuple[Any, Any, FieldLookup]] = {}
 
 
@@ -333,7 +334,8 @@ def merge_config(live: Any, config: Any, meta: FieldMeta | None, spath: tuple[st
     field set is being collected; the merge's answer depends on the schema position (the schema
     path, whether items are atomic, whether there is field metadata) besides the two subtrees.
     """
-    if not prefix or not isinstance(config, (dict, list)):
+    if not prefix or prefix == _METADATA or not isinstance(config, (dict, list)):
+        # (the live metadata is a per-request copy without managedFields: never met again)
         return _merge_config(live, config, meta, spath, prefix, ctx, item_atomic, out)
     key = (id(live), id(config), spath, item_atomic, meta is None)
     if out is None:
