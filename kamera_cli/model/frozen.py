@@ -20,8 +20,9 @@ T = TypeVar("T")
 def fast_init(cls: type[T]) -> type[T]:
     """Give the frozen, slotted dataclass ``cls`` an ``__init__`` that writes its slots directly.
 
-    Only plain defaults are supported (no ``default_factory``, no ``__post_init__``, no init-only
-    or ``init=False`` fields); anything else raises ``TypeError`` at import time.
+    Only plain positional fields with plain defaults are supported (no ``default_factory``, no
+    ``__post_init__``, no keyword-only, init-only or ``init=False`` fields); anything else raises
+    ``TypeError`` at import time.
     """
     params = getattr(cls, "__dataclass_params__", None)
     if params is None or not params.frozen or "__slots__" not in cls.__dict__ or hasattr(cls, "__post_init__"):
@@ -30,7 +31,7 @@ def fast_init(cls: type[T]) -> type[T]:
     args: list[str] = []
     lines: list[str] = []
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        if not f.init or f.default_factory is not dataclasses.MISSING:
+        if not f.init or f.default_factory is not dataclasses.MISSING or getattr(f, "kw_only", False):
             raise TypeError(f"{cls.__name__}.{f.name}: fast_init supports plain fields with plain defaults only")
         if f.default is dataclasses.MISSING:
             args.append(f.name)

@@ -60,6 +60,10 @@ def test_unsupported_classes_are_refused() -> None:
     class NotFrozen:
         x: int
 
-    for cls in (WithFactory, NotFrozen):
+    @dataclass(frozen=True, slots=True, kw_only=True)
+    class KeywordOnly:
+        x: int
+
+    for cls in (WithFactory, NotFrozen, KeywordOnly):
         with pytest.raises(TypeError):
             fast_init(cls)
