@@ -19,6 +19,16 @@ from kamera_cli.apiserver.patch_ssa import _ABSENT, _NO_SELF, _SHALLOW, _STRIPPE
 __all__ = ["diff_plain", "schemaless_nodes"]
 
 _CONTAINERS = (dict, list)
+# "f:<name>" per field name, made once: a path element kept has its hash computed once too, and every
+# path containing it is hashed into a set.  Names repeat from write to write; forgotten when full.
+_ELEMENTS: dict[str, str] = {}
+
+
+def _element(name: str) -> str:
+    if len(_ELEMENTS) >= 4096:
+        _ELEMENTS.clear()
+    element = _ELEMENTS[name] = "f:" + name
+    return element
 
 
 def schemaless_nodes(value: dict[str, Any], prefix: Path, out: set[Path]) -> None:
@@ -27,7 +37,7 @@ def schemaless_nodes(value: dict[str, Any], prefix: Path, out: set[Path]) -> Non
     without a schema, and a create adds everything, so this is its whole diff."""
     shallow = len(prefix) < _SHALLOW  # deeper paths are in neither _STRIPPED nor _NO_SELF: no lookups
     for name, child in value.items():
-        path = (*prefix, "f:" + name)
+        path = prefix + (_ELEMENTS.get(name) or _element(name),)
         if shallow:
             if path in _STRIPPED:
                 continue
@@ -76,7 +86,7 @@ def _compare(old: Any, new: Any, prefix: Path, diff: Diff) -> None:
         before = old.get(name, _ABSENT)
         if before is child:
             continue
-        path = (*prefix, "f:" + name)
+        path = prefix + (_ELEMENTS.get(name) or _element(name),)
         if before is _ABSENT:
             _nodes(child, path, diff.added)
         elif not isinstance(child, _CONTAINERS) and not isinstance(before, _CONTAINERS):
