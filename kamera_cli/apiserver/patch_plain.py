@@ -37,7 +37,7 @@ def schemaless_nodes(value: dict[str, Any], prefix: Path, out: set[Path]) -> Non
     without a schema, and a create adds everything, so this is its whole diff."""
     shallow = len(prefix) < _SHALLOW  # deeper paths are in neither _STRIPPED nor _NO_SELF: no lookups
     for name, child in value.items():
-        path = prefix + (_ELEMENTS.get(name) or _element(name),)
+        path = prefix + (_ELEMENTS.get(name) or _element(name),)  # noqa: RUF005 -- concatenation: no list built
         if shallow:
             if path in _STRIPPED:
                 continue
@@ -86,7 +86,7 @@ def _compare(old: Any, new: Any, prefix: Path, diff: Diff) -> None:
         before = old.get(name, _ABSENT)
         if before is child:
             continue
-        path = prefix + (_ELEMENTS.get(name) or _element(name),)
+        path = prefix + (_ELEMENTS.get(name) or _element(name),)  # noqa: RUF005 -- concatenation: no list built
         if before is _ABSENT:
             _nodes(child, path, diff.added)
         elif not isinstance(child, _CONTAINERS) and not isinstance(before, _CONTAINERS):
