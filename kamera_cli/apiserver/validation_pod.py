@@ -65,7 +65,7 @@ def validate_pod_spec(spec: Mapping[str, Any], path: str, *, template: bool = Tr
     if dns and dns not in _DNS:
         out.append(F.not_supported(f"{path}.dnsPolicy", dns, _DNS))
     selector = spec.get("nodeSelector")
-    if isinstance(selector, MAPPING):  # ValidateLabels: keys and values, reported at the map
+    if selector is not None and isinstance(selector, MAPPING):  # ValidateLabels: keys and values, at the map
         for key in sorted(selector):
             out += F.each_invalid(f"{path}.nodeSelector", key, F.qualified_name(str(key)))
             out += F.each_invalid(f"{path}.nodeSelector", selector[key], F.label_value(str(selector[key])))

@@ -64,7 +64,8 @@ def _cost_valid(value: str) -> bool:
 def pod_annotations(annotations: Any, spec: Obj, path: str) -> list[Cause]:
     """``ValidatePodSpecificAnnotations`` at ``path`` (a Pod's ``metadata.annotations``, a template's
     ``…template.annotations``, as upstream's paths have it)."""
-    if not isinstance(annotations, MAPPING) or not any(k.startswith(_RELEVANT) for k in annotations):
+    if annotations is None or not isinstance(annotations, MAPPING) or not any(
+            k.startswith(_RELEVANT) for k in annotations):
         return []
     out: list[Cause] = []
     if _MIRROR in annotations and not spec.get("nodeName"):
@@ -91,7 +92,8 @@ def pod_annotations(annotations: Any, spec: Obj, path: str) -> list[Cause]:
 def annotation_agreement(annotations: Any, spec: Obj, path: str) -> list[Cause]:
     """``validateSeccompAnnotationsAndFields`` and ``validateAppArmorAnnotationsAndFieldsMatchOnCreate``
     for the pod spec at ``path``."""
-    if not isinstance(annotations, MAPPING) or not any(k.startswith(_RELEVANT) for k in annotations):
+    if annotations is None or not isinstance(annotations, MAPPING) or not any(
+            k.startswith(_RELEVANT) for k in annotations):
         return []
     return _seccomp_agreement(annotations, spec, path) + _apparmor_agreement(annotations, spec, path)
 

@@ -132,7 +132,7 @@ def _ids(context: Mapping[str, Any], path: str, keys: tuple[str, ...]) -> list[C
 def _seccomp(context: Mapping[str, Any], path: str) -> list[Cause]:
     """``validateSeccompProfileField``."""
     profile = context.get("seccompProfile")
-    if not isinstance(profile, MAPPING):
+    if profile is None or not isinstance(profile, MAPPING):
         return []
     kind, local = str(profile.get("type") or ""), profile.get("localhostProfile")
     out: list[Cause] = []
@@ -196,7 +196,7 @@ def validate_scheduling(spec: Mapping[str, Any], path: str) -> list[Cause]:
     if "tolerations" in spec:
         out += _tolerations(spec["tolerations"], f"{path}.tolerations")
     affinity = spec.get("affinity")
-    if isinstance(affinity, MAPPING):
+    if affinity is not None and isinstance(affinity, MAPPING):
         out += _affinity(affinity, f"{path}.affinity")
     if "topologySpreadConstraints" in spec:
         out += _spread(spec["topologySpreadConstraints"], f"{path}.topologySpreadConstraints")
