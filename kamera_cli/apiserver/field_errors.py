@@ -14,10 +14,14 @@ import functools
 import ipaddress
 import json
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
 
 Cause = dict[str, str]
+#: ``isinstance(x, MAPPING)`` is ``isinstance(x, Mapping)``, but a dict (what JSON gives) answers at
+#: the first, exact check instead of through the ABC's ``__instancecheck__``, a Python-level call
+#: that cost ~20 of them per Deployment write.
+MAPPING: Final = (dict, Mapping)
 
 
 class GoRepr(str):

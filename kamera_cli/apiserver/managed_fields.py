@@ -22,6 +22,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kamera_cli.apiserver.field_errors import MAPPING
 from kamera_cli.apiserver.fieldmeta import FieldLookup, FieldMeta
 from kamera_cli.apiserver.patch_errors import PatchError, bad_request
 from kamera_cli.apiserver.patch_fieldsv1 import (
@@ -31,6 +32,7 @@ from kamera_cli.apiserver.patch_fieldsv1 import (
     path_string,
     prefixes,
 )
+from kamera_cli.apiserver.patch_plain import diff_plain, schemaless_nodes
 from kamera_cli.apiserver.patch_ssa import (
     Diff,
     WalkContext,
@@ -38,9 +40,9 @@ from kamera_cli.apiserver.patch_ssa import (
     merge_applied,
     merge_config,
     prune,
-    schemaless_nodes,
     without_removed,
 )
+from kamera_cli.model.frozen import fast_init
 
 __all__ = ["applied_memo_key", "remember_configuration", "remembered_configuration", "server_side_apply",
            "update_managed_fields"]
@@ -53,6 +55,7 @@ _SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation",
 # -- managers -------------------------------------------------------------------------------------
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class _Entry:
     manager: str
@@ -127,7 +130,7 @@ def _rendered_here(raw: Any) -> bool:
 def _decode_list(raw: list[Any]) -> _Managers | None:
     managers: _Managers = {}
     for item in raw:
-        if not isinstance(item, Mapping):
+        if not isinstance(item, MAPPING):
             return None
         try:
             fields = decode_fields_v1_cached(item.get("fieldsV1", {}))
@@ -149,7 +152,7 @@ def _managed(obj: Mapping[str, Any] | None) -> Any:
     if not obj:
         return None
     meta = obj.get("metadata")
-    return meta.get("managedFields") if isinstance(meta, Mapping) else None
+    return meta.get("managedFields") if isinstance(meta, MAPPING) else None
 
 
 def _render(managers: _Managers) -> list[dict[str, Any]]:
@@ -165,20 +168,25 @@ def _render(managers: _Managers) -> list[dict[str, Any]]:
     return out
 
 
-def _with_managed_fields(obj: dict[str, Any], rendered: list[dict[str, Any]]) -> dict[str, Any]:
-    meta = dict(obj.get("metadata") or {})
+def _with_managed_fields(obj: dict[str, Any], rendered: list[dict[str, Any]], owned: bool = False) -> dict[str, Any]:
+    """``obj`` with these managedFields; ``owned``: ``obj`` and its metadata are this request's own
+    copies (nothing else holds them), so they are changed in place instead of copied again."""
+    if owned and isinstance(obj.get("metadata"), dict):
+        out, meta = obj, obj["metadata"]
+    else:
+        meta = dict(obj.get("metadata") or {})
+        out = dict(obj)
+        out["metadata"] = meta
     if rendered:
         meta["managedFields"] = rendered
     else:
         meta.pop("managedFields", None)
-    out = dict(obj)
-    out["metadata"] = meta
     return out
 
 
 def _strip_managed(obj: Mapping[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata")
-    if isinstance(meta, Mapping) and "managedFields" in meta:
+    if isinstance(meta, MAPPING) and "managedFields" in meta:
         out = dict(obj)
         out["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
         return out
@@ -208,13 +216,14 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
             # The apiserver does not start tracking an existing object on a non-apply write (its
             # skipNonAppliedManager); only a create or an apply gives it managedFields.
             return []
-    if fields is None and not before:
+    # metadata.managedFields is among the paths every diff leaves out, so neither side needs stripping.
+    if fields is not None:
+        diff = diff_objects(before or {}, after, WalkContext(fields))
+    elif before:
+        diff = diff_plain(before, after)  # diff_objects with a lookup that knows no field (_no_fields)
+    else:
         diff = Diff(set(), set(), set())  # a create without a schema: every node is added
         schemaless_nodes(after, (), diff.added)
-    else:
-        ctx = WalkContext(fields if fields is not None else _no_fields)
-        # metadata.managedFields is among the paths every diff leaves out, so neither side needs stripping.
-        diff = diff_objects(before or {}, after, ctx)
     changed = diff.added | diff.modified
     self_entry = _Entry(manager, operation, api_version, now, subresource, frozenset())
     self_key = self_entry.key  # a property that builds a tuple: read once
@@ -224,11 +233,8 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
         return shared  # the same entries would be rendered again: share the stored list
     result: _Managers = {}
     for key, entry in managers.items():
-        kept = without_removed(entry.fields - changed, diff.removed)
-        if key == self_key:
-            continue
-        if kept:
-            result[key] = entry.with_fields(kept)
+        if key != self_key:
+            _keep_unchanged(result, key, entry, changed, diff.removed)
     previous = managers.get(self_key)
     if changed:
         own = (without_removed(previous.fields, diff.removed) if previous else frozenset()) | changed
@@ -238,6 +244,23 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
         if kept:
             result[self_key] = previous.with_fields(kept)
     return _render(result)
+
+
+def _keep_unchanged(result: _Managers, key: tuple[str, str, str, str], entry: _Entry, changed: set[Path],
+                    removed: set[Path]) -> None:
+    """Another manager's entry after a write: without what the write changed or removed.
+
+    An entry the write did not touch is kept as it is (the usual case: a controller's write and the
+    creator's fields are disjoint), so no new field set is built and the comparison with the stored
+    entries meets the very same objects.
+    """
+    if not removed and entry.fields.isdisjoint(changed):
+        if entry.fields:
+            result[key] = entry
+        return
+    kept = without_removed(entry.fields - changed, removed)
+    if kept:
+        result[key] = entry.with_fields(kept)
 
 
 def _unchanged_ownership(managers: _Managers, me: _Entry, me_key: tuple[str, str, str, str],
@@ -254,10 +277,11 @@ def _unchanged_ownership(managers: _Managers, me: _Entry, me_key: tuple[str, str
 
 def _has_uid(obj: Mapping[str, Any]) -> bool:
     meta = obj.get("metadata")
-    return isinstance(meta, Mapping) and bool(meta.get("uid"))
+    return isinstance(meta, MAPPING) and bool(meta.get("uid"))
 
 
 def _no_fields(_path: tuple[str, ...]) -> FieldMeta | None:
+    """The lookup of a write without a schema, which ``patch_plain``'s walks stand in for."""
     return None
 
 
@@ -354,7 +378,9 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
     me = _Entry(manager, "Apply", api_version, now, subresource, applied_paths)
     me_key = me.key  # a property that builds a tuple: read once
     previous = managers.get(me_key)
-    merged = _keep_server_metadata(merged, base)
+    kept = _keep_server_metadata(merged, base)
+    fresh = kept is not merged  # fresh copies of the object and its metadata (prune below copies on write)
+    merged = kept
     managers[me_key] = me
     dropped = previous.fields - me.fields if previous is not None else frozenset()
     if dropped:
@@ -380,23 +406,21 @@ def server_side_apply(live: dict[str, Any] | None, applied: dict[str, Any], *, m
                 result[key] = _Entry(me.manager, me.operation, me.api_version, previous.time, me.subresource,
                                      me.fields)
             continue
-        kept = without_removed(entry.fields - changed, diff.removed)
-        if kept:
-            result[key] = entry.with_fields(kept)
+        _keep_unchanged(result, key, entry, changed, diff.removed)
     if result == stored and _rendered_here(source):
         # The usual re-apply of an unchanged configuration at the same time: every entry would render
         # as it is stored, so the stored list is shared (no FieldsV1 encoding, no new list).
         assert isinstance(source, list)
-        return _with_managed_fields(merged, source)
-    return _with_managed_fields(merged, _render(result))
+        return _with_managed_fields(merged, source, fresh)
+    return _with_managed_fields(merged, _render(result), fresh)
 
 
 def _keep_server_metadata(merged: dict[str, Any], live: Mapping[str, Any]) -> dict[str, Any]:
     merged_meta = merged.get("metadata")
     if not isinstance(merged_meta, dict):
         return merged
-    live_meta = live.get("metadata") if isinstance(live.get("metadata"), Mapping) else {}
-    assert isinstance(live_meta, Mapping)
+    live_meta = live.get("metadata") if isinstance(live.get("metadata"), MAPPING) else {}
+    assert isinstance(live_meta, MAPPING)
     meta = dict(merged_meta)
     for name in _SERVER_METADATA:
         if name in live_meta:

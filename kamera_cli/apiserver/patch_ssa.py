@@ -27,7 +27,7 @@ from kamera_cli.apiserver.patch_fieldsv1 import (
 from kamera_cli.apiserver.patch_json import json_equal
 
 __all__ = ["Diff", "WalkContext", "config_fields", "diff_objects", "merge_applied", "merge_config", "prune",
-           "schemaless_nodes", "without_removed"]
+           "without_removed"]
 
 # Fields nobody owns: the apiserver strips them from every field set (its stripMetaManager).
 _STRIPPED: frozenset[Path] = frozenset(
@@ -37,6 +37,9 @@ _STRIPPED: frozenset[Path] = frozenset(
 )
 # Top-level maps present in a built-in kind's zero value: adding them records no "." ownership.
 _NO_SELF: frozenset[Path] = frozenset([("f:metadata",), ("f:spec",), ("f:status",)])
+# No path in either set is longer (a tuple's hash is not cached: deeper paths skip the lookups).
+_SHALLOW = 2
+assert all(len(p) <= _SHALLOW for p in _STRIPPED | _NO_SELF)
 
 
 # -- list semantics -------------------------------------------------------------------------------
@@ -75,24 +78,25 @@ def _atomic_map(meta: FieldMeta | None) -> bool:
     return meta is not None and meta.map_type == "atomic" and meta.list_type is None
 
 
+_UNASKED = object()
+
+
 class WalkContext:
     """One operation's memo: ``FieldLookup`` answers by schema path, list item elements by list."""
 
-    __slots__ = ("_fields", "_metas", "elements")
+    __slots__ = ("_metas", "elements", "fields")
 
     def __init__(self, fields: FieldLookup) -> None:
-        self._fields = fields
+        self.fields = fields
         self._metas: dict[tuple[str, ...], FieldMeta | None] = {}
         # _elements_key(list, kind) -> (the list, kept alive so the id stays unique; elements; observed; problem)
         self.elements: dict[_ElementsKey, tuple[list[Any], list[str], dict[str, Any], PatchError | None]] = {}
 
     def meta(self, spath: tuple[str, ...]) -> FieldMeta | None:
-        try:
-            return self._metas[spath]
-        except KeyError:
-            found = self._fields(spath)
-            self._metas[spath] = found
-            return found
+        found = self._metas.get(spath, _UNASKED)  # a context is per operation: most lookups are its first
+        if found is _UNASKED:
+            found = self._metas[spath] = self.fields(spath)
+        return found  # type: ignore[return-value]
 
 
 def _item_element(item: Any, kind: _ListKind, index: int) -> str | None:
@@ -207,9 +211,9 @@ class Diff:
 def _all_nodes(value: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefix: Path, ctx: WalkContext,
                out: set[Path], item_atomic: bool = False) -> None:
     """Every node of a subtree that appeared (SMD's comparison marks each one added)."""
-    if prefix in _STRIPPED:
+    if len(prefix) <= _SHALLOW and prefix in _STRIPPED:
         return
-    if prefix and prefix not in _NO_SELF:
+    if prefix and (len(prefix) > 1 or prefix not in _NO_SELF):
         out.add(prefix)
     if isinstance(value, dict):
         if (prefix and _atomic_map(meta)) or item_atomic:
@@ -227,20 +231,6 @@ def _all_nodes(value: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefi
                        item_atomic=kind.kind == "set" or kind.atomic_items)
 
 
-def schemaless_nodes(value: dict[str, Any], prefix: Path, out: set[Path]) -> None:
-    """``_all_nodes`` of each entry of ``value`` when no field has list or map semantics (every list
-    atomic): the path of every map entry, down through maps only.  The non-apply write path diffs
-    without a schema, and a create adds everything, so this is its whole diff."""
-    for name, child in value.items():
-        path = (*prefix, "f:" + name)
-        if path in _STRIPPED:
-            continue
-        if path not in _NO_SELF:
-            out.add(path)
-        if isinstance(child, dict) and child:
-            schemaless_nodes(child, path, out)
-
-
 def _shape(value: Any) -> str:
     if isinstance(value, dict):
         return "map"
@@ -251,7 +241,7 @@ def _shape(value: Any) -> str:
 
 def _compare(old: Any, new: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefix: Path, ctx: WalkContext,
              diff: Diff, item_atomic: bool = False) -> None:
-    if old is new or prefix in _STRIPPED:
+    if old is new or (len(prefix) <= _SHALLOW and prefix in _STRIPPED):
         return
     shape = _shape(old)
     atomic = (shape == "leaf" or item_atomic or (shape == "map" and prefix != () and _atomic_map(meta))
@@ -319,6 +309,16 @@ def without_removed(paths: frozenset[Path], removed: set[Path]) -> frozenset[Pat
 # -- merging and pruning ------------------------------------------------------------------------
 
 
+_FIXED_LIMIT = 4096
+# Pairs (live subtree, configuration subtree) whose merge gave the live subtree itself, by identity
+# and schema position, across requests.  Both sides are never mutated (a stored object's subtrees;
+# an apply configuration, remembered and reused for the same body), so the merge would give the
+# same answer again: a controller re-applying its configuration to an object whose pod template did
+# not change skips walking the template.  Each entry keeps its objects alive; forgotten wholesale.
+_METADATA: Path = ("f:metadata",)
+_FIXED: dict[tuple[int, int, tuple[str, ...], bool, bool], tuple[Any, Any, FieldLookup]] = {}
+
+
 def merge_config(live: Any, config: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefix: Path, ctx: WalkContext,
                  item_atomic: bool = False, out: set[Path] | None = None) -> Any:
     """``config`` merged into ``live``; returns ``live`` itself where nothing changes, so the
@@ -329,7 +329,29 @@ def merge_config(live: Any, config: Any, meta: FieldMeta | None, spath: tuple[st
     of twice.  Where the merge does not descend, ``config_fields`` walks the rest.  The first error
     may then come from a different place than ``config_fields`` alone would find first, so a caller
     that reports errors runs ``config_fields`` again on failure (see ``merge_applied``).
+
+    Below the root, a pair of containers met before unchanged (``_FIXED``) answers at once when no
+    field set is being collected; the merge's answer depends on the schema position (the schema
+    path, whether items are atomic, whether there is field metadata) besides the two subtrees.
     """
+    if not prefix or prefix == _METADATA or not isinstance(config, (dict, list)):
+        # (the live metadata is a per-request copy without managedFields: never met again)
+        return _merge_config(live, config, meta, spath, prefix, ctx, item_atomic, out)
+    key = (id(live), id(config), spath, item_atomic, meta is None)
+    if out is None:
+        hit = _FIXED.get(key)
+        if hit is not None and hit[0] is live and hit[1] is config and hit[2] is ctx.fields:
+            return live
+    merged = _merge_config(live, config, meta, spath, prefix, ctx, item_atomic, out)
+    if merged is live:
+        if len(_FIXED) >= _FIXED_LIMIT:
+            _FIXED.clear()
+        _FIXED[key] = (live, config, ctx.fields)
+    return merged
+
+
+def _merge_config(live: Any, config: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefix: Path,
+                  ctx: WalkContext, item_atomic: bool, out: set[Path] | None) -> Any:
     if isinstance(config, dict):
         if not isinstance(live, dict) or item_atomic or (prefix and _atomic_map(meta)):
             if out is not None:

@@ -88,6 +88,13 @@ class ResourceInfo:
     scale: Mapping[str, str] | None = field(default=None, compare=False)  # CRDs: subresources.scale paths
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
+    # Derived once (every write reads them several times): see the properties of the same names.
+    _api_version: str = field(default="", init=False, repr=False, compare=False)
+    _tracks_generation: bool = field(default=False, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_api_version", f"{self.group}/{self.version}" if self.group else self.version)
+        object.__setattr__(self, "_tracks_generation", _tracks_generation(self))
 
     @property
     def kind_ref(self) -> KindRef:
@@ -95,12 +102,12 @@ class ResourceInfo:
 
     @property
     def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
+        return self._api_version
 
     @property
     def tracks_generation(self) -> bool:
         """Custom resources, and built-ins with a spec (see docs/apiserver.md for the exact rule)."""
-        return _tracks_generation(self)
+        return self._tracks_generation
 
     def field_labels(self) -> frozenset[str]:
         return _BASE_FIELDS | _FIELD_LABELS.get((self.group, self.plural), frozenset())

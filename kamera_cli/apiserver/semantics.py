@@ -63,15 +63,29 @@ def without(obj: Mapping[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in keys}
 
 
+def _equal_except(a: Mapping[str, Any], b: Mapping[str, Any], skip: tuple[str, ...]) -> bool:
+    """``without(a, *skip) == without(b, *skip)``, without building either copy (every write asks)."""
+    for key, value in a.items():
+        if key in skip:
+            continue
+        other = b.get(key, _MISSING)
+        if other is not value and (other is _MISSING or other != value):
+            return False
+    return all(key in a or key in skip for key in b)
+
+
+_MISSING = object()
+_NOT_METADATA = ("metadata",)
+_NOT_BOOKKEEPING = ("resourceVersion", "managedFields")
+
+
 def same_ignoring_bookkeeping(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """Equal except resourceVersion and managedFields: a write that changes nothing else is a no-op."""
-    if without(a, "metadata") != without(b, "metadata"):
+    if not _equal_except(a, b, _NOT_METADATA):
         return False
-    ma, mb = a.get("metadata") or {}, b.get("metadata") or {}
-    return without(ma, "resourceVersion", "managedFields") == without(mb, "resourceVersion", "managedFields")
+    return _equal_except(a.get("metadata") or {}, b.get("metadata") or {}, _NOT_BOOKKEEPING)
 
 
 def spec_changed(old: Mapping[str, Any], new: Mapping[str, Any], *, status_counts: bool) -> bool:
     """Whether generation must move: anything outside metadata (and outside status, unless it counts)."""
-    skip = ("metadata",) if status_counts else ("metadata", "status")
-    return without(old, *skip) != without(new, *skip)
+    return not _equal_except(old, new, _NOT_METADATA if status_counts else ("metadata", "status"))

@@ -8,6 +8,7 @@ object being written; stored objects are never mutated.
 
 from __future__ import annotations
 
+import functools
 import json
 import traceback
 from collections import OrderedDict
@@ -42,6 +43,47 @@ from kamera_cli.apiserver.server_deletes import DeleteMixin
 __all__ = ["Access", "ApiServer", "HttpResponse"]
 from kamera_cli.apiserver.snapshot import Snapshot
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
+
+_OPENERS = (b"{", b"[")
+_DECODER = json.JSONDecoder()  # json.loads' own default decoder
+
+
+_Route = tuple[str, str, bool, str, str, str, str]  # group, version, /watch/, namespace, plural, name, subresource
+
+
+@functools.lru_cache(maxsize=4096)
+def _route(path: str) -> _Route | str:
+    """What a resource path names, or the discovery path it is; pure, and controllers ask for the same
+    paths over and over, so it is cached (a path that names nothing raises, uncached)."""
+    stripped = path.strip("/")
+    parts = stripped.split("/") if stripped else []
+    if "%" in stripped:
+        parts = [unquote(p) for p in parts]
+    if len(parts) <= 3 and (not parts or parts[0] in ("version", "api", "apis")) and not (
+            len(parts) == 3 and parts[0] == "api"):
+        return "/" + "/".join(parts)
+    if parts[0] == "api" and len(parts) >= 3 and parts[1] == "v1":
+        group, version, rest = "", "v1", parts[2:]
+    elif parts[0] == "apis" and len(parts) >= 4:
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        raise E.no_such_path()
+    watch = bool(rest) and rest[0] == "watch"
+    if watch:
+        rest = rest[1:]
+    namespace = ""
+    if rest and rest[0] == "namespaces" and len(rest) >= 3 and not (
+            len(rest) == 3 and rest[2] in ("status", "finalize")):
+        namespace, rest = rest[1], rest[2:]
+    if not rest or len(rest) > 3:
+        raise E.no_such_path()
+    return group, version, watch, namespace, rest[0], rest[1] if len(rest) > 1 else "", rest[2] if len(rest) > 2 else ""
+
+
+@functools.lru_cache(maxsize=1024)
+def _query_pairs(qs: str) -> tuple[tuple[str, str], ...]:
+    """A query string's pairs (blank values kept), once per distinct string."""
+    return tuple(parse_qsl(qs, keep_blank_values=True))
 
 
 class ApiServer(DeleteMixin):
@@ -79,7 +121,7 @@ class ApiServer(DeleteMixin):
         method = method.upper()
         if "?" in path:
             path, _, qs = path.partition("?")
-            query = [*query, *parse_qsl(qs, keep_blank_values=True)]
+            query = [*query, *_query_pairs(qs)]
         raw_query = tuple(query)
         access = _Pending(method, raw_query)
         self._warnings = []
@@ -181,32 +223,15 @@ class ApiServer(DeleteMixin):
 
     def _dispatch(self, method: str, path: str, raw_query: tuple[tuple[str, str], ...],
                   headers: Mapping[str, str], body: bytes | None, access: _Pending) -> HttpResponse:
-        stripped = path.strip("/")
-        parts = stripped.split("/") if stripped else []
-        if "%" in stripped:
-            parts = [unquote(p) for p in parts]
-        if len(parts) <= 3 and (not parts or parts[0] in ("version", "api", "apis")) and not (
-                len(parts) == 3 and parts[0] == "api"):
-            return self._discovery(method, "/" + "/".join(parts), access)
-        if parts[0] == "api" and len(parts) >= 3 and parts[1] == "v1":
-            group, version, rest = "", "v1", parts[2:]
-        elif parts[0] == "apis" and len(parts) >= 4:
-            group, version, rest = parts[1], parts[2], parts[3:]
-        else:
-            raise E.no_such_path()
+        route = _route(path)
+        if isinstance(route, str):
+            return self._discovery(method, route, access)
+        group, version, watch, namespace, plural, name, sub = route
         query: dict[str, str] = {}
         for k, v in raw_query:
             query.setdefault(k, v)
-        if rest and rest[0] == "watch":
+        if watch:
             query["watch"] = "true"
-            rest = rest[1:]
-        namespace = ""
-        if rest and rest[0] == "namespaces" and len(rest) >= 3 and not (
-                len(rest) == 3 and rest[2] in ("status", "finalize")):
-            namespace, rest = rest[1], rest[2:]
-        if not rest or len(rest) > 3:
-            raise E.no_such_path()
-        plural, name, sub = rest[0], rest[1] if len(rest) > 1 else "", rest[2] if len(rest) > 2 else ""
         info = self.registry.lookup_plural(group, version, plural)
         if info is None or (namespace and not info.namespaced):
             raise E.no_such_path()
@@ -290,7 +315,12 @@ class ApiServer(DeleteMixin):
                                                        f'accepted media types include: application/json, '
                                                        f'application/yaml (got "{ctype}")')
         try:
-            return json.loads(req.body)
+            body = req.body
+            if body[:1] in _OPENERS and body[1:2] != b"\0":
+                # What ``json.loads`` reads as UTF-8 (no BOM, no NUL among the first two bytes), without
+                # its encoding detection in Python on every request.
+                return _DECODER.decode(body.decode("utf-8", "surrogatepass"))
+            return json.loads(body)
         except (ValueError, UnicodeDecodeError) as exc:
             raise E.bad_request(f"the request body is not valid JSON: {exc}") from None
 

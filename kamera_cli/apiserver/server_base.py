@@ -15,6 +15,7 @@ from urllib.parse import quote
 from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver.registry import ResourceInfo
 from kamera_cli.apiserver.validation_kinds import base64_offset
+from kamera_cli.model.frozen import fast_init
 from kamera_cli.model.objects import Manifest
 
 _JSON_HEADERS: Mapping[str, str] = {"Content-Type": "application/json"}
@@ -35,6 +36,7 @@ _FOREGROUND = "foregroundDeletion"
 _ORPHAN = "orphan"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class HttpResponse:
     status: int
@@ -46,6 +48,7 @@ class HttpResponse:
         return json.loads(self.body) if self.body else None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Access:
     """One request as the simulator sees it; ``before``/``after`` are the stored states for writes."""

@@ -36,6 +36,7 @@ from kamera_cli.apiserver.server_reads import ReadMixin
 from kamera_cli.apiserver.validation import (
     canonical_quantities,
     clean_base,
+    metadata_as_checked,
     prune_builtin,
     prune_metadata,
     remember_clean,
@@ -181,8 +182,11 @@ class WriteMixin(ReadMixin):
         it is known to have passed this very pruning and validation whole.
         """
         prefix = str(obj["metadata"].get("generateName") or "") if live is None else ""  # only create checks it
-        causes = (validate_generate_name(info.group, info.kind, prefix) + validate_name(info.group, info.kind, name)
-                  + validate_metadata(obj["metadata"]))
+        builtin = not (info.custom and info.schema is not None) and info.definition is not None
+        base = clean_base(self.registry.definitions, str(info.definition), live) if builtin else None
+        causes = validate_generate_name(info.group, info.kind, prefix)
+        if base is None or not metadata_as_checked(name, obj["metadata"], base["metadata"]):
+            causes += validate_name(info.group, info.kind, name) + validate_metadata(obj["metadata"])
         if info.custom and info.schema is not None:
             sent = obj
             obj = prune(obj, info.schema, root=True)
@@ -194,7 +198,6 @@ class WriteMixin(ReadMixin):
             causes += validate_cr(obj, info.schema, live)
         elif info.definition is not None:
             definitions = self.registry.definitions
-            base = clean_base(definitions, info.definition, live)
             pruned = prune_builtin(definitions, info.definition, obj, base)
             if pruned is not obj:
                 refuse_or_warn(self._field_mode, info.kind, info.version,

@@ -19,6 +19,7 @@ import immutables
 
 from kamera_cli.apiserver.identity import IdentityCache
 from kamera_cli.apiserver.jsontext import canonical
+from kamera_cli.model.frozen import fast_init
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 
 T = TypeVar("T")
@@ -26,9 +27,11 @@ T = TypeVar("T")
 #: How many writes the log keeps (watch resumption, stale views).
 LOG_SIZE = 64
 _MOD = 1 << 256
-_SCRUBBED_META = ("resourceVersion", "managedFields", "uid")
+_SCRUBBED_META = frozenset({"resourceVersion", "managedFields", "uid"})
+_SCRUBBED_META_AND_GENERATION = _SCRUBBED_META | {"generation"}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class WriteRecord:
     """One committed write: ``type`` is ADDED, MODIFIED or DELETED; ``after`` is None for DELETED."""
@@ -56,10 +59,11 @@ def object_digest(obj: Manifest) -> str:
     """
     meta = obj.get("metadata")
     if isinstance(meta, dict):
-        obj = {**obj, "metadata": {k: v for k, v in meta.items() if k not in _SCRUBBED_META}}
         generation = meta.get("generation")
         if isinstance(generation, int) and not isinstance(generation, bool):
-            obj = _generation_relations(obj, generation)
+            obj = _generation_relations(obj, meta, generation)
+        else:
+            obj = {**obj, "metadata": {k: v for k, v in meta.items() if k not in _SCRUBBED_META}}
     spec = obj.get("spec")
     template = spec.get("template") if isinstance(spec, dict) else None
     if isinstance(spec, dict) and isinstance(template, dict) and template and _CANONICAL.met_before(template):
@@ -93,17 +97,17 @@ def _relation(value: object, generation: int) -> object:
     return "=generation" if value == generation else "<generation" if value < generation else ">generation"
 
 
-def _generation_relations(obj: Manifest, generation: int) -> Manifest:
-    """The object with metadata.generation left out and its observedGeneration mirrors (``status`` and
-    each ``status.conditions[]``) replaced by their relation to it: equal, behind or ahead.
+def _generation_relations(obj: Manifest, meta: Manifest, generation: int) -> Manifest:
+    """The object with its metadata scrubbed, metadata.generation left out and its observedGeneration
+    mirrors (``status`` and each ``status.conditions[]``) replaced by their relation to it: equal,
+    behind or ahead.
 
     Why: generation counts spec writes, so a fight over the spec never repeats a state by value and
     looks like progress. Controllers compare ``observedGeneration`` with ``generation``; they do not
     do arithmetic on either. Fingerprinting the relation merges states that differ only in how many
     rounds were fought (docs/semantics.md, "Counters").
     """
-    meta = {k: v for k, v in obj["metadata"].items() if k != "generation"}
-    out = {**obj, "metadata": meta}
+    out = {**obj, "metadata": {k: v for k, v in meta.items() if k not in _SCRUBBED_META_AND_GENERATION}}
     status = obj.get("status")
     if isinstance(status, dict):
         status = dict(status)

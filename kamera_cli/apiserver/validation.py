@@ -14,8 +14,11 @@ from typing import Any
 from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.errors import cause
+from kamera_cli.apiserver.field_errors import MAPPING
 from kamera_cli.apiserver.quantity import QuantityError, canonicalize, plan_for
 from kamera_cli.apiserver.registry import ResourceInfo
+from kamera_cli.apiserver.schema_plan import PY_TYPES as _PY_TYPES
+from kamera_cli.apiserver.schema_plan import is_zero, needs_prune, typed_ok
 from kamera_cli.apiserver.validation_rbac import GROUP as _RBAC
 from kamera_cli.apiserver.validation_rbac import KINDS as _RBAC_KINDS
 from kamera_cli.apiserver.validation_rbac import path_segment_name
@@ -38,12 +41,6 @@ _DNS1035_KINDS = frozenset({("", "Service")})
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _QUALIFIED = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
                         r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-
-_PY_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "object": (dict,),
-    "array": (list,),
-}
-
 
 def _quote(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else repr(value)
@@ -94,7 +91,7 @@ def validate_metadata(meta: Mapping[str, Any]) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     for key in ("labels", "annotations"):
         values = meta.get(key)
-        if values is not None and (not isinstance(values, Mapping) or
+        if values is not None and (not isinstance(values, MAPPING) or
                                    not all(isinstance(v, str) for v in values.values())):
             out.append(cause("FieldValueTypeInvalid", f"metadata.{key}", "Invalid value: must be a map of strings"))
             return out
@@ -119,6 +116,28 @@ def validate_metadata(meta: Mapping[str, Any]) -> list[dict[str, str]]:
     return out
 
 
+_CHECKED_METADATA = ("labels", "annotations", "ownerReferences", "finalizers")
+
+
+def metadata_as_checked(name: str, meta: Mapping[str, Any], clean: Mapping[str, Any]) -> bool:
+    """Whether ``validate_name`` and ``validate_metadata`` would find nothing in ``name`` and ``meta``
+    because the metadata of a clean object (``clean_base``) passed them with the same values.
+
+    Why equality suffices: both checks read only the name and these four entries, and a clean
+    object's entries are the ones that passed (pruning only drops unknown or zero fields inside
+    owner references, which cannot turn a passing reference into a failing one).  An update keeps
+    its object's name, and most writes leave labels, annotations, owners and finalizers as they are.
+    """
+    if name != clean.get("name"):
+        return False
+    for key in _CHECKED_METADATA:
+        mine = meta.get(key)
+        theirs = clean.get(key)
+        if mine is not theirs and mine != theirs:
+            return False
+    return True
+
+
 def _owner_references(owners: Any) -> list[dict[str, str]]:
     """``ValidateOwnerReferences`` / ``validateOwnerReference``."""
     if owners is None:
@@ -129,7 +148,7 @@ def _owner_references(owners: Any) -> list[dict[str, str]]:
     path = "metadata.ownerReferences"
     controller = ""
     for i, owner in enumerate(owners):
-        if not isinstance(owner, Mapping):
+        if not isinstance(owner, MAPPING):
             out.append(cause("FieldValueTypeInvalid", f"{path}[{i}]", "Invalid value: must be an object"))
             continue
         version = str(owner.get("apiVersion") or "").rsplit("/", 1)[-1]
@@ -197,8 +216,12 @@ def validate_builtin(definitions: Mapping[str, Any], root: str, obj: Mapping[str
     """Required fields and JSON types, recursively through the definition table.
 
     ``base`` (from ``clean_base``): a clean object whose subtrees ``obj`` may share; a shared
-    subtree is skipped, as it was checked at the same schema position before.
+    subtree is skipped, as it was checked at the same schema position before.  The compiled plan
+    (``schema_plan``) answers the common case, nothing wrong; the interpreted walk below runs only
+    when it finds something, and writes the causes.
     """
+    if typed_ok(definitions, root, obj, base):
+        return []
     out: list[dict[str, str]] = []
     _walk(definitions, root, obj, "", out, base)
     return out
@@ -292,7 +315,10 @@ def prune_builtin(definitions: Mapping[str, Any], root: str, obj: dict[str, Any]
 
     Returns ``obj`` itself when nothing is unknown; otherwise copies only the dicts on the way to what
     was dropped (stored objects are shared and never mutated).  ``base``: as for ``validate_builtin``.
+    The compiled plan (``schema_plan``) answers the common case, nothing to drop.
     """
+    if not needs_prune(definitions, root, obj, base):
+        return obj
     out = _prune(definitions, root, obj, top=True, base=base)
     return out if isinstance(out, dict) else obj
 
@@ -316,7 +342,7 @@ def _prune(definitions: Mapping[str, Any], name: str, value: Any, top: bool = Fa
             continue
         if key == "managedFields":  # server-written; never needs pruning
             continue
-        if not sub and _is_zero(sub, spec.get("omit")):  # encoding/json's omitempty: never written
+        if not sub and is_zero(sub, spec.get("omit")):  # encoding/json's omitempty: never written
             if changed is None:
                 changed = dict(value)
             del changed[key]
@@ -348,26 +374,6 @@ def _prune_prop(definitions: Mapping[str, Any], spec: Mapping[str, Any], value: 
     return value
 
 
-_ZEROS: dict[str, Any] = {"map": {}, "slice": [], "bytes": "", "string": ""}
-
-
-def _is_zero(value: Any, category: str | None) -> bool:
-    """Whether ``value`` is the Go zero of an ``omitempty`` field of this category (bools are not numbers).
-
-    A null decodes to the zero value (a nil pointer, map or slice) and so is omitted too, except for
-    a struct (written as ``{}``); a non-null pointer is always written.
-    """
-    if category is None:
-        return False
-    if value is None:
-        return category != "struct"
-    if category == "bool":
-        return value is False
-    if category == "number":
-        return value == 0 and not isinstance(value, bool)
-    return bool(value == _ZEROS.get(category, ()))
-
-
 def omitted_zero(definitions: Mapping[str, Any], root: str, path: str, value: Any) -> bool:
     """Whether ``path`` (``spec.containers[0].args``) names a known ``omitempty`` field and ``value`` is
     its zero: dropped by serialisation, not an unknown field to warn about."""
@@ -384,12 +390,17 @@ def omitted_zero(definitions: Mapping[str, Any], root: str, path: str, value: An
             spec = {"ref": spec["values"]}
             continue
         props = (definitions.get(ref) or {}).get("properties") if isinstance(ref, str) else None
-        spec = props.get(part) if isinstance(props, Mapping) else None
+        spec = props.get(part) if isinstance(props, MAPPING) else None
     omit = spec.get("omit") if spec is not None else None
-    return isinstance(omit, str) and _is_zero(value, omit)
+    return isinstance(omit, str) and is_zero(value, omit)
+
+
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
 def prune_metadata(definitions: Mapping[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
     """ObjectMeta without unknown fields (custom resources: the schema never covers metadata)."""
-    out = _prune(definitions, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", meta)
+    if not needs_prune(definitions, _OBJECT_META, meta, top=False):
+        return meta
+    out = _prune(definitions, _OBJECT_META, meta)
     return out if isinstance(out, dict) else meta

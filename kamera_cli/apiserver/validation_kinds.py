@@ -16,7 +16,7 @@ from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver import validation_net, validation_rbac, validation_service
-from kamera_cli.apiserver.field_errors import Cause, GoRepr
+from kamera_cli.apiserver.field_errors import MAPPING, Cause, GoRepr
 from kamera_cli.apiserver.quantity import QuantityError, value_of
 from kamera_cli.apiserver.validation_pod import validate_pod_spec, validate_template
 from kamera_cli.apiserver.validation_pod_annotations import annotation_agreement, pod_annotations
@@ -51,7 +51,7 @@ def _selector_repr(selector: Obj) -> GoRepr:
 def _workload_selector(spec: Obj, what: str, out: list[Cause]) -> Obj | None:
     """The selector rules shared by the apps kinds: required, non-empty, matching the template."""
     selector = spec.get("selector")
-    if not isinstance(selector, Mapping):
+    if not isinstance(selector, MAPPING):
         out.append(F.required("spec.selector"))
         return None
     if not selector.get("matchLabels") and not selector.get("matchExpressions"):
@@ -62,12 +62,12 @@ def _workload_selector(spec: Obj, what: str, out: list[Cause]) -> Obj | None:
 
 def _mapping(obj: Obj, key: str) -> Obj:
     value = obj.get(key)
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, MAPPING) else {}
 
 
 def _template_labels(spec: Obj) -> Obj:
     labels = _mapping(_mapping(spec, "template"), "metadata").get("labels")
-    return labels if isinstance(labels, Mapping) else {}
+    return labels if isinstance(labels, MAPPING) else {}
 
 
 def _matches_template(selector: Obj | None, spec: Obj, out: list[Cause]) -> None:
@@ -105,7 +105,7 @@ def _intstr_repr(value: Any) -> GoRepr:
 
 
 def _rolling(rolling: Any, path: str, out: list[Cause]) -> None:
-    if not isinstance(rolling, Mapping):
+    if not isinstance(rolling, MAPPING):
         return
     unavailable = _int_or_percent(rolling.get("maxUnavailable"), f"{path}.maxUnavailable", out)
     surge = _int_or_percent(rolling.get("maxSurge"), f"{path}.maxSurge", out)
@@ -219,7 +219,7 @@ def _job_spec(spec: Obj, path: str, out: list[Cause]) -> None:
         out.append(F.required(f"{path}.completions", "when completion mode is Indexed"))
     template = spec.get("template")
     out += validate_template(template, f"{path}.template", restart=("OnFailure", "Never", "Always"))
-    policy = ((template or {}).get("spec") or {}).get("restartPolicy") if isinstance(template, Mapping) else None
+    policy = ((template or {}).get("spec") or {}).get("restartPolicy") if isinstance(template, MAPPING) else None
     if policy in ("Always", "", None):
         out.append(F.required(f"{path}.template.spec.restartPolicy", 'valid values: "OnFailure", "Never"'))
     elif policy not in ("OnFailure", "Never"):
@@ -235,7 +235,7 @@ def _job(obj: Obj) -> list[Cause]:
     out: list[Cause] = []
     meta = obj.get("metadata") or {}
     selector = spec.get("selector")
-    if spec.get("manualSelector") is not True and isinstance(selector, Mapping):
+    if spec.get("manualSelector") is not True and isinstance(selector, MAPPING):
         labels, path = _template_labels(spec), "spec.template.metadata"
         expected = {"controller-uid": meta.get("uid", ""), "job-name": meta.get("name", ""),
                     "batch.kubernetes.io/controller-uid": meta.get("uid", ""),
@@ -248,7 +248,7 @@ def _job(obj: Obj) -> list[Cause]:
         if not _selector_matches(selector, expected):
             out.append(F.invalid("spec.selector", _selector_repr(selector), "`selector` not auto-generated"))
     _job_spec(spec, "spec", out)
-    if not isinstance(selector, Mapping):
+    if not isinstance(selector, MAPPING):
         out.append(F.required("spec.selector"))
     else:
         _matches_template(selector, spec, out)
@@ -352,11 +352,15 @@ def _config_map(obj: Obj) -> list[Cause]:
     out: list[Cause] = []
     data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
     for key in sorted(data):
-        out += F.each_invalid(f"data[{key}]", key, F.config_key(key))
+        messages = F.config_key(key)
+        if messages:
+            out += F.each_invalid(f"data[{key}]", key, messages)
         if key in binary:
             out.append(F.invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
     for key in sorted(binary):
-        out += F.each_invalid(f"binaryData[{key}]", key, F.config_key(key))
+        messages = F.config_key(key)
+        if messages:
+            out += F.each_invalid(f"binaryData[{key}]", key, messages)
     chars = sum(len(str(v)) for v in data.values())  # UTF-8 takes at most 4 bytes a character
     size = chars if chars * 4 <= _MAX_DATA else sum(len(str(v).encode()) for v in data.values())
     size += sum(_decoded_len(v) for v in binary.values())

@@ -18,7 +18,7 @@ from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver.defaults_pod import Memo
-from kamera_cli.apiserver.field_errors import Cause
+from kamera_cli.apiserver.field_errors import MAPPING, Cause
 from kamera_cli.apiserver.quantity import QuantityError, value_of
 from kamera_cli.apiserver.validation_pod_annotations import annotation_agreement, pod_annotations
 from kamera_cli.apiserver.validation_pod_fields import (
@@ -54,7 +54,7 @@ def validate_pod_spec(spec: Mapping[str, Any], path: str, *, template: bool = Tr
     names: set[str] = set()
     for key in ("containers", "initContainers"):
         for i, c in enumerate(spec.get(key) or []):
-            if isinstance(c, Mapping):
+            if isinstance(c, MAPPING):
                 out += _container(c, volumes, f"{path}.{key}[{i}]", names, init=key == "initContainers")
     policy = spec.get("restartPolicy") or ""
     if not policy:
@@ -65,7 +65,7 @@ def validate_pod_spec(spec: Mapping[str, Any], path: str, *, template: bool = Tr
     if dns and dns not in _DNS:
         out.append(F.not_supported(f"{path}.dnsPolicy", dns, _DNS))
     selector = spec.get("nodeSelector")
-    if isinstance(selector, Mapping):  # ValidateLabels: keys and values, reported at the map
+    if selector is not None and isinstance(selector, MAPPING):  # ValidateLabels: keys and values, at the map
         for key in sorted(selector):
             out += F.each_invalid(f"{path}.nodeSelector", key, F.qualified_name(str(key)))
             out += F.each_invalid(f"{path}.nodeSelector", selector[key], F.label_value(str(selector[key])))
@@ -99,9 +99,9 @@ def _volumes(volumes: list[Any], path: str, out: list[Cause]) -> set[str]:
             errs.append(F.forbidden(f"{here}.{extra}", "may not specify more than 1 volume type"))
         for source, key in _VOLUME_NAME_FIELDS.items():
             body = vol.get(source)
-            if isinstance(body, Mapping) and not body.get(key) and not (source == "configMap" and body.get("name")):
+            if isinstance(body, MAPPING) and not body.get(key) and not (source == "configMap" and body.get("name")):
                 errs.append(F.required(f"{here}.{source}.{key}"))
-            mode = body.get("defaultMode") if isinstance(body, Mapping) else None
+            mode = body.get("defaultMode") if isinstance(body, MAPPING) else None
             if isinstance(mode, int) and not 0 <= mode <= 0o777:
                 errs.append(F.invalid(f"{here}.{source}.defaultMode", mode,
                                       "must be a number between 0 and 0777 (octal), both inclusive"))
@@ -142,8 +142,9 @@ def _container(c: Mapping[str, Any], volumes: set[str], path: str, names: set[st
     out += _resources(c.get("resources") or {}, f"{path}.resources")
     if not init:
         for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
-            if isinstance(c.get(probe), Mapping):
-                out += _probe(c[probe], f"{path}.{probe}", must_succeed_once=probe != "readinessProbe")
+            value = c.get(probe)
+            if value is not None and isinstance(value, MAPPING):  # mostly absent: skip the ABC's check
+                out += _probe(value, f"{path}.{probe}", must_succeed_once=probe != "readinessProbe")
     if name:
         if name in names:
             out.append(F.duplicate(f"{path}.name", name))
@@ -239,13 +240,13 @@ def _probe(probe: Mapping[str, Any], path: str, *, must_succeed_once: bool) -> l
 
 def _mapping(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     value = obj.get(key)
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, MAPPING) else {}
 
 
 def validate_template(template: Any, path: str, *, restart: tuple[str, ...], owner: str = "") -> list[Cause]:
     """``ValidatePodTemplateSpec`` plus the owner's rules (``ValidatePodTemplateSpecForReplicaSet`` and
     its StatefulSet/DaemonSet twins: restartPolicy Always, no activeDeadlineSeconds)."""
-    if not isinstance(template, Mapping):
+    if not isinstance(template, MAPPING):
         return [F.required(path)]
     key = (path, restart, owner)
     if _VALID.has(template, key):

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
-from kamera_cli.apiserver.field_errors import Cause
+from kamera_cli.apiserver.field_errors import MAPPING, Cause
 
 Obj = Mapping[str, Any]
 _MIRROR = "kubernetes.io/config.mirror"
@@ -64,7 +64,8 @@ def _cost_valid(value: str) -> bool:
 def pod_annotations(annotations: Any, spec: Obj, path: str) -> list[Cause]:
     """``ValidatePodSpecificAnnotations`` at ``path`` (a Pod's ``metadata.annotations``, a template's
     ``…template.annotations``, as upstream's paths have it)."""
-    if not isinstance(annotations, Mapping) or not any(k.startswith(_RELEVANT) for k in annotations):
+    if annotations is None or not isinstance(annotations, MAPPING) or not any(
+            k.startswith(_RELEVANT) for k in annotations):
         return []
     out: list[Cause] = []
     if _MIRROR in annotations and not spec.get("nodeName"):
@@ -91,7 +92,8 @@ def pod_annotations(annotations: Any, spec: Obj, path: str) -> list[Cause]:
 def annotation_agreement(annotations: Any, spec: Obj, path: str) -> list[Cause]:
     """``validateSeccompAnnotationsAndFields`` and ``validateAppArmorAnnotationsAndFieldsMatchOnCreate``
     for the pod spec at ``path``."""
-    if not isinstance(annotations, Mapping) or not any(k.startswith(_RELEVANT) for k in annotations):
+    if annotations is None or not isinstance(annotations, MAPPING) or not any(
+            k.startswith(_RELEVANT) for k in annotations):
         return []
     return _seccomp_agreement(annotations, spec, path) + _apparmor_agreement(annotations, spec, path)
 
@@ -101,8 +103,8 @@ def _go_quote(text: str) -> str:
 
 
 def _profile(context: Any, key: str) -> Obj | None:
-    value = context.get(key) if isinstance(context, Mapping) else None
-    return value if isinstance(value, Mapping) else None
+    value = context.get(key) if isinstance(context, MAPPING) else None
+    return value if isinstance(value, MAPPING) else None
 
 
 def _seccomp_match(annotation: str, profile: Obj, path: str) -> Cause | None:

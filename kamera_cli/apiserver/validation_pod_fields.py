@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
-from kamera_cli.apiserver.field_errors import Cause, GoRepr
+from kamera_cli.apiserver.field_errors import MAPPING, Cause, GoRepr
 from kamera_cli.apiserver.validation_pod_annotations import local_descending_path
 
 _ENV_NAME = "a valid environment variable name must consist only of printable ASCII characters other than '='"
@@ -51,10 +51,10 @@ def validate_env(env: Any, env_from: Any, path: str) -> list[Cause]:
         name = var.get("name") or ""
         out += [F.required(f"{here}.name")] if not name else F.each_invalid(f"{here}.name", name, env_name(name))
         source = var.get("valueFrom")
-        if isinstance(source, Mapping):
+        if isinstance(source, MAPPING):
             out += _value_from(source, bool(var.get("value")), f"{here}.valueFrom")
     for i, ref in enumerate(env_from or ()):
-        if not isinstance(ref, Mapping):
+        if not isinstance(ref, MAPPING):
             continue
         here = f"{path}.envFrom[{i}]"
         prefix = ref.get("prefix") or ""
@@ -132,7 +132,7 @@ def _ids(context: Mapping[str, Any], path: str, keys: tuple[str, ...]) -> list[C
 def _seccomp(context: Mapping[str, Any], path: str) -> list[Cause]:
     """``validateSeccompProfileField``."""
     profile = context.get("seccompProfile")
-    if not isinstance(profile, Mapping):
+    if profile is None or not isinstance(profile, MAPPING):
         return []
     kind, local = str(profile.get("type") or ""), profile.get("localhostProfile")
     out: list[Cause] = []
@@ -151,7 +151,7 @@ def _seccomp(context: Mapping[str, Any], path: str) -> list[Cause]:
 
 def container_security(context: Any, path: str) -> list[Cause]:
     """``ValidateSecurityContext`` of one container."""
-    if not isinstance(context, Mapping):
+    if not isinstance(context, MAPPING):
         return []
     here = f"{path}.securityContext"
     out = _ids(context, here, ("runAsUser", "runAsGroup"))
@@ -171,14 +171,14 @@ def pod_security(spec: Mapping[str, Any], path: str) -> list[Cause]:
     out: list[Cause] = []
     if spec.get("hostNetwork"):
         for i, c in enumerate(spec.get("containers") or ()):
-            for here, port in F.items(c.get("ports") if isinstance(c, Mapping) else None,
+            for here, port in F.items(c.get("ports") if isinstance(c, MAPPING) else None,
                                       f"{path}.containers[{i}].ports"):
                 if port.get("hostPort") != port.get("containerPort"):
                     out.append(F.invalid(f"{here}.containerPort", port.get("containerPort"),
                                          "must match `hostPort` when `hostNetwork` is true"))
     here = f"{path}.securityContext"
     context = spec.get("securityContext")
-    if isinstance(context, Mapping) and context:
+    if isinstance(context, MAPPING) and context:
         out += _ids(context, here, ("fsGroup", "runAsUser", "runAsGroup"))
         for i, gid in enumerate(context.get("supplementalGroups") or ()):
             if isinstance(gid, int) and not 0 <= gid <= 2147483647:
@@ -187,7 +187,7 @@ def pod_security(spec: Mapping[str, Any], path: str) -> list[Cause]:
         # both live in the internal PodSecurityContext, hence upstream's path
         out.append(F.invalid(f"{here}.shareProcessNamespace", True,
                              "ShareProcessNamespace and HostPID cannot both be enabled"))
-    return out + (_seccomp(context, here) if isinstance(context, Mapping) else [])
+    return out + (_seccomp(context, here) if isinstance(context, MAPPING) else [])
 
 
 def validate_scheduling(spec: Mapping[str, Any], path: str) -> list[Cause]:
@@ -196,7 +196,7 @@ def validate_scheduling(spec: Mapping[str, Any], path: str) -> list[Cause]:
     if "tolerations" in spec:
         out += _tolerations(spec["tolerations"], f"{path}.tolerations")
     affinity = spec.get("affinity")
-    if isinstance(affinity, Mapping):
+    if affinity is not None and isinstance(affinity, MAPPING):
         out += _affinity(affinity, f"{path}.affinity")
     if "topologySpreadConstraints" in spec:
         out += _spread(spec["topologySpreadConstraints"], f"{path}.topologySpreadConstraints")
@@ -241,10 +241,10 @@ def _affinity(affinity: Mapping[str, Any], path: str) -> list[Cause]:
     """``validateAffinity``: node affinity terms, pod (anti-)affinity terms."""
     out: list[Cause] = []
     node = affinity.get("nodeAffinity")
-    if isinstance(node, Mapping):
+    if isinstance(node, MAPPING):
         here = f"{path}.nodeAffinity"
         required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
-        if isinstance(required, Mapping):
+        if isinstance(required, MAPPING):
             terms = required.get("nodeSelectorTerms") or []
             where = f"{here}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
             if not terms:
@@ -254,7 +254,7 @@ def _affinity(affinity: Mapping[str, Any], path: str) -> list[Cause]:
         out += _weighted(node, here, "preference", _node_term)
     for kind in ("podAffinity", "podAntiAffinity"):
         pods = affinity.get(kind)
-        if not isinstance(pods, Mapping):
+        if not isinstance(pods, MAPPING):
             continue
         here = f"{path}.{kind}"
         for term_path, term in F.items(pods.get("requiredDuringSchedulingIgnoredDuringExecution"),
@@ -346,7 +346,7 @@ def label_selector(selector: Mapping[str, Any], path: str) -> list[Cause]:
     for here, rq in F.items(selector.get("matchExpressions"), f"{path}.matchExpressions"):
         out += _requirement(rq, here, node=False)
     labels = selector.get("matchLabels")
-    for key, value in sorted(labels.items()) if isinstance(labels, Mapping) else ():
+    for key, value in sorted(labels.items()) if isinstance(labels, MAPPING) else ():
         out += F.each_invalid(f"{path}.matchLabels", key, F.qualified_name(str(key)))
         out += F.each_invalid(f"{path}.matchLabels", value, F.label_value(str(value)))
     return out
@@ -378,8 +378,8 @@ def _spread(constraints: Any, path: str) -> list[Cause]:
         keys = c.get("matchLabelKeys") or []
         if keys:  # validateMatchLabelKeysInTopologySpread
             selector = c.get("labelSelector")
-            taken = _selector_keys(selector) if isinstance(selector, Mapping) else set()
-            if not isinstance(selector, Mapping):
+            taken = _selector_keys(selector) if isinstance(selector, MAPPING) else set()
+            if not isinstance(selector, MAPPING):
                 out.append(F.forbidden(f"{here}.matchLabelKeys", "must not be specified when labelSelector is not set"))
             for i, key_ in enumerate(keys):
                 out += F.each_invalid(f"{here}.matchLabelKeys[{i}]", key_, F.qualified_name(str(key_)))
@@ -393,7 +393,7 @@ def _spread(constraints: Any, path: str) -> list[Cause]:
 
 def _selector_keys(selector: Mapping[str, Any]) -> set[str]:
     return {str(k) for k in selector.get("matchLabels") or {}} | {
-        str(e.get("key")) for e in selector.get("matchExpressions") or () if isinstance(e, Mapping)}
+        str(e.get("key")) for e in selector.get("matchExpressions") or () if isinstance(e, MAPPING)}
 
 
 def _label_keys(term: Mapping[str, Any], path: str) -> list[Cause]:

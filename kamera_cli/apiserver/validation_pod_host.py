@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
-from kamera_cli.apiserver.field_errors import Cause
+from kamera_cli.apiserver.field_errors import MAPPING, Cause
 
 Obj = Mapping[str, Any]
 _UNDERSCORE_LABEL = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
@@ -89,30 +89,30 @@ def validate_pod_host(spec: Obj, path: str, *, template: bool) -> list[Cause]:
         out.append(F.forbidden(f"{path}.ephemeralContainers", "ephemeral containers not allowed in pod template"
                                if template else "cannot be set on create"))
     context = spec.get("securityContext")
-    if isinstance(context, Mapping) and context:
+    if isinstance(context, MAPPING) and context:
         out += _pod_context(spec, context, f"{path}.securityContext")
     host_users = spec.get("hostUsers") is not False
     for here, container in _containers(spec, path):
         sc = container.get("securityContext")
-        if isinstance(sc, Mapping) and sc:
+        if isinstance(sc, MAPPING) and sc:
             out += _container_context(sc, f"{here}.securityContext", host_users)
     if "dnsConfig" in spec or spec.get("dnsPolicy") == "None":
         out += _dns_config(spec.get("dnsConfig"), spec.get("dnsPolicy"), f"{path}.dnsConfig")
     for i, gate in enumerate(spec.get("readinessGates") or ()):
-        if isinstance(gate, Mapping):
+        if isinstance(gate, MAPPING):
             here = f"{path}.readinessGates[{i}].conditionType"
             value = str(gate.get("conditionType") or "")
             out += F.each_invalid(here, value, F.qualified_name(value))
     seen: set[str] = set()
     for i, gate in enumerate(spec.get("schedulingGates") or ()):
-        if isinstance(gate, Mapping):
+        if isinstance(gate, MAPPING):
             name = str(gate.get("name") or "")
             out += F.each_invalid(f"{path}.schedulingGates[{i}]", name, F.qualified_name(name))
             if name in seen:
                 out.append(F.duplicate(f"{path}.schedulingGates[{i}]", name))
             seen.add(name)
     for i, alias in enumerate(spec.get("hostAliases") or ()):
-        if isinstance(alias, Mapping):
+        if isinstance(alias, MAPPING):
             here = f"{path}.hostAliases[{i}]"
             if not F.is_ip(alias.get("ip") or ""):
                 out.append(F.invalid(f"{here}.ip", alias.get("ip") or "", F.IP_MSG))
@@ -136,15 +136,15 @@ def _host_process(spec: Obj, path: str) -> list[Cause]:
     """``validateWindowsHostProcessPod``: a container's ``hostProcess`` agrees with the pod's, host-process
     containers are all or none of them, and they need ``hostNetwork``."""
     context = spec.get("securityContext")
-    pod_options = context.get("windowsOptions") if isinstance(context, Mapping) else None
-    pod_value = pod_options.get("hostProcess") if isinstance(pod_options, Mapping) else None
+    pod_options = context.get("windowsOptions") if isinstance(context, MAPPING) else None
+    pod_value = pod_options.get("hostProcess") if isinstance(pod_options, MAPPING) else None
     out: list[Cause] = []
     count = host_process = 0
     for here, c in _containers(spec, path):
         count += 1
         sc = c.get("securityContext")
-        options = sc.get("windowsOptions") if isinstance(sc, Mapping) else None
-        value = options.get("hostProcess") if isinstance(options, Mapping) else None
+        options = sc.get("windowsOptions") if isinstance(sc, MAPPING) else None
+        value = options.get("hostProcess") if isinstance(options, MAPPING) else None
         if pod_value is not None and value is not None and pod_value != value:
             out.append(F.invalid(f"{here}.securityContext.windowsOptions.hostProcess", value,
                                  f"pod hostProcess value must be identical if both are specified, was "
@@ -166,12 +166,12 @@ def _dns_config(config: Any, policy: Any, path: str) -> list[Cause]:
     32 search domains in 2048 characters (relaxed: underscores allowed, ``.`` alone accepted), named
     options."""
     if policy == "None":
-        if not isinstance(config, Mapping):
+        if not isinstance(config, MAPPING):
             return [F.required(path, "must provide `dnsConfig` when `dnsPolicy` is None")]
         if not config.get("nameservers"):
             return [F.required(f"{path}.nameservers", "must provide at least one DNS nameserver when `dnsPolicy` "
                                                       "is None")]
-    if not isinstance(config, Mapping):
+    if not isinstance(config, MAPPING):
         return []
     out: list[Cause] = []
     servers = config.get("nameservers") or []
@@ -193,7 +193,7 @@ def _dns_config(config: Any, policy: Any, path: str) -> list[Cause]:
             messages.append(_UNDERSCORE_MSG)
         out += F.each_invalid(f"{path}.searches[{i}]", name, messages)
     for i, option in enumerate(config.get("options") or ()):
-        if isinstance(option, Mapping) and not option.get("name"):
+        if isinstance(option, MAPPING) and not option.get("name"):
             out.append(F.required(f"{path}.options[{i}]", "must not be empty"))
     return out
 
@@ -214,7 +214,7 @@ def _pod_context(spec: Obj, context: Obj, here: str) -> list[Cause]:
     out: list[Cause] = []
     names: set[str] = set()
     for i, sysctl in enumerate(context.get("sysctls") or ()):
-        if not isinstance(sysctl, Mapping):
+        if not isinstance(sysctl, MAPPING):
             continue
         name, at = str(sysctl.get("name") or ""), f"{here}.sysctls[{i}].name"
         if not name:
@@ -339,7 +339,7 @@ def _os(spec: Obj, path: str) -> list[Cause]:
     if name not in ("linux", "windows"):
         return [F.not_supported(f"{path}.os", name, ("linux", "windows"))]
     raw = spec.get("securityContext")
-    context: Obj = raw if isinstance(raw, Mapping) else {}
+    context: Obj = raw if isinstance(raw, MAPPING) else {}
     out: list[Cause] = []
     if name == "linux":
         if _set(context, "windowsOptions"):
@@ -357,7 +357,7 @@ def _os(spec: Obj, path: str) -> list[Cause]:
             out.append(F.forbidden(f"{path}.{at}", "cannot be set for a windows pod"))
     for here, c in _containers(spec, path):
         sc = c.get("securityContext")
-        if isinstance(sc, Mapping):
+        if isinstance(sc, MAPPING):
             out += [F.forbidden(f"{here}.securityContext.{key}", "cannot be set for a windows pod")
                     for key in _WINDOWS_FORBIDDEN_CONTAINER if _set(sc, key)]
     return out

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
-from kamera_cli.apiserver.field_errors import Cause, GoRepr
+from kamera_cli.apiserver.field_errors import MAPPING, Cause, GoRepr
 from kamera_cli.apiserver.formats import is_cidr
 
 Obj = Mapping[str, Any]
@@ -27,7 +27,7 @@ _LB_ONLY = "may only be used when `type` is 'LoadBalancer'"
 
 def _mapping(obj: Obj, key: str) -> Obj:
     value = obj.get(key)
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, MAPPING) else {}
 
 
 def _strings(values: list[Any]) -> GoRepr:
@@ -56,7 +56,7 @@ def service(obj: Obj) -> list[Cause]:
                 else [F.required("spec.externalName")])
     out += _ports(ports)
     selector = spec.get("selector")
-    for key, value in sorted(selector.items()) if isinstance(selector, Mapping) else ():  # ValidateLabels
+    for key, value in sorted(selector.items()) if isinstance(selector, MAPPING) else ():  # ValidateLabels
         out += F.each_invalid("spec.selector", key, F.qualified_name(str(key)))
         out += F.each_invalid("spec.selector", value, F.label_value(str(value)))
     out += _affinity(spec)

@@ -30,7 +30,7 @@ from typing import Any
 
 from kamera_cli.apiserver import field_errors as F
 from kamera_cli.apiserver import validation_net
-from kamera_cli.apiserver.field_errors import Cause, GoRepr
+from kamera_cli.apiserver.field_errors import MAPPING, Cause, GoRepr
 from kamera_cli.apiserver.quantity import QuantityError, value_of
 
 Obj = Mapping[str, Any]
@@ -39,7 +39,7 @@ _REPLICAS_MSG = "cannot be greater than status.replicas"
 
 def _status(obj: Obj) -> Obj:
     value = obj.get("status")
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, MAPPING) else {}
 
 
 def _int(status: Obj, key: str) -> int:
@@ -203,7 +203,7 @@ _SYSTEM_CONDITIONS = frozenset({"PodScheduled", "Ready", "Initialized"})
 
 
 def _terminated(status: Any) -> Any:
-    return ((status.get("state") or {}) if isinstance(status, Mapping) else {}).get("terminated")
+    return ((status.get("state") or {}) if isinstance(status, MAPPING) else {}).get("terminated")
 
 
 def _state_transitions(new: Any, old: Any, path: str, policy: Any, restartable: frozenset[str]) -> list[Cause]:
@@ -215,12 +215,12 @@ def _state_transitions(new: Any, old: Any, path: str, policy: Any, restartable: 
     out: list[Cause] = []
     for i, before in enumerate(old or ()):
         done = _terminated(before)
-        if not isinstance(done, Mapping) or before.get("name") in restartable:
+        if not isinstance(done, MAPPING) or before.get("name") in restartable:
             continue
         if done.get("exitCode") and policy == "OnFailure":
             continue
         for after in new or ():
-            if isinstance(after, Mapping) and after.get("name") == before.get("name") and _terminated(after) is None:
+            if isinstance(after, MAPPING) and after.get("name") == before.get("name") and _terminated(after) is None:
                 out.append(F.forbidden(f"{path}[{i}].state", "may not be transitioned to non-terminated state"))
     return out
 
@@ -243,7 +243,7 @@ def _pod(new: Obj, old: Obj) -> list[Cause]:
     spec = old.get("spec") or {}
     policy = spec.get("restartPolicy")
     restartable = frozenset(str(c.get("name")) for c in spec.get("initContainers") or ()
-                            if isinstance(c, Mapping) and c.get("restartPolicy") == "Always")
+                            if isinstance(c, MAPPING) and c.get("restartPolicy") == "Always")
     out += _state_transitions(status.get("containerStatuses"), before.get("containerStatuses"),
                               "status.containerStatuses", policy, frozenset())
     out += _state_transitions(status.get("initContainerStatuses"), before.get("initContainerStatuses"),
@@ -261,7 +261,7 @@ def _ip_list(entries: Any, path: str, go_type: str, primary: str | None) -> list
     """``validatePodIPs`` / ``validateHostIPs``: every IP valid, more than one only as a dual-stack
     pair, no duplicates; host IPs also start with ``hostIP`` (``primary``).  Structs print as Go's
     ``%#v`` (``core.PodIP{IP:"…"}``)."""
-    ips = [str(e.get("ip") or "") if isinstance(e, Mapping) else "" for e in entries or ()]
+    ips = [str(e.get("ip") or "") if isinstance(e, MAPPING) else "" for e in entries or ()]
     out: list[Cause] = []
     if primary is not None and ips and ips[0] != primary:
         out.append(F.invalid(f"{path}[0].ip", ips[0], "must be equal to `hostIP`"))
@@ -290,7 +290,7 @@ def _ip_list(entries: Any, path: str, go_type: str, primary: str | None) -> list
 
 def _true(status: Obj, ctype: str) -> bool:
     """``IsConditionTrue``."""
-    return any(isinstance(c, Mapping) and c.get("type") == ctype and c.get("status") == "True"
+    return any(isinstance(c, MAPPING) and c.get("type") == ctype and c.get("status") == "True"
                for c in status.get("conditions") or ())
 
 
@@ -324,7 +324,7 @@ def _job_status(new: Obj, old: Obj) -> list[Cause]:
     uncounted = st.get("uncountedTerminatedPods")
     seen: set[str] = set()
     for part in ("succeeded", "failed"):
-        for i, uid in enumerate((uncounted or {}).get(part) or () if isinstance(uncounted, Mapping) else ()):
+        for i, uid in enumerate((uncounted or {}).get(part) or () if isinstance(uncounted, MAPPING) else ()):
             at = f"status.uncountedTerminatedPods.{part}[{i}]"
             if uid == "":
                 out.append(F.invalid(at, uid, "must not be empty"))
@@ -358,7 +358,7 @@ def _job_status(new: Obj, old: Obj) -> list[Cause]:
     if (finished_changed or start_changed) and start is None and finished:
         out.append(F.required("status.startTime", "startTime is required for finished job"))
     if (finished_changed or uncounted != was.get("uncountedTerminatedPods")) and finished and isinstance(
-            uncounted, Mapping) and (uncounted.get("failed") or uncounted.get("succeeded")):
+            uncounted, MAPPING) and (uncounted.get("failed") or uncounted.get("succeeded")):
         out.append(F.invalid("status.uncountedTerminatedPods", uncounted,
                              "uncountedTerminatedPods needs to be empty for finished job"))
     out += _indexes(st, was, spec)
@@ -493,7 +493,7 @@ def _claim(new: Obj, old: Obj) -> list[Cause]:
     if not (new.get("spec") or {}).get("accessModes"):
         out.append(F.required("Spec.accessModes"))
     capacity = _status(new).get("capacity")
-    for name, quantity in sorted(capacity.items()) if isinstance(capacity, Mapping) else ():
+    for name, quantity in sorted(capacity.items()) if isinstance(capacity, MAPPING) else ():
         try:
             value = value_of(str(quantity))
         except QuantityError:

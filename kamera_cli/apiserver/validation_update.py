@@ -12,6 +12,7 @@ from typing import Any
 
 from kamera_cli.apiserver import validation_service
 from kamera_cli.apiserver.errors import cause
+from kamera_cli.apiserver.field_errors import MAPPING
 from kamera_cli.apiserver.quantity import QuantityError, value_of
 
 Causes = list[dict[str, str]]
@@ -25,7 +26,7 @@ _POD_MESSAGE = (
 def _get(obj: Mapping[str, Any], *path: str) -> Any:
     node: Any = obj
     for part in path:
-        if not isinstance(node, Mapping):
+        if not isinstance(node, MAPPING):
             return None
         node = node.get(part)
     return node
@@ -44,13 +45,13 @@ def _immutable(old: Mapping[str, Any], new: Mapping[str, Any], *path: str) -> Ca
 
 def _pod(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
     def mutable_removed(spec: Any) -> Any:
-        if not isinstance(spec, Mapping):
+        if not isinstance(spec, MAPPING):
             return spec
         out = {k: v for k, v in spec.items() if k not in ("activeDeadlineSeconds", "tolerations",
                                                           "terminationGracePeriodSeconds")}
         for key in ("containers", "initContainers"):
             if isinstance(out.get(key), list):
-                out[key] = [{k: v for k, v in c.items() if k != "image"} if isinstance(c, Mapping) else c
+                out[key] = [{k: v for k, v in c.items() if k != "image"} if isinstance(c, MAPPING) else c
                             for c in out[key]]
         return out
 
@@ -75,7 +76,7 @@ def _statefulset(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
     """``ValidateStatefulSetUpdate``: everything but the listed spec fields is fixed at creation."""
     def fixed(obj: Mapping[str, Any]) -> Any:
         spec = obj.get("spec")
-        return {k: v for k, v in spec.items() if k not in _STS_MUTABLE} if isinstance(spec, Mapping) else spec
+        return {k: v for k, v in spec.items() if k not in _STS_MUTABLE} if isinstance(spec, MAPPING) else spec
     return [cause("FieldValueForbidden", "spec", _STS_MESSAGE)] if fixed(old) != fixed(new) else []
 
 

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kamera_cli.model.frozen import fast_init
+
 JSON = Any  # a JSON value: dict, list, str, int, float, bool or None
 Manifest = Mapping[str, Any]  # one Kubernetes object as JSON; never mutated once shared
 
@@ -47,6 +49,7 @@ class KindRef:
         return f"{self.api_version}/{self.kind}"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, order=True)
 class ObjectRef:
     """One object's identity. ``namespace`` is "" for cluster-scoped objects."""

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kamera_cli.apiserver import ApiServer, managed_fields
+from kamera_cli.apiserver import ApiServer, managed_fields, patch_ssa
 
 from .conftest import make_server
 
@@ -42,6 +42,7 @@ def empty_memo() -> Iterator[None]:
 def _forget() -> None:
     managed_fields._APPLIED.clear()
     managed_fields._CONFIGS.clear()
+    patch_ssa._FIXED.clear()
 
 
 def _answers(bodies: list[bytes]) -> list[tuple[int, bytes]]:
@@ -117,3 +118,31 @@ def test_large_bodies_are_not_memoised() -> None:
     assert managed_fields.applied_memo_key(b"x" * (64 * 1024 + 1), "apps/v1") is None
     assert managed_fields.applied_memo_key(None, "apps/v1") is None
     assert managed_fields.applied_memo_key(b"{}", "apps/v1") == (b"{}", "apps/v1")
+
+
+def test_a_remembered_unchanged_merge_does_not_hide_another_writer_s_change() -> None:
+    """The merge's memo of unchanged subtrees (``patch_ssa._FIXED``) is keyed by the live subtree's
+    identity: once another writer replaced the template, re-applying the configuration merges again."""
+    body = json.dumps(_deployment(2)).encode()
+    image_patch = json.dumps({"spec": {"template": {"spec": {"containers": [{"name": "web", "image": "nginx:2"}]}}}})
+
+    def run(cold: bool) -> list[tuple[int, bytes]]:
+        server = make_server()
+        out = []
+        for step in ("apply", "apply", "patch", "apply", "apply"):
+            if cold:
+                _forget()
+            if step == "apply":
+                out.append(_apply(server, body))
+                continue
+            resp = server.handle("PATCH", PATH, [("fieldManager", "other")],
+                                 {"Content-Type": "application/strategic-merge-patch+json"}, image_patch.encode())
+            out.append((resp.status, resp.body))
+        return out
+
+    warm = run(cold=False)
+    assert patch_ssa._FIXED
+    assert [status for status, _ in warm] == [201, 200, 200, 200, 200]
+    assert json.loads(warm[2][1])["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:2"
+    assert json.loads(warm[-1][1])["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1"  # forced back
+    assert warm == run(cold=True)

@@ -121,11 +121,28 @@ _json_values: st.SearchStrategy[Any] = st.recursive(
                        max_size=5))
 def test_the_create_shortcut_adds_exactly_what_the_schemaless_diff_adds(obj: dict[str, Any]) -> None:
     from kamera_cli.apiserver.managed_fields import _no_fields
-    from kamera_cli.apiserver.patch_ssa import WalkContext, diff_objects, schemaless_nodes
+    from kamera_cli.apiserver.patch_plain import schemaless_nodes
+    from kamera_cli.apiserver.patch_ssa import WalkContext, diff_objects
 
     added: set[tuple[str, ...]] = set()
     schemaless_nodes(obj, (), added)
     assert added == diff_objects({}, obj, WalkContext(_no_fields)).added
+
+
+_objects = st.dictionaries(st.sampled_from(["apiVersion", "kind", "metadata", "spec", "status", "data"]), _json_values,
+                           max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_objects, _objects, st.data())
+def test_the_plain_diff_is_the_schemaless_diff(old: dict[str, Any], new: dict[str, Any], data: Any) -> None:
+    from kamera_cli.apiserver.managed_fields import _no_fields
+    from kamera_cli.apiserver.patch_plain import diff_plain
+    from kamera_cli.apiserver.patch_ssa import WalkContext, diff_objects
+
+    if data.draw(st.booleans()):  # share some of old's subtrees, as a patch does
+        new = {**old, **{k: v for k, v in new.items() if data.draw(st.booleans())}}
+    assert diff_plain(old, new) == diff_objects(old, new, WalkContext(_no_fields))
 
 
 def test_an_objects_json_splices_its_managed_fields_text_and_stays_exact():
@@ -191,3 +208,21 @@ def test_the_digest_with_a_spliced_template_text_equals_the_whole_objects(tmeta:
     whole = hashlib.sha256(snapshot._canonical({**obj, "metadata": {"name": "d"}}).encode()).hexdigest()
     assert snapshot.object_digest(obj) == whole
     assert snapshot.object_digest(obj) == whole  # the second time from the cached template text
+
+
+@settings(max_examples=300, deadline=None)
+@given(_objects, _objects, st.data())
+def test_the_no_op_and_generation_checks_compare_as_copies_would(a: dict[str, Any], b: dict[str, Any],
+                                                                 data: Any) -> None:
+    from kamera_cli.apiserver.semantics import same_ignoring_bookkeeping, spec_changed, without
+
+    if data.draw(st.booleans()):
+        b = {**a, **{k: v for k, v in b.items() if data.draw(st.booleans())}}
+    for skip in (("metadata",), ("metadata", "status")):
+        assert spec_changed(a, b, status_counts=skip == ("metadata",)) == (without(a, *skip) != without(b, *skip))
+    ma, mb = a.get("metadata"), b.get("metadata")
+    if isinstance(ma or {}, dict) and isinstance(mb or {}, dict):
+        bookkeeping = ("resourceVersion", "managedFields")
+        expected = without(a, "metadata") == without(b, "metadata") and (
+            without(ma or {}, *bookkeeping) == without(mb or {}, *bookkeeping))
+        assert same_ignoring_bookkeeping(a, b) == expected
