@@ -122,7 +122,7 @@ class _Coordinator:
         self.owner[node] = worker
         if worker:
             self.backlog[worker] += 1
-        self.pool.send(worker, ("expand", node, fp, self.graph.depths[node], blob))
+        self.pool.send(worker, ("expand", node, fp, self.graph.depths[node], blob), 1)
 
     def _ship(self, worker: int, nodes: Sequence[int] | None, count: int) -> None:
         """Hand queued nodes of the coordinator (``nodes``, else the ``count`` queued last: the
@@ -242,7 +242,7 @@ class _Coordinator:
             kept: list[tuple[int, str, int]] = []
             bound_hit, stopped, took_reduced = self._merge(node, d, result, worker, kept)
             reduced += took_reduced
-            self.pool.send(worker, ("merged", node, kept))
+            self.pool.send(worker, ("merged", node, kept), len(kept))
             if worker:
                 self.backlog[worker] += len(kept)
             if self._move_all and kept:
@@ -274,25 +274,41 @@ class _Coordinator:
                 reason = self.should_stop()
                 if reason:
                     return reason if isinstance(reason, str) else "stopped by the caller"
+            # everything that has arrived first: the backlogs then say what the workers really hold
+            # (read one message per expansion, a slower coordinator saw a worker busy long after it
+            # had run dry, and held back the work it needed)
+            self._drain(pool.ready(0))
+            if node in self.results:
+                break
             if not self._move_all:
                 self._balance()
             local_work = bool(local.queue)
-            if not local_work or any(b < BATCH for b in backlog[1:]):
-                pool.flush()  # about to wait, or a worker is running short of work
+            if not local_work:
+                pool.flush()  # about to wait
+            else:
+                for w in range(1, len(backlog)):
+                    # a worker running short of work: what is batched for it leaves now (its
+                    # backlog counts the nodes still held here, which it cannot start)
+                    if backlog[w] - pool.held(w) < BATCH:
+                        pool.flush(w)
             unsent = pool.unsent()
-            if pool.conns:
-                if local_work:
-                    ready = pool.ready(0)
-                else:
-                    t0 = _monotonic()
-                    ready = pool.ready(0.001 if unsent else _POLL)
-                    self.idle += _monotonic() - t0
-                for conn in ready:
-                    w = pool.worker_of(conn)
-                    self._receive(w, pool.recv(w))
             if local_work:
                 local.expand_next()  # one of its own while the others' results come in
+            else:
+                t0 = _monotonic()
+                ready = pool.ready(0.001 if unsent else _POLL)
+                self.idle += _monotonic() - t0
+                self._drain(ready)
         return self.results.pop(node)
+
+    def _drain(self, ready: list[Connection]) -> None:
+        """Read every message the workers have sent so far (``ready``: the connections to start with)."""
+        pool = self.pool
+        while ready:
+            for conn in ready:
+                w = pool.worker_of(conn)
+                self._receive(w, pool.recv(w))
+            ready = pool.ready(0)
 
     def _merge(self, node: int, d: int, result: Any, worker: int,
                kept: list[tuple[int, str, int]]) -> tuple[str | None, bool, int]:

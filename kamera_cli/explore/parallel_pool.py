@@ -192,6 +192,7 @@ class Pool:
         self.results: dict[int, Any] = {}
         self.replies: collections.deque[tuple[Any, ...]] = collections.deque()
         self.batches: list[list[tuple[Any, ...]]] = [[] for _ in range(1, n)]
+        self.batched_nodes = [0] * (n - 1)
         self.local = Worker(self._local_reply, model, properties, reducer, max_depth, expand_converged, report)
         self.closed = False
         self.by_fd = {conn.fileno(): conn for conn in self.conns}
@@ -215,16 +216,22 @@ class Pool:
             return [c for c in wait(self.conns, timeout=timeout) if isinstance(c, Connection)] if self.conns else []
         return [self.by_fd[fd] for fd, _events in self.poller.poll(timeout * 1000)]
 
-    def send(self, worker: int, message: tuple[Any, ...]) -> None:
+    def send(self, worker: int, message: tuple[Any, ...], nodes: int = 0) -> None:
         """Worker 0 handles it now; the others' messages go out in batches (``flush``): a frame per
-        message would cost a pickle and a system call each."""
+        message would cost a pickle and a system call each. ``nodes``: how many nodes the message
+        gives the worker to expand (``held`` counts them until the batch leaves)."""
         if worker == 0:
             self.local.handle(message)
             return
         batch = self.batches[worker - 1]
         batch.append(message)
+        self.batched_nodes[worker - 1] += nodes
         if len(batch) >= BATCH or message[0] in ("get", "labels", "halt", "give"):
             self.flush(worker)
+
+    def held(self, worker: int) -> int:
+        """Nodes given to ``worker`` that still sit in its batch, here (the worker cannot start them)."""
+        return self.batched_nodes[worker - 1] if worker else 0
 
     def flush(self, worker: int | None = None) -> None:
         for w in range(1, self.size) if worker is None else (worker,):
@@ -232,6 +239,7 @@ class Pool:
             if batch:
                 self.outboxes[w - 1].put(("batch", list(batch)))
                 batch.clear()
+                self.batched_nodes[w - 1] = 0
 
     def unsent(self) -> bool:
         """Pump every outbox; True: something still waits for room in a socket."""

@@ -263,3 +263,33 @@ def test_unhashable_actions_travel_as_themselves() -> None:
     assert parallel == serial
     edges_seen: list[tuple[int, Any, object, int]] = serial["edges"]  # type: ignore[assignment]
     assert [e[1] for e in edges_seen][:2] == [[0], [1]]
+
+
+class _SlowCoordinator(Workers):
+    """Every step costs more in the process that built the model (the coordinator's) than in a
+    forked worker: a coordinator on a slower CPU, as on a machine whose vCPUs do not run at one speed."""
+
+    def __init__(self, inner: Workers) -> None:
+        super().__init__(inner.workers, inner.initial_vars, inner.watchers, inner.domain)
+        object.__setattr__(self, "home", os.getpid())
+
+    def successor(self, state: Any, action: Any) -> Any:
+        if os.getpid() == self.home:  # type: ignore[attr-defined]
+            import time
+
+            until = time.process_time() + 0.0002
+            while time.process_time() < until:
+                pass
+        return super().successor(state, action)
+
+
+def test_a_slower_coordinator_leaves_the_work_to_the_faster_worker() -> None:
+    """The coordinator reads every result waiting for it before it balances: reading one message per
+    step of its own, a slower coordinator saw a worker busy long after it had run dry, and kept the
+    nodes the worker needed."""
+    result = search(_SlowCoordinator(_wide()), workers=2, reduction="none")
+    try:
+        coordinator, worker = result.processes
+        assert worker.expanded > 2 * coordinator.expanded, result.processes
+    finally:
+        result.close()
