@@ -170,6 +170,10 @@ class _Coordinator:
     def _receive(self, worker: int, message: tuple[Any, ...]) -> None:
         if message[0] == "given":
             self._take(worker, message[1])
+        elif message[0] == "results":
+            for node, result in message[1]:
+                self.results[node] = result
+            self.backlog[worker] -= len(message[1])
         else:
             self.results[message[1]] = message[2]
             self.backlog[worker] -= 1

@@ -19,6 +19,10 @@ from typing import Any
 from kamera_cli.explore.model import ALWAYS, Footprint, Model, Property, Transition, pack_state, unpack_state
 from kamera_cli.explore.reduction import Reducible, persistent_subset
 
+#: results a worker in a process of its own sends together, at most (fewer when it is about to
+#: read or wait)
+RESULTS_BATCH = 4
+
 # One successor as a worker reports it (its label stays with the worker): fingerprint, findings,
 # converged, property details (None when the worker already holds the state: not new, so never
 # checked).
@@ -79,6 +83,10 @@ class Worker:
         self.found: dict[int, dict[str, Any]] = {}  # node -> states its expansion discovered, until merged
         self.queue: list[tuple[int, str, int]] = []  # (node, fingerprint, depth)
         self.numbers: dict[Any, int] = {}  # actions sent to the coordinator, by number
+        #: results not sent yet (a worker in a process of its own sends them a few at a time: each
+        #: message costs a pickle and a system call on both sides)
+        self.outgoing: list[tuple[int, Any]] = []
+        self.batching = False
         self.expanded = self.moved = 0
         self.idle = 0.0
         self.cpu0 = time.process_time()
@@ -93,9 +101,11 @@ class Worker:
                 poller.register(fileno(), select.POLLIN)  # type: ignore[misc]
             except (OSError, ValueError, TypeError):
                 poller = None
+        self.batching = True
         while True:
             while self.queue and not (poller.poll(0) if poller is not None else conn.poll()):
                 self.expand_next()
+            self.send_results()  # before reading: the coordinator may be waiting for them
             if self.queue:
                 message = conn.recv()
             else:
@@ -117,6 +127,8 @@ class Worker:
 
     def handle(self, message: tuple[Any, ...]) -> bool:
         tag = message[0]
+        if tag not in ("batch", "expand", "merged"):
+            self.send_results()  # an answer comes after the results before it
         if tag == "batch":
             return all([self.handle(m) for m in message[1]])
         if tag == "expand":
@@ -183,7 +195,17 @@ class Worker:
                 result = ("cut",)
             else:
                 result = self._successors(node, state, acts, converged)
-        self.reply(("result", node, result))
+        if not self.batching:
+            self.reply(("result", node, result))
+            return
+        self.outgoing.append((node, result))
+        if len(self.outgoing) >= RESULTS_BATCH:
+            self.send_results()
+
+    def send_results(self) -> None:
+        if self.outgoing:
+            self.reply(("results", self.outgoing))
+            self.outgoing = []
 
     def _successors(self, node: int, state: Any, acts: list[Any], converged: bool) -> tuple[Any, ...]:
         model, reducer = self.model, self.reducer
