@@ -22,7 +22,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kamera_cli.apiserver.field_errors import MAPPING
+from kamera_cli.apiserver.field_errors import MAPPING, go_quote
 from kamera_cli.apiserver.fieldmeta import FieldLookup, FieldMeta
 from kamera_cli.apiserver.patch_errors import PatchError, bad_request
 from kamera_cli.apiserver.patch_fieldsv1 import (
@@ -75,9 +75,9 @@ class _Entry:
         return (self.manager, self.operation, version, self.subresource)
 
     def describe(self) -> str:
-        text = f'"{_go_quote(self.manager)}"'
+        text = go_quote(self.manager)
         if self.subresource:
-            text += f' with subresource "{_go_quote(self.subresource)}"'
+            text += f" with subresource {go_quote(self.subresource)}"
         if self.operation == "Update":
             text += f" using {self.api_version}"
         return text
@@ -91,10 +91,6 @@ class _Entry:
         if self.subresource:
             out["subresource"] = self.subresource
         return out
-
-
-def _go_quote(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 _Managers = dict[tuple[str, str, str, str], _Entry]

@@ -19,6 +19,8 @@ import math
 from decimal import Decimal
 from typing import Any
 
+from kamera_cli.apiserver.field_errors import go_quote
+
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
@@ -85,13 +87,6 @@ def _string(t: Any, value: Any, nested: bool = False) -> str:
         return go_quote(str(value)) if nested else str(value)
     raise FormatError("string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, "
                       f"durations, and timestamps, was given {_type_name(t, value)}")
-
-
-def go_quote(text: str) -> str:
-    """Go's ``%q`` of a string, as cel-go's and Go libraries' messages quote values."""
-    escapes = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
-               "\\": "\\\\", '"': '\\"'}
-    return '"' + "".join(escapes.get(c, c if c.isprintable() else f"\\x{ord(c):02x}") for c in text) + '"'
 
 
 def _float_arg(t: Any, value: Any, clause: str) -> float:

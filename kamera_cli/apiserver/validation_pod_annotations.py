@@ -85,7 +85,7 @@ def pod_annotations(annotations: Any, spec: Obj, path: str) -> list[Cause]:
             if name not in names:
                 out.append(F.invalid(f"{path}[{key}]", name, "container not found"))
             if value not in ("", "runtime/default", "unconfined") and not value.startswith("localhost/"):
-                out.append(F.invalid(f"{path}[{key}]", value, f"invalid AppArmor profile name: {_go_quote(value)}"))
+                out.append(F.invalid(f"{path}[{key}]", value, f"invalid AppArmor profile name: {F.go_quote(value)}"))
     return out
 
 
@@ -96,10 +96,6 @@ def annotation_agreement(annotations: Any, spec: Obj, path: str) -> list[Cause]:
             k.startswith(_RELEVANT) for k in annotations):
         return []
     return _seccomp_agreement(annotations, spec, path) + _apparmor_agreement(annotations, spec, path)
-
-
-def _go_quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _profile(context: Any, key: str) -> Obj | None:
