@@ -25,12 +25,11 @@ import immutables
 
 from kamera_cli.apiserver.snapshot import Snapshot, WriteRecord
 from kamera_cli.model.objects import ObjectRef
-from kamera_cli.sim.state import _PENDING_FIELDS, FaultBook, PendingItem, SimState
+from kamera_cli.sim.state import FaultBook, PendingItem, SimState, pending_values
 
 #: past this many entries a table is forgotten wholesale (crude but bounded)
 _LIMIT = 100_000
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
-_pending_values = attrgetter(*_PENDING_FIELDS)
 _ref_values = attrgetter("api_version", "kind", "namespace", "name")
 
 
@@ -58,7 +57,7 @@ class Shipping:
         snapshot = state.snapshot
         derived = [(key, value) for key in self.derived if (value := snapshot.cached(key)) is not None]
         payload = (entries, acc, count, rv, writes, tuple(counters.items()), fp, derived,
-                   [_pending_values(p) for p in state.pending], state.clock, state.next_action,
+                   [pending_values(p) for p in state.pending], state.clock, state.next_action,
                    state.steps_since_action, (faults.crashes, faults.conflicts, faults.lags), state.halted,
                    state.extra, state.outcomes, state.memory, tuple(state._fp), extra)
         return pickle.dumps(payload, protocol=_PROTOCOL)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ class PendingItem:
 
     def __reduce__(self) -> tuple[type[PendingItem], tuple[Any, ...]]:
         # a split search ships states: a tuple pickles several times faster than a slotted dataclass
-        return (PendingItem, tuple(getattr(self, f) for f in _PENDING_FIELDS))
+        return (PendingItem, pending_values(self))
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -62,7 +63,8 @@ class PendingItem:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
 
-_PENDING_FIELDS = tuple(f.name for f in fields(PendingItem))
+#: a pending item's fields as a tuple, in order (``PendingItem(*values)`` gives it back)
+pending_values = attrgetter(*(f.name for f in fields(PendingItem)))
 
 
 @dataclass(frozen=True, slots=True)
