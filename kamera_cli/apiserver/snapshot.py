@@ -1,10 +1,12 @@
 """Immutable cluster state with structural sharing, a cached fingerprint and a bounded write log.
 
 Why a HAMT (``immutables.Map``): the explorer forks a state at every step; a write must cost the
-same for 10 objects as for 1,000.  Why an additive fingerprint: each object's digest is computed
-once when it is written, and the snapshot's fingerprint is a sum of per-object hashes kept up to
-date on every write, so fingerprinting never re-serialises the cluster and does not depend on the
-order objects were inserted in.
+same for 10 objects as for 1,000.  Why an additive fingerprint: the snapshot's fingerprint is a sum
+of per-object hashes, so fingerprinting never re-serialises the cluster and does not depend on the
+order objects were inserted in.  Why a lazy one: an object's digest is computed the first time a
+snapshot holding it is fingerprinted, not when it is written.  A reconcile that writes an object
+twice in one step, or a stale view that undoes writes, never pays for versions no state is judged
+by, and a request of the API server costs what the server does, not what the model checker needs.
 """
 
 from __future__ import annotations
@@ -143,18 +145,26 @@ def _member(ref: ObjectRef, digest: str) -> int:
 
 _KindKey = tuple[str, str]  # (apiVersion, kind)
 _NameKey = tuple[str, str]  # (namespace, name)
-_Entry = tuple[Manifest, int]  # (object, fingerprint member)
+_Entry = tuple[Manifest, "int | None"]  # (object, fingerprint member; None until a fingerprint needs it)
+# Fingerprint members of objects already digested, by identity, with the key they were stored under (a
+# view or a sibling that stores the very object another state was fingerprinted with does not digest
+# it again).
+_MEMBERS: IdentityCache[tuple[_KindKey, _NameKey, int]] = IdentityCache(20_000)
 
 
 class Snapshot:
     """One immutable cluster state. Build new states with ``with_object``/``without_object``."""
 
-    __slots__ = ("_acc", "_count", "_counters", "_derived", "_fp", "_kinds", "_log", "_rv", "_sorted")
+    __slots__ = ("_acc", "_count", "_counters", "_derived", "_fp", "_kinds", "_log", "_pending", "_rv", "_sorted")
 
     def __init__(self, kinds: immutables.Map[Any, Any], acc: int, count: int, rv: int,
-                 log: tuple[WriteRecord, ...], counters: immutables.Map[Any, Any]) -> None:
+                 log: tuple[WriteRecord, ...], counters: immutables.Map[Any, Any],
+                 pending: Any = None) -> None:
         self._kinds = kinds
-        self._acc = acc
+        self._acc = acc  # the sum of the members known so far (entries whose member is None are pending)
+        # keys written since the lineage was last fingerprinted, newest first, as a chain of
+        # (kind key, name key, rest): adding one costs the same however many there are
+        self._pending: Any = pending
         self._count = count
         self._rv = rv
         self._log = log
@@ -210,7 +220,8 @@ class Snapshot:
     def parts(self) -> tuple[Any, ...]:
         """What a snapshot is made of (without its caches), for ``from_parts`` in another process:
         a split search ships states and interns their objects itself (``sim/shipping.py``)."""
-        return (self._kinds, self._acc, self._count, self._rv, self._log, self._counters, self.fingerprint())
+        fp = self.fingerprint()  # first: it fills in the members of pending entries
+        return (self._kinds, self._acc, self._count, self._rv, self._log, self._counters, fp)
 
     @classmethod
     def from_parts(cls, kinds: immutables.Map[Any, Any], acc: int, count: int, rv: int,
@@ -235,8 +246,42 @@ class Snapshot:
 
     def fingerprint(self) -> str:
         if self._fp is None:
+            if self._pending is not None:
+                self._settle()
             self._fp = hashlib.sha256(f"{self._count}:{self._acc:064x}".encode()).hexdigest()
         return self._fp
+
+    def _settle(self) -> None:
+        """Digest the entries written since the lineage was last fingerprinted and store their members.
+
+        The snapshot's value does not change (same objects, same fingerprint as had each member been
+        computed at its write); only its entries learn their members, so that the states derived from
+        it from now on start with nothing pending.
+        """
+        kinds, acc = self._kinds, self._acc
+        done: set[tuple[_KindKey, _NameKey]] = set()
+        link = self._pending
+        while link is not None:
+            kind_key, name_key, link = link
+            if (kind_key, name_key) in done:
+                continue
+            done.add((kind_key, name_key))
+            names = kinds.get(kind_key)
+            if names is None:
+                continue  # the kind's last object was deleted since
+            entry: _Entry | None = names.get(name_key)
+            if entry is None or entry[1] is not None:
+                continue  # deleted since, or written again and already known
+            obj = entry[0]
+            hit = _MEMBERS.get(obj)
+            if hit is not None and hit[0] == kind_key and hit[1] == name_key:
+                member = hit[2]
+            else:
+                member = _member(ObjectRef(kind_key[0], kind_key[1], name_key[0], name_key[1]), object_digest(obj))
+                _MEMBERS.put(obj, (kind_key, name_key, member))
+            kinds = kinds.set(kind_key, names.set(name_key, (obj, member)))
+            acc = (acc + member) % _MOD
+        self._kinds, self._acc, self._pending = kinds, acc, None
 
     def log(self) -> tuple[WriteRecord, ...]:
         return self._log
@@ -263,7 +308,8 @@ class Snapshot:
 
     def with_counter(self, key: str, value: int) -> Snapshot:
         """Bookkeeping (name incarnations, generateName attempts): not part of the fingerprint or RV."""
-        return Snapshot(self._kinds, self._acc, self._count, self._rv, self._log, self._counters.set(key, value))
+        return Snapshot(self._kinds, self._acc, self._count, self._rv, self._log, self._counters.set(key, value),
+                        self._pending)
 
     def iter_entries(self) -> Iterator[tuple[ObjectRef, Manifest]]:
         for (av, kind), names in self._kinds.items():
@@ -285,7 +331,7 @@ class Snapshot:
             snap = snap.with_object(w.ref, w.before)
         cut = writes[0].rv
         log = tuple(w for w in self._log if w.rv < cut)
-        return Snapshot(snap._kinds, snap._acc, snap._count, cut - 1, log, self._counters)
+        return Snapshot(snap._kinds, snap._acc, snap._count, cut - 1, log, self._counters, snap._pending)
 
     # -- writes --------------------------------------------------------------------------------
     def with_object(self, ref: ObjectRef, obj: Manifest | None, *, rv: int | None = None) -> Snapshot:
@@ -295,10 +341,12 @@ class Snapshot:
         name_key = (ref.namespace, ref.name)
         names = self._kinds.get(kind_key) or immutables.Map()
         old: _Entry | None = names.get(name_key)
-        acc, count = self._acc, self._count
+        acc, count, pending = self._acc, self._count, self._pending
         weighed = not is_record(ref.api_version, ref.kind)
         if old is not None and weighed:
-            acc = (acc - old[1]) % _MOD
+            known = old[1]
+            if known is not None:  # a pending member was never added
+                acc = (acc - known) % _MOD
             count -= 1
         if obj is None:
             if old is None:
@@ -306,13 +354,14 @@ class Snapshot:
             names = names.delete(name_key)
             kind = "DELETED"
         else:
-            member = _member(ref, object_digest(obj)) if weighed else 0
-            names = names.set(name_key, (obj, member))
             if weighed:
-                acc = (acc + member) % _MOD
+                names = names.set(name_key, (obj, None))
+                pending = (kind_key, name_key, pending)
                 count += 1
+            else:
+                names = names.set(name_key, (obj, 0))
             kind = "MODIFIED" if old is not None else "ADDED"
         kinds = self._kinds.set(kind_key, names) if len(names) else self._kinds.delete(kind_key)
         record = WriteRecord(rv, kind, ref, old[0] if old else None, obj)
         log = (*self._log[-(LOG_SIZE - 1):], record)
-        return Snapshot(kinds, acc, count, rv, log, self._counters)
+        return Snapshot(kinds, acc, count, rv, log, self._counters, pending)
