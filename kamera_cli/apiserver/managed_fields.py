@@ -42,6 +42,7 @@ from kamera_cli.apiserver.patch_ssa import (
     prune,
     without_removed,
 )
+from kamera_cli.apiserver.patch_typed import typed_nodes
 from kamera_cli.model.frozen import fast_init
 
 __all__ = ["applied_memo_key", "remember_configuration", "remembered_configuration", "server_side_apply",
@@ -194,11 +195,14 @@ def _strip_managed(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], *, manager: str, operation: str,
                           now: str, api_version: str, subresource: str = "",
-                          fields: FieldLookup | None = None) -> list[dict[str, Any]]:
+                          fields: FieldLookup | None = None,
+                          zero: frozenset[Path] = frozenset()) -> list[dict[str, Any]]:
     """managedFields after a non-apply write: what the write added or changed moves to ``manager``.
 
     As in the apiserver, managedFields sent in ``after`` (a client writing them on purpose) are the
     starting point when present; otherwise those of ``before``.  ``[{}]`` resets them to nothing.
+    ``zero``: the field paths the kind's Go zero value has (``Registry.zero_fields``); a create is
+    compared with that value, not with nothing.
     """
     sent = _managed(after)
     if isinstance(sent, list) and len(sent) == 1 and sent[0] == {}:
@@ -213,7 +217,9 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
             # skipNonAppliedManager); only a create or an apply gives it managedFields.
             return []
     # metadata.managedFields is among the paths every diff leaves out, so neither side needs stripping.
-    if fields is not None:
+    if fields is not None and before is None:  # a create: every node is added
+        diff = Diff(typed_nodes(after, fields, WalkContext(fields), zero), set(), set())
+    elif fields is not None:
         diff = diff_objects(before or {}, after, WalkContext(fields))
     elif before:
         diff = diff_plain(before, after)  # diff_objects with a lookup that knows no field (_no_fields)

@@ -250,6 +250,50 @@ class Registry:
         self._lookups[key] = lookup
         return lookup
 
+    def zero_fields(self, info: ResourceInfo) -> frozenset[tuple[str, ...]]:
+        """Field paths (``f:<name>`` elements) that the kind's Go zero value has, for managedFields on create.
+
+        The apiserver computes a create's managedFields by comparing the new object with the type's
+        zero value, converted to unstructured: a struct field is always there (``spec``,
+        ``spec.template``, ``spec.strategy``) and so is a field without ``omitempty`` (``containers``,
+        as null), so they are not "added" and get no ``.`` of their own, while an ``omitempty`` field
+        (``metadata.labels``, ``spec.strategy.rollingUpdate``) is.  Custom resources have no Go type:
+        empty.
+        """
+        if info.custom or info.definition is None:
+            return frozenset()
+        return _zero_fields(self._definitions, str(info.definition))
+
+
+_ZERO_DEPTH = 12  # a Go struct cannot hold itself by value; the bound only guards pointer cycles
+
+
+def _zero_fields(definitions: Mapping[str, Any], root: str) -> frozenset[tuple[str, ...]]:
+    hit = _ZERO.get((id(definitions), root))
+    if hit is not None and hit[0] is definitions:
+        return hit[1]
+    out: set[tuple[str, ...]] = set()
+
+    def walk(name: str, prefix: tuple[str, ...], stack: tuple[str, ...]) -> None:
+        if name in stack or len(prefix) >= _ZERO_DEPTH:
+            return
+        for key, spec in ((definitions.get(name) or {}).get("properties") or {}).items():
+            if "omit" in spec:
+                continue  # omitempty (or an omitempty pointer): not in the zero value
+            path = (*prefix, "f:" + key)
+            out.add(path)
+            ref = spec.get("ref")
+            if isinstance(ref, str):
+                walk(ref, path, (*stack, name))
+
+    walk(root, (), ())
+    result = frozenset(out)
+    _ZERO[(id(definitions), root)] = (definitions, result)
+    return result
+
+
+_ZERO: dict[tuple[int, str], tuple[Mapping[str, Any], frozenset[tuple[str, ...]]]] = {}
+
 
 @cache
 def _builtin_registry() -> Registry:

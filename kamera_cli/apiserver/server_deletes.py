@@ -124,7 +124,7 @@ class DeleteMixin(WriteMixin):
             nmeta["generation"] = int(nmeta.get("generation") or 0) + 1
         if info.group == "" and info.kind == "Namespace":
             new["status"] = {**(live.get("status") or {}), "phase": "Terminating"}
-        self._managed(live, new, self._manager(req), "")
+        self._managed(info, live, new, self._manager(req), "")
         if req.dry_run:
             return 200, self._present(info, new), None
         stored = self._commit(req, ref, live, new)

@@ -117,13 +117,20 @@ class WriteMixin(ReadMixin):
         req.writes.append(access)
         return after
 
-    def _managed(self, before: Manifest | None, after: dict[str, Any], manager: str, sub: str) -> None:
+    def _managed(self, info: ResourceInfo, before: Manifest | None, after: dict[str, Any], manager: str,
+                 sub: str) -> None:
         patching = _patching()
         if patching is None:
             return  # managedFields arrive with the patching module
         api_version = str(after.get("apiVersion", ""))
+        # The kind's schema, as the apiserver's Update manager compares typed objects: a keyed list
+        # (containers by name, ports by port and protocol) is owned item by item and field by field,
+        # not as one atomic value, so another manager's apply meets the creator's ownership of one
+        # container's image, and not of the whole list.
+        lookup = self.registry.field_lookup(info)
         fields = patching.update_managed_fields(before, after, manager=manager, operation="Update", now=self._now(),
-                                                api_version=api_version, subresource=sub)
+                                                api_version=api_version, subresource=sub, fields=lookup,
+                                                zero=self.registry.zero_fields(info) if before is None else frozenset())
         if fields:
             after["metadata"]["managedFields"] = fields
         else:
@@ -298,7 +305,7 @@ class WriteMixin(ReadMixin):
         if managed is not None:
             obj["metadata"]["managedFields"] = managed
         else:
-            self._managed(None, obj, manager, "")
+            self._managed(info, None, obj, manager, "")
         if obj.get("apiVersion") != ref.api_version:
             obj["apiVersion"] = ref.api_version
         if req.dry_run:
@@ -380,7 +387,7 @@ class WriteMixin(ReadMixin):
             return 200, self._present(info, live), None  # a no-op: no new RV, no event (an apply that only
             # moves field ownership is written, as in the real server; timestamps alone are not)
         if managed is None:
-            self._managed(live, merged, manager, req.sub)
+            self._managed(info, live, merged, manager, req.sub)
         if req.dry_run:
             merged["metadata"]["resourceVersion"] = live_meta.get("resourceVersion", "")
             return 200, self._present(info, merged), None
