@@ -152,11 +152,27 @@ def _managed(obj: Mapping[str, Any] | None) -> Any:
     return meta.get("managedFields") if isinstance(meta, MAPPING) else None
 
 
+_RENDERED_LIMIT = 4096
+# Rendered lists by their entries: equal entries give an equal list, and stored objects never change
+# theirs, so objects written with the same ownership (creates of the same shape by the same manager
+# at the same virtual second, in one branch or in sibling branches) share one list -- and the JSON
+# of an answer splices that list's text from the cache instead of encoding it again.
+_RENDERED: dict[tuple[_Entry, ...], list[dict[str, Any]]] = {}
+
+
 def _render(managers: _Managers) -> list[dict[str, Any]]:
     entries = [e for e in managers.values() if e.fields]
     entries.sort(key=lambda e: (e.operation, e.time or "", e.manager, e.api_version, e.subresource))
-    out = [e.render() for e in entries]
-    if out:
+    if not entries:
+        return []
+    key = tuple(entries)
+    out = _RENDERED.get(key)
+    if out is None:
+        out = [e.render() for e in entries]
+        if len(_RENDERED) >= _RENDERED_LIMIT:
+            _RENDERED.clear()
+        _RENDERED[key] = out
+    if not _rendered_here(out):
         # The list is what gets stored; the next write of the object decodes it again, so note now
         # what decoding it gives (the entries, in list order; their keys are distinct).
         if len(_DECODED) >= _DECODED_LIMIT:
