@@ -13,11 +13,12 @@ Usage: python bench/bench_apiserver.py [--iterations N]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -135,22 +136,30 @@ def _ops(kind: str) -> dict[str, tuple[Callable[[Any, int], Any], str]]:
     }
 
 
-def bench_requests(iterations: int) -> list[tuple[str, str, float, float, float]]:
+@contextlib.contextmanager
+def clients(kind: str, answer: str, registry: Any = None) -> Iterator[tuple[Any, Any]]:
+    """(simulated client, floor client) for one kind: a server holding ``obj`` and 9 others, and a canned
+    pool manager answering exactly what the simulator answers (captured once)."""
     api_server_cls, registry_cls, snapshot_cls = _load_apiserver()
-    registry = registry_cls.builtin()
+    make = _configmap if kind == "ConfigMap" else _deployment
+    server = _new_server(api_server_cls, registry or registry_cls.builtin(), snapshot_cls)
+    server.create(make("obj"))
+    for n in range(9):
+        server.create(make(f"other-{n}"))
+    floor_client = client.ApiClient(client.Configuration(host="http://canned.invalid"))
+    with Containment(server) as containment:
+        api = containment.api_client()
+        status, body = _capture(api, kind, answer)
+        floor_client.rest_client.pool_manager = canned_pool_manager(status, body)
+        yield api, floor_client
+
+
+def bench_requests(iterations: int) -> list[tuple[str, str, float, float, float]]:
+    registry = _load_apiserver()[1].builtin()
     rows = []
-    for kind, make in (("ConfigMap", _configmap), ("Deployment", _deployment)):
+    for kind in ("ConfigMap", "Deployment"):
         for op, (call, answer) in _ops(kind).items():
-            server = _new_server(api_server_cls, registry, snapshot_cls)
-            server.create(make("obj"))
-            for n in range(9):
-                server.create(make(f"other-{n}"))
-            floor_client = client.ApiClient(client.Configuration(host="http://canned.invalid"))
-            with Containment(server) as containment:
-                api = containment.api_client()
-                # The canned body is exactly what the simulator answers, captured once.
-                status, body = _capture(api, kind, answer)
-                floor_client.rest_client.pool_manager = canned_pool_manager(status, body)
+            with clients(kind, answer, registry) as (api, floor_client):
                 sim, floor, ratio = _time_pair(functools.partial(_invoke, call, api),
                                                functools.partial(_invoke, call, floor_client), iterations)
             rows.append((kind, op, sim, floor, ratio))

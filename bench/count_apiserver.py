@@ -29,23 +29,10 @@ _WARM, _COUNTED = 20, 200
 
 def _child(kind: str, op: str, side: str, calls: int) -> None:
     """Set up as ``bench_apiserver.bench_requests`` does, then make ``calls`` calls of one side."""
-    from bench_apiserver import _capture, _configmap, _deployment, _load_apiserver, _new_server, _ops
-    from kubernetes import client
+    from bench_apiserver import _ops, clients
 
-    from kamera_cli.apiserver.transport import Containment, canned_pool_manager
-
-    api_server_cls, registry_cls, snapshot_cls = _load_apiserver()
-    make = _configmap if kind == "ConfigMap" else _deployment
     call, answer = _ops(kind)[op]
-    server = _new_server(api_server_cls, registry_cls.builtin(), snapshot_cls)
-    server.create(make("obj"))
-    for n in range(9):
-        server.create(make(f"other-{n}"))
-    floor_client = client.ApiClient(client.Configuration(host="http://canned.invalid"))
-    with Containment(server) as containment:
-        api = containment.api_client()
-        status, body = _capture(api, kind, answer)
-        floor_client.rest_client.pool_manager = canned_pool_manager(status, body)
+    with clients(kind, answer) as (api, floor_client):
         target = api if side == "sim" else floor_client
         for i in range(_WARM):
             call(target, 100_000 + i)
