@@ -212,13 +212,14 @@ def _strip_managed(obj: Mapping[str, Any]) -> dict[str, Any]:
 def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], *, manager: str, operation: str,
                           now: str, api_version: str, subresource: str = "",
                           fields: FieldLookup | None = None,
-                          zero: frozenset[Path] = frozenset()) -> list[dict[str, Any]]:
+                          zero: frozenset[Path] | None = None) -> list[dict[str, Any]]:
     """managedFields after a non-apply write: what the write added or changed moves to ``manager``.
 
     As in the apiserver, managedFields sent in ``after`` (a client writing them on purpose) are the
     starting point when present; otherwise those of ``before``.  ``[{}]`` resets them to nothing.
-    ``zero``: the field paths the kind's Go zero value has (``Registry.zero_fields``); a create is
-    compared with that value, not with nothing.
+    ``zero``: the field paths the kind's Go zero value has (``Registry.zero_fields``; empty for a
+    custom resource); a create is compared with that value (``patch_typed.typed_nodes``).  Without
+    it, a create records no ``.`` for ``metadata``, ``spec`` and ``status`` and one for every other map.
     """
     sent = _managed(after)
     if isinstance(sent, list) and len(sent) == 1 and sent[0] == {}:

@@ -81,18 +81,26 @@ def _root(lookup: FieldLookup, zero: frozenset[Path]) -> _Trie:
     return held[2]
 
 
+# Without a zero value, the top-level maps a built-in kind's zero value has (``patch_ssa._NO_SELF``);
+# with one, only ``metadata``, which the apiserver strips from every field set (its stripMetaManager).
+_METADATA: frozenset[Path] = frozenset([("f:metadata",)])
+
+
 def typed_nodes(obj: dict[str, Any], lookup: FieldLookup, ctx: WalkContext,
-                zero: frozenset[Path] = frozenset()) -> set[Path]:
+                zero: frozenset[Path] | None = None) -> set[Path]:
     """``diff_objects({}, obj, ctx).added``: the path of every node of ``obj`` that a field set records.
 
-    With ``zero`` (``Registry.zero_fields``: the paths the kind's Go zero value has), the nodes a
-    comparison with that zero value finds added or changed, as the apiserver's create does: a map or
-    a list the zero value has is not added itself (no ``.``), only what is below it; one it has and
-    that holds no more than a zero (``{}``, ``[]``, null, ``""``, 0, false) did not change; any other
-    value it has (an atomic ``selector``, a container's ``name``) changed and is recorded.
+    With ``zero`` (``Registry.zero_fields``: the paths the kind's Go zero value has; empty for a
+    custom resource, whose "zero value" is an empty object), the nodes a comparison with that value
+    finds added or changed, as the apiserver's create does: a map or a list the zero value has is
+    not added itself (no ``.``), only what is below it; one it has and that holds no more than a zero
+    (``{}``, ``[]``, null, ``""``, 0, false) did not change; any other value it has (an atomic
+    ``selector``, a container's ``name``) changed and is recorded.  Every other top-level map but
+    ``metadata`` is added with its ``.`` (a custom resource's ``spec``).
     """
     out: set[Path] = set()
-    _fields(obj, _root(lookup, zero), (), out, ctx)
+    no_self = _NO_SELF if zero is None else _METADATA
+    _fields(obj, _root(lookup, zero or frozenset()), (), out, ctx, no_self)
     return out
 
 
@@ -100,7 +108,8 @@ def _is_zero(value: Any) -> bool:
     return value is None or value is False or value in ("", 0) or value == {} or value == []
 
 
-def _fields(value: dict[str, Any], node: _Trie, prefix: Path, out: set[Path], ctx: WalkContext) -> None:
+def _fields(value: dict[str, Any], node: _Trie, prefix: Path, out: set[Path], ctx: WalkContext,
+            no_self: frozenset[Path]) -> None:
     """The nodes below a map that is not atomic: each entry's path, and what is below it."""
     children = node.children
     shallow = len(prefix) < _SHALLOW  # deeper paths are in neither _STRIPPED nor _NO_SELF: no lookups
@@ -110,16 +119,16 @@ def _fields(value: dict[str, Any], node: _Trie, prefix: Path, out: set[Path], ct
         if shallow:
             if path in _STRIPPED:
                 continue
-            recorded = len(path) > 1 or path not in _NO_SELF
+            recorded = len(path) > 1 or path not in no_self
         else:
             recorded = True
         if sub.in_zero:
             if isinstance(child, dict) and not sub.atomic_map:
                 if child:
-                    _fields(child, sub, path, out, ctx)
+                    _fields(child, sub, path, out, ctx, no_self)
             elif isinstance(child, list) and sub.list_kind.kind != "atomic":
                 if child:
-                    _items(child, sub, path, out, ctx)
+                    _items(child, sub, path, out, ctx, no_self)
             elif recorded and not _is_zero(child):
                 out.add(path)
             continue
@@ -127,12 +136,13 @@ def _fields(value: dict[str, Any], node: _Trie, prefix: Path, out: set[Path], ct
             out.add(path)
         if isinstance(child, dict):
             if child and not sub.atomic_map:
-                _fields(child, sub, path, out, ctx)
+                _fields(child, sub, path, out, ctx, no_self)
         elif isinstance(child, list) and child:
-            _items(child, sub, path, out, ctx)
+            _items(child, sub, path, out, ctx, no_self)
 
 
-def _items(value: list[Any], node: _Trie, prefix: Path, out: set[Path], ctx: WalkContext) -> None:
+def _items(value: list[Any], node: _Trie, prefix: Path, out: set[Path], ctx: WalkContext,
+           no_self: frozenset[Path]) -> None:
     """The nodes of a list's items, as a keyed list or a set records them (an atomic list: none)."""
     kind = node.list_kind
     if kind.kind == "atomic":
@@ -145,6 +155,6 @@ def _items(value: list[Any], node: _Trie, prefix: Path, out: set[Path], ctx: Wal
         out.add(path)
         if isinstance(entry, dict):
             if entry and not atomic_items and not item.atomic_map:
-                _fields(entry, item, path, out, ctx)
+                _fields(entry, item, path, out, ctx, no_self)
         elif isinstance(entry, list) and entry:
-            _items(entry, item, path, out, ctx)
+            _items(entry, item, path, out, ctx, no_self)

@@ -33,6 +33,16 @@ def test_the_typed_walk_finds_what_the_comparison_with_nothing_finds(root: str) 
         assert typed_nodes(obj, lookup, WalkContext(lookup)) == expected  # the trie, now warm, answers the same
 
 
+def test_a_custom_resources_spec_is_added_with_its_own_dot() -> None:
+    """A custom resource has no Go type: its create is compared with an empty object, so ``spec`` is
+    added (``.``); ``metadata`` never is, the apiserver strips it from every field set."""
+    from kamera_cli.apiserver.managed_fields import _no_fields
+
+    obj = {"metadata": {"labels": {"a": "b"}}, "spec": {"x": 1}}
+    nodes = typed_nodes(obj, _no_fields, WalkContext(_no_fields), frozenset())
+    assert nodes == {("f:metadata", "f:labels"), ("f:metadata", "f:labels", "f:a"), ("f:spec",), ("f:spec", "f:x")}
+
+
 def test_a_deployments_containers_are_keyed_by_name() -> None:
     info = _REGISTRY.lookup("apps/v1", "Deployment")
     assert info is not None
@@ -66,5 +76,9 @@ def test_the_comparison_with_the_zero_value_drops_what_the_zero_value_has(root: 
         obj = _value(rng, root, 0)
         if not isinstance(obj, dict):
             continue
-        expected = _compared_with_zero(typed_nodes(obj, lookup, WalkContext(lookup)), obj, zero)
+        # compared with a zero value, only metadata is never recorded itself: a top-level spec or status
+        # is a node like any other, which the zero value then takes out when it has it
+        added = typed_nodes(obj, lookup, WalkContext(lookup)) | {
+            ("f:" + name,) for name in ("spec", "status") if name in obj}
+        expected = _compared_with_zero(added, obj, zero)
         assert typed_nodes(obj, lookup, WalkContext(lookup), zero) == expected, obj
