@@ -41,6 +41,7 @@ from kamera_cli.apiserver.patch_ssa import (
     merge_config,
     prune,
     without_removed,
+    zero_top_level,
 )
 from kamera_cli.apiserver.patch_typed import typed_nodes
 from kamera_cli.model.frozen import fast_init
@@ -218,8 +219,10 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
     As in the apiserver, managedFields sent in ``after`` (a client writing them on purpose) are the
     starting point when present; otherwise those of ``before``.  ``[{}]`` resets them to nothing.
     ``zero``: the field paths the kind's Go zero value has (``Registry.zero_fields``; empty for a
-    custom resource); a create is compared with that value (``patch_typed.typed_nodes``).  Without
-    it, a create records no ``.`` for ``metadata``, ``spec`` and ``status`` and one for every other map.
+    custom resource); a create is compared with that value (``patch_typed.typed_nodes``), and a
+    later write that adds a top-level map the zero value lacks (a custom resource's ``spec`` or
+    ``status``) records its ``.``.  Without it, no ``.`` is recorded for ``metadata``, ``spec`` and
+    ``status`` and one for every other new map.
     """
     sent = _managed(after)
     if isinstance(sent, list) and len(sent) == 1 and sent[0] == {}:
@@ -237,7 +240,8 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
     if fields is not None and before is None:  # a create: every node is added
         diff = Diff(typed_nodes(after, fields, WalkContext(fields), zero), set(), set())
     elif fields is not None:
-        diff = diff_objects(before or {}, after, WalkContext(fields))
+        ctx = WalkContext(fields) if zero is None else WalkContext(fields, zero_top_level(zero))
+        diff = diff_objects(before or {}, after, ctx)
     elif before:
         diff = diff_plain(before, after)  # diff_objects with a lookup that knows no field (_no_fields)
     else:

@@ -84,10 +84,12 @@ _UNASKED = object()
 class WalkContext:
     """One operation's memo: ``FieldLookup`` answers by schema path, list item elements by list."""
 
-    __slots__ = ("_metas", "elements", "fields")
+    __slots__ = ("_metas", "elements", "fields", "no_self")
 
-    def __init__(self, fields: FieldLookup) -> None:
+    def __init__(self, fields: FieldLookup, no_self: frozenset[Path] = _NO_SELF) -> None:
         self.fields = fields
+        # top-level maps whose appearance records no "." of their own (see ``zero_top_level``)
+        self.no_self = no_self
         self._metas: dict[tuple[str, ...], FieldMeta | None] = {}
         # _elements_key(list, kind) -> (the list, kept alive so the id stays unique; elements; observed; problem)
         self.elements: dict[_ElementsKey, tuple[list[Any], list[str], dict[str, Any], PatchError | None]] = {}
@@ -213,7 +215,7 @@ def _all_nodes(value: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefi
     """Every node of a subtree that appeared (SMD's comparison marks each one added)."""
     if len(prefix) <= _SHALLOW and prefix in _STRIPPED:
         return
-    if prefix and (len(prefix) > 1 or prefix not in _NO_SELF):
+    if prefix and (len(prefix) > 1 or prefix not in ctx.no_self):
         out.add(prefix)
     if isinstance(value, dict):
         if (prefix and _atomic_map(meta)) or item_atomic:
@@ -291,6 +293,24 @@ def _compare(old: Any, new: Any, meta: FieldMeta | None, spath: tuple[str, ...],
     for element in old_elements:
         if element not in new_items:
             diff.removed.add((*prefix, element))
+
+
+def zero_top_level(zero: frozenset[Path]) -> frozenset[Path]:
+    """The top-level maps whose appearance records no ``.``, given the kind's zero-value paths
+    (``Registry.zero_fields``): ``metadata`` (the apiserver strips it from every field set) and the
+    top-level fields the zero value has (a built-in's ``spec`` and ``status``; none for a custom
+    resource, whose ``spec`` is added like any other map)."""
+    hit = _TOP_LEVEL.get(id(zero))
+    if hit is not None and hit[0] is zero:
+        return hit[1]
+    top = frozenset([("f:metadata",), *(path for path in zero if len(path) == 1)])
+    if len(_TOP_LEVEL) >= 256:
+        _TOP_LEVEL.clear()
+    _TOP_LEVEL[id(zero)] = (zero, top)  # keeping ``zero`` alive keeps its id unique
+    return top
+
+
+_TOP_LEVEL: dict[int, tuple[frozenset[Path], frozenset[Path]]] = {}
 
 
 def diff_objects(old: dict[str, Any], new: dict[str, Any], ctx: WalkContext) -> Diff:

@@ -81,8 +81,8 @@ def _root(lookup: FieldLookup, zero: frozenset[Path]) -> _Trie:
     return held[2]
 
 
-# Without a zero value, the top-level maps a built-in kind's zero value has (``patch_ssa._NO_SELF``);
-# with one, only ``metadata``, which the apiserver strips from every field set (its stripMetaManager).
+# With a zero value, only ``metadata`` is never recorded itself (the apiserver strips it from every
+# field set, its stripMetaManager); the zero value's own top-level fields are left out by ``in_zero``.
 _METADATA: frozenset[Path] = frozenset([("f:metadata",)])
 
 

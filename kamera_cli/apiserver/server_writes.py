@@ -130,7 +130,7 @@ class WriteMixin(ReadMixin):
         lookup = self.registry.field_lookup(info)
         fields = patching.update_managed_fields(before, after, manager=manager, operation="Update", now=self._now(),
                                                 api_version=api_version, subresource=sub, fields=lookup,
-                                                zero=self.registry.zero_fields(info) if before is None else None)
+                                                zero=self.registry.zero_fields(info))
         if fields:
             after["metadata"]["managedFields"] = fields
         else:

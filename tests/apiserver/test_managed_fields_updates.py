@@ -144,3 +144,19 @@ def test_a_custom_resource_keyed_list_is_owned_item_by_item():
     status, out = _send(server, "PUT", f"{path}/s", changed, manager="resizer")
     assert status == 200
     assert _fields(out, "resizer") == {"f:spec": {"f:items": {'k:{"id":"b"}': {"f:size": {}}}}}
+
+
+def test_a_custom_resources_spec_added_by_a_later_write_is_owned_with_its_dot():
+    from kamera_cli.apiserver import Registry
+
+    from .conftest import make_server
+    from .crds import crd
+
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}
+    server = make_server(Registry.builtin().with_crds([crd("Crate", "crates", status=False, schema=schema)]))
+    path = "/apis/example.com/v1/namespaces/default/crates"
+    status, live = _send(server, "POST", path, {"apiVersion": "example.com/v1", "kind": "Crate",
+                                                "metadata": {"name": "c", "labels": {"a": "b"}}}, manager="creator")
+    assert status == 201 and _fields(live, "creator") == {"f:metadata": {"f:labels": {".": {}, "f:a": {}}}}
+    status, out = _send(server, "PUT", f"{path}/c", {**live, "spec": {"size": 2}}, manager="sizer")
+    assert status == 200 and _fields(out, "sizer") == {"f:spec": {".": {}, "f:size": {}}}
