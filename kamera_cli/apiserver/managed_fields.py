@@ -32,7 +32,6 @@ from kamera_cli.apiserver.patch_fieldsv1 import (
     path_string,
     prefixes,
 )
-from kamera_cli.apiserver.patch_plain import diff_plain, schemaless_nodes
 from kamera_cli.apiserver.patch_ssa import (
     Diff,
     WalkContext,
@@ -237,16 +236,12 @@ def update_managed_fields(before: dict[str, Any] | None, after: dict[str, Any], 
             # skipNonAppliedManager); only a create or an apply gives it managedFields.
             return []
     # metadata.managedFields is among the paths every diff leaves out, so neither side needs stripping.
-    if fields is not None and before is None:  # a create: every node is added
-        diff = Diff(typed_nodes(after, fields, WalkContext(fields), zero), set(), set())
-    elif fields is not None:
-        ctx = WalkContext(fields) if zero is None else WalkContext(fields, zero_top_level(zero))
-        diff = diff_objects(before or {}, after, ctx)
-    elif before:
-        diff = diff_plain(before, after)  # diff_objects with a lookup that knows no field (_no_fields)
+    lookup = fields if fields is not None else _no_fields
+    if before is None:  # a create: every node is added
+        diff = Diff(typed_nodes(after, lookup, WalkContext(lookup), zero), set(), set())
     else:
-        diff = Diff(set(), set(), set())  # a create without a schema: every node is added
-        schemaless_nodes(after, (), diff.added)
+        ctx = WalkContext(lookup) if zero is None else WalkContext(lookup, zero_top_level(zero))
+        diff = diff_objects(before, after, ctx)
     changed = diff.added | diff.modified
     self_entry = _Entry(manager, operation, api_version, now, subresource, frozenset())
     self_key = self_entry.key  # a property that builds a tuple: read once
@@ -304,7 +299,7 @@ def _has_uid(obj: Mapping[str, Any]) -> bool:
 
 
 def _no_fields(_path: tuple[str, ...]) -> FieldMeta | None:
-    """The lookup of a write without a schema, which ``patch_plain``'s walks stand in for."""
+    """The lookup of a write without a schema: every list atomic, no atomic map."""
     return None
 
 

@@ -116,33 +116,19 @@ _json_values: st.SearchStrategy[Any] = st.recursive(
     max_leaves=25)
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.sampled_from(["apiVersion", "kind", "metadata", "spec", "status", "data"]), _json_values,
-                       max_size=5))
-def test_the_create_shortcut_adds_exactly_what_the_schemaless_diff_adds(obj: dict[str, Any]) -> None:
-    from kamera_cli.apiserver.managed_fields import _no_fields
-    from kamera_cli.apiserver.patch_plain import schemaless_nodes
-    from kamera_cli.apiserver.patch_ssa import WalkContext, diff_objects
-
-    added: set[tuple[str, ...]] = set()
-    schemaless_nodes(obj, (), added)
-    assert added == diff_objects({}, obj, WalkContext(_no_fields)).added
-
-
 _objects = st.dictionaries(st.sampled_from(["apiVersion", "kind", "metadata", "spec", "status", "data"]), _json_values,
                            max_size=5)
 
 
-@settings(max_examples=300, deadline=None)
-@given(_objects, _objects, st.data())
-def test_the_plain_diff_is_the_schemaless_diff(old: dict[str, Any], new: dict[str, Any], data: Any) -> None:
+@settings(max_examples=200, deadline=None)
+@given(_objects)
+def test_the_create_shortcut_adds_exactly_what_the_schemaless_diff_adds(obj: dict[str, Any]) -> None:
     from kamera_cli.apiserver.managed_fields import _no_fields
-    from kamera_cli.apiserver.patch_plain import diff_plain
     from kamera_cli.apiserver.patch_ssa import WalkContext, diff_objects
+    from kamera_cli.apiserver.patch_typed import typed_nodes
 
-    if data.draw(st.booleans()):  # share some of old's subtrees, as a patch does
-        new = {**old, **{k: v for k, v in new.items() if data.draw(st.booleans())}}
-    assert diff_plain(old, new) == diff_objects(old, new, WalkContext(_no_fields))
+    added = typed_nodes(obj, _no_fields, WalkContext(_no_fields))
+    assert added == diff_objects({}, obj, WalkContext(_no_fields)).added
 
 
 def test_an_objects_json_splices_its_managed_fields_text_and_stays_exact():
