@@ -329,9 +329,13 @@ class _Replayer:
         obj = clean(body, Options(keep_status=True))
         obj.setdefault("apiVersion", info.api_version)
         obj.setdefault("kind", info.kind)
-        meta = obj.get("metadata")
-        if isinstance(meta, dict) and target.namespace:
+        meta = obj.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise _Skip("the recorded object's metadata is not a mapping", "$.requestObject.metadata")
+        if target.namespace:
             meta["namespace"] = target.namespace
+        if not meta.get("name"):
+            meta["name"] = target.name  # the object the request's URL named (objectRef.name)
         return {"replace": obj}
 
     def _patch(self, body: Any, info: ResourceInfo, target: ObjectRef, subresource: str,

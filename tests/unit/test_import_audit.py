@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kamera_cli.apiserver import Registry
@@ -347,6 +347,13 @@ def _one_of(*good: Any) -> st.SearchStrategy[Any]:
     "responseObject": _JSON,
     "stageTimestamp": _one_of("2025-11-20T10:00:00Z", "2025-11-20T10:00:00.5+02:00"),
 }))
+# found by this test: an update whose recorded body names no object (the URL does) became a replace
+# without metadata.name, which the scenario loader refused
+@example({"stage": "ResponseComplete", "verb": "update", "level": "Request", "user": {"username": "alice"},
+          "impersonatedUser": None, "objectRef": {"resource": "configmaps", "namespace": "shop",
+                                                  "name": "demo-config", "apiVersion": "v1"},
+          "responseStatus": {"code": 200}, "requestURI": "/x", "requestObject": {}, "responseObject": None,
+          "stageTimestamp": "2025-11-20T10:00:00Z"})
 def test_any_event_is_an_action_a_said_skip_or_a_located_error(fields: dict[str, Any]) -> None:
     """Whatever the fields hold, the import writes a valid scenario or gives a located error, never a traceback."""
     event = {"kind": "Event", "apiVersion": "audit.k8s.io/v1", **fields}
