@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kubernetes import client
 
-from kamera_cli.apiserver.transport import Containment, canned_pool_manager
+from kamera_cli.apiserver.transports.containment import Containment, canned_pool_manager
 
 NS = "default"
 
@@ -36,9 +36,9 @@ def _load_apiserver() -> tuple[Any, Any, Any]:
         from kamera_cli.apiserver import ApiServer, Registry, Snapshot
     except ImportError:
         try:
-            from kamera_cli.apiserver.registry import Registry
-            from kamera_cli.apiserver.server import ApiServer
-            from kamera_cli.apiserver.snapshot import Snapshot
+            from kamera_cli.apiserver.registry.kinds import Registry
+            from kamera_cli.apiserver.server.session import ApiServer
+            from kamera_cli.apiserver.storage.snapshot import Snapshot
         except ImportError as err:
             sys.exit(f"the simulated API server is not available in this checkout ({err}); nothing to measure")
     return ApiServer, Registry, Snapshot

@@ -15,11 +15,11 @@ __all__ = ["ExternalStore", "NoSimulation", "Request", "Result", "VersionConflic
 
 def __getattr__(name: str) -> Any:
     if name in ("Request", "Result"):
-        from kamera_cli.adapters import reconcile
+        from kamera_cli.adapters.reconcile import values as reconcile
 
         return getattr(reconcile, name)
     if name in ("ExternalStore", "NoSimulation", "VersionConflict"):
-        from kamera_cli.apiserver import external
+        from kamera_cli.apiserver.storage import external
 
         return getattr(external, name)
     if name in ("check", "explore"):

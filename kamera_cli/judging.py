@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kamera_cli import explore as ex
-from kamera_cli.apiserver.snapshot import is_record, object_digest
+from kamera_cli.apiserver.storage.snapshot import is_record, object_digest
 from kamera_cli.invariants import compile_invariant, state_document, vacuity_hint
 from kamera_cli.model.result import (
     Check,

@@ -522,7 +522,7 @@ def _warm_up() -> None:
     kubernetes_asyncio's pieces) and building the resource registry — per scenario.
     """
     from kamera_cli.apiserver import Registry
-    from kamera_cli.apiserver.transport import Containment
+    from kamera_cli.apiserver.transports.containment import Containment
 
     Registry.builtin()
     with Containment():  # installs (so imports) every client routing, then puts everything back

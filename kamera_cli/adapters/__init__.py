@@ -11,18 +11,7 @@ Public surface (see ``docs/controllers.md`` for the user's side of the contract)
 
 from __future__ import annotations
 
-from kamera_cli.adapters.audit_fence import install_audit_fence
-from kamera_cli.adapters.entrypoints import check_entrypoint
-from kamera_cli.adapters.loading import (
-    InvalidMapping,
-    Mapper,
-    ReconcilerFactory,
-    load_mapper,
-    load_reconciler,
-    requests_from_mapping,
-)
-from kamera_cli.adapters.reconcile import InvalidResult, Request, Result, normalise_result
-from kamera_cli.adapters.running import (
+from kamera_cli.adapters.reconcile.running import (
     ErrorInfo,
     MapOutcome,
     OutcomeKind,
@@ -31,7 +20,18 @@ from kamera_cli.adapters.running import (
     run_mapper,
     run_reconcile,
 )
-from kamera_cli.adapters.sandbox import NetworkBlocked, VirtualClock
+from kamera_cli.adapters.reconcile.values import InvalidResult, Request, Result, normalise_result
+from kamera_cli.adapters.sandbox.audit_hooks import install_audit_fence
+from kamera_cli.adapters.sandbox.entrypoints import check_entrypoint
+from kamera_cli.adapters.sandbox.fence import NetworkBlocked, VirtualClock
+from kamera_cli.adapters.sandbox.loading import (
+    InvalidMapping,
+    Mapper,
+    ReconcilerFactory,
+    load_mapper,
+    load_reconciler,
+    requests_from_mapping,
+)
 
 __all__ = [
     "ErrorInfo",

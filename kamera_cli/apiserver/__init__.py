@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from kamera_cli.apiserver.actors import ActorWork, gc_step, gc_work, namespace_step, namespace_work
 from kamera_cli.apiserver.errors import ApiError, CRDError
-from kamera_cli.apiserver.registry import GroupInfo, Registry, ResourceInfo
-from kamera_cli.apiserver.server import Access, ApiServer, HttpResponse
-from kamera_cli.apiserver.snapshot import Snapshot, WriteRecord
+from kamera_cli.apiserver.registry.kinds import GroupInfo, Registry, ResourceInfo
+from kamera_cli.apiserver.server.session import Access, ApiServer, HttpResponse
+from kamera_cli.apiserver.storage.snapshot import Snapshot, WriteRecord
 
 __all__ = [
     "Access",

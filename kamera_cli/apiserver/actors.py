@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kamera_cli.apiserver.errors import ApiError
-from kamera_cli.apiserver.registry import Registry
-from kamera_cli.apiserver.server import ApiServer
-from kamera_cli.apiserver.snapshot import Snapshot
+from kamera_cli.apiserver.registry.kinds import Registry
+from kamera_cli.apiserver.server.session import ApiServer
+from kamera_cli.apiserver.storage.snapshot import Snapshot
 from kamera_cli.model.objects import Manifest, ObjectRef
 
 GC = "garbage-collector"

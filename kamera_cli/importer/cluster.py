@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kamera_cli.apiserver import Registry
-from kamera_cli.apiserver.semantics import make_uid
+from kamera_cli.apiserver.defaulting.metadata import make_uid
 from kamera_cli.errors import KameraError, Problem, ScenarioError
 from kamera_cli.importer.cleaning import Options, clean, is_deleting
 from kamera_cli.model.objects import KindRef, ObjectRef

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kamera_cli.apiserver.external import entry_parts
+from kamera_cli.apiserver.storage.external import entry_parts
 from kamera_cli.model.objects import Manifest
 
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kamera_cli.apiserver.external import entry_parts
+from kamera_cli.apiserver.storage.external import entry_parts
 
 __all__ = ["vacuity_hint"]
 

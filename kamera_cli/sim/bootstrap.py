@@ -16,15 +16,15 @@ from types import TracebackType
 from typing import Any
 
 from kamera_cli.adapters import VirtualClock, load_mapper, load_reconciler, run_mapper
-from kamera_cli.adapters.fakes import FakeSet, install_fakes
-from kamera_cli.adapters.kopf import load_kopf_operator
-from kamera_cli.adapters.kopf_spawning import KopfDaemon, KopfTimer
+from kamera_cli.adapters.kopf.events import load_kopf_operator
+from kamera_cli.adapters.kopf.spawning import KopfDaemon, KopfTimer
 from kamera_cli.adapters.metacontroller import ParentView, ResInfo, load_metacontroller, parse_manifest
-from kamera_cli.adapters.program import PROGRAM_KEY, load_program
+from kamera_cli.adapters.program.factory import PROGRAM_KEY, load_program
+from kamera_cli.adapters.sandbox.fakes import FakeSet, install_fakes
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
-from kamera_cli.apiserver.external import EXTERNAL_CRD, with_entries
-from kamera_cli.apiserver.field_validation import dropped_fields
-from kamera_cli.apiserver.transport import Containment
+from kamera_cli.apiserver.storage.external import EXTERNAL_CRD, with_entries
+from kamera_cli.apiserver.transports.containment import Containment
+from kamera_cli.apiserver.validation.field_validation import dropped_fields
 from kamera_cli.controlplane import PodRule, make_builtins
 from kamera_cli.controlplane.volumes import default_storage_class
 from kamera_cli.errors import EntrypointError, Problem, ScenarioError

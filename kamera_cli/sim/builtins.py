@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kamera_cli.adapters import ReconcileOutcome, Result
-from kamera_cli.adapters.running import ErrorInfo
+from kamera_cli.adapters.reconcile.running import ErrorInfo
 from kamera_cli.apiserver import ApiError, ApiServer, Registry
-from kamera_cli.apiserver.semantics import format_time
+from kamera_cli.apiserver.defaulting.metadata import format_time
 from kamera_cli.controlplane import BuiltinController, ClusterError, Obj
 from kamera_cli.model.objects import KindRef, ObjectRef
 

@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kamera_cli.apiserver import ApiServer, Registry, Snapshot
-from kamera_cli.apiserver.selectors import SelectorError, field_matcher, label_matcher
-from kamera_cli.apiserver.semantics import generate_name_key, incarnation_key
+from kamera_cli.apiserver.defaulting.metadata import generate_name_key, incarnation_key
+from kamera_cli.apiserver.server.selectors import SelectorError, field_matcher, label_matcher
 from kamera_cli.model.objects import KindRef, ObjectRef
 
 

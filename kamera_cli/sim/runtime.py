@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from kamera_cli.adapters import ReconcileAbort, Request, VirtualClock, run_reconcile
 from kamera_cli.apiserver import ApiServer, Registry, Snapshot
 from kamera_cli.apiserver import errors as api_errors
-from kamera_cli.apiserver.semantics import format_time
+from kamera_cli.apiserver.defaulting.metadata import format_time
 from kamera_cli.model.objects import KindRef
 from kamera_cli.sim.labels import Finding, WriteRec
 from kamera_cli.sim.memo_keys import (

@@ -23,7 +23,7 @@ from typing import Any
 
 import immutables
 
-from kamera_cli.apiserver.snapshot import Snapshot, WriteRecord
+from kamera_cli.apiserver.storage.snapshot import Snapshot, WriteRecord
 from kamera_cli.model.objects import ObjectRef
 from kamera_cli.sim.state import FaultBook, PendingItem, SimState, pending_values
 

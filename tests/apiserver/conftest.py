@@ -1,6 +1,6 @@
 """Fixtures: an ApiServer over a fresh snapshot, and an official ApiClient wired to it.
 
-The pool-manager shim below is TEMPORARY: it stands in for ``kamera_cli.apiserver.transport``
+The pool-manager shim below is TEMPORARY: it stands in for ``kamera_cli.apiserver.transports.containment``
 (owned by another helper) so these tests go through the real client today.  When the transport
 module exists, ``api_client`` uses its ``Containment`` instead.
 """
@@ -105,7 +105,7 @@ def api_client(server: ApiServer) -> Iterator[Any]:
 
 def client_for(server: ApiServer) -> Iterator[Any]:
     try:
-        from kamera_cli.apiserver.transport import Containment  # type: ignore[attr-defined]
+        from kamera_cli.apiserver.transports.containment import Containment  # type: ignore[attr-defined]
     except ImportError:
         Containment = None
     if Containment is not None:
@@ -153,14 +153,14 @@ def fake_patching(monkeypatch: pytest.MonkeyPatch) -> Any:
     import sys
     import types
 
-    from kamera_cli.apiserver import server_base
+    from kamera_cli.apiserver.server import base as server_base
 
     try:
-        from kamera_cli.apiserver import patching  # type: ignore[attr-defined]
+        from kamera_cli.apiserver.patch import functions as patching  # type: ignore[attr-defined]
     except ImportError:
         import jsonpatch
 
-        patching = types.ModuleType("kamera_cli.apiserver.patching")
+        patching = types.ModuleType("kamera_cli.apiserver.patch.functions")
 
         class PatchError(Exception):
             def __init__(self, status: int, reason: str, message: str, causes: Any = None) -> None:
@@ -198,6 +198,6 @@ def fake_patching(monkeypatch: pytest.MonkeyPatch) -> Any:
         patching.update_managed_fields = lambda before, after, **kw: [  # type: ignore[attr-defined]
             {"manager": kw["manager"], "operation": kw["operation"], "apiVersion": kw["api_version"],
              "time": kw["now"], "fieldsType": "FieldsV1", "fieldsV1": {}}]
-        monkeypatch.setitem(sys.modules, "kamera_cli.apiserver.patching", patching)
+        monkeypatch.setitem(sys.modules, "kamera_cli.apiserver.patch.functions", patching)
     monkeypatch.setattr(server_base, "_PATCHING", [patching])
     return patching

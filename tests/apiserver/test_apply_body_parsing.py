@@ -9,7 +9,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kamera_cli.apiserver.server_base import _NOT_PLAIN, _plain_json
+from kamera_cli.apiserver.server.base import _NOT_PLAIN, _plain_json
 
 _scalars = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=True) | st.text(max_size=12)
 _values: st.SearchStrategy[Any] = st.recursive(

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from kamera_cli.apiserver import ApiServer, managed_fields, patch_ssa
+from kamera_cli.apiserver import ApiServer
+from kamera_cli.apiserver.patch import apply as patch_ssa
+from kamera_cli.apiserver.patch import managed_fields
 
 from .conftest import make_server
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 import kamera_cli.apiserver as apiserver_pkg
-from kamera_cli.apiserver.fieldmeta import builtin_field_lookup
-from kamera_cli.apiserver.patch_errors import PatchError
-from kamera_cli.apiserver.patch_fieldsv1 import Path as FieldPath
-from kamera_cli.apiserver.patch_ssa import WalkContext, config_fields, merge_applied, merge_config
+from kamera_cli.apiserver.patch.apply import WalkContext, config_fields, merge_applied, merge_config
+from kamera_cli.apiserver.patch.errors import PatchError
+from kamera_cli.apiserver.patch.fieldmeta import builtin_field_lookup
+from kamera_cli.apiserver.patch.fieldsv1 import Path as FieldPath
 
 DEFS: dict[str, Any] = json.loads(
     (Path(apiserver_pkg.__file__).parent / "data" / "builtin.json").read_text(encoding="utf-8"))["definitions"]

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kamera_cli.apiserver import ApiServer, Registry
-from kamera_cli.apiserver.transport import Containment
+from kamera_cli.apiserver.transports.containment import Containment
 from tests.apiserver.conftest import make_server
 from tests.apiserver.crds import WIDGET  # a namespaced CRD with a status subresource
 

@@ -13,8 +13,8 @@ import pytest
 
 from kamera_cli.apiserver import Registry
 from kamera_cli.apiserver.errors import CRDError
-from kamera_cli.apiserver.validation_cel import available as cel_available
-from kamera_cli.apiserver.validation_cel_semver import SemverError, normalize_and_parse, parse
+from kamera_cli.apiserver.validation.cel.rules import available as cel_available
+from kamera_cli.apiserver.validation.cel.semver import SemverError, normalize_and_parse, parse
 
 from .conftest import make_server
 from .crds import crd, thing_refusals

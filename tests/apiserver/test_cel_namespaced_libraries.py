@@ -1,4 +1,4 @@
-"""CRD rules calling the namespaced Kubernetes CEL libraries (``validation_cel_ext.py``).
+"""CRD rules calling the namespaced Kubernetes CEL libraries (``validation/cel/ext.py``).
 
 Upstream, as k8s.io/apiserver/pkg/cel/environment/base.go enables them: cel-go ``ext.Sets`` (1.29),
 ``ext.Strings`` v2's ``strings.quote``, ``cel.OptionalTypes`` (1.28), library/format.go (1.31),
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from kamera_cli.apiserver import Registry
-from kamera_cli.apiserver.validation_cel import available as cel_available
-from kamera_cli.apiserver.validation_cel_ext import parse_cidr, parse_ip
+from kamera_cli.apiserver.validation.cel.ext import parse_cidr, parse_ip
+from kamera_cli.apiserver.validation.cel.rules import available as cel_available
 
 from .conftest import make_server
 from .crds import crd, thing_refusals
@@ -96,7 +96,7 @@ def test_string_format_builds_messages_as_cel_go_does():
 
 def test_optional_selection_is_rewritten_outside_string_literals():
     # cel-python's grammar lacks x.?f and x[?k]; they become method calls, string literals untouched
-    from kamera_cli.apiserver.validation_cel_ext import rewrite_optional_syntax
+    from kamera_cli.apiserver.validation.cel.ext import rewrite_optional_syntax
     assert rewrite_optional_syntax("self.?a[?0].orValue('.?b[?c]')") == \
         "self.optField('a').optIndex(0).orValue('.?b[?c]')"
     assert rewrite_optional_syntax("self.l[0] == 1") == "self.l[0] == 1"

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from transport_fakes import FakeServer
 
-from kamera_cli.apiserver.transport import Containment, PoolManagerStandIn
+from kamera_cli.apiserver.transports.containment import Containment, PoolManagerStandIn
 
 kubernetes = pytest.importorskip("kubernetes")
 import urllib3  # noqa: E402

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from transport_fakes import FakeServer
 
-from kamera_cli.apiserver.transport import Containment, NetworkBlocked, PoolManagerStandIn
+from kamera_cli.apiserver.transports.containment import Containment, NetworkBlocked, PoolManagerStandIn
 
 pytest.importorskip("kubernetes")
 import urllib3
@@ -177,7 +177,7 @@ def test_in_a_fresh_process_with_kubeconfig_read_at_import(cluster_env: Path, li
         import json, sys
         sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
         from transport_fakes import FakeServer
-        from kamera_cli.apiserver.transport import Containment
+        from kamera_cli.apiserver.transports.containment import Containment
         from kubernetes import client, config, watch
         from kubernetes.dynamic import DynamicClient
         assert config.KUBE_CONFIG_DEFAULT_LOCATION == {str(cluster_env)!r}

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from kamera_cli.apiserver.transport import Containment, NetworkBlocked
+from kamera_cli.apiserver.transports.containment import Containment, NetworkBlocked
 from tests.apiserver.conftest import make_server
 from tests.apiserver.test_containment import Listener, cluster_env, kubeconfig, listener
 

@@ -15,7 +15,7 @@ import pytest
 
 from kamera_cli.apiserver import ApiError, Registry
 from kamera_cli.apiserver.errors import CRDError
-from kamera_cli.apiserver.validation_cel import available as cel_available
+from kamera_cli.apiserver.validation.cel.rules import available as cel_available
 from kamera_cli.model.objects import ObjectRef
 
 from .conftest import make_server

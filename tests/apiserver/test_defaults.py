@@ -217,7 +217,7 @@ def test_claims_volumes_and_bindings(server):
 
 def test_an_already_defaulted_spec_keeps_its_identity():
     # copy-on-write: nothing is copied when nothing is added
-    from kamera_cli.apiserver.defaults import apply_builtin_defaults
+    from kamera_cli.apiserver.defaulting.kinds import apply_builtin_defaults
 
     obj = {"metadata": {}, **copy.deepcopy(DEPLOY)}
     apply_builtin_defaults("apps", "Deployment", obj)

@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from transport_fakes import WIDGET, FakeRegistry
 
-from kamera_cli.apiserver.discovery import respond
+from kamera_cli.apiserver.server.discovery import respond
 
 REG = FakeRegistry((WIDGET,))
 

@@ -8,8 +8,8 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from kamera_cli.apiserver import server as server_module
-from kamera_cli.apiserver import server_base
+from kamera_cli.apiserver.server import base as server_base
+from kamera_cli.apiserver.server import session as server_module
 
 CM = "/api/v1/namespaces/default/configmaps"
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import kamera_cli.apiserver as apiserver_pkg
-from kamera_cli.apiserver.patching import FieldMeta, builtin_field_lookup, openapi_field_lookup
+from kamera_cli.apiserver.patch.functions import FieldMeta, builtin_field_lookup, openapi_field_lookup
 
 TABLE: dict[str, Any] = json.loads(
     (Path(apiserver_pkg.__file__).parent / "data" / "builtin.json").read_text(encoding="utf-8"))

@@ -67,7 +67,7 @@ def test_cluster_scoped_list(api_client):
 
 
 def test_cached_encoding_matches_plain_json(server):
-    from kamera_cli.apiserver.encoding import ListBody, encode
+    from kamera_cli.apiserver.server.encoding import ListBody, encode
 
     for name in ("a", "b"):
         server.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"},

@@ -13,7 +13,7 @@ SCRIPT = r'''
 import json
 from pathlib import Path
 import kamera_cli.apiserver as pkg
-from kamera_cli.apiserver.patching import (builtin_field_lookup, server_side_apply, strategic_merge_patch,
+from kamera_cli.apiserver.patch.functions import (builtin_field_lookup, server_side_apply, strategic_merge_patch,
                                            update_managed_fields)
 defs = json.loads((Path(pkg.__file__).parent / "data" / "builtin.json").read_text())["definitions"]
 f = builtin_field_lookup(defs, "io.k8s.api.apps.v1.Deployment")

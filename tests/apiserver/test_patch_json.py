@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kamera_cli.apiserver.patching import PatchError, json_patch
+from kamera_cli.apiserver.patch.functions import PatchError, json_patch
 
 CM: dict[str, Any] = {
     "apiVersion": "v1", "kind": "ConfigMap",

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kamera_cli.apiserver.patching import PatchError, create_merge_patch, merge_patch, merge_patch_value
+from kamera_cli.apiserver.patch.functions import PatchError, create_merge_patch, merge_patch, merge_patch_value
 
 # RFC 7386 Appendix A: (target, patch, result)
 RFC_EXAMPLES: list[tuple[Any, Any, Any]] = [

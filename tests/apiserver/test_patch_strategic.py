@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kamera_cli.apiserver as apiserver_pkg
-from kamera_cli.apiserver.patching import (
+from kamera_cli.apiserver.patch.functions import (
     FieldLookup,
     PatchError,
     builtin_field_lookup,

@@ -14,7 +14,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from kamera_cli.apiserver.quantity import QuantityError, canonical
+from kamera_cli.apiserver.validation.quantity import QuantityError, canonical
 
 
 @pytest.mark.parametrize(("sent", "stored"), [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kamera_cli.apiserver import Registry
-from kamera_cli.apiserver.registry import version_priority
+from kamera_cli.apiserver.registry.kinds import version_priority
 
 
 def test_builtin_is_cached_and_knows_core_kinds():

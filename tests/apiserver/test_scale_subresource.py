@@ -10,7 +10,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from kamera_cli.apiserver import Registry
-from kamera_cli.apiserver.scale import selector_string
+from kamera_cli.apiserver.server.scale import selector_string
 
 from .conftest import make_server
 from .crds import WIDGET, widget

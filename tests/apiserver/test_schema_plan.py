@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from kamera_cli.apiserver import Registry
-from kamera_cli.apiserver import validation as V
-from kamera_cli.apiserver.schema_plan import needs_prune, typed_ok
+from kamera_cli.apiserver.registry.schema_plan import needs_prune, typed_ok
+from kamera_cli.apiserver.validation import schema as V
 
 _REGISTRY = Registry.builtin()
 _DEFS = _REGISTRY.definitions

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from kamera_cli.apiserver.selectors import SelectorError, parse_label_selector
+from kamera_cli.apiserver.server.selectors import SelectorError, parse_label_selector
 
 LABELS = {"a": {"app": "web", "tier": "front"}, "b": {"app": "db"}, "c": {}}
 

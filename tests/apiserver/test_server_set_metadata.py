@@ -79,7 +79,7 @@ def test_apply_creates_a_missing_object(server, fake_patching):
 
 
 def test_bookkeeping_counters_are_readable_with_their_public_keys(server):
-    from kamera_cli.apiserver.semantics import generate_name_key, incarnation_key
+    from kamera_cli.apiserver.defaulting.metadata import generate_name_key, incarnation_key
 
     body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "g-", "namespace": "default"}}
     server.create(body)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kamera_cli.apiserver as apiserver_pkg
-from kamera_cli.apiserver.patching import (
+from kamera_cli.apiserver.patch.functions import (
     FieldLookup,
     PatchError,
     builtin_field_lookup,
@@ -65,7 +65,7 @@ def entry(obj: dict[str, Any], manager: str, operation: str | None = None) -> di
 
 
 def owned(obj: dict[str, Any], manager: str) -> set[str]:
-    from kamera_cli.apiserver.patching import path_string
+    from kamera_cli.apiserver.patch.functions import path_string
     return {path_string(p) for p in decode_fields_v1(entry(obj, manager)["fieldsV1"])}
 
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kamera_cli.apiserver import Snapshot
-from kamera_cli.apiserver.snapshot import LOG_SIZE
+from kamera_cli.apiserver.storage.snapshot import LOG_SIZE
 from kamera_cli.model.objects import KindRef, ObjectRef
 
 CM = KindRef("", "v1", "ConfigMap")
@@ -109,7 +109,7 @@ def _eager_fingerprint(snap: Snapshot) -> str:
     """The fingerprint from scratch: every object's member computed now, as the first version did on writes."""
     import hashlib
 
-    from kamera_cli.apiserver.snapshot import _MOD, _member, is_record, object_digest
+    from kamera_cli.apiserver.storage.snapshot import _MOD, _member, is_record, object_digest
 
     acc = count = 0
     for ref, obj in snap.iter_entries():
@@ -206,7 +206,7 @@ def _deployment(generation: int, observed: int | None, replicas: int = 3) -> dic
 
 
 def test_generation_counts_only_through_its_relation_to_observed_generation():
-    from kamera_cli.apiserver.snapshot import object_digest
+    from kamera_cli.apiserver.storage.snapshot import object_digest
 
     # the same relation at different counts: one state (a fight that repeats is a loop, not progress)
     assert object_digest(_deployment(2, 2)) == object_digest(_deployment(7, 7))
@@ -220,7 +220,7 @@ def test_generation_counts_only_through_its_relation_to_observed_generation():
 
 def test_events_are_kept_but_leave_the_fingerprint_alone() -> None:
     """Events are records: two clusters that differ only in Events are the same state."""
-    from kamera_cli.apiserver.snapshot import Snapshot, is_record
+    from kamera_cli.apiserver.storage.snapshot import Snapshot, is_record
     from kamera_cli.model.objects import ObjectRef
 
     base = Snapshot.empty()

@@ -1,4 +1,4 @@
-"""What a ``/status`` write may carry, per kind (``validation_status.py``).
+"""What a ``/status`` write may carry, per kind (``validation/status.py``).
 
 Each case cites the upstream status-strategy validation it follows; the bodies are the real
 ``NewInvalid`` 422s.  A status strategy validates only the status: the spec, copied from the stored

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from transport_fakes import FakeServer
 
-from kamera_cli.apiserver.transport import Containment, WatchBlocked
+from kamera_cli.apiserver.transports.containment import Containment, WatchBlocked
 
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes import client, watch  # noqa: E402

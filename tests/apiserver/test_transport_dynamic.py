@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from transport_fakes import WIDGET, FakeRegistry, FakeServer
 
-from kamera_cli.apiserver.transport import Containment
+from kamera_cli.apiserver.transports.containment import Containment
 
 pytest.importorskip("kubernetes")
 from kubernetes import client

@@ -15,7 +15,7 @@ from kubernetes.client.rest import ApiException
 from kubernetes.dynamic import DynamicClient
 
 from kamera_cli.apiserver import ApiServer, Registry, Snapshot
-from kamera_cli.apiserver.transport import Containment, WatchBlocked
+from kamera_cli.apiserver.transports.containment import Containment, WatchBlocked
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from transport_fakes import WIDGET_CRD

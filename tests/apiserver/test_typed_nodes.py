@@ -12,8 +12,8 @@ import random
 
 import pytest
 
-from kamera_cli.apiserver.patch_ssa import WalkContext, diff_objects
-from kamera_cli.apiserver.patch_typed import typed_nodes
+from kamera_cli.apiserver.patch.apply import WalkContext, diff_objects
+from kamera_cli.apiserver.patch.typed import typed_nodes
 
 from .test_schema_plan import _REGISTRY, _ROOTS, _value
 
@@ -36,7 +36,7 @@ def test_the_typed_walk_finds_what_the_comparison_with_nothing_finds(root: str) 
 def test_a_custom_resources_spec_is_added_with_its_own_dot() -> None:
     """A custom resource has no Go type: its create is compared with an empty object, so ``spec`` is
     added (``.``); ``metadata`` never is, the apiserver strips it from every field set."""
-    from kamera_cli.apiserver.managed_fields import _no_fields
+    from kamera_cli.apiserver.patch.managed_fields import _no_fields
 
     obj = {"metadata": {"labels": {"a": "b"}}, "spec": {"x": 1}}
     nodes = typed_nodes(obj, _no_fields, WalkContext(_no_fields), frozenset())

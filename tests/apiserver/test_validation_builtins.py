@@ -16,7 +16,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from kamera_cli.apiserver.errors import ApiError
-from kamera_cli.apiserver.validation_kinds import cron_error
+from kamera_cli.apiserver.validation.kinds import cron_error
 
 LABELS = {"app": "w"}
 CONTAINER = {"name": "c", "image": "nginx:1"}

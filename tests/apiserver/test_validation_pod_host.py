@@ -1,4 +1,4 @@
-"""Pod-spec host settings (``validation_pod_host.py``): DNS, host aliases, OS, sysctls, AppArmor,
+"""Pod-spec host settings (``validation/pod_host.py``): DNS, host aliases, OS, sysctls, AppArmor,
 Windows options, procMount and ephemeral containers, each after the upstream function it cites."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Service validation (``validation_service.py``), after 1.33's ``ValidateService`` and
+"""Service validation (``validation/service.py``), after 1.33's ``ValidateService`` and
 ``ValidateServiceUpdate``: IP families and cluster IPs, external IPs, load-balancer fields, traffic
 policies; each case names the upstream helper."""
 

@@ -8,7 +8,7 @@ import pytest
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
-from kamera_cli.apiserver import snapshot as snapshot_module
+from kamera_cli.apiserver.storage import snapshot as snapshot_module
 from kamera_cli.model.objects import ObjectRef
 
 

@@ -85,7 +85,8 @@ def _script() -> list[bytes]:
 
 
 def test_write_answers_are_identical_without_the_shortcuts(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kamera_cli.apiserver import managed_fields, server_writes
+    from kamera_cli.apiserver.patch import managed_fields
+    from kamera_cli.apiserver.server import writes as server_writes
 
     with_shortcuts = _script()
     monkeypatch.setattr(server_writes, "remember_clean", lambda *_args: None)
@@ -123,9 +124,9 @@ _objects = st.dictionaries(st.sampled_from(["apiVersion", "kind", "metadata", "s
 @settings(max_examples=200, deadline=None)
 @given(_objects)
 def test_the_create_shortcut_adds_exactly_what_the_schemaless_diff_adds(obj: dict[str, Any]) -> None:
-    from kamera_cli.apiserver.managed_fields import _no_fields
-    from kamera_cli.apiserver.patch_ssa import WalkContext, diff_objects
-    from kamera_cli.apiserver.patch_typed import typed_nodes
+    from kamera_cli.apiserver.patch.apply import WalkContext, diff_objects
+    from kamera_cli.apiserver.patch.managed_fields import _no_fields
+    from kamera_cli.apiserver.patch.typed import typed_nodes
 
     added = typed_nodes(obj, _no_fields, WalkContext(_no_fields))
     assert added == diff_objects({}, obj, WalkContext(_no_fields)).added
@@ -134,7 +135,7 @@ def test_the_create_shortcut_adds_exactly_what_the_schemaless_diff_adds(obj: dic
 def test_an_objects_json_splices_its_managed_fields_text_and_stays_exact():
     # encoding.encode_object caches a managedFields list's text by identity; the answer is byte-for-byte
     # what encoding the whole object gives, also when the placeholder text occurs in the object itself
-    from kamera_cli.apiserver.encoding import _PLACEHOLDER, encode, encode_object
+    from kamera_cli.apiserver.server.encoding import _PLACEHOLDER, encode, encode_object
     managed = [{"manager": "m", "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {}}}]
     first = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "managedFields": managed},
              "data": {"k": "é"}}
@@ -164,7 +165,7 @@ def test_a_reapply_that_leaves_ownership_as_it_was_shares_the_stored_managed_fie
 def test_apply_key_defaulting_copies_only_what_it_fills() -> None:
     # default_apply_keys: a configuration naming every protocol is itself; one that does not is copied on
     # the way to the port, and the parsed body (the journal's record of the request) is left as sent
-    from kamera_cli.apiserver.defaults import default_apply_keys
+    from kamera_cli.apiserver.defaulting.kinds import default_apply_keys
     named = _deployment()
     named["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "protocol": "UDP"}]
     assert default_apply_keys("apps", "Deployment", named) is named
@@ -186,7 +187,7 @@ def test_the_digest_with_a_spliced_template_text_equals_the_whole_objects(tmeta:
     # hashing the whole object's canonical text (timestamps, non-ASCII text and the placeholder included)
     import hashlib
 
-    from kamera_cli.apiserver import snapshot
+    from kamera_cli.apiserver.storage import snapshot
 
     template = {"metadata": tmeta, "spec": {"containers": [{"name": "c", "image": image}]}}
     obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "uid": "u"},
@@ -200,7 +201,7 @@ def test_the_digest_with_a_spliced_template_text_equals_the_whole_objects(tmeta:
 @given(_objects, _objects, st.data())
 def test_the_no_op_and_generation_checks_compare_as_copies_would(a: dict[str, Any], b: dict[str, Any],
                                                                  data: Any) -> None:
-    from kamera_cli.apiserver.semantics import same_ignoring_bookkeeping, spec_changed, without
+    from kamera_cli.apiserver.defaulting.metadata import same_ignoring_bookkeeping, spec_changed, without
 
     if data.draw(st.booleans()):
         b = {**a, **{k: v for k, v in b.items() if data.draw(st.booleans())}}

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kamera_cli.apiserver import discovery
+from kamera_cli.apiserver.server import discovery
 
 BUILTIN = Path(__file__).resolve().parents[2] / "kamera_cli" / "apiserver" / "data" / "builtin.json"
 

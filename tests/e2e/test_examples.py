@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kamera_cli.adapters.kopf import supported as kopf_supported
+from kamera_cli.adapters.kopf.events import supported as kopf_supported
 from kamera_cli.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]

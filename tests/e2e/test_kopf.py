@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import kamera_cli
-from kamera_cli.adapters.kopf import supported
+from kamera_cli.adapters.kopf.events import supported
 from kamera_cli.model.result import ScenarioResult, Verdict
 
 reason = supported()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kamera_cli.adapters.kopf import supported
+from kamera_cli.adapters.kopf.events import supported
 from kamera_cli.model.result import ScenarioResult, Verdict
 from tests.e2e.test_kopf import checks, run, widget
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kamera_cli.adapters.kopf import supported as kopf_supported
+from kamera_cli.adapters.kopf.events import supported as kopf_supported
 from kamera_cli.runner import Exploration, explore, outcome_key
 from kamera_cli.scenario import load_scenario
 from tests.e2e.test_examples import missing_client

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kamera_cli.adapters import program_parking
+from kamera_cli.adapters.program import parking as program_parking
 from kamera_cli.model.result import CheckName, Verdict
 from kamera_cli.runner import explore
 from kamera_cli.scenario import load_scenario

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kamera_cli.adapters import program_parking
+from kamera_cli.adapters.program import parking as program_parking
 from kamera_cli.errors import EntrypointError, ScenarioError
 from kamera_cli.model.result import CheckName, Verdict
 from kamera_cli.runner import explore

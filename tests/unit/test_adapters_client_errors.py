@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kamera_cli.adapters import Request, Result, VirtualClock, load_reconciler, run_reconcile
-from kamera_cli.apiserver.transport import Containment
+from kamera_cli.apiserver.transports.containment import Containment
 from tests.apiserver.conftest import make_server
 from tests.unit.test_adapters_running import EPOCH, write
 

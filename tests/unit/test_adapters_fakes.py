@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kamera_cli.adapters import load_reconciler
-from kamera_cli.adapters.fakes import install_fakes
+from kamera_cli.adapters.sandbox.fakes import install_fakes
 from kamera_cli.errors import EntrypointError
 
 

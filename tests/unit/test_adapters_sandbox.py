@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from kamera_cli.adapters import ReconcilerFactory, Request, VirtualClock, load_reconciler, run_reconcile
-from kamera_cli.adapters.sandbox import sandboxed
+from kamera_cli.adapters.sandbox.fence import sandboxed
 
 EPOCH = 1767225600.0  # 2026-01-01T00:00:00Z
 
@@ -192,7 +192,7 @@ def test_only_one_sandbox_at_a_time() -> None:
 
 
 def test_stand_ins_fall_back_to_real_behaviour_when_inactive() -> None:
-    from kamera_cli.adapters import sandbox
+    from kamera_cli.adapters.sandbox import fence as sandbox
 
     assert abs(sandbox._time() - time.time()) < 5
     assert sandbox._VirtualDatetime(2020, 1, 1) == RealDatetime(2020, 1, 1)

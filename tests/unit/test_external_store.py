@@ -15,8 +15,8 @@ import pytest
 
 from kamera_cli import ExternalStore, NoSimulation, VersionConflict
 from kamera_cli.apiserver import ApiServer, Registry, Snapshot
-from kamera_cli.apiserver.external import EXTERNAL_CRD, with_entries
-from kamera_cli.apiserver.transport import Containment
+from kamera_cli.apiserver.storage.external import EXTERNAL_CRD, with_entries
+from kamera_cli.apiserver.transports.containment import Containment
 from kamera_cli.errors import KameraError
 from kamera_cli.invariants import state_document
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from kamera_cli.apiserver.server_base import Access, HttpResponse
-from kamera_cli.apiserver.snapshot import WriteRecord
+from kamera_cli.apiserver.server.base import Access, HttpResponse
+from kamera_cli.apiserver.storage.snapshot import WriteRecord
 from kamera_cli.model.frozen import fast_init
 from kamera_cli.model.objects import ObjectRef
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kamera_cli.apiserver.field_errors import go_quote
+from kamera_cli.apiserver.validation.field_errors import go_quote
 
 
 @pytest.mark.parametrize(("text", "quoted"), [
@@ -21,7 +21,7 @@ def test_strings_are_quoted_as_go_quotes_them(text: str, quoted: str) -> None:
 
 
 def test_a_conflict_names_the_manager_as_go_quotes_it() -> None:
-    from kamera_cli.apiserver.managed_fields import _Entry
+    from kamera_cli.apiserver.patch.managed_fields import _Entry
 
     entry = _Entry('tab\t"x"', "Update", "v1", "", "status", frozenset())
     assert entry.describe() == '"tab\\t\\"x\\"" with subresource "status" using v1'

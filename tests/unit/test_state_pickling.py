@@ -5,7 +5,7 @@ from __future__ import annotations
 import pickle
 from dataclasses import replace
 
-from kamera_cli.apiserver.snapshot import Snapshot, WriteRecord
+from kamera_cli.apiserver.storage.snapshot import Snapshot, WriteRecord
 from kamera_cli.model.objects import ObjectRef
 from kamera_cli.sim.model import Act, Fault
 from kamera_cli.sim.state import FaultBook, PendingItem, SimState

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
-from kamera_cli.adapters.loading import _arity
+from kamera_cli.adapters.sandbox.loading import _arity
 
 __all__ = ["AppError", "HttpAnswer", "asgi_post", "is_asgi", "is_wsgi", "wsgi_post"]
 
@@ -117,7 +117,7 @@ def wsgi_post(app: Callable[..., Any], path: str, body: bytes) -> HttpAnswer:
 def asgi_post(app: Callable[..., Any], path: str, body: bytes) -> HttpAnswer:
     """Await ``app`` as an ASGI server does for one HTTP ``POST path`` with ``body``, on the step's
     virtual-time event loop."""
-    from kamera_cli.adapters.aio import run_async
+    from kamera_cli.adapters.asyncio.loop import run_async
 
     return run_async(_asgi(app, path, body))
 

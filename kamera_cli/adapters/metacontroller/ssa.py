@@ -5,7 +5,7 @@ Follows metacontroller v4.17.2 ``pkg/controller/common/manage_children.go`` (``S
 controller ownerReference and without server-owned metadata, status and the last-applied
 annotation, is applied as the field manager the flag ``--apply-strategy-ssa-field-manager`` names
 (``metacontroller`` by default), always with ``force``; the simulated API server's server-side apply
-(``apiserver/patch_ssa.py``) does the merge and keeps the managed fields.
+(``apiserver/patch/apply.py``) does the merge and keeps the managed fields.
 
 Why the last-update cache is emulated: metacontroller skips the apply of a child whose desired
 object hashes as at its last apply and whose generation (resourceVersion, for an object without a

@@ -6,7 +6,7 @@ to send through (the default connection pool, a proxy or a mount).  Answering it
 transport for kamera's cluster host leaves everything above the transport to httpx itself:
 ``response.request``, ``raise_for_status``, ``json()``, ``iter_lines``/``aiter_lines`` over a watch,
 event hooks, auth flows.  The transport hands the request to the pool-manager stand-in of
-``apiserver/transport.py`` and streams the ``urllib3`` answer it gets back, so the official client
+``apiserver/transports/containment.py`` and streams the ``urllib3`` answer it gets back, so the official client
 and httpx share one request path (idle-watch detection, the 503 with no simulation bound, the 500
 for a server bug) and a watch is read one event per chunk, lazily.
 

@@ -3,7 +3,7 @@
 Why ``KubernetesHTTPAdapter.send``: pykube's ``HTTPClient`` mounts this ``requests`` adapter for every
 URL it calls, and its ``send`` is where credentials are applied (token, ``exec`` plugins, GCP and OIDC
 refreshes, client certificates) before ``requests``' own ``HTTPAdapter`` opens a connection.  The
-replacement skips all of that and answers with the pool-manager stand-in of ``apiserver/transport.py``
+replacement skips all of that and answers with the pool-manager stand-in of ``apiserver/transports/containment.py``
 — the official client's request path, whatever URL the configuration named, because this adapter
 only ever talks to the Kubernetes API — and lets ``requests`` build its ``Response`` from that
 ``urllib3`` answer (``HTTPAdapter.build_response``), so ``raise_for_status``, ``json()`` and

@@ -4,7 +4,7 @@ Why here: every request of every generation of the official client ends in its R
 ``pool_manager.request(...)``; the stand-in below answers there with a real ``urllib3.HTTPResponse``
 built from the simulator's answer, so the client's own code does everything above it. The
 containment that decides *which* simulator answers, and guards the network, is
-``apiserver/transport.py``; ``bind`` connects the two (it tells this module how to find the active
+``apiserver/transports/containment.py``; ``bind`` connects the two (it tells this module how to find the active
 containment), so that neither imports the other at module level.
 """
 
@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, urlsplit
 import urllib3
 
 if TYPE_CHECKING:
-    from kamera_cli.apiserver.transport import Containment
+    from kamera_cli.apiserver.transports.containment import Containment
 
 __all__ = ["PoolManagerStandIn", "bind", "canned_pool_manager"]
 

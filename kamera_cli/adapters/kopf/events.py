@@ -1,0 +1,433 @@
+"""kopf operators as controllers: one step is kopf processing one watch event for one object.
+
+Why drive kopf's own per-event processing (``process_resource_event``) rather than call the
+handlers: cause detection (create, update, delete, resume, field changes), filters, ``old``/``new``/
+``diff``, the progress and last-handled-configuration annotations, ``status.<handler>`` results,
+the finalizer for ``on.delete``, retries with ``TemporaryError``/``PermanentError``/``retries=``/
+``backoff=`` — all of that is kopf's code, and every one of the bugs kopf operators have lives in
+how user handlers meet it.  A re-implementation would check a different program.
+
+A step reads the object as kopf's watch would deliver it (through kopf's own aiohttp client, which
+the containment routes into the simulated API server), then lets kopf process that one event with
+fresh per-step memories (so a step is a function of what it reads, like any reconcile).  Where kopf
+would sleep before retrying a delayed handler, the step ends and asks for a *retry* after that many
+virtual seconds instead (kopf's "touch" patch that wakes it up is not written: the retry is
+delivered directly).  A handler exception kopf only logs is re-raised after kopf stored its
+progress, so it becomes a ``no controller errors`` finding with the handler's traceback.
+
+Timers and daemons are controllers of their own (``kopf/spawning.py``).  Simplifications (written
+down in docs/controllers.md): indices are rebuilt from the cluster in every step; the ``memo`` is per
+step; ``@kopf.on.login`` is replaced (kopf talks to
+the simulation); ``@kopf.on.startup`` handlers run once per (re)load with ``settings``, ``memo`` and
+``logger`` only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import dataclasses
+import inspect
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from types import ModuleType
+from typing import Any, cast
+
+from kamera_cli.adapters.asyncio.loop import run_async
+from kamera_cli.adapters.reconcile.values import Request, Result
+from kamera_cli.adapters.sandbox.loading import ReconcilerFactory, _Shape
+from kamera_cli.errors import EntrypointError
+
+__all__ = ["KopfHandlerError", "KopfOperator", "load_kopf_operator", "supported"]
+
+#: kopf versions whose internals this adapter follows (``process_resource_event`` and friends)
+SUPPORTED = ">=1.44,<1.46"
+
+
+def supported() -> str | None:
+    """None when a usable kopf is installed, else the reason (for a clear error or a test skip)."""
+    try:
+        import kopf
+    except ImportError:
+        return "kopf is not installed (pip install 'kamera-cli[kopf]')"
+    version = getattr(kopf, "__version__", "") or _dist_version()
+    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    if parts and not ((1, 44) <= parts < (1, 46)):
+        return f"kopf {version} is not supported (kamera follows kopf {SUPPORTED})"
+    return None
+
+
+def _dist_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kopf")
+    except PackageNotFoundError:
+        return ""
+
+
+class KopfHandlerError(Exception):
+    """A handler failed and kopf only logged it: re-raised so that it becomes a finding."""
+
+    controller_fault = True
+
+
+class _LogCapture(logging.Handler):
+    """What kopf logs as a failure during one step: an exception, or a permanent failure."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.failures: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            import traceback
+
+            exc = record.exc_info[1]
+            if type(exc).__name__ in ("TemporaryError",):
+                return  # a requested retry, not a failure
+            detail = "".join(traceback.format_exception(exc)).rstrip()
+            self.failures.append(f"{message}\n{detail}")
+        elif "failed permanently" in message:
+            self.failures.append(message)
+
+
+class KopfOperator(ReconcilerFactory):
+    """A kopf operator module: its handlers, its settings, and one step per (object, event)."""
+
+    #: a step compares progress timestamps with the (virtual) clock: memoised per clock value
+    time_dependent = True
+    #: the first event of each object after a restart is kopf's initial listing (resume handlers)
+    relists = True
+    registry: Any
+    resource: Any
+    #: the operator-wide memo (``@kopf.on.startup``'s ``memo``): each object's memo starts as a copy
+    memobase: Any = None
+    #: the name under which the explored state keeps its objects' memos (the scenario's controller)
+    memory_owner: str = ""
+    #: the resources the operator's @kopf.index handlers select (``bind_resource``)
+    index_resources: list[Any]
+    settings: Any
+    host: str
+
+    def __init__(self, module: str, base_dir: Any, *, scenario: str, controller: str, host: str,
+                 env: Any = None) -> None:
+        self.kopf_module = module
+        self.host = host
+        self.resource = None
+        self.index_resources = []
+        reason = supported()
+        if reason is not None:
+            raise EntrypointError(reason, scenario=scenario, controller=controller)
+        # "operator.py" (a file) or "package.module" / "package:module" (importable)
+        entry = f"{module}:__name__" if module.endswith(".py") else f"{module.replace(':', '.')}:__name__"
+        super().__init__(entry, base_dir, scenario=scenario, controller=controller, env=env)
+
+    def _tried(self) -> str:
+        return f"kopf operator {self.kopf_module!r}"
+
+    # -- loading ------------------------------------------------------------------------------------------------
+    def _import(self) -> ModuleType:
+        import kopf
+        from kopf._core.intents import registries
+
+        registry = kopf.OperatorRegistry()
+        previous = registries.get_default_registry()
+        registries.set_default_registry(registry)
+        try:
+            module = super()._import()
+        finally:
+            registries.set_default_registry(previous)
+        self.registry = registry
+        self.settings = kopf.OperatorSettings()
+        return module
+
+    def _resolve(self, module: ModuleType) -> Any:
+        if not any(sub.get_all_handlers() for sub in (self.registry._changing, self.registry._watching,
+                                                        self.registry._spawning)):
+            raise self._error(f"{self._tried()}: no @kopf.on.create/update/delete/resume/field/event or "
+                              "@kopf.timer handler found",
+                              "kamera runs the handlers the module registers when it is imported")
+        self._shape = _Shape("function", 1, False)
+        self._run_startup()
+        return self._step
+
+    def _check_shape(self, value: Any, where: str) -> Any:  # pragma: no cover - _resolve never calls it
+        return value
+
+    def _run_startup(self) -> None:
+        """``@kopf.on.startup`` handlers configure ``settings``: run them, as ``kopf run`` does first."""
+        from kopf._cogs.structs import ephemera
+        from kopf._core.intents import causes
+
+        logger = logging.getLogger("kopf.activities.startup")
+        # the operator's memo: what startup handlers put there, every object's memo starts as a copy of
+        self.memobase = ephemera.Memo()
+        for handler in self.registry._activities.get_handlers(activity=causes.Activity.STARTUP):
+            available = {"settings": self.settings, "memo": self.memobase, "logger": logger, "param": handler.param}
+            params = inspect.signature(handler.fn).parameters
+            takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+            kwargs = available if takes_all else {k: v for k, v in available.items() if k in params}
+            result = handler.fn(**kwargs)
+            if inspect.isawaitable(result):
+                asyncio.run(_awaited(result))
+
+    def handles(self, group: str, version: str, plural: str, kind: str) -> bool:
+        """Whether any resource handler of the operator selects this resource."""
+        resource = self._resource(group, version, plural, kind, True)
+        for sub in (self.registry._changing, self.registry._watching, self.registry._spawning):
+            if any(h.selector is not None and h.selector.check(resource) for h in sub.get_all_handlers()):
+                return True
+        return False
+
+    def handled_resources(self, candidates: list[tuple[str, str, str, str, bool]]) -> list[int]:
+        """Which of ``candidates`` (group, version, plural, kind, namespaced) the handlers select."""
+        return [i for i, (g, v, p, k, _ns) in enumerate(candidates) if self.handles(g, v, p, k)]
+
+    def bind_resource(self, group: str, version: str, plural: str, kind: str, namespaced: bool,
+                      candidates: Sequence[tuple[str, str, str, str, bool]] = ()) -> None:
+        """The resource this controller entry handles; ``candidates`` (every resource of the scenario)
+        are searched for the ones the operator's ``@kopf.index`` handlers select."""
+        self.resource = self._resource(group, version, plural, kind, namespaced)
+        self.index_resources = []
+        seen: set[tuple[str, str]] = set()
+        for g, v, p, k, ns in candidates:
+            res = self._resource(g, v, p, k, ns)
+            if (g, k) not in seen and any(h.selector is not None and h.selector.check(res)
+                                          for h in self.registry._indexing.get_all_handlers()):
+                seen.add((g, k))  # a versionless selector: the preferred (first) version only
+                self.index_resources.append(res)
+
+    async def indexers(self) -> Any:
+        """kopf's indices as the operator's watch streams would have filled them by now.
+
+        kopf indexes every object of an indexed resource as its events arrive, before any handler
+        runs; a step starts from scratch, so it lists each indexed resource and lets kopf's own
+        ``index_resource`` index every object (in name order, so the result is deterministic).
+        """
+        from kopf._cogs.clients import api
+        from kopf._cogs.structs import bodies
+        from kopf._core.actions import loggers
+        from kopf._core.engines import indexing
+
+        indexers = indexing.OperatorIndexers()
+        indexers.ensure(self.registry._indexing.get_all_handlers())
+        for resource in self.index_resources:
+            listing = await api.get(resource.get_url(namespace=None), settings=self.settings, logger=self.logger)
+            items = sorted(listing.get("items") or [], key=lambda o: (
+                (o.get("metadata") or {}).get("namespace") or "", (o.get("metadata") or {}).get("name") or ""))
+            api_version = f"{resource.group}/{resource.version}" if resource.group else resource.version
+            for raw in items:
+                raw.setdefault("apiVersion", api_version)  # list items come without them (kopf adds them)
+                raw.setdefault("kind", resource.kind)
+                body = bodies.Body(raw)
+                await indexing.index_resource(
+                    indexers=indexers, registry=self.registry, settings=self.settings, resource=resource,
+                    raw_event={"type": None, "object": raw}, memory=indexing.IndexingMemory(),
+                    logger=loggers.TerseObjectLogger(body=body, settings=self.settings),
+                    memo=cast(Any, copy.copy(self.memobase)), body=body)
+        return indexers
+
+    @staticmethod
+    def _resource(group: str, version: str, plural: str, kind: str, namespaced: bool) -> Any:
+        from kopf._cogs.structs import references
+
+        return references.Resource(group=group, version=version, plural=plural, kind=kind, namespaced=namespaced,
+                                   preferred=True, verbs=frozenset({"list", "watch", "patch", "get"}),
+                                   subresources=frozenset({"status"}))
+
+    def spawning_handlers(self, kind: str) -> list[str]:
+        """Ids of the operator's ``@kopf.daemon`` (kind "daemon") or ``@kopf.timer`` handlers for the bound resource."""
+        from kopf._core.intents import handlers
+
+        cls = handlers.DaemonHandler if kind == "daemon" else handlers.TimerHandler
+        return [str(h.id) for h in self.registry._spawning.get_all_handlers()
+                if isinstance(h, cls) and h.selector is not None and h.selector.check(self.resource)]
+
+    # -- one step -----------------------------------------------------------------------------------------------
+    logger = logging.getLogger("kopf.objects")
+
+    def run_logged(self, run: Callable[[], Any]) -> Any:
+        """Run one step of kopf's; what kopf only logs as a handler failure is raised as a finding."""
+        capture = _LogCapture()
+        kopf_log = logging.getLogger("kopf")
+        kopf_log.addHandler(capture)
+        # `kopf run` logs at INFO (kopf's loggers.configure): what it logs about an object at the
+        # posting level ("Handler 'x' succeeded.") is posted as an Event, so it must be emitted
+        level = kopf_log.level
+        if not kopf_log.isEnabledFor(logging.INFO):
+            kopf_log.setLevel(logging.INFO)
+        try:
+            value = run()
+        finally:
+            kopf_log.removeHandler(capture)
+            kopf_log.setLevel(level)
+        if capture.failures:
+            raise KopfHandlerError("\n\n".join(capture.failures))
+        return value
+
+    def _step(self, request: Request) -> Any:
+        kept: list[str] = []
+
+        def run() -> list[float]:
+            with _retries_instead_of_sleeps() as delays, _no_spawning():
+                kept.append(run_async(self._process(request)))
+            return delays
+
+        delays = self.run_logged(run)
+        memory = kept[0] if kept else None
+        if delays:
+            return Remembering(requeue_after=max(1.0, min(delays)), retry=True, memory=memory)
+        return Remembering(memory=memory)
+
+    # -- the object's memo between steps ------------------------------------------------------------------------
+    def restore_memo(self, memo: Any, remembered: str) -> None:
+        """What the object's memo held after its last step (``Request.remembered``) back into ``memo``."""
+        if remembered:
+            memo.update(json.loads(remembered))
+
+    def keep_memo(self, memo: Any) -> str:
+        """The object's memo as kamera keeps it between steps: the entries a handler set or changed
+        (not the ones copied from the operator's memo), as canonical JSON; entries whose values are
+        not JSON (a thread, a client) cannot be part of the explored state and are left out."""
+        kept = {}
+        for key, value in memo.items():
+            if key in self.memobase and self.memobase[key] is value:
+                continue
+            try:
+                kept[str(key)] = json.loads(json.dumps(value, sort_keys=True))
+            except (TypeError, ValueError):
+                continue
+        return json.dumps(kept, sort_keys=True, separators=(",", ":")) if kept else ""
+
+    @contextlib.asynccontextmanager
+    async def session(self) -> AsyncIterator[Any]:
+        """kopf's context for one step: a fresh aiohttp session (routed in-process) in a vault, and
+        the queue of Events to post (kopf.info/warn/event, and log lines at the posting level).
+
+        The Events the step queued are posted at its end with kopf's own ``post_event``, as kopf's
+        background poster would: they are stored as ``v1/Event`` objects (records, not state:
+        docs/semantics.md).
+        """
+        import aiohttp
+        from kopf._cogs.clients import auth, events
+        from kopf._cogs.structs import credentials
+        from kopf._core.engines import posting
+
+        assert self.resource is not None, "bind_resource() first"
+        session = aiohttp.ClientSession()
+        try:
+            vault = credentials.Vault()
+            await vault.populate({"kamera": credentials.AiohttpSession(
+                aiohttp_session=session, server=self.host, default_namespace="default")})
+            auth.vault_var.set(vault)
+            queue: asyncio.Queue[Any] = asyncio.Queue()
+            posting.settings_var.set(self.settings)
+            posting.event_queue_var.set(queue)
+            posting.event_queue_loop_var.set(asyncio.get_running_loop())
+            yield queue
+            await asyncio.sleep(0)  # events enqueued from handler threads arrive through the loop
+            resource = self._resource("", "v1", "events", "Event", True)
+            while not queue.empty():
+                event = queue.get_nowait()
+                await events.post_event(ref=event.ref, type=event.type, reason=event.reason, message=event.message,
+                                        resource=resource, settings=self.settings, logger=self.logger)
+        finally:
+            await session.close()
+
+    async def _process(self, request: Request) -> str:
+        """Process the object's event; the object's memo as kept between steps ("" when gone)."""
+        from kopf._cogs.clients import api
+        from kopf._cogs.clients import errors as kerrors
+        from kopf._core.actions import lifecycles
+        from kopf._core.reactor import inventory, processing
+
+        assert self.resource is not None, "bind_resource() first"
+        async with self.session() as event_queue:
+            url = self.resource.get_url(namespace=request.namespace, name=request.name)
+            try:
+                raw = await api.get(url, settings=self.settings, logger=self.logger)
+            except kerrors.APINotFoundError:
+                return ""  # gone: a real watch would deliver DELETED, and kopf forgets the object
+            indexers = await self.indexers()
+            memories = inventory.ResourceMemories()
+            memory = await memories.recall(raw, memobase=self.memobase, noticed_by_listing=request.relisted)
+            self.restore_memo(memory.memo, request.remembered)
+            await processing.process_resource_event(
+                lifecycle=lifecycles.get_default_lifecycle(),
+                indexers=indexers,
+                registry=self.registry,
+                settings=self.settings,
+                memories=memories,
+                memobase=cast(Any, self.memobase),  # kopf copies it into the object's memory
+                resource=self.resource,
+                # None: kopf's initial listing after a (re)start, where resume handlers run
+                raw_event={"type": None if request.relisted else "MODIFIED", "object": raw},
+                event_queue=event_queue,
+                no_throttling=True,
+            )
+            return self.keep_memo(memory.memo)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Remembering(Result):
+    """A kopf step's result with the object's memo as kept until its next step (None: unchanged)."""
+
+    memory: str | None = None
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+@contextlib.contextmanager
+def _no_spawning() -> Iterator[None]:
+    """Timers and daemons are controllers of their own (``kopf_spawning``): an event step does not start them.
+
+    kopf would spawn a task per timer and daemon here; inside one step such a task would run a
+    first tick at an arbitrary point and be cancelled at the step's end.
+    """
+    from kopf._core.engines import daemons
+
+    real = daemons.spawn_daemons
+
+    async def spawn(**_: Any) -> list[float]:
+        return []
+
+    daemons.spawn_daemons = spawn  # type: ignore[assignment, unused-ignore]
+    try:
+        yield
+    finally:
+        daemons.spawn_daemons = real  # type: ignore[assignment, unused-ignore]
+
+
+@contextlib.contextmanager
+def _retries_instead_of_sleeps() -> Iterator[list[float]]:
+    """kopf sleeps out a delayed handler's backoff: end the step and record the delay instead."""
+    from kopf._cogs.aiokits import aiotime
+
+    delays: list[float] = []
+    real: Callable[..., Any] = aiotime.sleep
+
+    async def sleep(delay: float | list[float], wakeup: Any = None) -> float | None:
+        value = min(delay) if isinstance(delay, list) else delay
+        if value and value > 0:
+            delays.append(float(value))
+            return float(value)  # "unslept": kopf then writes no touch-patch; kamera delivers the retry
+        return None
+
+    aiotime.sleep = sleep  # type: ignore[assignment, unused-ignore]
+    try:
+        yield delays
+    finally:
+        aiotime.sleep = real  # type: ignore[assignment, unused-ignore]
+
+
+def load_kopf_operator(module: str, base_dir: Any, *, scenario: str, controller: str, host: str,
+                       env: Any = None) -> KopfOperator:
+    """Import a kopf operator module (its handlers register into a registry of its own)."""
+    return KopfOperator(module, base_dir, scenario=scenario, controller=controller, host=host, env=env)
+

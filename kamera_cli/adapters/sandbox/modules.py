@@ -1,0 +1,184 @@
+"""Each loaded controller gets its own copy of the user's modules, as if it ran in its own process.
+
+Why: two scenarios may both ship ``controllers/widget.py`` and a sibling ``helpers.py``; two
+controllers of one scenario may share a file but must not share its module globals (a crash of one
+restarts only that one); and a simulated crash must re-run module top-level code.  Python keeps one
+module per name in ``sys.modules``, so a :class:`ModuleSet` owns the user's modules (those whose file
+lies under the scenario folder, outside any site-packages, stdlib or kamera itself) and makes its own
+copies the visible ones while it loads or runs (:meth:`ModuleSet.activate`).  Libraries (the
+``kubernetes`` client, the stdlib, anything installed) stay shared: they are not the user's state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import sysconfig
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+
+__all__ = ["ModuleSet", "is_user_file"]
+
+
+def _forms(path: str) -> set[str]:
+    """A directory as given and with symlinks resolved, each ending in a separator (for prefix tests)."""
+    return {os.path.abspath(path).rstrip(os.sep) + os.sep, os.path.realpath(path).rstrip(os.sep) + os.sep}
+
+
+def _library_dirs() -> tuple[str, ...]:
+    dirs = _forms(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # kamera_cli itself
+    paths = sysconfig.get_paths()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        if key in paths:
+            dirs |= _forms(paths[key])
+    return tuple(sorted(dirs))
+
+
+_LIBRARY_DIRS = _library_dirs()
+_LIBRARY_PARTS = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
+
+
+def is_user_file(file: str, roots: tuple[str, ...]) -> bool:
+    """True for a source file under one of ``roots`` that is not part of an installed library.
+
+    Prefix tests only (no filesystem access): ``roots`` holds each folder both as given and with
+    symlinks resolved, and module files are named from the sys.path entries kamera inserted.
+    """
+    if not file.startswith(roots):
+        return False
+    if file.startswith(_LIBRARY_DIRS):
+        return False
+    return not any(part in file for part in _LIBRARY_PARTS)
+
+
+def _module_file(module: object) -> str | None:
+    file = getattr(module, "__file__", None)
+    if isinstance(file, str):
+        return file
+    # namespace packages have no __file__ but do have search locations
+    spec = getattr(module, "__spec__", None)
+    locations = getattr(spec, "submodule_search_locations", None) if spec is not None else None
+    if locations:
+        for location in locations:
+            return str(location) + os.sep
+    return None
+
+
+#: the set whose modules are currently in sys.modules (at most one at a time)
+_current: ModuleSet | None = None
+
+
+class ModuleSet:
+    """The user's modules as one controller (or mapper) sees them, plus the sys.path it needs."""
+
+    def __init__(self, roots: tuple[Path, ...], path_entries: tuple[Path, ...]) -> None:
+        self.roots = tuple(sorted(set().union(*(_forms(str(r)) for r in roots))))
+        self.path_entries = tuple(dict.fromkeys(str(p) for p in path_entries))
+        self.modules: dict[str, ModuleType] = {}
+        #: modules under our roots that someone else had imported before we loaded (restored by unload)
+        self.displaced: dict[str, ModuleType] = {}
+        #: bumped whenever ``modules`` changes, so callers can cache what they derive from it
+        self.generation = 0
+        self._seen: set[str] = set()
+        self._seen_len = -1
+        #: modules outside the roots, by name, as last seen in sys.modules (``_displace_foreign``)
+        self._foreign: dict[str, ModuleType] = {}
+
+    # -- visibility ---------------------------------------------------------------------------------------------
+    def activate(self) -> None:
+        """Make this set's modules the ones ``import`` finds (a no-op when it already is)."""
+        global _current
+        if _current is self:
+            return
+        if _current is not None:
+            _current._hide()
+        for name, module in self.modules.items():
+            sys.modules[name] = module
+        _current = self
+
+    def _hide(self) -> None:
+        global _current
+        for name, module in self.modules.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+        if _current is self:
+            _current = None
+
+    @contextmanager
+    def on_path(self) -> Iterator[None]:
+        """Put the scenario folder (and the entry file's folder) first on sys.path for the block."""
+        entries = self.path_entries
+        sys.path[:0] = entries
+        try:
+            yield
+        finally:
+            for entry in entries:
+                with contextlib.suppress(ValueError):  # the user's code removed it itself
+                    sys.path.remove(entry)
+
+    # -- loading ------------------------------------------------------------------------------------------------
+    @contextmanager
+    def importing(self) -> Iterator[None]:
+        """Import inside the block: anything new from under the roots becomes this set's."""
+        self.activate()
+        self._displace_foreign()
+        before = set(sys.modules)
+        try:
+            with self.on_path():
+                yield
+        finally:
+            self._adopt(set(sys.modules) - before)
+
+    def _displace_foreign(self) -> None:
+        """Hide user-root modules this set does not own, so the import below runs the files afresh.
+
+        A module already found foreign to the roots is remembered (by name, and compared by identity),
+        so a program re-imported at every replay only looks up the files of modules new to
+        ``sys.modules`` (it holds thousands)."""
+        foreign = self._foreign
+        for name, module in list(sys.modules.items()):
+            if foreign.get(name) is module or name in self.modules:
+                continue
+            file = _module_file(module)
+            if file is not None and is_user_file(file, self.roots):
+                self.displaced.setdefault(name, module)
+                del sys.modules[name]
+            else:
+                foreign[name] = module
+
+    def _adopt(self, names: set[str]) -> None:
+        changed = False
+        for name in sorted(names):
+            module = sys.modules.get(name)
+            if module is None:
+                continue
+            file = _module_file(module)
+            if file is not None and is_user_file(file, self.roots):
+                self.modules[name] = module
+                changed = True
+        if changed:
+            self.generation += 1
+        self._seen = set(sys.modules)
+        self._seen_len = len(sys.modules)
+
+    def adopt_late_imports(self) -> None:
+        """Pick up user modules a reconcile imported lazily (cheap when nothing was imported)."""
+        if len(sys.modules) == self._seen_len:
+            return
+        self._adopt({name for name in sys.modules if name not in self._seen})
+
+    def forget(self) -> None:
+        """Drop this set's modules from sys.modules and from the set (before a re-import)."""
+        self._hide()
+        self.modules.clear()
+        self.generation += 1
+
+    def unload(self) -> None:
+        """Forget this set's modules and give back the ones it displaced."""
+        self.forget()
+        for name, module in self.displaced.items():
+            sys.modules.setdefault(name, module)
+        self.displaced.clear()

@@ -1,0 +1,57 @@
+"""Response encoding with a per-object cache of serialised JSON.
+
+Why: a list answer re-serialises every object it returns, and controllers list on every reconcile.
+Stored objects never change, so each one's JSON is computed once and list bodies are concatenations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kamera_cli.apiserver.server.jsontext import compact
+from kamera_cli.apiserver.storage.identity import IdentityCache
+
+# Serialised JSON of stored objects and of their managedFields lists.
+_CACHE: IdentityCache[bytes] = IdentityCache(20_000)
+
+
+def encode(value: Any) -> bytes:
+    return compact(value).encode()
+
+
+# A placeholder for the managedFields list while the rest of the object is encoded; an object that
+# happens to contain the same text elsewhere is encoded whole instead.
+_PLACEHOLDER = "\0kamera:managedFields\0"
+_PLACEHOLDER_JSON = encode(_PLACEHOLDER)
+
+
+def encode_object(obj: Mapping[str, Any]) -> bytes:
+    """The JSON of a stored (never mutated) object, cached by identity.
+
+    An object's managedFields list -- most of a workload's JSON -- is usually the very list the
+    previous version of the object stored (a write that leaves ownership as it was shares it), so
+    its text is cached by identity too and spliced in.
+    """
+    hit = _CACHE.get(obj)
+    if hit is not None:
+        return hit
+    meta = obj.get("metadata")
+    managed = meta.get("managedFields") if isinstance(meta, dict) else None
+    if isinstance(meta, dict) and isinstance(managed, list) and managed and _CACHE.met_before(managed):
+        shell = encode({**obj, "metadata": {**meta, "managedFields": _PLACEHOLDER}})
+        spliced = shell.count(_PLACEHOLDER_JSON) == 1
+        raw = shell.replace(_PLACEHOLDER_JSON, _CACHE.derive(managed, encode)) if spliced else encode(obj)
+    else:
+        raw = encode(obj)
+    _CACHE.put(obj, raw)
+    return raw
+
+
+class ListBody(dict[str, Any]):
+    """A list answer whose ``items`` are stored objects: encoded from the per-object cache."""
+
+    def encode(self) -> bytes:
+        head = encode({k: v for k, v in self.items() if k != "items"})
+        items = b",".join(encode_object(o) for o in self.get("items", ()))
+        return head[:-1] + b',"items":[' + items + b"]}"

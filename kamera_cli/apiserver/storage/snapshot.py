@@ -1,0 +1,367 @@
+"""Immutable cluster state with structural sharing, a cached fingerprint and a bounded write log.
+
+Why a HAMT (``immutables.Map``): the explorer forks a state at every step; a write must cost the
+same for 10 objects as for 1,000.  Why an additive fingerprint: the snapshot's fingerprint is a sum
+of per-object hashes, so fingerprinting never re-serialises the cluster and does not depend on the
+order objects were inserted in.  Why a lazy one: an object's digest is computed the first time a
+snapshot holding it is fingerprinted, not when it is written.  A reconcile that writes an object
+twice in one step, or a stale view that undoes writes, never pays for versions no state is judged
+by, and a request of the API server costs what the server does, not what the model checker needs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import immutables
+
+from kamera_cli.apiserver.server.jsontext import canonical
+from kamera_cli.apiserver.storage.identity import IdentityCache
+from kamera_cli.model.frozen import fast_init
+from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
+
+T = TypeVar("T")
+
+#: How many writes the log keeps (watch resumption, stale views).
+LOG_SIZE = 64
+_MOD = 1 << 256
+_SCRUBBED_META = frozenset({"resourceVersion", "managedFields", "uid"})
+_SCRUBBED_META_AND_GENERATION = _SCRUBBED_META | {"generation"}
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class WriteRecord:
+    """One committed write: ``type`` is ADDED, MODIFIED or DELETED; ``after`` is None for DELETED."""
+
+    rv: int
+    type: str
+    ref: ObjectRef
+    before: Manifest | None
+    after: Manifest | None
+
+    # states travel between the processes of a split search: a plain tuple pickles several times
+    # faster than a slotted dataclass's default state (which lists its fields on every object)
+    def __reduce__(self) -> tuple[Any, tuple[int, str, ObjectRef, Manifest | None, Manifest | None]]:
+        return (WriteRecord, (self.rv, self.type, self.ref, self.before, self.after))
+
+
+_QUOTED_TIMESTAMP = re.compile(r'"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})"')
+
+
+def object_digest(obj: Manifest) -> str:
+    """SHA-256 of the canonical JSON of an object without RV, managedFields, uid and timestamp values.
+
+    Timestamps are replaced in the serialised text (a JSON string that is exactly an RFC 3339 time), which
+    is several times cheaper than walking the object in Python.
+    """
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        generation = meta.get("generation")
+        if isinstance(generation, int) and not isinstance(generation, bool):
+            obj = _generation_relations(obj, meta, generation)
+        else:
+            obj = {**obj, "metadata": {k: v for k, v in meta.items() if k not in _SCRUBBED_META}}
+    spec = obj.get("spec")
+    template = spec.get("template") if isinstance(spec, dict) else None
+    if isinstance(spec, dict) and isinstance(template, dict) and template and _CANONICAL.met_before(template):
+        # A workload's pod template is most of its text and usually the very template its previous
+        # version stored: its canonical text is cached by identity and spliced in.
+        shell = _canonical({**obj, "spec": {**spec, "template": _TEMPLATE_PLACEHOLDER}})
+        text = (shell.replace(_TEMPLATE_PLACEHOLDER_JSON, _CANONICAL.derive(template, _canonical))
+                if shell.count(_TEMPLATE_PLACEHOLDER_JSON) == 1 else _canonical(obj))
+    else:
+        text = _canonical(obj)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+_TEMPLATE_PLACEHOLDER = "\0kamera:template\0"
+# Canonical text of pod templates that stored objects share from version to version.
+_CANONICAL: IdentityCache[str] = IdentityCache(4096)
+
+
+def _canonical(value: Any) -> str:
+    """Sorted-key JSON with RFC 3339 time strings replaced (what the digest hashes)."""
+    text = canonical(value)
+    return _QUOTED_TIMESTAMP.sub('"<time>"', text) if "T" in text else text
+
+
+_TEMPLATE_PLACEHOLDER_JSON = _canonical(_TEMPLATE_PLACEHOLDER)
+
+
+def _relation(value: object, generation: int) -> object:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return value
+    return "=generation" if value == generation else "<generation" if value < generation else ">generation"
+
+
+def _generation_relations(obj: Manifest, meta: Manifest, generation: int) -> Manifest:
+    """The object with its metadata scrubbed, metadata.generation left out and its observedGeneration
+    mirrors (``status`` and each ``status.conditions[]``) replaced by their relation to it: equal,
+    behind or ahead.
+
+    Why: generation counts spec writes, so a fight over the spec never repeats a state by value and
+    looks like progress. Controllers compare ``observedGeneration`` with ``generation``; they do not
+    do arithmetic on either. Fingerprinting the relation merges states that differ only in how many
+    rounds were fought (docs/semantics.md, "Counters").
+    """
+    out = {**obj, "metadata": {k: v for k, v in meta.items() if k not in _SCRUBBED_META_AND_GENERATION}}
+    status = obj.get("status")
+    if isinstance(status, dict):
+        status = dict(status)
+        if "observedGeneration" in status:
+            status["observedGeneration"] = _relation(status["observedGeneration"], generation)
+        conditions = status.get("conditions")
+        if isinstance(conditions, list):
+            status["conditions"] = [
+                {**c, "observedGeneration": _relation(c["observedGeneration"], generation)}
+                if isinstance(c, dict) and "observedGeneration" in c else c for c in conditions]
+        out["status"] = status
+    return out
+
+
+#: Kinds that record what happened rather than state anything controllers act on (Events).
+_RECORD_KINDS = frozenset({("v1", "Event"), ("events.k8s.io/v1", "Event")})
+
+
+def is_record(api_version: str, kind: str) -> bool:
+    """Events: kept and queryable, but not part of the fingerprint or of what counts as a change.
+
+    Why: an operator posts an Event on every handler run (kopf does by default), each under a fresh
+    generated name, so with Events in the fingerprint no state would ever repeat — a loop would look
+    like progress and a periodic timer like unending work (docs/semantics.md, "Records").
+    """
+    return (api_version, kind) in _RECORD_KINDS
+
+
+def _member(ref: ObjectRef, digest: str) -> int:
+    key = f"{ref.api_version}\0{ref.kind}\0{ref.namespace}\0{ref.name}\0{digest}"
+    return int.from_bytes(hashlib.sha256(key.encode()).digest(), "big")
+
+
+_KindKey = tuple[str, str]  # (apiVersion, kind)
+_NameKey = tuple[str, str]  # (namespace, name)
+_Entry = tuple[Manifest, "int | None"]  # (object, fingerprint member; None until a fingerprint needs it)
+# Fingerprint members of objects already digested, by identity, with the key they were stored under (a
+# view or a sibling that stores the very object another state was fingerprinted with does not digest
+# it again).
+_MEMBERS: IdentityCache[tuple[_KindKey, _NameKey, int]] = IdentityCache(20_000)
+
+
+class Snapshot:
+    """One immutable cluster state. Build new states with ``with_object``/``without_object``."""
+
+    __slots__ = ("_acc", "_count", "_counters", "_derived", "_fp", "_kinds", "_log", "_pending", "_rv", "_sorted")
+
+    def __init__(self, kinds: immutables.Map[Any, Any], acc: int, count: int, rv: int,
+                 log: tuple[WriteRecord, ...], counters: immutables.Map[Any, Any],
+                 pending: Any = None) -> None:
+        self._kinds = kinds
+        self._acc = acc  # the sum of the members known so far (entries whose member is None are pending)
+        # keys written since the lineage was last fingerprinted, newest first, as a chain of
+        # (kind key, name key, rest): adding one costs the same however many there are
+        self._pending: Any = pending
+        self._count = count
+        self._rv = rv
+        self._log = log
+        self._counters = counters
+        self._fp: str | None = None
+        self._sorted: dict[_KindKey, list[tuple[str, Manifest]]] = {}
+        self._derived: dict[str, Any] = {}
+
+    @classmethod
+    def empty(cls) -> Snapshot:
+        return cls(immutables.Map(), 0, 0, 0, (), immutables.Map())
+
+    # -- reads ---------------------------------------------------------------------------------
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    def __len__(self) -> int:
+        return self._count
+
+    def get(self, ref: ObjectRef) -> Manifest | None:
+        names = self._kinds.get((ref.api_version, ref.kind))
+        if names is None:
+            return None
+        entry: _Entry | None = names.get((ref.namespace, ref.name))
+        return entry[0] if entry is not None else None
+
+    def objects(self) -> list[Manifest]:
+        """Every object, sorted by (apiVersion, kind, namespace, name)."""
+        out: list[Manifest] = []
+        for kind_key in sorted(self._kinds.keys()):
+            names = self._kinds[kind_key]
+            out.extend(names[k][0] for k in sorted(names.keys()))
+        return out
+
+    def objects_of(self, kind_ref: KindRef, namespace: str | None = None) -> list[Manifest]:
+        """Objects of one kind (in one namespace when given), sorted by (namespace, name)."""
+        kind_key = (kind_ref.api_version, kind_ref.kind)
+        listing = self._sorted.get(kind_key)
+        if listing is None:
+            names = self._kinds.get(kind_key)
+            if names is None:
+                return []
+            listing = [(k[0], names[k][0]) for k in sorted(names.keys())]
+            self._sorted[kind_key] = listing  # a snapshot never changes, so its listings can be kept
+        if namespace is None:
+            return [obj for _, obj in listing]
+        return [obj for ns, obj in listing if ns == namespace]
+
+    def kinds(self) -> list[KindRef]:
+        return [KindRef.of(av, kind) for av, kind in sorted(self._kinds.keys()) if len(self._kinds[(av, kind)])]
+
+    def parts(self) -> tuple[Any, ...]:
+        """What a snapshot is made of (without its caches), for ``from_parts`` in another process:
+        a split search ships states and interns their objects itself (``sim/shipping.py``)."""
+        fp = self.fingerprint()  # first: it fills in the members of pending entries
+        return (self._kinds, self._acc, self._count, self._rv, self._log, self._counters, fp)
+
+    @classmethod
+    def from_parts(cls, kinds: immutables.Map[Any, Any], acc: int, count: int, rv: int,
+                   log: tuple[WriteRecord, ...], counters: immutables.Map[Any, Any], fp: str,
+                   derived: dict[str, Any]) -> Snapshot:
+        """A snapshot from ``parts()``, with ``derived`` values already known (see ``cached``)."""
+        snap = cls(kinds, acc, count, rv, log, counters)
+        snap._fp = fp
+        snap._derived.update(derived)
+        return snap
+
+    def cached(self, key: str) -> Any | None:
+        """What ``derived(key, …)`` computed on this snapshot, if it has (None otherwise)."""
+        return self._derived.get(key)
+
+    def derived(self, key: str, compute: Callable[[Snapshot], T]) -> T:
+        """``compute(self)``, cached on this snapshot: it never changes, so derived data stays valid."""
+        if key not in self._derived:
+            self._derived[key] = compute(self)
+        value: T = self._derived[key]
+        return value
+
+    def fingerprint(self) -> str:
+        if self._fp is None:
+            if self._pending is not None:
+                self._settle()
+            self._fp = hashlib.sha256(f"{self._count}:{self._acc:064x}".encode()).hexdigest()
+        return self._fp
+
+    def _settle(self) -> None:
+        """Digest the entries written since the lineage was last fingerprinted and store their members.
+
+        The snapshot's value does not change (same objects, same fingerprint as had each member been
+        computed at its write); only its entries learn their members, so that the states derived from
+        it from now on start with nothing pending.
+        """
+        kinds, acc = self._kinds, self._acc
+        done: set[tuple[_KindKey, _NameKey]] = set()
+        link = self._pending
+        while link is not None:
+            kind_key, name_key, link = link
+            if (kind_key, name_key) in done:
+                continue
+            done.add((kind_key, name_key))
+            names = kinds.get(kind_key)
+            if names is None:
+                continue  # the kind's last object was deleted since
+            entry: _Entry | None = names.get(name_key)
+            if entry is None or entry[1] is not None:
+                continue  # deleted since, or written again and already known
+            obj = entry[0]
+            hit = _MEMBERS.get(obj)
+            if hit is not None and hit[0] == kind_key and hit[1] == name_key:
+                member = hit[2]
+            else:
+                member = _member(ObjectRef(kind_key[0], kind_key[1], name_key[0], name_key[1]), object_digest(obj))
+                _MEMBERS.put(obj, (kind_key, name_key, member))
+            kinds = kinds.set(kind_key, names.set(name_key, (obj, member)))
+            acc = (acc + member) % _MOD
+        self._kinds, self._acc, self._pending = kinds, acc, None
+
+    def log(self) -> tuple[WriteRecord, ...]:
+        return self._log
+
+    def recent_writes(self, kind_ref: KindRef, n: int) -> list[WriteRecord]:
+        """The last ``n`` logged writes to that kind, oldest first."""
+        hits = [w for w in self._log if w.ref.api_version == kind_ref.api_version and w.ref.kind == kind_ref.kind]
+        return hits[-n:] if n > 0 else []
+
+    def writes_since(self, rv: int) -> list[WriteRecord] | None:
+        """Logged writes with an RV strictly after ``rv``; None when the log no longer reaches back."""
+        if rv >= self._rv:
+            return []
+        if not self._log or self._log[0].rv > rv + 1:
+            return None
+        return [w for w in self._log if w.rv > rv]
+
+    def oldest_logged_rv(self) -> int:
+        return self._log[0].rv if self._log else self._rv
+
+    def counter(self, key: str) -> int:
+        value: int = self._counters.get(key, 0)
+        return value
+
+    def with_counter(self, key: str, value: int) -> Snapshot:
+        """Bookkeeping (name incarnations, generateName attempts): not part of the fingerprint or RV."""
+        return Snapshot(self._kinds, self._acc, self._count, self._rv, self._log, self._counters.set(key, value),
+                        self._pending)
+
+    def iter_entries(self) -> Iterator[tuple[ObjectRef, Manifest]]:
+        for (av, kind), names in self._kinds.items():
+            for (ns, name), entry in names.items():
+                yield ObjectRef(av, kind, ns, name), entry[0]
+
+    def before_writes(self, kind_ref: KindRef, n: int) -> Snapshot:
+        """The state a cache lagging ``n`` writes of ``kind_ref`` behind would show (for stale views).
+
+        Those writes are undone without logging anything new; the view's resourceVersion and log end just
+        before the oldest undone write, so a list from the view reports an RV older than the current one
+        and a watch resumed from it replays exactly the writes the cache had missed.
+        """
+        writes = self.recent_writes(kind_ref, n)
+        if not writes:
+            return self
+        snap: Snapshot = self
+        for w in reversed(writes):
+            snap = snap.with_object(w.ref, w.before)
+        cut = writes[0].rv
+        log = tuple(w for w in self._log if w.rv < cut)
+        return Snapshot(snap._kinds, snap._acc, snap._count, cut - 1, log, self._counters, snap._pending)
+
+    # -- writes --------------------------------------------------------------------------------
+    def with_object(self, ref: ObjectRef, obj: Manifest | None, *, rv: int | None = None) -> Snapshot:
+        """The state after storing ``obj`` (``None`` removes it); logs the write at ``rv`` (default next)."""
+        rv = self._rv + 1 if rv is None else rv
+        kind_key = (ref.api_version, ref.kind)
+        name_key = (ref.namespace, ref.name)
+        names = self._kinds.get(kind_key) or immutables.Map()
+        old: _Entry | None = names.get(name_key)
+        acc, count, pending = self._acc, self._count, self._pending
+        weighed = not is_record(ref.api_version, ref.kind)
+        if old is not None and weighed:
+            known = old[1]
+            if known is not None:  # a pending member was never added
+                acc = (acc - known) % _MOD
+            count -= 1
+        if obj is None:
+            if old is None:
+                return self
+            names = names.delete(name_key)
+            kind = "DELETED"
+        else:
+            if weighed:
+                names = names.set(name_key, (obj, None))
+                pending = (kind_key, name_key, pending)
+                count += 1
+            else:
+                names = names.set(name_key, (obj, 0))
+            kind = "MODIFIED" if old is not None else "ADDED"
+        kinds = self._kinds.set(kind_key, names) if len(names) else self._kinds.delete(kind_key)
+        record = WriteRecord(rv, kind, ref, old[0] if old else None, obj)
+        log = (*self._log[-(LOG_SIZE - 1):], record)
+        return Snapshot(kinds, acc, count, rv, log, self._counters, pending)

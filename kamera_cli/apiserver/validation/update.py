@@ -1,0 +1,155 @@
+"""Update-time rules of built-in kinds: the immutable fields controllers most often trip over.
+
+Why these: a controller that rewrites a Deployment's selector or a Pod's spec works against a naive
+fake and fails against a real cluster; these are the cases reconcile loops actually hit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kamera_cli.apiserver.errors import cause
+from kamera_cli.apiserver.validation import service as validation_service
+from kamera_cli.apiserver.validation.field_errors import MAPPING
+from kamera_cli.apiserver.validation.quantity import QuantityError, value_of
+
+Causes = list[dict[str, str]]
+_POD_MESSAGE = (
+    "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing "
+    "tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
+)
+
+
+def _get(obj: Mapping[str, Any], *path: str) -> Any:
+    node: Any = obj
+    for part in path:
+        if not isinstance(node, MAPPING):
+            return None
+        node = node.get(part)
+    return node
+
+
+def _render(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _immutable(old: Mapping[str, Any], new: Mapping[str, Any], *path: str) -> Causes:
+    before, after = _get(old, *path), _get(new, *path)
+    if before != after:
+        return [cause("FieldValueInvalid", ".".join(path), f"Invalid value: {_render(after)}: field is immutable")]
+    return []
+
+
+def _pod(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    def mutable_removed(spec: Any) -> Any:
+        if not isinstance(spec, MAPPING):
+            return spec
+        out = {k: v for k, v in spec.items() if k not in ("activeDeadlineSeconds", "tolerations",
+                                                          "terminationGracePeriodSeconds")}
+        for key in ("containers", "initContainers"):
+            if isinstance(out.get(key), list):
+                out[key] = [{k: v for k, v in c.items() if k != "image"} if isinstance(c, MAPPING) else c
+                            for c in out[key]]
+        return out
+
+    old_spec, new_spec = old.get("spec"), new.get("spec")
+    if mutable_removed(old_spec) != mutable_removed(new_spec):
+        return [cause("FieldValueForbidden", "spec", _POD_MESSAGE)]
+    return []
+
+
+def _selector(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    return _immutable(old, new, "spec", "selector")
+
+
+_STS_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy", "minReadySeconds", "revisionHistoryLimit",
+                "persistentVolumeClaimRetentionPolicy")
+_STS_MESSAGE = ("Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
+                "'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and "
+                "'minReadySeconds' are forbidden")
+
+
+def _statefulset(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    """``ValidateStatefulSetUpdate``: everything but the listed spec fields is fixed at creation."""
+    def fixed(obj: Mapping[str, Any]) -> Any:
+        spec = obj.get("spec")
+        return {k: v for k, v in spec.items() if k not in _STS_MUTABLE} if isinstance(spec, MAPPING) else spec
+    return [cause("FieldValueForbidden", "spec", _STS_MESSAGE)] if fixed(old) != fixed(new) else []
+
+
+_PVC_MESSAGE = ("Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName "
+                "for bound claims")
+
+
+def _claim(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    """``ValidatePersistentVolumeClaimUpdate``: volumeName may be set once; a bound claim may grow."""
+    def fixed(obj: Mapping[str, Any], bound: bool) -> Any:
+        spec = dict(obj.get("spec") or {})
+        spec.pop("volumeAttributesClassName", None)
+        if not (old.get("spec") or {}).get("volumeName"):
+            spec.pop("volumeName", None)
+        if (old.get("spec") or {}).get("storageClassName") is None:  # RetroactiveDefaultStorageClass
+            spec.pop("storageClassName", None)
+        if bound:
+            resources = dict(spec.get("resources") or {})
+            resources["requests"] = {k: v for k, v in (resources.get("requests") or {}).items() if k != "storage"}
+            spec["resources"] = resources
+        return spec
+    bound = (new.get("status") or {}).get("phase") == "Bound"
+    out: Causes = []
+    if fixed(old, bound) != fixed(new, bound):
+        out.append(cause("FieldValueForbidden", "spec", _PVC_MESSAGE))
+    before = ((old.get("spec") or {}).get("resources") or {}).get("requests", {}).get("storage")
+    after = ((new.get("spec") or {}).get("resources") or {}).get("requests", {}).get("storage")
+    try:
+        if before is not None and after is not None and value_of(after) < value_of(before):
+            out.append(cause("FieldValueForbidden", "spec.resources.requests.storage",
+                             "Forbidden: field can not be less than previous value"))
+    except QuantityError:
+        pass
+    return out
+
+
+def _job(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    return _immutable(old, new, "spec", "selector") + _immutable(old, new, "spec", "template") + _immutable(
+        old, new, "spec", "completionMode")
+
+
+def _immutable_data(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    if old.get("immutable") is not True:
+        return []
+    out: Causes = []
+    if new.get("immutable") is not True:
+        out.append(cause("FieldValueForbidden", "immutable",
+                         "Forbidden: field is immutable when `immutable` is set"))
+    for key in ("data", "binaryData"):
+        if old.get(key) != new.get(key):
+            out.append(cause("FieldValueForbidden", key, "Forbidden: field is immutable when `immutable` is set"))
+    return out
+
+
+def _secret(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    return _immutable(old, new, "type") + _immutable_data(old, new)
+
+
+_RULES: dict[tuple[str, str], Callable[[Mapping[str, Any], Mapping[str, Any]], Causes]] = {
+    ("", "Pod"): _pod,
+    ("apps", "Deployment"): _selector,
+    ("apps", "ReplicaSet"): _selector,
+    ("apps", "StatefulSet"): _statefulset,
+    ("", "PersistentVolumeClaim"): _claim,
+    ("apps", "DaemonSet"): _selector,
+    ("batch", "Job"): _job,
+    ("", "ConfigMap"): _immutable_data,
+    ("", "Secret"): _secret,
+    ("", "Service"): validation_service.service_update,
+}
+
+
+def validate_update(group: str, kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    """Causes for changes the real server refuses on update of this built-in kind (main endpoint)."""
+    rule = _RULES.get((group, kind))
+    return rule(old, new) if rule is not None else []
