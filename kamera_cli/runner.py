@@ -255,6 +255,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
             converged_states=len(judge.converged_nodes),
             elapsed_seconds=elapsed,
             bound_hit=search.bound_hit or "",
+            global_steps=search.stats.global_causes,
         )
         graph = None if o.graph_states <= 0 else record_graph(
             search, limit=o.graph_states, outcomes=judge.converged_nodes,

@@ -40,6 +40,17 @@ class Cluster(Protocol):
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Obj | None:
         """The object, or None when it does not exist."""
 
+    def claimable(self, api_version: str, kind: str, namespace: str, selector: Mapping[str, Any] | None,
+                  controllers: Sequence[str]) -> list[Obj]:
+        """The objects a claim can concern, in the server's order: those ``selector`` matches (a nil or
+        empty selector: none) and those whose controllerRef's uid is in ``controllers``.
+
+        What ``ControllerRefManager`` acts on out of a whole listing (it ignores everything else), so a
+        controller that claims asks for exactly this; the simulation then knows the step depends on
+        nothing else of the kind (docs/semantics.md, "Partial-order reduction").
+        """
+        ...
+
     def list(self, api_version: str, kind: str, namespace: str = "") -> list[Obj]:
         """Every object of the kind (in ``namespace``; everywhere when empty), in the server's order."""
 
@@ -84,7 +95,9 @@ class Watch:
     """A kind the built-in watches and how its events map to the built-in's own keys.
 
     ``map``: ``owner`` (the controller ownerReference of the built-in's kind), ``namespace`` (every
-    object of the built-in's kind in the event's namespace), ``sameName``, or ``all``.
+    object of the built-in's kind in the event's namespace), ``orphans`` (the same, but only for an
+    object that exists and has no controller ownerReference: what could adopt it; a controlled one
+    reaches its controller through ``owns``), ``sameName``, or ``all``.
     """
 
     api_version: str

@@ -50,7 +50,7 @@ class DeploymentController:
     owns: Sequence[tuple[str, str]] = (("apps/v1", "ReplicaSet"),)
     #: an orphan ReplicaSet's events reach every Deployment of its namespace (a superset of upstream's
     #: selector match); pod deletions matter to Recreate, which waits for old pods to go
-    watches: Sequence[Watch] = field(default_factory=lambda: (Watch("apps/v1", "ReplicaSet", "namespace"),))
+    watches: Sequence[Watch] = field(default_factory=lambda: (Watch("apps/v1", "ReplicaSet", "orphans"),))
 
     def choices(self, obj: Mapping[str, Any] | None) -> tuple[str, ...]:
         return ()
@@ -66,8 +66,9 @@ class DeploymentController:
                 d["status"] = {**status(d), "observedGeneration": meta(d).get("generation")}
                 cluster.update(d, subresource="status")
             return NO_REQUEUE
-        rss = claim(cluster, d, cluster.list(self.api_version, "ReplicaSet", namespace), selector,
-                    (self.api_version, "ReplicaSet"))
+        uid = str(meta(d).get("uid", ""))
+        candidates = cluster.claimable(self.api_version, "ReplicaSet", namespace, selector, [uid])
+        rss = claim(cluster, d, candidates, selector, (self.api_version, "ReplicaSet"))
         s = _Sync(cluster, d, rss, namespace)
         if deleting(d):
             self._sync_status(s, *self._new_and_old(s, create=False))
@@ -360,7 +361,7 @@ class DeploymentController:
         if R.status_count(old, "replicas") > 0:
             return True
         mine = {meta(rs).get("uid") for rs in s.rss} - ({meta(new).get("uid")} if new else set())
-        for pod in s.cluster.list("v1", "Pod", s.namespace):
+        for pod in s.cluster.claimable("v1", "Pod", s.namespace, None, sorted(str(uid) for uid in mine if uid)):
             ref = controller_ref(pod)
             if ref is not None and ref.get("uid") in mine and status(pod).get("phase") not in ("Failed", "Succeeded"):
                 return True

@@ -91,7 +91,7 @@ class ReplicaSetController:
     owns: Sequence[tuple[str, str]] = (("v1", "Pod"),)
     #: an orphan pod's events reach every ReplicaSet of its namespace (upstream: the ones whose
     #: selector matches it — a superset here, the sync decides)
-    watches: Sequence[Watch] = field(default_factory=lambda: (Watch("v1", "Pod", "namespace"),))
+    watches: Sequence[Watch] = field(default_factory=lambda: (Watch("v1", "Pod", "orphans"),))
 
     def choices(self, obj: Mapping[str, Any] | None) -> tuple[str, ...]:
         return ()
@@ -101,8 +101,11 @@ class ReplicaSetController:
         if rs is None:
             return NO_REQUEUE
         selector = spec(rs).get("selector")
-        pods = [p for p in cluster.list("v1", "Pod", namespace) if pod_active(p)]
-        pods = claim(cluster, rs, pods, selector if isinstance(selector, Mapping) else None, ("v1", "Pod"))
+        selector = selector if isinstance(selector, Mapping) else None
+        # upstream lists every pod of the namespace, but the claim acts only on these
+        pods = [p for p in cluster.claimable("v1", "Pod", namespace, selector, [str(meta(rs).get("uid", ""))])
+                if pod_active(p)]
+        pods = claim(cluster, rs, pods, selector, ("v1", "Pod"))
         error = ""
         if not deleting(rs):
             error = self._manage(cluster, rs, pods, namespace)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import gc
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from kamera_cli.explore.model import ALWAYS, ExploreError, Footprint, Model, Property, Transition, unwrap
@@ -294,6 +294,8 @@ def _serial(model: Model[S, A], properties: Sequence[Property[S]], strategy: Str
 
     has_properties = bool(properties)
     reduced_count = 0
+    global_causes: dict[str, int] = {}
+    horizon_of = getattr(reducer, "horizon", None)
 
     def process_steps(state: S, process: object) -> tuple[list[A], list[Transition[S]]]:
         assert reducer is not None
@@ -423,7 +425,8 @@ def _serial(model: Model[S, A], properties: Sequence[Property[S]], strategy: Str
         rest: list[int] = []
         if reducer is not None and len(acts) > 1:
             ts = [successor(state, a) for a in acts]
-            chosen = persistent_subset(reducer, state, acts, ts, process_steps, fingerprint)
+            chosen = persistent_subset(reducer, state, acts, ts, process_steps, fingerprint,
+                                       horizon_of(state) if horizon_of is not None else None, global_causes)
             if chosen is not None and not visible(bool(conv[node]), chosen[0], ts, chosen[1]):
                 order = chosen[0]
                 taken = set(order)
@@ -492,12 +495,13 @@ def _serial(model: Model[S, A], properties: Sequence[Property[S]], strategy: Str
     if not depths_final:
         _shortest_depths(graph, initial, max_depth)  # shortest parents for the stories
     return finish(graph, run, strategy, bound_hit, initial, initial_index, converged_nodes, max_depth_seen,
-                  start, on_progress, reduced_count)
+                  start, on_progress, reduced_count, global_causes)
 
 
 def finish(graph: Graph[S, A], run: _Problems, strategy: Strategy, bound_hit: str | None, initial: list[int],
            initial_index: dict[int, int], converged_nodes: list[int], max_depth_seen: int, start: float,
-           on_progress: Callable[[Progress], None] | None, reduced_count: int) -> SearchResult[S, A]:
+           on_progress: Callable[[Progress], None] | None, reduced_count: int,
+           global_causes: Mapping[str, int] | None = None) -> SearchResult[S, A]:
     """What the search found, read off the finished graph (shared by the serial and parallel searches)."""
     states, depths, status, conv = graph.states, graph.depths, graph.status, graph.converged_flags
     first_edge, last_edge, e_src = graph.first_edge, graph.last_edge, graph.e_src
@@ -533,6 +537,7 @@ def finish(graph: Graph[S, A], run: _Problems, strategy: Strategy, bound_hit: st
         elapsed=elapsed,
         states_per_second=len(states) / elapsed if elapsed > 0 else 0.0,
         reduced=reduced_count,
+        global_causes=tuple(sorted((global_causes or {}).items(), key=lambda kv: (-kv[1], kv[0]))),
     )
     return SearchResult(
         graph=graph,

@@ -69,13 +69,16 @@ class Transition(Generic[S]):
     ``findings`` are problems observed during the step, e.g. a controller exception. A finding may
     carry a ``key`` attribute (a string, or a method returning one) that says which findings are the
     same problem; otherwise ``repr(finding)`` is the key. ``footprint`` is what the step touched,
-    for partial-order reduction (``None``: unknown, the step is dependent on every other).
+    for partial-order reduction (``None``: unknown, the step is dependent on every other);
+    ``cause`` says why a step has none (counted by cause in ``SearchStats.global_causes``, so a
+    user sees what made the search fall back to full expansion).
     """
 
     state: S
     label: object = None
     findings: tuple[object, ...] = ()
     footprint: Footprint | None = None
+    cause: str = ""
 
 
 class Model(Protocol[S, A]):

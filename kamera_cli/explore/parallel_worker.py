@@ -213,7 +213,9 @@ class Worker:
         order: list[int] = list(range(len(acts)))
         rest: list[int] = []
         if reducer is not None and len(acts) > 1:
-            chosen = persistent_subset(reducer, state, acts, ts, self._process_steps, model.fingerprint)
+            horizon_of = getattr(reducer, "horizon", None)
+            chosen = persistent_subset(reducer, state, acts, ts, self._process_steps, model.fingerprint,
+                                       horizon_of(state) if horizon_of is not None else None)
             if chosen is not None and not self._visible(converged, chosen[0], ts, chosen[1]):
                 order = chosen[0]
                 taken = set(order)

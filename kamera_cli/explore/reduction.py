@@ -61,15 +61,25 @@ class Reducible(Protocol[S_contra, A_contra]):
     def footprint(self, state: S_contra, action: A_contra, transition: Transition[Any]) -> Footprint | None: ...
 
 
+#: a solo run's length when it returns to a state it passed (no bound on how long it may run)
+CYCLE = 1 << 30
+
+#: the cause counted when the deferred steps could reach a pending timer's instant
+TIMER_IN_REACH = "a timer falls due within the deferred steps"
+
+
 def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
                       transitions: Sequence[Transition[S]],
                       successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
-                      fingerprint: Callable[[S], str]) -> tuple[list[int], list[Footprint]] | None:
+                      fingerprint: Callable[[S], str], horizon: int | None = None,
+                      causes: dict[str, int] | None = None) -> tuple[list[int], list[Footprint]] | None:
     """Indexes (into ``actions``) of a persistent set at ``state`` and every action's footprint, or
     ``None`` when the state must be expanded fully.
 
     ``successors_of(state, process)`` returns the process's enabled actions at ``state`` with their
-    transitions.
+    transitions. ``horizon``: how many steps can be taken from ``state`` before time alone enables
+    more work (a timer falls due); ``None`` when nothing is waiting for time. ``causes`` counts why a
+    state is expanded fully (a global step's ``Transition.cause``, or ``TIMER_IN_REACH``).
     """
     if len(actions) < 2:
         return None
@@ -80,6 +90,7 @@ def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
     for i, (a, t) in enumerate(zip(actions, transitions)):
         fp = model.footprint(state, a, t)
         if fp is None:
+            _count(causes, t.cause or "unknown")
             return None
         prints.append(fp)
         p = model.process(a)
@@ -92,7 +103,7 @@ def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
         members[p].append(i)
     if len(order) < 2:
         return None
-    solo: dict[Hashable, Footprint] = {}
+    solo: dict[Hashable, tuple[Footprint, int]] = {}
     for p in order:
         # a solo run only grows the first step's footprint, and conflicts only grow with footprints:
         # a process whose first step already conflicts with another's can never be free, so its
@@ -106,35 +117,47 @@ def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
     while changed:
         changed = False
         for p in list(free):
-            mine = solo[p]
+            mine = solo[p][0]
             for q in order:
                 if q == p:
                     continue
-                theirs = solo[q] if q in free else first[q]
+                theirs = solo[q][0] if q in free else first[q]
                 if mine.conflicts(theirs):
                     free.remove(p)
                     changed = True
                     break
+    # Every path outside the set is made of the free processes' solo runs, so it is at most their
+    # total length; time alone must not enable anything along it (a timer falling due there would
+    # be a process the argument never looked at).
+    if free and horizon is not None and sum(solo[p][1] for p in free) >= horizon:
+        _count(causes, TIMER_IN_REACH)
+        return None
     free_set = set(free)
     chosen = [p for p in order if p not in free_set] or [free[0]]
     picked = sorted(i for p in chosen for i in members[p])
     return None if len(picked) == len(actions) else (picked, prints)
 
 
+def _count(causes: dict[str, int] | None, cause: str) -> None:
+    if causes is not None:
+        causes[cause] = causes.get(cause, 0) + 1
+
+
 def _solo_run(model: Reducible[S, A], process: Hashable, after: S, footprint: Footprint,
               successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
-              fingerprint: Callable[[S], str]) -> Footprint | None:
-    """The union footprint of ``process`` running alone from ``after`` (its first step taken), or
-    ``None`` when that future is not known: it wakes another process, branches, or runs too long."""
+              fingerprint: Callable[[S], str]) -> tuple[Footprint, int] | None:
+    """The union footprint of ``process`` running alone from ``after`` (its first step taken) and
+    the run's length in steps, or ``None`` when that future is not known: it wakes another
+    process, branches, or runs too long."""
     if not footprint.wakes <= {process}:
         return None
     total = footprint
     seen = {fingerprint(after)}
     state = after
-    for _ in range(SOLO_LIMIT):
+    for steps in range(1, SOLO_LIMIT + 1):
         acts, ts = successors_of(state, process)
         if not acts:
-            return total
+            return total, steps
         if len(acts) > 1:
             return None
         fp = model.footprint(state, acts[0], ts[0])
@@ -144,6 +167,6 @@ def _solo_run(model: Reducible[S, A], process: Hashable, after: S, footprint: Fo
         state = ts[0].state
         key = fingerprint(state)
         if key in seen:
-            return total
+            return total, CYCLE  # it may go round for ever: its paths have no bound
         seen.add(key)
     return None

@@ -98,6 +98,8 @@ class Stats:
     states_per_second: float
     #: states expanded through a persistent subset of their actions (partial-order reduction)
     reduced: int = 0
+    #: states expanded fully because a step was global (no footprint), by the step's cause, most first
+    global_causes: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,6 +170,9 @@ class Stats:
     elapsed_seconds: float = 0.0
     #: why the search stopped early ("maxStates 100000 reached", ...); "" when it finished
     bound_hit: str = ""
+    #: states partial-order reduction expanded fully because a step was global, by cause, most first
+    #: (what made the search fall back to every order; empty without reduction or in a split search)
+    global_steps: tuple[tuple[str, int], ...] = ()
 
     @property
     def states_per_second(self) -> float:

@@ -109,6 +109,7 @@ def _stats(s: Stats) -> JSONDict:
         "bound_hit": s.bound_hit,
         "states_per_second": round(s.states_per_second, 3),
         "memo_hit_rate": round(s.memo_hit_rate, 6),
+        "global_steps": [{"cause": cause, "states": n} for cause, n in s.global_steps],
     }
 
 
@@ -276,6 +277,7 @@ def _read_stats(d: Mapping[str, Any]) -> Stats:
         converged_states=int(d.get("converged_states", 0)),
         elapsed_seconds=float(d.get("elapsed_seconds", 0.0)),
         bound_hit=str(d.get("bound_hit", "")),
+        global_steps=tuple((str(g["cause"]), int(g["states"])) for g in d.get("global_steps") or ()),
     )
 
 

@@ -88,6 +88,10 @@ def stats_text(stats: Stats) -> str:
     ]
     if stats.bound_hit:
         parts.append(f"bound hit: {label(stats.bound_hit)}")
+    if stats.global_steps:
+        total = sum(n for _cause, n in stats.global_steps)
+        why = "; ".join(f"{cause}: {n}" for cause, n in stats.global_steps)
+        parts.append(f"{plural(total, 'state')} expanded fully ({why})")
     return ", ".join(parts)
 
 

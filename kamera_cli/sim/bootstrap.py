@@ -200,7 +200,7 @@ class Simulation:
         watches: list[tuple[KindRef, Any]] = []
         for w in spec.watches:
             mapping: Any = w.map
-            if w.map not in ("owner", "sameName", "namespace", "all"):
+            if w.map not in ("owner", "sameName", "namespace", "orphans", "all"):
                 mapping = _sandboxed(load_mapper(w.map, base, scenario=self.scenario.name, controller=spec.name),
                                      spec.timeout)
             watches.append((w.kind, mapping))

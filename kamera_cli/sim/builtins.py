@@ -19,7 +19,16 @@ from kamera_cli.adapters.reconcile.running import ErrorInfo
 from kamera_cli.apiserver import ApiError, ApiServer, Registry
 from kamera_cli.apiserver.defaulting.metadata import format_time
 from kamera_cli.controlplane import BuiltinController, ClusterError, Obj
+from kamera_cli.controlplane.objects import controller_ref, labels, selector_is_empty, selector_matches
 from kamera_cli.model.objects import KindRef, ObjectRef
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One ``Cluster.claimable`` listing: what it matched by label, and whose controlled objects."""
+
+    selector: Mapping[str, Any] | None
+    controllers: tuple[str, ...]
 
 
 class ServerCluster:
@@ -28,8 +37,14 @@ class ServerCluster:
     def __init__(self, server: ApiServer, clock: int) -> None:
         self.server = server
         self._clock = clock
-        #: the step asked for the time to decide something (it is memoised per instant)
+        #: the step asked for the time, to decide or to stamp (it is memoised per instant)
         self.read_clock = False
+        #: the step asked for the time to decide something (``now``): its outcome may depend on
+        #: when it runs; a stamp alone writes a timestamp, which fingerprints leave out
+        self.compared_clock = False
+        #: the listings the step made, per (kind, namespace): ``None`` when it listed everything,
+        #: else the claims (selector, controller uids) it listed for (``Cluster.claimable``)
+        self.listings: dict[tuple[KindRef, str], list[Claim] | None] = {}
 
     def _ref(self, api_version: str, kind: str, namespace: str, name: str) -> ObjectRef:
         return ObjectRef(api_version, kind, namespace, name)
@@ -42,7 +57,18 @@ class ServerCluster:
                 return None
             raise _refused(exc) from None
 
-    def list(self, api_version: str, kind: str, namespace: str = "") -> list[Obj]:
+    def claimable(self, api_version: str, kind: str, namespace: str, selector: Mapping[str, Any] | None,
+                  controllers: Sequence[str]) -> list[Obj]:
+        key = (KindRef.of(api_version, kind), namespace)
+        claims = self.listings.get(key, [])
+        if claims is not None:  # a whole listing of the kind already covers this one
+            self.listings[key] = [*claims, Claim(selector, tuple(controllers))]
+        live = selector is not None and not selector_is_empty(selector)
+        uids = set(controllers)
+        return [o for o in self._list(api_version, kind, namespace)
+                if (live and selector_matches(selector, labels(o))) or (controller_ref(o) or {}).get("uid") in uids]
+
+    def _list(self, api_version: str, kind: str, namespace: str) -> list[Obj]:
         try:
             items = self.server.list_objects(KindRef.of(api_version, kind), namespace).get("items") or []
         except ApiError as exc:
@@ -53,6 +79,10 @@ class ServerCluster:
             obj.setdefault("kind", kind)
             out.append(obj)
         return out
+
+    def list(self, api_version: str, kind: str, namespace: str = "") -> list[Obj]:
+        self.listings[(KindRef.of(api_version, kind), namespace)] = None
+        return self._list(api_version, kind, namespace)
 
     def create(self, obj: Mapping[str, Any]) -> Obj:
         try:
@@ -103,6 +133,7 @@ class ServerCluster:
 
     def now(self) -> int:
         self.read_clock = True
+        self.compared_clock = True
         return self._clock
 
     def stamp(self) -> str:
@@ -127,8 +158,12 @@ class BuiltinFactory:
     builtin: bool = True
     relists: bool = False
     time_dependent: bool = False
-    #: set by the last :meth:`invoke_native`: whether it read the clock
+    #: set by the last :meth:`invoke_native`: whether it read the clock (to stamp or to decide)
     read_clock: bool = field(default=False, init=False)
+    #: set by the last :meth:`invoke_native`: whether it compared the clock (``Cluster.now``)
+    compared_clock: bool = field(default=False, init=False)
+    #: set by the last :meth:`invoke_native`: its listings (``ServerCluster.listings``)
+    listings: Mapping[tuple[KindRef, str], Sequence[Claim] | None] = field(default_factory=dict, init=False)
 
     @property
     def for_kind(self) -> KindRef:
@@ -144,10 +179,12 @@ class BuiltinFactory:
             outcome = self.controller.reconcile(cluster, namespace, name, choice)
         except ClusterError as exc:
             # a request the server refused that the controller does not handle: it retries (requeue)
-            self.read_clock = cluster.read_clock
+            self.read_clock, self.compared_clock = cluster.read_clock, cluster.compared_clock
+            self.listings = cluster.listings
             return ReconcileOutcome("api-error", result=Result(requeue=True),
                                     error=ErrorInfo("ApiException", exc.message, "", exc.status))
-        self.read_clock = cluster.read_clock
+        self.read_clock, self.compared_clock = cluster.read_clock, cluster.compared_clock
+        self.listings = cluster.listings
         return ReconcileOutcome("ok", result=Result(requeue_after=outcome.requeue_after, retry=outcome.retry))
 
     # what the simulation calls on every factory

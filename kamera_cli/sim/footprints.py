@@ -10,14 +10,18 @@ record the memo keys on), its effective writes and the requests it enqueued into
   conflicts with every list that could show the change (selectors are ignored: coarser, still sound);
 - a server counter (generateName attempts) is ``("counter", key)``, read and written;
 - a request for work is the process ``("reconcile", controller, namespace, name)``.
+
+Writes the garbage collector or the namespace controller could react to are judged by
+:func:`actor_reads`: most (creating or updating an object whose owners exist) give them no work
+and only add the owners to what the step read (docs/semantics.md, "Partial-order reduction").
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
-from kamera_cli.apiserver import Registry
+from kamera_cli.apiserver import Registry, Snapshot
 from kamera_cli.explore import Footprint
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.sim.labels import WriteRec
@@ -36,12 +40,64 @@ def list_token(kind: KindRef, namespace: str | None) -> tuple[str, ...]:
     return ("list", kind.group, kind.kind, namespace or "*")
 
 
+def claim_tokens(kind: KindRef, namespace: str, selector: Mapping[str, Any] | None,
+                 controllers: Iterable[str]) -> set[Hashable]:
+    """What a claim listing reads: the controlled objects' owner tokens, and for the selector one label
+    token every matching object must carry (a matchLabels pair, else each value of an ``In``); a
+    selector with neither (only NotIn/Exists/DoesNotExist) reads the whole list.
+
+    Sound because every write marks the label pairs and controller uid of the object before and
+    after it (``write_marks``): an object that enters, leaves or changes inside the claim's answer
+    matches it before or after, so it carries the chosen pair then, or the controller uid.
+    """
+    if not namespace:
+        return {list_token(kind, None)}
+    out: set[Hashable] = {("owned", kind.group, kind.kind, namespace, uid) for uid in controllers}
+    if selector is None or not (selector.get("matchLabels") or selector.get("matchExpressions")):
+        return out
+    pairs = sorted((str(k), str(v)) for k, v in (selector.get("matchLabels") or {}).items())
+    if pairs:
+        return out | {("label", kind.group, kind.kind, namespace, *pairs[0])}
+    for expr in selector.get("matchExpressions") or ():
+        if isinstance(expr, Mapping) and expr.get("operator") == "In":
+            key = str(expr.get("key", ""))
+            return out | {("label", kind.group, kind.kind, namespace, key, str(v)) for v in expr.get("values") or ()}
+    return out | {list_token(kind, namespace)}
+
+
+def write_marks(w: WriteRec) -> set[Hashable]:
+    """The list tokens a write shows to readers: the kind's lists, and its label pairs and controller
+    uid before and after (what claim listings read)."""
+    kind, ns = w.ref.kind_ref, w.ref.namespace
+    marks: set[Hashable] = {list_token(kind, ns or None), list_token(kind, None)}
+    if not ns:
+        return marks
+    for obj in (w.before, w.after):
+        meta = _meta(obj)
+        found = meta.get("labels")
+        for k, v in (found.items() if isinstance(found, Mapping) else ()):
+            marks.add(("label", kind.group, kind.kind, ns, str(k), str(v)))
+        for owner in _owner_refs(obj):
+            if isinstance(owner, Mapping) and owner.get("controller") is True:
+                marks.add(("owned", kind.group, kind.kind, ns, str(owner.get("uid", ""))))
+    return marks
+
+
 def step_footprint(registry: Registry, process: Hashable, regions: Sequence[tuple[Any, ...]],
                    writes: Iterable[WriteRec], listed: Iterable[tuple[KindRef, str | None]],
-                   wakes: Iterable[Hashable]) -> Footprint | None:
-    """The footprint of a step, or None when a region cannot be scoped (an unknown collection)."""
+                   wakes: Iterable[Hashable],
+                   claims: Sequence[tuple[tuple[KindRef, str], Sequence[Any]]] = ()) -> Footprint | None:
+    """The footprint of a step, or None when a region cannot be scoped (an unknown collection).
+
+    ``claims``: a built-in's claim listings per (kind, namespace); the list regions of those read
+    only what :func:`claim_tokens` says.
+    """
     reads: set[Hashable] = set()
     written: set[Hashable] = set()
+    claimed = {(kind.group, kind.kind, ns) for (kind, ns), _ in claims}
+    for (kind, ns), made in claims:
+        for claim in made:
+            reads.update(claim_tokens(kind, ns, claim.selector, claim.controllers))
     for region in regions:
         if region[0] == "obj":
             reads.add(object_token(region[1]))
@@ -53,13 +109,85 @@ def step_footprint(registry: Registry, process: Hashable, regions: Sequence[tupl
             if scope is None:
                 return None
             info, namespace = scope
-            reads.add(("list", info.group, info.kind, namespace or "*"))
+            if (info.group, info.kind, namespace or "") not in claimed:
+                reads.add(("list", info.group, info.kind, namespace or "*"))
     reads.update(list_token(kind, ns) for kind, ns in listed)
     marks: set[Hashable] = set()
     for w in writes:
         if w.refused:
             continue
         written.add(object_token(w.ref))
-        marks.add(("list", w.ref.kind_ref.group, w.ref.kind, w.ref.namespace or "*"))
-        marks.add(("list", w.ref.kind_ref.group, w.ref.kind, "*"))
+        marks |= write_marks(w)
     return Footprint(process, frozenset(reads), frozenset(written), frozenset(marks), frozenset(wakes))
+
+
+#: metadata the garbage collector acts on when it changes (whatever the object's owners)
+_DELETION_META = ("deletionTimestamp", "finalizers")
+
+
+def _meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    meta = obj.get("metadata") if obj is not None else None
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _owner_refs(obj: Mapping[str, Any] | None) -> list[Any]:
+    refs = _meta(obj).get("ownerReferences")
+    return list(refs) if isinstance(refs, list) else []
+
+
+def _live_owner(registry: Registry, snapshot: Snapshot, namespace: str, owner: Any) -> ObjectRef | None:
+    """The owner an ownerReference names, when it exists with that uid and is not being deleted.
+
+    The collector resolves owners by uid among every object; a reference it would resolve to an
+    owner that is present and not deleting gives it nothing to do for this dependent.
+    """
+    if not isinstance(owner, Mapping):
+        return None
+    api_version, kind, name, uid = (owner.get(k) for k in ("apiVersion", "kind", "name", "uid"))
+    if not all(isinstance(v, str) and v for v in (api_version, kind, name, uid)):
+        return None
+    info = registry.lookup(str(api_version), str(kind))
+    if info is None:
+        return None
+    ref = ObjectRef(str(api_version), str(kind), namespace if info.namespaced else "", str(name))
+    found = snapshot.get(ref)
+    meta = _meta(found)
+    if found is None or meta.get("uid") != uid or meta.get("deletionTimestamp"):
+        return None
+    return ref
+
+
+def actor_reads(registry: Registry, after: Snapshot, write: WriteRec) -> frozenset[Hashable] | None:
+    """What ``write`` makes its step read on behalf of the collector and the namespace controller, or
+    ``None`` when the write may give either of them work (the step is then global).
+
+    Neither actor gets work from a write that deletes nothing, leaves deletionTimestamp and
+    finalizers as they were, lands in a namespace that is not terminating (nor is a terminating
+    Namespace), and either keeps ownerReferences as they were or names only owners that exist, with
+    that uid, and are not being deleted — before and after the change. The owners are then read: a
+    step that deletes or replaces one conflicts with this one.
+    """
+    if write.refused:
+        return frozenset()
+    if write.after is None:
+        return None
+    before, after_meta = _meta(write.before), _meta(write.after)
+    if any(before.get(k) != after_meta.get(k) for k in _DELETION_META):
+        return None
+    ref = write.ref
+    if ref.kind == "Namespace" and ref.kind_ref.group == "" and after_meta.get("deletionTimestamp"):
+        return None
+    if ref.namespace:
+        ns = after.get(ObjectRef("v1", "Namespace", "", ref.namespace))
+        if ns is not None and _meta(ns).get("deletionTimestamp"):
+            return None
+    old, new = _owner_refs(write.before), _owner_refs(write.after)
+    if old == new:
+        return frozenset()
+    owners: set[Hashable] = set()
+    for owner in (*old, *new):
+        live = _live_owner(registry, after, ref.namespace, owner)
+        if live is None:
+            return None
+        owners.add(object_token(live))
+    return frozenset(owners)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,7 +21,7 @@ from kamera_cli.apiserver.storage.snapshot import is_record
 from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec, Perturbations
-from kamera_cli.sim.footprints import process_of, step_footprint
+from kamera_cli.sim.footprints import actor_reads, process_of, step_footprint
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
 from kamera_cli.sim.runtime import ControllerRuntime, ReconcileRun
@@ -36,6 +36,7 @@ from kamera_cli.sim.state import (
     SimState,
     merge_pending,
 )
+from kamera_cli.sim.timing import CLOCK_WINDOW, stable_over_window
 from kamera_cli.sim.triggers import MapperFailed, Triggers
 
 
@@ -120,6 +121,7 @@ class KubeModel:
         #: report step footprints (off when the search does not reduce: they would go unread)
         self.footprints = True
         self._shipping = Shipping(derived=(_ACTOR_WORK,))
+        self._builtins = any(c.native for c in controllers)
 
     # ------------------------------------------------------------------ explorer protocol
     def initial_states(self) -> Sequence[SimState]:
@@ -206,17 +208,35 @@ class KubeModel:
     def footprint(self, state: SimState, act: Act, transition: Transition[SimState]) -> Footprint | None:
         return transition.footprint
 
-    def _reducible(self, state: SimState) -> bool:
-        """Whether steps from this state may be reordered at all (see docs/explorer.md).
+    def _global_state(self, state: SimState) -> str:
+        """Why no step from this state may be reordered ("" when they may; see docs/semantics.md).
 
         Not with perturbations (their budgets and lagging views are shared by every step), not with
         an external action due after a number of steps (every step brings it closer), and not while
         a timer is pending (a step's place in the order moves the clock every timer is measured by).
         """
-        if self.perturbations.any or self._track_steps or state.halted:
-            return False
+        if self.perturbations.any:
+            return "perturbations"
+        if self._track_steps or state.halted:
+            return "a user action due after a number of steps"
+        return ""
+
+    def horizon(self, state: SimState) -> int | None:
+        """How many steps can be taken from ``state`` before a pending timer falls due (None: no timer).
+
+        The instant the enabled steps run at is the clock, or the earliest timer's when nothing is
+        ready (time jumps there); every step then moves the clock by one second.
+        """
+        if not state.pending:
+            return None
         clock = state.clock
-        return all(p.ready_at <= clock and not p.stable for p in state.pending)
+        if all(p.ready_at > clock for p in state.pending):
+            clock = min(p.ready_at for p in state.pending)
+        later = [p.ready_at for p in state.pending if p.ready_at > clock]
+        horizon = min(later) - clock if later else None
+        if self._builtins:  # a built-in step that depends on the clock is checked over a window only
+            horizon = CLOCK_WINDOW if horizon is None else min(horizon, CLOCK_WINDOW)
+        return horizon
 
     def successor(self, state: SimState, act: Act) -> Transition[SimState]:
         if act.kind == "reconcile":
@@ -247,11 +267,10 @@ class KubeModel:
     def _inherit_idle_actors(self, parent: Snapshot, child: Snapshot, writes: Sequence[WriteRec]) -> None:
         """Skip rescanning the cluster when the built-in actors had nothing to do and no write can change that.
 
-        The collector's work appears only when an object goes away, starts or changes its deletion
-        (deletionTimestamp, finalizers), or gains or changes ownerReferences; the namespace controller's
-        only when a Namespace is written. Any other write leaves both idle.
+        A write ``actor_reads`` finds quiet (nothing deleted, deletion metadata as it was, owners that
+        exist, no terminating namespace) gives neither actor work.
         """
-        if child is parent or not all(_idle_for_actors(w) for w in writes):
+        if child is parent or any(actor_reads(self.registry, child, w) is None for w in writes):
             return
         gc, ns = self._actor_work(parent)
         if not gc and not ns:
@@ -391,12 +410,9 @@ class KubeModel:
             outcomes=state.outcomes if not act.choice or not ctrl.native else tuple(sorted(
                 {**dict(state.outcomes), f"{act.namespace}/{act.name}": act.choice}.items())),
         )
-        footprint = None
-        if (self.footprints and mapped and run.regions is not None and not run.clocked and run.requeue_after is None
-                and not getattr(ctrl.factory, "time_dependent", False) and self._reducible(state)
-                and all(_idle_for_actors(w) for w in run.writes)):
-            footprint = step_footprint(self.registry, self.process(act), run.regions, run.writes, listed,
-                                       {process_of(i.controller, i.namespace, i.name) for i in new_items})
+        footprint, cause = self._reconcile_footprint(
+            state, act, run, mapped, listed, new_items,
+            lambda at: ctrl.run(state.snapshot, item, at, None, None, act.choice, remembered))
         label_note = (_join(f"outcome: {act.choice}", note) if act.choice and ctrl.native
                       else note if act.fault is None else _join(act.fault.describe(), note))
         writes, reads = tuple(run.story_writes), run.regions or ()
@@ -406,7 +422,44 @@ class KubeModel:
             label = self._labels[label_key] = StepLabel(
                 kind="reconcile", actor=act.controller, request=item.request_text, writes=writes,
                 note=label_note, error=run.error_text, log=run.output, reads=reads)
-        return Transition(new_state, label, tuple(findings), footprint)
+        return Transition(new_state, label, tuple(findings), footprint, cause)
+
+    def _reconcile_footprint(self, state: SimState, act: Act, run: ReconcileRun, mapped: bool,
+                             listed: Sequence[tuple[KindRef, str | None]],
+                             new_items: Sequence[PendingItem],
+                             run_at: Callable[[int], ReconcileRun]) -> tuple[Footprint | None, str]:
+        """The step's footprint, or ``None`` with the cause that makes it global (docs/semantics.md)."""
+        if not self.footprints:
+            return None, "reduction off"
+        cause = self._global_state(state)
+        if cause:
+            return None, cause
+        if not mapped:
+            return None, "a watch mapper failed"
+        if run.regions is None:
+            return None, "the step crashed or never returned"
+        native = self.controllers[act.controller].native
+        if run.requeue_after is not None and not native:
+            return None, "the step set a timer"
+        if ((run.clocked or run.requeue_after is not None) and act.fault is None
+                and not stable_over_window(run, max(state.clock, _ready_at(state, act)), run_at)):
+            return None, "a built-in's outcome depends on the instant it runs at"
+        if getattr(self.controllers[act.controller].factory, "time_dependent", False):
+            return None, "time-dependent controller (kopf)"
+        extra: set[Any] = set()
+        for w in run.writes:
+            owners = actor_reads(self.registry, run.snapshot, w)
+            if owners is None:
+                return None, "a write gives the garbage collector or namespace controller work"
+            extra.update(owners)
+        footprint = step_footprint(self.registry, self.process(act), run.regions, run.writes, listed,
+                                   {process_of(i.controller, i.namespace, i.name) for i in new_items}, run.claims)
+        if footprint is None:
+            return None, "a list of an unknown collection"
+        if extra:
+            footprint = Footprint(footprint.process, footprint.reads | extra, footprint.writes, footprint.marks,
+                                  footprint.wakes)
+        return footprint, ""
 
     def _actor(self, state: SimState, act: Act) -> Transition[SimState]:
         gc, ns = self._actor_work(state.snapshot)
@@ -436,7 +489,7 @@ class KubeModel:
         what = work.describe()
         what = what[len(act.controller) + 2:] if what.startswith(act.controller + ": ") else what
         label = StepLabel(kind=act.controller, actor=act.controller, request=what, writes=tuple(writes))
-        return Transition(new_state, label, tuple(findings))
+        return Transition(new_state, label, tuple(findings), cause=act.controller)
 
     def _action(self, state: SimState, act: Act) -> Transition[SimState]:
         spec = self.action_specs[act.index]
@@ -471,7 +524,7 @@ class KubeModel:
         )
         label = StepLabel(kind="action", actor=f"action {spec.name!r}", writes=tuple(writes),
                           note="failed: " + error if error else "")
-        return Transition(new_state, label, tuple(findings))
+        return Transition(new_state, label, tuple(findings), cause="a user action")
 
     def _triggered(self, snapshot: Snapshot, writes: Sequence[WriteRec], ready_at: int,
                    listed: list[tuple[KindRef, str | None]] | None = None) -> list[PendingItem]:
@@ -537,19 +590,10 @@ def stale_views(snapshot: Snapshot, fault: Fault) -> dict[KindRef, Snapshot]:
 
 
 _ACTOR_WORK = "kamera.sim.actor-work"
-_DELETION_META = ("deletionTimestamp", "finalizers", "ownerReferences")
 
 
-def _idle_for_actors(w: WriteRec) -> bool:
-    if w.refused:
-        return True
-    if w.after is None or w.ref.kind == "Namespace":
-        return False
-    after_meta = w.after.get("metadata") or {}
-    if w.before is None:
-        return not after_meta.get("ownerReferences") and not after_meta.get("deletionTimestamp")
-    before_meta = w.before.get("metadata") or {}
-    return all(before_meta.get(k) == after_meta.get(k) for k in _DELETION_META)
+def _ready_at(state: SimState, act: Act) -> int:
+    return next(p.ready_at for p in state.pending if p.key == (act.controller, act.namespace, act.name))
 
 
 def _join(a: str, b: str) -> str:

@@ -72,8 +72,12 @@ class ReconcileRun:
     #: the regions the reconcile read or wrote (objects, list queries, counters), for partial-order
     #: reduction; None when unknown (a crash, a reconcile that never returned)
     regions: tuple[tuple[Any, ...], ...] | None = None
-    #: a built-in read the clock: the step depends on the time it runs at, not only on its reads
+    #: a built-in compared the clock: the step depends on the time it runs at, not only on its reads
+    #: (a stamp alone does not count: the timestamps it writes are not in fingerprints)
     clocked: bool = False
+    #: a built-in's claim listings, ``((kind, namespace), claims)``: the list regions of those kinds
+    #: depend only on the objects the claims match (``Cluster.claimable``)
+    claims: tuple[tuple[tuple[KindRef, str], tuple[Any, ...]], ...] = ()
 
 
 @dataclass
@@ -144,7 +148,11 @@ class ControllerRuntime:
         run, regions, signature = self._execute(snapshot, item, clock, fault, views, choice, remembered)
         if self.native and self.factory.read_clock:
             key = timed_key
-            run = replace(run, clocked=True)
+            run = replace(run, clocked=self.factory.compared_clock)
+        if self.native:
+            claims = tuple((key, tuple(c)) for key, c in self.factory.listings.items() if c is not None)
+            if claims:
+                run = replace(run, claims=claims)
         findings = list(run.findings)
         check_key = (item.namespace, item.name)
         # a reconcile that overran its budget is not run again to compare: a second overrun proves

@@ -124,6 +124,13 @@ class Triggers:
                 for ref in _owner_refs(version)
                 if self._is_for(w, ref)
             ]
+        if mapping == "orphans":
+            # upstream's pod/ReplicaSet handlers: a controlled object goes to its controller only (the
+            # ``owns`` wiring does that); an orphan to the controllers that could adopt it, here every
+            # one in its namespace (a superset of those whose selector matches); a deleted orphan to none
+            if after is None or any(r.get("controller") is True for r in _owner_refs(after)):
+                return []
+            return [(w.controller, n, m) for n, m in lister(w.for_kind, ns if w.for_namespaced else None)]
         if mapping == "namespace":
             return [(w.controller, n, m) for n, m in lister(w.for_kind, ns if w.for_namespaced else None)]
         if mapping == "all":

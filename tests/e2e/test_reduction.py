@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from kamera_cli.adapters.kopf.events import supported as kopf_supported
+from kamera_cli.model.scenario import Scenario
 from kamera_cli.runner import Exploration, explore, outcome_key
 from kamera_cli.scenario import load_scenario
 from tests.e2e.test_examples import missing_client
@@ -21,8 +22,7 @@ SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 EXAMPLES = sorted(str(p.parent.relative_to(SCENARIOS)) for p in SCENARIOS.rglob("scenario.yaml"))
 
 
-def _run(rel: str, reduction: str) -> Exploration:
-    scenario = load_scenario(SCENARIOS / rel / "scenario.yaml")
+def _run(scenario: Scenario, reduction: str) -> Exploration:
     return explore(replace(scenario, explore=replace(scenario.explore, reduction=reduction)))  # type: ignore[arg-type]
 
 
@@ -41,8 +41,14 @@ def test_reduced_and_full_search_agree(rel: str) -> None:
         # a program's steps are never reordered (time-dependent), so both searches are one; this one
         # is thousands of states of thread choices, explored in test_examples already
         pytest.skip("a program with threads: nothing to reduce, and slow to explore twice")
-    full = _run(rel, "none")
-    reduced = _run(rel, "persistent")
+    assert_reduction_agrees(load_scenario(SCENARIOS / rel / "scenario.yaml"))
+
+
+def assert_reduction_agrees(scenario: Scenario) -> Exploration:
+    """Explore ``scenario`` with and without reduction and assert that everything reported agrees
+    (verdicts, converged outcomes, stuck regions, findings); returns the reduced exploration."""
+    full = _run(scenario, "none")
+    reduced = _run(scenario, "persistent")
     assert full.search.stats.reduced == 0
     assert reduced.result.verdict == full.result.verdict
     assert ({c.name: c.verdict for c in reduced.result.checks}
@@ -52,3 +58,4 @@ def test_reduced_and_full_search_agree(rel: str) -> None:
     assert bool(reduced.search.deadlocks) == bool(full.search.deadlocks)
     assert ({f.key for f in reduced.search.findings} == {f.key for f in full.search.findings})
     assert reduced.search.stats.states <= full.search.stats.states
+    return reduced

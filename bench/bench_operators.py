@@ -1,0 +1,278 @@
+"""Benchmark: scenarios shaped like real operators (issue #26), states, seconds and memory per state.
+
+Run: python bench/bench_operators.py [--only NAME] [--reduction persistent|none|both] [--memory]
+
+Families (each built into a temporary folder; nothing here copies an example's text):
+  - ``webapps-N-R``: an operator whose N WebApps (one namespace) each own a Deployment of R
+    replicas, with the deployment, replicaset and kubelet built-ins on two nodes; the WebApp
+    reports ready once its Deployment is available;
+  - ``owned-6``: 6 controllers, each over an object of its own kind, each creating one ConfigMap
+    owned by that object;
+  - ``owned-requests-10``: one controller, 10 ConfigMaps, each creating an owned Secret;
+  - ``kopf-timer-5``: a kopf timer on Namespaces that annotates each with its ConfigMap count, over
+    5 user namespaces (each with one ConfigMap) plus the built-in ones.
+Figures vary with machine load (the benchmark machine is shared): state counts are the comparison
+that does not. ``--memory`` traces the Python heap (tracemalloc, several times slower) and prints
+the peak divided by the states.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import kubernetes.client  # noqa: E402,F401  (import once, outside the timings)
+from bench_reduction import KINDS as LABELLED_KINDS  # noqa: E402
+
+from kamera_cli.model.scenario import Scenario  # noqa: E402
+from kamera_cli.runner import Exploration, explore, outcome_key  # noqa: E402
+from kamera_cli.scenario import load_scenario  # noqa: E402
+
+HEAD = """\
+apiVersion: kamera.dev/v1alpha1
+kind: Scenario
+metadata: {name: %s}
+spec:
+  explore: {maxStates: 2000000, maxDepth: 400, timeout: %d}
+"""
+
+WEBAPP_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: webapps.bench.kamera.dev}
+spec:
+  group: bench.kamera.dev
+  scope: Namespaced
+  names: {plural: webapps, singular: webapp, kind: WebApp, listKind: WebAppList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      subresources: {status: {}}
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                image: {type: string}
+                replicas: {type: integer}
+            status:
+              type: object
+              properties:
+                ready: {type: boolean}
+"""
+
+WEBAPP_OPERATOR = '''
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+config.load_kube_config()
+custom = client.CustomObjectsApi()
+apps = client.AppsV1Api()
+G, V, P = "bench.kamera.dev", "v1", "webapps"
+
+
+def reconcile(request):
+    try:
+        web = custom.get_namespaced_custom_object(G, V, request.namespace, P, request.name)
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+    try:
+        dep = apps.read_namespaced_deployment(request.name, request.namespace)
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+        labels = {"webapp": request.name}
+        owner = client.V1OwnerReference(api_version=f"{G}/{V}", kind="WebApp", name=request.name,
+                                        uid=web["metadata"]["uid"], controller=True, block_owner_deletion=True)
+        dep = apps.create_namespaced_deployment(request.namespace, client.V1Deployment(
+            metadata=client.V1ObjectMeta(name=request.name, owner_references=[owner]),
+            spec=client.V1DeploymentSpec(
+                replicas=web["spec"]["replicas"], selector=client.V1LabelSelector(match_labels=labels),
+                template=client.V1PodTemplateSpec(
+                    metadata=client.V1ObjectMeta(labels=labels),
+                    spec=client.V1PodSpec(containers=[client.V1Container(name="web", image=web["spec"]["image"])])))))
+    ready = bool(dep.status and (dep.status.available_replicas or 0) == dep.spec.replicas)
+    if (web.get("status") or {}).get("ready") != ready:
+        custom.patch_namespaced_custom_object_status(G, V, request.namespace, P, request.name,
+                                                     {"status": {"ready": ready}})
+    return None
+'''
+
+
+def webapps(folder: Path, n: int, r: int) -> Path:
+    (folder / "crd.yaml").write_text(WEBAPP_CRD)
+    (folder / "operator.py").write_text(WEBAPP_OPERATOR)
+    text = HEAD % (f"webapps-{n}-{r}", 120) + """\
+  cluster: {builtins: [deployment, replicaset, kubelet], nodes: 2}
+  crds: [crd.yaml]
+  controllers:
+    - {name: webapp, entrypoint: operator.py:reconcile, for: bench.kamera.dev/v1/WebApp, owns: [apps/v1/Deployment]}
+  invariants:
+    - {name: every webapp is ready, select: "$.items[?@.kind == 'WebApp'].status.ready", expect: {equals: true}}
+  seed:
+"""
+    text += "".join(f"    - {{apiVersion: bench.kamera.dev/v1, kind: WebApp, metadata: {{name: web{i}, "
+                    f"namespace: default}}, spec: {{image: 'web:{i}', replicas: {r}}}}}\n" for i in range(n))
+    (folder / "scenario.yaml").write_text(text)
+    return folder / "scenario.yaml"
+
+
+#: parents: bench_reduction.py's kinds but ConfigMap (the children's kind), and Service
+KINDS = [k for k in LABELLED_KINDS if k[0] != "ConfigMap"] + [("Service", "service")]
+
+PARENT_CHILD = '''
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+config.load_kube_config()
+core = client.CoreV1Api()
+
+
+def make(snake, kind, child):
+    read = getattr(core, f"read_namespaced_{snake}")
+    def reconcile(request):
+        obj = read(request.name, request.namespace)
+        owner = {"apiVersion": "v1", "kind": kind, "name": request.name, "uid": obj.metadata.uid,
+                 "controller": True}
+        body = {"metadata": {"name": f"{request.name}-{kind.lower()}", "ownerReferences": [owner]},
+                "data": {"from": "eA=="}}
+        try:
+            getattr(core, f"create_namespaced_{child}")(request.namespace, body)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+    return reconcile
+'''
+
+
+def _seed(kind: str, name: str, namespace: str = "default") -> str:
+    extra = {"PersistentVolumeClaim": ", spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}",
+             "ResourceQuota": ", spec: {}", "LimitRange": ", spec: {limits: []}",
+             "Service": ", spec: {ports: [{port: 80}]}",
+             "PodTemplate": ", template: {spec: {containers: [{name: c, image: busybox}]}}"}
+    meta = f"{{name: {name}, namespace: {namespace}}}"
+    return f"    - {{apiVersion: v1, kind: {kind}, metadata: {meta}{extra.get(kind, '')}}}\n"
+
+
+def owned_children(folder: Path, k: int, _unused: int = 0) -> Path:
+    chosen = KINDS[:k]
+    (folder / "controllers.py").write_text(PARENT_CHILD + "".join(
+        f"c_{snake} = make({snake!r}, {kind!r}, 'config_map')\n" for kind, snake in chosen))
+    text = HEAD % (f"owned-{k}", 60) + "  seed:\n" + "".join(_seed(kind, "mine") for kind, _ in chosen)
+    text += "  controllers:\n" + "".join(
+        f"    - {{name: {snake.replace('_', '-')}, entrypoint: controllers.py:c_{snake}, for: v1/{kind}, "
+        "owns: [v1/ConfigMap]}\n" for kind, snake in chosen)
+    (folder / "scenario.yaml").write_text(text)
+    return folder / "scenario.yaml"
+
+
+def owned_requests(folder: Path, n: int, _unused: int = 0) -> Path:
+    (folder / "controllers.py").write_text(PARENT_CHILD + "c = make('config_map', 'ConfigMap', 'secret')\n")
+    text = HEAD % (f"owned-requests-{n}", 60) + "  seed:\n" + "".join(_seed("ConfigMap", f"cm{i}") for i in range(n))
+    text += "  controllers:\n    - {name: parent, entrypoint: controllers.py:c, for: v1/ConfigMap, owns: [v1/Secret]}\n"
+    (folder / "scenario.yaml").write_text(text)
+    return folder / "scenario.yaml"
+
+
+KOPF_TIMER = '''
+import kopf
+from kubernetes import client, config
+config.load_kube_config()
+core = client.CoreV1Api()
+
+
+@kopf.timer("", "v1", "namespaces", interval=60)
+def count_config_maps(name, meta, **_):
+    count = str(len(core.list_namespaced_config_map(name).items))
+    if (meta.get("annotations") or {}).get("bench.kamera.dev/config-maps") != count:
+        core.patch_namespace(name, {"metadata": {"annotations": {"bench.kamera.dev/config-maps": count}}})
+'''
+
+
+def kopf_timer(folder: Path, n: int, _unused: int = 0) -> Path:
+    (folder / "operator.py").write_text(KOPF_TIMER)
+    text = HEAD % (f"kopf-timer-{n}", 120) + "  controllers:\n    - {name: counter, kopf: operator.py}\n  seed:\n"
+    for i in range(n):
+        text += f"    - {{apiVersion: v1, kind: Namespace, metadata: {{name: team{i}}}}}\n"
+        text += _seed("ConfigMap", "settings", f"team{i}")
+    (folder / "scenario.yaml").write_text(text)
+    return folder / "scenario.yaml"
+
+
+FAMILIES: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
+    "webapps-1-2": (webapps, 1, 2),
+    "webapps-2-2": (webapps, 2, 2),
+    "webapps-3-2": (webapps, 3, 2),
+    "webapps-3-3": (webapps, 3, 3),
+    "owned-6": (owned_children, 6, 0),
+    "owned-requests-10": (owned_requests, 10, 0),
+    "kopf-timer-5": (kopf_timer, 5, 0),
+}
+
+
+def run(scenario: Scenario, reduction: str, memory: bool) -> tuple[Exploration, float, float]:
+    chosen = replace(scenario, explore=replace(scenario.explore, reduction=reduction))  # type: ignore[arg-type]
+    gc.collect()
+    if memory:
+        tracemalloc.start()
+    t0 = time.perf_counter()
+    exploration = explore(chosen)
+    seconds = time.perf_counter() - t0
+    peak = 0.0
+    if memory:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return exploration, seconds, peak
+
+
+def outcomes(exploration: Exploration) -> set[str]:
+    search = exploration.search
+    return {outcome_key(search.state(n).snapshot) for n in search.converged}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", action="append", choices=sorted(FAMILIES), help="run only these families")
+    parser.add_argument("--reduction", choices=["persistent", "none", "both"], default="persistent")
+    parser.add_argument("--memory", action="store_true", help="trace the heap (slower): bytes per state")
+    parser.add_argument("--timeout", type=int, default=0, help="override each family's search timeout (s)")
+    args = parser.parse_args()
+    reductions = ["none", "persistent"] if args.reduction == "both" else [args.reduction]
+    print(f"{'family':20} {'reduction':11} {'states':>10} {'seconds':>8} {'B/state':>8}  verdict  (complete)  "
+          "states expanded fully, by cause")
+    for name in args.only or list(FAMILIES):
+        build, a, b = FAMILIES[name]
+        with tempfile.TemporaryDirectory() as tmp:
+            scenario = load_scenario(build(Path(tmp), a, b))
+            if args.timeout:
+                scenario = replace(scenario, explore=replace(scenario.explore, timeout_seconds=args.timeout))
+            seen: list[set[str]] = []
+            for reduction in reductions:
+                exploration, seconds, peak = run(scenario, reduction, args.memory)
+                stats = exploration.result.stats
+                per_state = f"{peak / max(stats.states, 1):8.0f}" if args.memory else f"{'-':>8}"
+                why = ", ".join(f"{cause}: {n}" for cause, n in exploration.search.stats.global_causes)
+                print(f"{name:20} {reduction:11} {stats.states:>10,} {seconds:>8.2f} {per_state}  "
+                      f"{exploration.result.verdict.value}  ({exploration.search.complete})  {why}", flush=True)
+                if exploration.search.complete:
+                    seen.append(outcomes(exploration))
+            if len(seen) == 2:
+                assert seen[0] == seen[1], f"{name}: the reduction changed the converged outcomes"
+
+
+if __name__ == "__main__":
+    main()
