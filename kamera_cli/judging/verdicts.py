@@ -17,6 +17,8 @@ from typing import Any
 from kamera_cli import explore as ex
 from kamera_cli.apiserver.storage.snapshot import is_record, object_digest
 from kamera_cli.invariants import compile_invariant, state_document, vacuity_hint
+from kamera_cli.judging.statemap import node_ids
+from kamera_cli.judging.story import replay_diverges, steps_of
 from kamera_cli.model.result import (
     Check,
     CheckName,
@@ -31,8 +33,6 @@ from kamera_cli.sim.diffs import created, diff
 from kamera_cli.sim.labels import Finding
 from kamera_cli.sim.model import KubeModel
 from kamera_cli.sim.state import SimState
-from kamera_cli.sim.statemap import node_ids
-from kamera_cli.sim.story import replay_diverges, steps_of
 
 
 class Judge:
