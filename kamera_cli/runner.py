@@ -18,9 +18,9 @@ from typing import Any, cast
 
 from kamera_cli import explore as ex
 from kamera_cli.errors import EntrypointError, KameraError, ScenarioError
-from kamera_cli.judging import Judge, outcome_key, properties_of, scenario_verdict
 from kamera_cli.judging.statemap import record_graph
 from kamera_cli.judging.story import steps_of
+from kamera_cli.judging.verdicts import Judge, outcome_key, properties_of, scenario_verdict
 from kamera_cli.model.result import (
     Check,
     CheckName,
