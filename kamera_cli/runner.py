@@ -18,7 +18,9 @@ from typing import Any, cast
 
 from kamera_cli import explore as ex
 from kamera_cli.errors import EntrypointError, KameraError, ScenarioError
-from kamera_cli.judging import Judge, outcome_key, properties_of, scenario_verdict
+from kamera_cli.judging.statemap import record_graph
+from kamera_cli.judging.story import steps_of
+from kamera_cli.judging.verdicts import Judge, outcome_key, properties_of, scenario_verdict
 from kamera_cli.model.result import (
     Check,
     CheckName,
@@ -33,8 +35,6 @@ from kamera_cli.model.scenario import Scenario
 from kamera_cli.sim.bootstrap import Simulation
 from kamera_cli.sim.model import KubeModel
 from kamera_cli.sim.state import SimState
-from kamera_cli.sim.statemap import record_graph
-from kamera_cli.sim.story import steps_of
 
 #: (scenario name, states, depth, states per second, elapsed seconds)
 ProgressCallback = Callable[[str, int, int, float, float], None]

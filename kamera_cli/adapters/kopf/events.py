@@ -36,6 +36,7 @@ from types import ModuleType
 from typing import Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
+from kamera_cli.adapters.kopf import activities
 from kamera_cli.adapters.reconcile.values import Request, Result
 from kamera_cli.adapters.sandbox.loading import ReconcilerFactory, _Shape
 from kamera_cli.errors import EntrypointError
@@ -112,6 +113,8 @@ class KopfOperator(ReconcilerFactory):
     index_resources: list[Any]
     settings: Any
     host: str
+    #: every served resource as kopf's API scanning sees it, by (group, version, plural)
+    discovered: dict[tuple[str, str, str], Any]
 
     def __init__(self, module: str, base_dir: Any, *, scenario: str, controller: str, host: str,
                  env: Any = None) -> None:
@@ -119,12 +122,16 @@ class KopfOperator(ReconcilerFactory):
         self.host = host
         self.resource = None
         self.index_resources = []
+        self.discovered = {}
         reason = supported()
         if reason is not None:
             raise EntrypointError(reason, scenario=scenario, controller=controller)
         # "operator.py" (a file) or "package.module" / "package:module" (importable)
         entry = f"{module}:__name__" if module.endswith(".py") else f"{module.replace(':', '.')}:__name__"
         super().__init__(entry, base_dir, scenario=scenario, controller=controller, env=env)
+        # kopf's view of the cluster's resources, from the simulated API's discovery (once: a restart
+        # re-imports the operator, but the cluster serves the same resources)
+        self.discovered = activities.scan(host, self.settings, self.logger)
 
     def _tried(self) -> str:
         return f"kopf operator {self.kopf_module!r}"
@@ -231,13 +238,15 @@ class KopfOperator(ReconcilerFactory):
                     memo=cast(Any, copy.copy(self.memobase)), body=body)
         return indexers
 
-    @staticmethod
-    def _resource(group: str, version: str, plural: str, kind: str, namespaced: bool) -> Any:
+    def _resource(self, group: str, version: str, plural: str, kind: str, namespaced: bool) -> Any:
+        """kopf's ``Resource`` for a served resource: the one kopf's scanning found (``discovered``)."""
+        found = self.discovered.get((group, version, plural))
+        if found is not None:
+            return found
         from kopf._cogs.structs import references
 
         return references.Resource(group=group, version=version, plural=plural, kind=kind, namespaced=namespaced,
-                                   preferred=True, verbs=frozenset({"list", "watch", "patch", "get"}),
-                                   subresources=frozenset({"status"}))
+                                   preferred=True, verbs=frozenset({"list", "watch", "patch", "get"}))
 
     def spawning_handlers(self, kind: str) -> list[str]:
         """Ids of the operator's ``@kopf.daemon`` (kind "daemon") or ``@kopf.timer`` handlers for the bound resource."""
@@ -312,18 +321,11 @@ class KopfOperator(ReconcilerFactory):
         background poster would: they are stored as ``v1/Event`` objects (records, not state:
         docs/semantics.md).
         """
-        import aiohttp
-        from kopf._cogs.clients import auth, events
-        from kopf._cogs.structs import credentials
+        from kopf._cogs.clients import events
         from kopf._core.engines import posting
 
         assert self.resource is not None, "bind_resource() first"
-        session = aiohttp.ClientSession()
-        try:
-            vault = credentials.Vault()
-            await vault.populate({"kamera": credentials.AiohttpSession(
-                aiohttp_session=session, server=self.host, default_namespace="default")})
-            auth.vault_var.set(vault)
+        async with activities.connected(self.host):
             queue: asyncio.Queue[Any] = asyncio.Queue()
             posting.settings_var.set(self.settings)
             posting.event_queue_var.set(queue)
@@ -335,8 +337,6 @@ class KopfOperator(ReconcilerFactory):
                 event = queue.get_nowait()
                 await events.post_event(ref=event.ref, type=event.type, reason=event.reason, message=event.message,
                                         resource=resource, settings=self.settings, logger=self.logger)
-        finally:
-            await session.close()
 
     async def _process(self, request: Request) -> str:
         """Process the object's event; the object's memo as kept between steps ("" when gone)."""
