@@ -8,7 +8,7 @@ See docs/explorer.md.
 
 from __future__ import annotations
 
-from kamera_cli.explore.checker import finding_key, search, serve_search
+from kamera_cli.explore.checker import search, serve_search
 from kamera_cli.explore.model import (
     ALWAYS,
     CONVERGED,
@@ -21,6 +21,7 @@ from kamera_cli.explore.model import (
     Transition,
 )
 from kamera_cli.explore.parallel import WorkerDied
+from kamera_cli.explore.problems import finding_key
 from kamera_cli.explore.reduction import NONE, PERSISTENT, Reducible, Reduction
 from kamera_cli.explore.result import (
     Edge,

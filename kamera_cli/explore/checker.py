@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from kamera_cli.explore.model import ALWAYS, ExploreError, Footprint, Model, Property, Transition, unwrap
+from kamera_cli.explore.problems import Problems, finish
 from kamera_cli.explore.reduction import NONE, PERSISTENT, Reducible, Reduction, persistent_subset
 from kamera_cli.explore.result import (
     CONVERGED_LEAF,
@@ -31,15 +32,11 @@ from kamera_cli.explore.result import (
     NO_PARENT,
     PARTIAL,
     UNEXPANDED,
-    FindingRecord,
     Graph,
     Progress,
     SearchResult,
-    Stats,
     Strategy,
-    Violation,
 )
-from kamera_cli.explore.scc import find_livelocks
 
 # Captured at import: a simulator may virtualise ``time.*`` while a step runs; bounds use real time.
 _monotonic = time.monotonic
@@ -50,49 +47,6 @@ A = TypeVar("A")
 _PROGRESS_INTERVAL = 0.25
 #: allocations between young collections during a search (Python's default is 700)
 _YOUNG_THRESHOLD = 20_000
-
-
-def finding_key(finding: object) -> str:
-    """Which findings count as the same problem: a ``key`` attribute (or method), else ``repr``."""
-    key = getattr(finding, "key", None)
-    if callable(key):
-        key = key()
-    if key is None:
-        return repr(finding)
-    return key if isinstance(key, str) else repr(key)
-
-
-class _Problems:
-    """First occurrence and count of each distinct finding and of each violated property."""
-
-    def __init__(self, stop_on_first: bool) -> None:
-        self.stop_on_first = stop_on_first
-        self.stopped = False
-        self.first_finding: dict[str, tuple[object, int, int]] = {}  # key -> (finding, src node, edge id)
-        self.finding_count: dict[str, int] = {}
-        self.first_violation: dict[str, tuple[str, int, object]] = {}  # name -> (kind, node, detail)
-        self.violation_count: dict[str, int] = {}
-
-    def finding(self, src: int, edge_id: int, findings: tuple[object, ...]) -> None:
-        for f in findings:
-            k = finding_key(f)
-            n = self.finding_count.get(k, 0)
-            if n == 0:
-                self.first_finding[k] = (f, src, edge_id)
-                if self.stop_on_first:
-                    self.stopped = True
-            self.finding_count[k] = n + 1
-
-    def violation(self, name: str, kind: str, node: int, detail: object) -> None:
-        n = self.violation_count.get(name, 0)
-        if n == 0:
-            self.first_violation[name] = (kind, node, detail)
-            if self.stop_on_first:
-                self.stopped = True
-        self.violation_count[name] = n + 1
-
-    def is_stopped(self) -> bool:
-        return self.stopped
 
 
 def _shortest_depths(graph: Graph[S, A], initial: Sequence[int], max_depth: int) -> list[int]:
@@ -269,7 +223,7 @@ def _serial(model: Model[S, A], properties: Sequence[Property[S]], strategy: Str
     start = _monotonic()
     deadline = None if timeout is None else start + timeout
     graph: Graph[S, A] = Graph()
-    run = _Problems(stop_on_first)
+    run = Problems(stop_on_first)
     always = [p for p in properties if p.kind == ALWAYS]
     at_converged = [p for p in properties if p.kind != ALWAYS]
 
@@ -493,59 +447,3 @@ def _serial(model: Model[S, A], properties: Sequence[Property[S]], strategy: Str
         _shortest_depths(graph, initial, max_depth)  # shortest parents for the stories
     return finish(graph, run, strategy, bound_hit, initial, initial_index, converged_nodes, max_depth_seen,
                   start, on_progress, reduced_count)
-
-
-def finish(graph: Graph[S, A], run: _Problems, strategy: Strategy, bound_hit: str | None, initial: list[int],
-           initial_index: dict[int, int], converged_nodes: list[int], max_depth_seen: int, start: float,
-           on_progress: Callable[[Progress], None] | None, reduced_count: int) -> SearchResult[S, A]:
-    """What the search found, read off the finished graph (shared by the serial and parallel searches)."""
-    states, depths, status, conv = graph.states, graph.depths, graph.status, graph.converged_flags
-    first_edge, last_edge, e_src = graph.first_edge, graph.last_edge, graph.e_src
-    complete = bound_hit is None
-    if depths:
-        max_depth_seen = max(max_depth_seen, max(depths))
-    # Depth cuts: non-converged nodes at the depth bound whose actions were not taken.
-    depth_cuts = tuple(v for v in range(len(states)) if status[v] == DEPTH_CUT and not conv[v])
-    deadlocks = tuple(
-        v for v in range(len(states)) if status[v] == EXPANDED and first_edge[v] == last_edge[v] and not conv[v]
-    )
-    livelocks = tuple(find_livelocks(graph))
-    elapsed = _monotonic() - start
-    if on_progress is not None:
-        on_progress(Progress(len(states), len(e_src), max_depth_seen, elapsed))
-
-    findings = tuple(
-        FindingRecord(key, f, src, graph.edge(eid), run.finding_count[key])
-        for key, (f, src, eid) in run.first_finding.items()
-    )
-    violations = tuple(
-        Violation(name, kind, node, detail, run.violation_count[name])
-        for name, (kind, node, detail) in run.first_violation.items()
-    )
-    stats = Stats(
-        states=len(states),
-        transitions=len(e_src),
-        max_depth_reached=max_depth_seen,
-        converged=len(converged_nodes),
-        depth_cuts=len(depth_cuts),
-        deadlocks=len(deadlocks),
-        livelocks=len(livelocks),
-        elapsed=elapsed,
-        states_per_second=len(states) / elapsed if elapsed > 0 else 0.0,
-        reduced=reduced_count,
-    )
-    return SearchResult(
-        graph=graph,
-        strategy=strategy,
-        complete=complete,
-        bound_hit=bound_hit,
-        initial=tuple(initial),
-        converged=tuple(converged_nodes),
-        depth_cuts=depth_cuts,
-        deadlocks=deadlocks,
-        livelocks=livelocks,
-        findings=findings,
-        violations=violations,
-        initial_index=initial_index,
-        stats=stats,
-    )

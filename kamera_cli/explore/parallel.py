@@ -27,10 +27,10 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
-from kamera_cli.explore.checker import _Problems, finish
 from kamera_cli.explore.model import Model, Property, pack_state, unpack_state, unwrap
 from kamera_cli.explore.parallel_pool import BATCH, Pool, WorkerDied
 from kamera_cli.explore.parallel_worker import check
+from kamera_cli.explore.problems import Problems, finish
 from kamera_cli.explore.reduction import Reducible
 from kamera_cli.explore.result import (
     CONVERGED_LEAF,
@@ -98,7 +98,7 @@ class _Coordinator:
         self.stop_on_first, self.expand_converged, self.should_stop = stop_on_first, expand_converged, should_stop
         self.start = start
         self.graph: Graph[Any, Any] = Graph()
-        self.run_ = _Problems(stop_on_first)
+        self.run_ = Problems(stop_on_first)
         self.index: dict[str, int] = {}
         self.fps: list[str] = []
         self.edge_index: list[int] = []  # edge id -> the transition's index in its source's expansion
