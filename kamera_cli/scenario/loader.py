@@ -101,8 +101,16 @@ class _Loader(Reader):
     # -- helpers -------------------------------------------------------------------------------
     def _kopf_module(self, value: str, path: Path_) -> None:
         """A kopf operator file must exist (its import, like an entry point's, waits for the run)."""
-        if value.endswith(".py") and not (Path(self.base_dir) / value).is_file():
-            self.add(path, f"kopf operator file {value!r} not found (looked for {Path(self.base_dir) / value})",
+        if not value.endswith(".py"):
+            return
+        target = Path(self.base_dir) / value
+        try:
+            found = target.is_file()
+        except OSError as exc:  # a name the file system refuses (too long, for one): a problem, not a crash
+            self.add(path, f"kopf operator file {value!r} cannot be looked up: {exc.strerror or exc}")
+            return
+        if not found:
+            self.add(path, f"kopf operator file {value!r} not found (looked for {target})",
                      "paths are relative to the scenario file's folder")
 
     def _reporter(self, at: Path_) -> Callable[[str, str, str], None]:

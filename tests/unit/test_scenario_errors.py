@@ -419,3 +419,14 @@ def test_json_patch_operations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         "scenario.yaml:15:32: $.spec.actions[0].patch.patch[3].path: 'metadata' is not a JSON Pointer:"
         " it must start with '/' (or be empty)",
     ]
+
+
+def test_a_kopf_file_name_the_file_system_refuses_is_a_located_problem(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the mutation property test: a name past the file system's limit made the loader raise
+    OSError from ``Path.is_file`` instead of reporting it."""
+    long = "x" * 300 + ".py"
+    text = HEAD.replace('entrypoint: "app.py:reconcile"', f"kopf: {long}") + "  seed: []\n"
+    got = problems_of(tmp_path, monkeypatch, {"scenario.yaml": text})
+    assert got == [f"scenario.yaml:5:35: $.spec.controllers[0].kopf: kopf operator file {long!r} cannot be"
+                   " looked up: File name too long"]
