@@ -454,3 +454,14 @@ def test_may_fail_is_read_into_the_action(tmp_path: Path) -> None:
     assert (first.may_fail, first.may_fail_codes) == (True, (403, 404))
     assert first.refusal_allowed(404) and not first.refusal_allowed(409)
     assert second.refusal_allowed(409) and not third.refusal_allowed(404)
+
+
+def test_a_kopf_file_name_the_file_system_refuses_is_a_located_problem(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the mutation property test: a name past the file system's limit made the loader raise
+    OSError from ``Path.is_file`` instead of reporting it."""
+    long = "x" * 300 + ".py"
+    text = HEAD.replace('entrypoint: "app.py:reconcile"', f"kopf: {long}") + "  seed: []\n"
+    got = problems_of(tmp_path, monkeypatch, {"scenario.yaml": text})
+    assert got == [f"scenario.yaml:5:35: $.spec.controllers[0].kopf: kopf operator file {long!r} cannot be"
+                   " looked up: File name too long"]
