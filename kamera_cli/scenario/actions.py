@@ -48,6 +48,9 @@ def read_actions(ld: Reader, sources: Sources, spec: dict[str, Any]) -> tuple[Ac
             at = as_int(at_raw.get("afterSteps"), 0)
         name = as_str(raw.get("name")) or f"action {i + 1} ({verb})"
         position = ld.position(path)
+        may_fail = raw.get("mayFail", False)
+        codes = tuple(sorted(c for c in may_fail if isinstance(c, int))) if isinstance(may_fail, list) else ()
+        refusals: dict[str, Any] = {"may_fail": may_fail is True or bool(codes), "may_fail_codes": codes}
         if verb in ("apply", "replace"):
             entry = raw[verb]
             before = len(ld.problems)
@@ -55,11 +58,11 @@ def read_actions(ld: Reader, sources: Sources, spec: dict[str, Any]) -> tuple[Ac
             if isinstance(entry, str) and entry and not located and len(ld.problems) == before:
                 ld.add((*path, verb), f"{entry!r} holds no object to {verb}")
             objects = tuple(obj for _, obj in ld.objects(located))
-            actions.append(ActionSpec(name, verb, at, objects=objects, position=position))
+            actions.append(ActionSpec(name, verb, at, objects=objects, position=position, **refusals))
         elif verb == "delete":
             target = target_ref(ld, raw["delete"], (*path, "delete"))
             if target is not None:
-                actions.append(ActionSpec(name, "delete", at, target=target, position=position))
+                actions.append(ActionSpec(name, "delete", at, target=target, position=position, **refusals))
         else:
             patch = as_dict(raw["patch"])
             target = target_ref(ld, patch.get("target"), (*path, "patch", "target"))
@@ -73,7 +76,7 @@ def read_actions(ld: Reader, sources: Sources, spec: dict[str, Any]) -> tuple[Ac
                     ActionSpec(
                         name, "patch", at, target=target, patch_type=patch_type, patch=body, position=position,
                         subresource=as_str(patch.get("subresource")), field_manager=as_str(patch.get("fieldManager")),
-                        force=patch.get("force") is True,
+                        force=patch.get("force") is True, **refusals,
                     )
                 )
     return tuple(actions)
