@@ -8,7 +8,7 @@ See docs/explorer.md.
 
 from __future__ import annotations
 
-from kamera_cli.explore.checker import finding_key, search, serve_search
+from kamera_cli.explore.checker import search, search_with, serve_search
 from kamera_cli.explore.model import (
     ALWAYS,
     CONVERGED,
@@ -21,6 +21,7 @@ from kamera_cli.explore.model import (
     Transition,
 )
 from kamera_cli.explore.parallel import WorkerDied
+from kamera_cli.explore.problems import finding_key
 from kamera_cli.explore.reduction import NONE, PERSISTENT, Reducible, Reduction
 from kamera_cli.explore.result import (
     Edge,
@@ -35,6 +36,7 @@ from kamera_cli.explore.result import (
     Violation,
 )
 from kamera_cli.explore.scc import find_livelocks, strongly_connected_components
+from kamera_cli.explore.settings import SearchSettings
 from kamera_cli.explore.trace import first_divergence, replay
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "Reducible",
     "Reduction",
     "SearchResult",
+    "SearchSettings",
     "Stats",
     "Strategy",
     "Tallied",
@@ -67,6 +70,7 @@ __all__ = [
     "first_divergence",
     "replay",
     "search",
+    "search_with",
     "serve_search",
     "strongly_connected_components",
 ]

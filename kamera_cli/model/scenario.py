@@ -64,6 +64,11 @@ class ControllerSpec:
     every: float | None = None
     #: the kinds a program or handler watches (its ``watches:`` list of plain kinds)
     program_kinds: tuple[KindRef, ...] = ()
+    #: a program's, sweep's or handler's command line after its file (``sys.argv[1:]``); None for the other
+    #: shapes, whose ``sys.argv`` is left alone
+    args: tuple[str, ...] | None = None
+    #: files the controller's code reads (``files:``): absolute path -> content, resolved when loaded
+    files: tuple[tuple[str, bytes], ...] = ()
 
     @property
     def shape(self) -> Literal["reconciler", "kopf", "metacontroller", "program", "sweep", "handler"]:

@@ -35,6 +35,7 @@ from kamera_cli.scenario.manifests import Located, Sources, check_manifest
 from kamera_cli.scenario.metacontroller import read_metacontroller
 from kamera_cli.scenario.paths import Path_
 from kamera_cli.scenario.perturbations import read_perturbations
+from kamera_cli.scenario.process import with_process
 from kamera_cli.scenario.programs import program_key_problems
 from kamera_cli.scenario.schema import json_type, schema_problems
 from kamera_cli.scenario.values import as_dict as _dict
@@ -214,6 +215,8 @@ class _Loader:
                 self.problems.append(crds[index].problem((), f"invalid CustomResourceDefinition: {message}"))
         controllers = self._controllers(spec)
         seed = self._seed(sources, spec)
+        controllers = with_process(_list(spec.get("controllers")), controllers, seed, self.base_dir,
+                                   lambda path, msg, hint: self.add(path, msg, hint))
         explore = self._explore(_dict(spec.get("explore")))
         expect = _dict(spec.get("expect"))
         expectations = Expectations(

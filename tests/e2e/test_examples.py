@@ -108,6 +108,9 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "shapes/program/workqueue": (1, {"deterministic", "invariant: the index records every owner"}, 2679, 3),
     "shapes/program/workqueue/fixed": (0, set(), 2679, 1),
     "shapes/program/sweep": (0, set(), 9, 1),
+    # issue 27: a program's own command line (args:), and files mounted from a seeded ConfigMap
+    "shapes/program/argv": (0, set(), 7, 1),
+    "shapes/program/cleanup": (0, set(), 5, 1),
     "shapes/program/handler": (0, set(), 13, 1),
 }
 

@@ -36,7 +36,7 @@ from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.kopf import activities
 from kamera_cli.adapters.reconcile.values import Request, Result
 from kamera_cli.adapters.sandbox.fence import VirtualClock, sandboxed
-from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, _Shape, environment
+from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, _Shape
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["KopfHandlerError", "KopfOperator", "load_kopf_operator", "supported"]
@@ -146,13 +146,13 @@ class KopfOperator(ReconcilerFactory):
 
     def _run_startup(self) -> None:
         """kopf's login and startup activities, as ``kopf run`` runs them before any watch, with the
-        controller's ``env:`` set and time virtual (``activities.start``).  Their failure is kept in
+        controller's ``env:`` and files in place and time virtual (``activities.start``).  Their failure is kept in
         ``start_failure`` (a finding): the operator then never starts, so its steps do nothing."""
         from kopf._cogs.structs import ephemera
 
         # the operator's memo: what startup handlers put there, every object's memo starts as a copy of
         self.memobase = ephemera.Memo()
-        with environment(self.env), sandboxed(VirtualClock(IMPORT_EPOCH), IMPORT_SEED, importing=True) as run:
+        with self.scope(), sandboxed(VirtualClock(IMPORT_EPOCH), IMPORT_SEED, importing=True) as run:
             failed = activities.start(self.registry, self.settings, self.memobase, self.host)
         if failed is None and run.network:
             failed = activities.StartFailure(

@@ -14,9 +14,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kamera_cli import explore as ex
+import kamera_cli.explore as ex
 from kamera_cli.apiserver.storage.snapshot import is_record, object_digest
 from kamera_cli.invariants import compile_invariant, state_document, vacuity_hint
+from kamera_cli.judging.diffs import created, diff
+from kamera_cli.judging.statemap import node_ids
+from kamera_cli.judging.story import replay_diverges, steps_of
 from kamera_cli.model.result import (
     Check,
     CheckName,
@@ -27,12 +30,9 @@ from kamera_cli.model.result import (
 )
 from kamera_cli.model.scenario import InvariantSpec, Position, Scenario
 from kamera_cli.sim.bootstrap import Simulation
-from kamera_cli.sim.diffs import created, diff
 from kamera_cli.sim.labels import Finding
 from kamera_cli.sim.model import KubeModel
 from kamera_cli.sim.state import SimState
-from kamera_cli.sim.statemap import node_ids
-from kamera_cli.sim.story import replay_diverges, steps_of
 
 
 class Judge:
