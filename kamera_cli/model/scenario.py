@@ -154,6 +154,13 @@ class ActionSpec:
     field_manager: str = ""
     #: patch type apply: take over conflicting fields
     force: bool = False
+    #: ``mayFail``: a refusal is an acceptable outcome (the execution goes on): True for any code, or the codes
+    may_fail: bool = False
+    may_fail_codes: tuple[int, ...] = ()
+
+    def refusal_allowed(self, status: int) -> bool:
+        """Whether the API server refusing this action with ``status`` is one of its acceptable outcomes."""
+        return self.may_fail and (not self.may_fail_codes or status in self.may_fail_codes)
 
 
 @dataclass(frozen=True, slots=True)

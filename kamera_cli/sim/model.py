@@ -442,16 +442,18 @@ class KubeModel:
         spec = self.action_specs[act.index]
         server = ApiServer(self.registry, state.snapshot, now=lambda: state.clock)
         error = ""
+        allowed = False
         try:
             perform_action(server, spec)
         except ApiError as exc:
             error = f"{exc}"
+            allowed = spec.refusal_allowed(exc.status)
         writes = journal_writes(server)
         findings: list[Finding] = []
         new_items: list[PendingItem] = []
-        if error:
+        if error and not allowed:
             findings.append(Finding("action-failed", spec.name, f"action {spec.name!r} failed: {error}"))
-        else:
+        elif not error:
             try:
                 new_items = self._triggered(server.snapshot, writes, state.clock + 1)
             except MapperFailed as exc:
@@ -464,13 +466,14 @@ class KubeModel:
             next_action=state.next_action + 1,
             steps_since_action=0,
             faults=faults,
-            halted=error,
+            # a refusal the action allows (mayFail) is one of its outcomes: the execution goes on
+            halted="" if allowed else error,
             extra=self._extra(server.snapshot, faults),
             outcomes=state.outcomes,
             memory=state.memory,
         )
         label = StepLabel(kind="action", actor=f"action {spec.name!r}", writes=tuple(writes),
-                          note="failed: " + error if error else "")
+                          note=("refused, as it may be: " if allowed else "failed: ") + error if error else "")
         return Transition(new_state, label, tuple(findings))
 
     def _triggered(self, snapshot: Snapshot, writes: Sequence[WriteRec], ready_at: int,

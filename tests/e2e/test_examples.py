@@ -111,6 +111,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     # issue 27: a program's own command line (args:), and files mounted from a seeded ConfigMap
     "shapes/program/argv": (0, set(), 7, 1),
     "shapes/program/cleanup": (0, set(), 5, 1),
+    # a user's create that may be refused (mayFail): both outcomes of the race are explored
+    "shapes/program/cleanup/race": (0, set(), 13, 2),
     "shapes/program/handler": (0, set(), 13, 1),
 }
 
