@@ -334,6 +334,10 @@ class Simulation:
         triggers = Triggers(wirings)
         seed_requests: list[tuple[str, str, str]] = list(self._program_seeds)
         findings: list[Finding] = []
+        for factory in self._factories:  # a kopf operator whose login or startup failed never starts
+            failed = getattr(factory, "start_failure", None)
+            if failed is not None:
+                findings.append(Finding("controller-error", factory.controller, failed[0], failed[1]))
         for obj in snapshot.objects():
             try:
                 requests = triggers.requests(None, obj, lambda kind, ns: object_names(snapshot, kind, ns))

@@ -24,7 +24,7 @@ from kamera_cli.model.scenario import ActionSpec, Perturbations
 from kamera_cli.sim.footprints import process_of, step_footprint
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
-from kamera_cli.sim.runtime import ControllerRuntime, ReconcileRun
+from kamera_cli.sim.runtime import ControllerRuntime, Fault, ReconcileRun
 from kamera_cli.sim.shipping import Shipping
 from kamera_cli.sim.state import (
     REQUEUE,
@@ -39,22 +39,6 @@ from kamera_cli.sim.state import (
 from kamera_cli.sim.triggers import MapperFailed, Triggers
 
 _NO_TICKS: Mapping[str, int] = {}
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class Fault:
-    """A perturbation applied to one reconcile (one per step at most)."""
-
-    kind: str  # conflict | crash | stale
-    at: int = 0  # conflict: the k-th write (1-based) is refused; crash: stop after this many writes
-    lags: tuple[tuple[str, int], ...] = ()  # stale: (kind, how many writes behind)
-
-    def describe(self) -> str:
-        if self.kind == "conflict":
-            return f"injected 409 Conflict on write {self.at}"
-        if self.kind == "crash":
-            return f"crashed after write {self.at}"
-        return "stale view of " + ", ".join(f"{k} ({n} behind)" for k, n in self.lags)
 
 
 @dataclass(frozen=True, slots=True, order=True)

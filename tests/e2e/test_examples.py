@@ -67,6 +67,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "kopf/timer-before-child/fixed": (0, set(), 16, 1),
     # kopf's view of resources from discovery: a CRD without a status subresource, names by short name (issue 27)
     "kopf/discovered": (0, set(), 15, 1),
+    # login and startup handlers run as kopf runs them; the login handler configures the asyncio client
+    "kopf/login": (0, set(), 7, 1),
     # operators over the built-in control plane (issue 10): deployment/replicaset/job/kubelet actors
     "workloads/wait-for-deployment": (0, set(), 1769, 1),
     "workloads/conditions-no-null-check": (0, set(), 133, 1),
@@ -121,7 +123,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
 # examples that need an optional client: folder prefix -> (module, extra)
 OPTIONAL_CLIENTS = {"asyncio": ("kubernetes_asyncio", "asyncio"),
                     "shapes/program/mirror-async": ("kubernetes_asyncio", "asyncio"),
-                    "kopf/async-client": ("kubernetes_asyncio", "asyncio"), "shapes/kr8s": ("kr8s", "kr8s"),
+                    "kopf/async-client": ("kubernetes_asyncio", "asyncio"),
+                    "kopf/login": ("kubernetes_asyncio", "asyncio"), "shapes/kr8s": ("kr8s", "kr8s"),
                     "shapes/lightkube": ("lightkube", "lightkube"), "shapes/pykube": ("pykube", "pykube"),
                     # threads in a program are scheduled as green threads (without it: one thread, refused)
                     "shapes/program/workqueue": ("greenlet", "programs")}
