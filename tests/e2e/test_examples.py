@@ -103,6 +103,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     # retried through the rate-limited queue (the failure count bounded at 18), and its fix
     "shapes/metacontroller/propagation": (1, {"no controller errors"}, 24, 0),
     "shapes/metacontroller/propagation/fixed": (0, set(), 7, 1),
+    # issue 27: the fixed hook server built by a function (main() -> server_factory(...)): the fixed counts
+    "shapes/metacontroller/propagation/factory": (0, set(), 7, 1),
     # programs (issue 12): a watch loop that acts on a half-delivered listing, its fix, a sweep, a handler
     "shapes/program/mirror": (1, {"invariant: a copy exists while its source does"}, 9, 1),
     "shapes/program/mirror/fixed": (0, set(), 5, 1),
