@@ -127,7 +127,7 @@ def equals_check(value: Any) -> _Check:
         if bad is None:
             return f"expected every node to equal {shown}, got a different value"
         if isinstance(bad[1], (Mapping, list)) and isinstance(value, (Mapping, list)):
-            return f"expected every node to equal {shown}, got at {bad[0]}: {first_difference(bad[1], value)}"
+            return f"expected every node to equal {shown}; at {bad[0]}: {first_difference(bad[1], value)}"
         return f"expected every node to equal {shown}, got {_show(bad[1])} at {bad[0]}"
 
     return equals

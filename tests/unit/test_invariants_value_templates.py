@@ -37,12 +37,12 @@ def test_a_whole_map_is_compared_structurally() -> None:
     source = cm("app", {"color": "blue", "shard-c": "1"})
     assert messages("{{ @.data }}", source, cm("app-copy", {"shard-c": "1", "color": "blue"}, "app")) == []
     assert messages("{{ @.data }}", source, cm("app-copy", {"color": "blue", "shard-c": "0"}, "app")) == [
-        'expected every node to equal {"color":"blue","shard-c":"1"}, got at ConfigMap shop/app-copy .data: '
+        'expected every node to equal {"color":"blue","shard-c":"1"}; at ConfigMap shop/app-copy .data: '
         '.shard-c is "0", '
         'expected "1" for ConfigMap shop/app'
     ]
     assert messages("{{ @.data }}", source, cm("app-copy", {"color": "blue"}, "app")) == [
-        'expected every node to equal {"color":"blue","shard-c":"1"}, got at ConfigMap shop/app-copy .data: '
+        'expected every node to equal {"color":"blue","shard-c":"1"}; at ConfigMap shop/app-copy .data: '
         '.shard-c missing, '
         'expected "1" for ConfigMap shop/app'
     ]
@@ -55,8 +55,8 @@ def test_templates_inside_a_written_out_value_and_inside_strings() -> None:
     assert messages(equals, source, good) == []
     bad = cm("app-copy", {"color": "red", "owner": "app-copy", "fixed": 3}, "app")
     assert messages(equals, source, bad) == [
-        'expected every node to equal {"color":"blue","fixed":3,"owner":"app-copy"}, '
-        'got at ConfigMap shop/app-copy .data: .color is "red", expected "blue" for ConfigMap shop/app'
+        'expected every node to equal {"color":"blue","fixed":3,"owner":"app-copy"}; '
+        'at ConfigMap shop/app-copy .data: .color is "red", expected "blue" for ConfigMap shop/app'
     ]
 
 
