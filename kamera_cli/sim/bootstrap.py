@@ -21,6 +21,7 @@ from kamera_cli.adapters.kopf.spawning import KopfDaemon, KopfTimer
 from kamera_cli.adapters.metacontroller import ParentView, ResInfo, load_metacontroller, parse_manifest
 from kamera_cli.adapters.program.factory import PROGRAM_KEY, load_program
 from kamera_cli.adapters.sandbox.fakes import FakeSet, install_fakes
+from kamera_cli.adapters.sandbox.process import ProcessView
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
 from kamera_cli.apiserver.storage.external import EXTERNAL_CRD, with_entries
 from kamera_cli.apiserver.transports.containment import Containment
@@ -29,7 +30,7 @@ from kamera_cli.controlplane import PodRule, make_builtins
 from kamera_cli.controlplane.volumes import default_storage_class
 from kamera_cli.errors import EntrypointError, Problem, ScenarioError
 from kamera_cli.model.objects import KindRef, ObjectRef
-from kamera_cli.model.scenario import Scenario
+from kamera_cli.model.scenario import ControllerSpec, Scenario
 from kamera_cli.sim.builtins import BuiltinFactory, builtin_wiring
 from kamera_cli.sim.labels import Finding
 from kamera_cli.sim.model import KubeModel, object_names
@@ -42,6 +43,11 @@ BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system"
 EPOCH = 1_767_225_600
 #: The ``for`` kind of programs, sweeps and handlers: no object has it (their keys come from their mappers).
 PROGRAM_KIND = KindRef("kamera.dev", "v1", "Program")
+
+
+def _view(spec: ControllerSpec) -> ProcessView:
+    """What the controller's code sees around it: its ``env``, its ``args`` and its files."""
+    return ProcessView.in_pod(spec.env, spec.args, spec.files)
 
 
 def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str] | None = None) -> Snapshot:
@@ -163,7 +169,7 @@ class Simulation:
                 continue
             if spec.kopf is not None:
                 factory = load_kopf_operator(spec.kopf, base, scenario=scenario.name, controller=spec.name,
-                                             host=containment.host, env=dict(spec.env))
+                                             host=containment.host, env=_view(spec))
                 self._factories.append(factory)
                 factory.memory_owner = spec.name  # its objects' memos are kept in the explored state
                 if spec.for_kind is None:
@@ -183,7 +189,7 @@ class Simulation:
                 factory.bind_resource(info.group, info.version, info.plural, info.kind, info.namespaced, candidates)
             else:
                 factory = load_reconciler(spec.entrypoint, base, scenario=scenario.name, controller=spec.name,
-                                          env=dict(spec.env))
+                                          env=_view(spec))
                 self._factories.append(factory)
             watches = self._watches(spec, base)
             wirings.append(Wiring(spec.name, spec.for_kind, info.namespaced, frozenset(spec.owns), tuple(watches)))
@@ -215,7 +221,7 @@ class Simulation:
         meta, _problems = parse_manifest(manifest, dict(spec.hooks))
         assert meta is not None, "the scenario loader checked the manifest"
         controller = load_metacontroller(meta, manifest, dict(spec.hooks), base, scenario=self.scenario.name,
-                                         controller=spec.name, env=dict(spec.env), apply_strategy=spec.apply_strategy,
+                                         controller=spec.name, env=_view(spec), apply_strategy=spec.apply_strategy,
                                          field_manager=spec.ssa_field_manager)
         self._factories.append(controller)
         parents = controller.bind(_resolver(self.registry))
@@ -245,7 +251,7 @@ class Simulation:
         containment = self._containment
         assert containment is not None
         factory = load_program(spec.program or spec.handler, str(base), shape=spec.shape, every=spec.every,
-                               scenario=self.scenario.name, controller=spec.name, env=dict(spec.env))
+                               scenario=self.scenario.name, controller=spec.name, env=_view(spec))
         self._factories.append(factory)
         factory.attach(containment, self.registry, spec.program_kinds)
         wirings.append(Wiring(spec.name, PROGRAM_KIND, False, frozenset(),
@@ -313,6 +319,10 @@ class Simulation:
         triggers = Triggers(wirings)
         seed_requests: list[tuple[str, str, str]] = list(self._program_seeds)
         findings: list[Finding] = []
+        for factory in self._factories:  # a kopf operator whose login or startup failed never starts
+            failed = getattr(factory, "start_failure", None)
+            if failed is not None:
+                findings.append(Finding("controller-error", factory.controller, failed[0], failed[1]))
         for obj in snapshot.objects():
             try:
                 requests = triggers.requests(None, obj, lambda kind, ns: object_names(snapshot, kind, ns))

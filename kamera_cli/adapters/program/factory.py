@@ -32,6 +32,7 @@ from kamera_cli.adapters.program.threads import ProgramDeadlocked, Threads
 from kamera_cli.adapters.reconcile.values import Request, Result
 from kamera_cli.adapters.sandbox.fence import active_run
 from kamera_cli.adapters.sandbox.loading import _arity, _Loader
+from kamera_cli.adapters.sandbox.process import ProcessView
 from kamera_cli.model.objects import KindRef
 
 __all__ = ["PROGRAM_KEY", "ProgramCrashed", "ProgramDeadlocked", "ProgramEnded", "ProgramFactory", "ProgramResult",
@@ -95,7 +96,7 @@ class ProgramFactory(_Loader):
         return "blocked on something kamera does not control (no watch read or time.sleep within its time budget)"
 
     def __init__(self, entrypoint: str, base_dir: str, *, shape: str, every: float | None, scenario: str,
-                 controller: str, env: Mapping[str, str] | None = None) -> None:
+                 controller: str, env: Mapping[str, str] | ProcessView | None = None) -> None:
         self.shape = shape
         self.every = every
         self.containment: Any = None
@@ -465,7 +466,7 @@ class _Data:
 
 
 def load_program(entrypoint: str, base_dir: str, *, shape: str, every: float | None = None, scenario: str = "",
-                 controller: str = "", env: Mapping[str, str] | None = None) -> ProgramFactory:
+                 controller: str = "", env: Mapping[str, str] | ProcessView | None = None) -> ProgramFactory:
     """Import a program's, sweep's or handler's entry point and check its shape (EntrypointError otherwise)."""
     return ProgramFactory(entrypoint, base_dir, shape=shape, every=every, scenario=scenario,
                           controller=controller, env=env)
