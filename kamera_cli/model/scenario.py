@@ -69,6 +69,11 @@ class ControllerSpec:
     args: tuple[str, ...] | None = None
     #: files the controller's code reads (``files:``): absolute path -> content, resolved when loaded
     files: tuple[tuple[str, bytes], ...] = ()
+    #: a sweep run at the points of a cron expression (``schedule:``) instead of every ``every`` seconds
+    schedule: str | None = None
+    #: an ``every`` sweep's first tick: at the start (``start``) or one period later (``afterPeriod``); a
+    #: ``schedule`` sweep's first tick is always its first schedule point after the start
+    first_tick: Literal["start", "afterPeriod"] = "start"
 
     @property
     def shape(self) -> Literal["reconciler", "kopf", "metacontroller", "program", "sweep", "handler"]:
@@ -80,7 +85,7 @@ class ControllerSpec:
         if self.handler is not None:
             return "handler"
         if self.program is not None:
-            return "sweep" if self.every is not None else "program"
+            return "sweep" if self.every is not None or self.schedule is not None else "program"
         return "reconciler"
 
 

@@ -39,6 +39,8 @@ from kamera_cli.sim.state import (
 from kamera_cli.sim.symmetry import Canon, Symmetry, state_notes, translate
 from kamera_cli.sim.triggers import MapperFailed, Triggers
 
+_NO_TICKS: Mapping[str, int] = {}
+
 
 @dataclass(frozen=True, slots=True, order=True)
 class Act:
@@ -86,7 +88,10 @@ class KubeModel:
         seed_requests: Sequence[tuple[str, str, str]] = (),
         start_clock: int = 0,
         initial_findings: Sequence[Finding] = (),
+        first_ticks: Mapping[str, int] = _NO_TICKS,
     ) -> None:
+        #: sweeps whose first tick is pending work some seconds after the start (docs/controllers.md, "Sweeps")
+        self._first_ticks = dict(first_ticks)
         #: problems seen before the first step (a watch mapper failing on the initial list)
         self.initial_findings = tuple(initial_findings)
         self.registry = registry
@@ -112,7 +117,8 @@ class KubeModel:
     # ------------------------------------------------------------------ explorer protocol
     def initial_states(self) -> Sequence[SimState]:
         # a controller that tells a listing from an update (kopf) gets its first events as a listing
-        items = [PendingItem(c, ns, n, self._start_clock, WATCH,
+        items = [PendingItem(c, ns, n, self._start_clock + self._first_ticks.get(c, 0),
+                             TIMER if c in self._first_ticks else WATCH,
                              relist=getattr(self.controllers[c].factory, "relists", False))
                  for c, ns, n in self._seed_requests]
         return [SimState(self.initial, merge_pending((), items, None), self._start_clock)]
