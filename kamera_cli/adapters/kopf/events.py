@@ -38,7 +38,7 @@ from typing import Any, cast
 from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.kopf import activities
 from kamera_cli.adapters.reconcile.values import Request, Result
-from kamera_cli.adapters.sandbox.loading import ReconcilerFactory, _Shape
+from kamera_cli.adapters.sandbox.loading import ReconcilerFactory, ReconcileShape
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["KopfHandlerError", "KopfOperator", "load_kopf_operator", "supported"]
@@ -158,7 +158,7 @@ class KopfOperator(ReconcilerFactory):
             raise self._error(f"{self._tried()}: no @kopf.on.create/update/delete/resume/field/event or "
                               "@kopf.timer handler found",
                               "kamera runs the handlers the module registers when it is imported")
-        self._shape = _Shape("function", 1, False)
+        self._shape = ReconcileShape("function", 1, False)
         self._run_startup()
         return self._step
 
