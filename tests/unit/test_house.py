@@ -25,12 +25,7 @@ PACKAGE = Path(kamera_cli.__file__).resolve().parent
 MAX_MODULES = 20
 #: Folders whose violations another part of issue #25 removes; each xfails (not strict, so a fix
 #: shows as XPASS) until its entry is deleted here.
-PENDING: dict[str, str] = {
-    "scenario": "issue #25, house-judging: actions.py and perturbations.py import loader.py's private _Loader, "
-                "and the three import each other",
-    "sim": "issue #25, house-judging: runtime.py imports memo_keys.py's private digests; model.py and runtime.py "
-           "import each other",
-}
+PENDING: dict[str, str] = {}
 
 
 @dataclass(frozen=True, slots=True)

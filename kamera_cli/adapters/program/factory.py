@@ -99,6 +99,8 @@ class ProgramFactory(EntrypointLoader):
                  controller: str, env: Mapping[str, str] | ProcessView | None = None) -> None:
         self.shape = shape
         self.every = every
+        #: a ``schedule`` sweep's next tick after a time (seconds since the epoch), set by the simulation
+        self.next_tick: Callable[[float], float] | None = None
         self.containment: Any = None
         self.registry: Any = None
         self.kinds: tuple[KindRef, ...] = ()
@@ -193,6 +195,9 @@ class ProgramFactory(EntrypointLoader):
     def invoke(self, request: Request, client: object) -> Any:
         if self.shape == "sweep":
             self._target()
+            run = active_run()
+            if self.next_tick is not None and run is not None:  # a cron schedule: its next point after now
+                return Result(requeue_after=max(self.next_tick(run.clock.now) - run.clock.now, 1.0))
             return Result(requeue_after=self.every)
         if self.shape == "handler":
             return self._handle(request, client)

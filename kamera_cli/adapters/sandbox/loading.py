@@ -48,7 +48,7 @@ __all__ = ["Mapper", "ReconcilerFactory", "load_mapper", "load_reconciler"]
 
 #: 2026-01-01T00:00:00Z, the simulation's epoch: module top-level code sees this time
 IMPORT_EPOCH = 1767225600.0
-_IMPORT_SEED = b"kamera:import"
+IMPORT_SEED = b"kamera:import"
 
 _SIGNATURE_HINT = (
     "write `def reconcile(request)` or `def reconcile(request, client)`, or a class whose constructor takes "
@@ -209,7 +209,7 @@ class EntrypointLoader:
         where = _display(parsed, self.base_dir)
         clock = VirtualClock(IMPORT_EPOCH)
         with self.module_set.importing(), self.scope(), \
-                sandboxed(clock, _IMPORT_SEED, importing=True) as run:
+                sandboxed(clock, IMPORT_SEED, importing=True) as run:
             try:
                 module = self._exec_entry_module()
             except (KeyboardInterrupt, EntrypointError):

@@ -325,13 +325,36 @@ def _send(method: str, url: str, headers: Mapping[str, str], body: bytes | None)
     return PoolManagerStandIn().request(method, url, headers=headers, body=body, preload_content=False)
 
 
+def likely_cause(address: str) -> str:
+    """Why a controller most likely addressed ``address`` (host[:port]) instead of the simulated cluster.
+
+    A blocked call is nearly always one of three things; naming which saves the user reading the
+    transport's traceback: a client whose configuration was never loaded (the official and asyncio
+    clients default to ``localhost``), a cluster-internal name (a Service, the API server's in-cluster
+    name), or a service outside the cluster.
+    """
+    host = "" if address.startswith("/") else address.rsplit("@", 1)[-1].split(":", 1)[0].strip("[]").lower()
+    if host in ("localhost", "127.0.0.1", "::1", ""):
+        return ("the default host of a Kubernetes client whose configuration was never loaded: call "
+                "config.load_kube_config() or load_incluster_config() (kamera routes both), or, in a kopf "
+                "operator, configure the client in its @kopf.on.login handler, which kamera runs")
+    if host.startswith("kubernetes.default") or host == "kubernetes":
+        return ("the API server's in-cluster name: load the client's configuration with load_incluster_config() "
+                "(kamera routes it) instead of building the URL by hand")
+    if host.endswith((".svc", ".svc.cluster.local", ".cluster.local")):
+        return "a Service inside the cluster, which kamera does not run: stand in for it with a fake (spec.fakes)"
+    return "a service outside the simulated cluster: stand in for it with a fake (spec.fakes)"
+
+
 def _network_blocked(address: str) -> NetworkBlocked:
-    return NetworkBlocked("kamera blocked a real network connection while a simulation is running", address)
+    where = f"a URL without a host ({address})" if address.startswith("/") else address or "an unknown address"
+    return NetworkBlocked(f"kamera blocked a real network connection to {where} while a simulation is running; "
+                          f"it is most likely {likely_cause(address)}", address)
 
 
 def _blocked_connection(address: Any = None, *args: Any, **kwargs: Any) -> Any:
     where = ":".join(str(part) for part in address) if isinstance(address, tuple) else str(address or "")
-    raise NetworkBlocked("kamera blocked a real network connection while a simulation is running", where)
+    raise _network_blocked(where)
 
 
 def _blocked_websocket(*args: Any, **kwargs: Any) -> Any:
@@ -402,7 +425,7 @@ class _Patches:
         # urllib3 while contained (the stand-in never needs either).
         def no_pool(self: Any, host: Any = "", port: Any = None, *args: Any, **kwargs: Any) -> None:
             address = f"{host}:{port}" if port is not None else str(host)
-            raise NetworkBlocked("kamera blocked a real network connection while a simulation is running", address)
+            raise _network_blocked(address)
 
         self._set(urllib3.connectionpool.HTTPConnectionPool, "__init__", no_pool)
         self._set(urllib3.util.connection, "create_connection", _blocked_connection)
