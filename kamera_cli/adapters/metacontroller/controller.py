@@ -32,10 +32,9 @@ from kamera_cli.adapters.sandbox.loading import (
     IMPORT_EPOCH,
     IMPORT_SEED,
     ReconcilerFactory,
-    _arity,
-    _package_chain,
-    _Shape,
-    _short,
+    ReconcileShape,
+    arity_of,
+    package_chain,
 )
 from kamera_cli.errors import EntrypointError
 from kamera_cli.model.objects import KindRef
@@ -53,7 +52,7 @@ def _builds_a_server(value: Any) -> bool:
     """A plain function that needs no argument: it cannot take the request, so it builds the server."""
     if inspect.isclass(value) or not inspect.isfunction(value) or inspect.iscoroutinefunction(value):
         return False
-    arity = _arity(value)
+    arity = arity_of(value)
     return arity is not None and arity.accepts(0) and not arity.accepts(1)
 
 
@@ -121,7 +120,7 @@ class MetacontrollerController(ReconcilerFactory):
         """Make ``entry`` the one the loader's messages and imports are about."""
         self.entrypoint = entry
         self.parsed = parse_entrypoint(entry, self.base_dir)
-        chain = _package_chain(self.parsed.file.parent) if self.parsed.file is not None else []
+        chain = package_chain(self.parsed.file.parent) if self.parsed.file is not None else []
         self._package = ".".join(chain)
 
     def _exec_one(self) -> ModuleType:
@@ -133,7 +132,7 @@ class MetacontrollerController(ReconcilerFactory):
             self._current_hook = hook
             super()._resolve(self._modules[entry.rpartition(":")[0]])
         self._use(self.hook_entries["sync"])
-        self._shape = _Shape("function", 2, False)
+        self._shape = ReconcileShape("function", 2, False)
         return self.step
 
     def _check_shape(self, value: Any, where: str) -> Any:
@@ -162,7 +161,7 @@ class MetacontrollerController(ReconcilerFactory):
                 or inspect.iscoroutinefunction(getattr(value, "__call__", None)):  # noqa: B004
             raise self._error(f"{self._tried()}: {name!r} in {where} is async; a hook function returns its "
                               "response dict (an ASGI application takes (scope, receive, send))", _HOOK_HINT)
-        arity = _arity(value)
+        arity = arity_of(value)
         if arity is not None and not arity.accepts(1):
             raise self._error(f"{self._tried()}: function {name!r} in {where} takes {arity.text}; a hook takes "
                               "the request dict", _HOOK_HINT)
@@ -186,7 +185,7 @@ class MetacontrollerController(ReconcilerFactory):
                 raise self._error(f"{self._tried()}: calling {name}() in {where} called sys.exit({exc.code!r})",
                                   _FACTORY_HINT) from None
             except BaseException as exc:
-                raise self._error(f"{self._tried()}: calling {name}() in {where} raised {_short(exc)}",
+                raise self._error(f"{self._tried()}: calling {name}() in {where} raised {type(exc).__name__}: {exc}",
                                   _FACTORY_HINT) from None
         if run.network:
             raise self._error(f"{self._tried()}: calling {name}() in {where} tried to open a network connection "
