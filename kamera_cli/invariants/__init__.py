@@ -1,4 +1,10 @@
-"""RFC 9535 JSONPath invariants over a state document (layer 2b)."""
+"""RFC 9535 JSONPath invariants over a state document (layer 3): queries, templates, evaluation,
+the state document itself and vacuity hints.
+
+May import: ``apiserver`` (for the external store's entries in the state document), ``model``,
+``errors``. Imported by ``scenario`` (to check expressions), ``sim`` and ``judging``. See
+docs/scenario.md, "Invariants".
+"""
 
 from __future__ import annotations
 

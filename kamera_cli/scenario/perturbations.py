@@ -3,18 +3,16 @@ naming a controller the scenario has."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kamera_cli.model.scenario import ConflictSpec, CrashSpec, Perturbations, StaleReadSpec
 from kamera_cli.scenario.paths import Path_
+from kamera_cli.scenario.reading import Reader
 from kamera_cli.scenario.schema import did_you_mean
 from kamera_cli.scenario.values import as_dict, as_int, as_list
 
-if TYPE_CHECKING:
-    from kamera_cli.scenario.loader import _Loader
 
-
-def controller_ref(ld: _Loader, value: Any, path: Path_) -> str | None:
+def controller_ref(ld: Reader, value: Any, path: Path_) -> str | None:
     if not isinstance(value, str):
         return None
     if value != "*" and value not in ld.controller_names:
@@ -25,7 +23,7 @@ def controller_ref(ld: _Loader, value: Any, path: Path_) -> str | None:
         return None
     return value
 
-def read_perturbations(ld: _Loader, raw: dict[str, Any]) -> Perturbations:
+def read_perturbations(ld: Reader, raw: dict[str, Any]) -> Perturbations:
     stale: list[StaleReadSpec] = []
     for i, item in enumerate(as_list(raw.get("staleReads"))):
         path: Path_ = ("spec", "perturbations", "staleReads", i)

@@ -24,7 +24,7 @@ from kamera_cli.model.scenario import ActionSpec, Perturbations
 from kamera_cli.sim.footprints import process_of, step_footprint
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
-from kamera_cli.sim.runtime import ControllerRuntime, ReconcileRun
+from kamera_cli.sim.runtime import ControllerRuntime, Fault, ReconcileRun
 from kamera_cli.sim.shipping import Shipping
 from kamera_cli.sim.state import (
     REQUEUE,
@@ -38,21 +38,7 @@ from kamera_cli.sim.state import (
 )
 from kamera_cli.sim.triggers import MapperFailed, Triggers
 
-
-@dataclass(frozen=True, slots=True, order=True)
-class Fault:
-    """A perturbation applied to one reconcile (one per step at most)."""
-
-    kind: str  # conflict | crash | stale
-    at: int = 0  # conflict: the k-th write (1-based) is refused; crash: stop after this many writes
-    lags: tuple[tuple[str, int], ...] = ()  # stale: (kind, how many writes behind)
-
-    def describe(self) -> str:
-        if self.kind == "conflict":
-            return f"injected 409 Conflict on write {self.at}"
-        if self.kind == "crash":
-            return f"crashed after write {self.at}"
-        return "stale view of " + ", ".join(f"{k} ({n} behind)" for k, n in self.lags)
+_NO_TICKS: Mapping[str, int] = {}
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -101,7 +87,10 @@ class KubeModel:
         seed_requests: Sequence[tuple[str, str, str]] = (),
         start_clock: int = 0,
         initial_findings: Sequence[Finding] = (),
+        first_ticks: Mapping[str, int] = _NO_TICKS,
     ) -> None:
+        #: sweeps whose first tick is pending work some seconds after the start (docs/controllers.md, "Sweeps")
+        self._first_ticks = dict(first_ticks)
         #: problems seen before the first step (a watch mapper failing on the initial list)
         self.initial_findings = tuple(initial_findings)
         self.registry = registry
@@ -124,7 +113,8 @@ class KubeModel:
     # ------------------------------------------------------------------ explorer protocol
     def initial_states(self) -> Sequence[SimState]:
         # a controller that tells a listing from an update (kopf) gets its first events as a listing
-        items = [PendingItem(c, ns, n, self._start_clock, WATCH,
+        items = [PendingItem(c, ns, n, self._start_clock + self._first_ticks.get(c, 0),
+                             TIMER if c in self._first_ticks else WATCH,
                              relist=getattr(self.controllers[c].factory, "relists", False))
                  for c, ns, n in self._seed_requests]
         return [SimState(self.initial, merge_pending((), items, None), self._start_clock)]
@@ -442,16 +432,18 @@ class KubeModel:
         spec = self.action_specs[act.index]
         server = ApiServer(self.registry, state.snapshot, now=lambda: state.clock)
         error = ""
+        allowed = False
         try:
             perform_action(server, spec)
         except ApiError as exc:
             error = f"{exc}"
+            allowed = spec.refusal_allowed(exc.status)
         writes = journal_writes(server)
         findings: list[Finding] = []
         new_items: list[PendingItem] = []
-        if error:
+        if error and not allowed:
             findings.append(Finding("action-failed", spec.name, f"action {spec.name!r} failed: {error}"))
-        else:
+        elif not error:
             try:
                 new_items = self._triggered(server.snapshot, writes, state.clock + 1)
             except MapperFailed as exc:
@@ -464,13 +456,14 @@ class KubeModel:
             next_action=state.next_action + 1,
             steps_since_action=0,
             faults=faults,
-            halted=error,
+            # a refusal the action allows (mayFail) is one of its outcomes: the execution goes on
+            halted="" if allowed else error,
             extra=self._extra(server.snapshot, faults),
             outcomes=state.outcomes,
             memory=state.memory,
         )
         label = StepLabel(kind="action", actor=f"action {spec.name!r}", writes=tuple(writes),
-                          note="failed: " + error if error else "")
+                          note=("refused, as it may be: " if allowed else "failed: ") + error if error else "")
         return Transition(new_state, label, tuple(findings))
 
     def _triggered(self, snapshot: Snapshot, writes: Sequence[WriteRec], ready_at: int,

@@ -101,8 +101,8 @@ class _Spawned:
 
         operator = self.operator
         handler = self._handler()
-        if handler is None:
-            return None
+        if handler is None or operator.start_failure is not None:
+            return None  # gone after a restart, or kopf never started: nothing spawns
         settings = operator.settings
         async with operator.session():
             url = operator.resource.get_url(namespace=request.namespace, name=request.name)

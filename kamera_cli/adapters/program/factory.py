@@ -32,6 +32,7 @@ from kamera_cli.adapters.program.threads import ProgramDeadlocked, Threads
 from kamera_cli.adapters.reconcile.values import Request, Result
 from kamera_cli.adapters.sandbox.fence import active_run
 from kamera_cli.adapters.sandbox.loading import _arity, _Loader
+from kamera_cli.adapters.sandbox.process import ProcessView
 from kamera_cli.errors import EntrypointError
 from kamera_cli.model.objects import KindRef
 
@@ -96,9 +97,11 @@ class ProgramFactory(_Loader):
         return "blocked on something kamera does not control (no watch read or time.sleep within its time budget)"
 
     def __init__(self, entrypoint: str, base_dir: str, *, shape: str, every: float | None, scenario: str,
-                 controller: str, env: Mapping[str, str] | None = None) -> None:
+                 controller: str, env: Mapping[str, str] | ProcessView | None = None) -> None:
         self.shape = shape
         self.every = every
+        #: a ``schedule`` sweep's next tick after a time (seconds since the epoch), set by the simulation
+        self.next_tick: Callable[[float], float] | None = None
         self.containment: Any = None
         self.registry: Any = None
         self.kinds: tuple[KindRef, ...] = ()
@@ -192,6 +195,9 @@ class ProgramFactory(_Loader):
     def invoke(self, request: Request, client: object) -> Any:
         if self.shape == "sweep":
             self._target()
+            run = active_run()
+            if self.next_tick is not None and run is not None:  # a cron schedule: its next point after now
+                return Result(requeue_after=max(self.next_tick(run.clock.now) - run.clock.now, 1.0))
             return Result(requeue_after=self.every)
         if self.shape == "handler":
             return self._handle(request, client)
@@ -414,7 +420,7 @@ class _Data:
 
 
 def load_program(entrypoint: str, base_dir: str, *, shape: str, every: float | None = None, scenario: str = "",
-                 controller: str = "", env: Mapping[str, str] | None = None) -> ProgramFactory:
+                 controller: str = "", env: Mapping[str, str] | ProcessView | None = None) -> ProgramFactory:
     """Import a program's, sweep's or handler's entry point and check its shape (EntrypointError otherwise)."""
     return ProgramFactory(entrypoint, base_dir, shape=shape, every=every, scenario=scenario,
                           controller=controller, env=env)

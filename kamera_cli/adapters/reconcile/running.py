@@ -39,7 +39,6 @@ from kamera_cli.adapters.sandbox.loading import (
     Mapper,
     ReconcilerFactory,
     _Loader,
-    environment,
     requests_from_mapping,
 )
 from kamera_cli.adapters.sandbox.modules import is_user_file
@@ -254,7 +253,7 @@ def _call_sandboxed(
     # catch_warnings: a warning shown "once" is shown once per step, not once per process (what a
     # step prints must not depend on the steps this process ran before), and filters a controller
     # sets stay in its step
-    with (ms.on_path(), environment(loader.env), _captured(printed), warnings.catch_warnings(),
+    with (ms.on_path(), loader.scope(), _captured(printed), warnings.catch_warnings(),
           sandboxed(clock, seed, plan) as run):
         worker.submit(call)
         try:

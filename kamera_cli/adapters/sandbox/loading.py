@@ -24,7 +24,7 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -41,13 +41,14 @@ from kamera_cli.adapters.sandbox.fence import (
     unbind_stand_ins,
 )
 from kamera_cli.adapters.sandbox.modules import ModuleSet, is_user_file
+from kamera_cli.adapters.sandbox.process import ProcessView, process_scope
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["Mapper", "ReconcilerFactory", "load_mapper", "load_reconciler"]
 
 #: 2026-01-01T00:00:00Z, the simulation's epoch: module top-level code sees this time
 IMPORT_EPOCH = 1767225600.0
-_IMPORT_SEED = b"kamera:import"
+IMPORT_SEED = b"kamera:import"
 
 _SIGNATURE_HINT = (
     "write `def reconcile(request)` or `def reconcile(request, client)`, or a class whose constructor takes "
@@ -136,9 +137,11 @@ class _Loader:
                    "and again after each simulated crash")
 
     def __init__(self, entrypoint: str, base_dir: str | os.PathLike[str], *, scenario: str, controller: str,
-                 env: Mapping[str, str] | None = None) -> None:
-        #: environment variables set while this controller's code runs (its import included)
-        self.env: dict[str, str] = dict(env or {})
+                 env: Mapping[str, str] | ProcessView | None = None) -> None:
+        #: environment variables, command line and files seen while this controller's code runs (its import
+        #: included); ``env`` is a plain ``env:`` mapping or the whole view
+        self.process = ProcessView.of(env)
+        self.env: dict[str, str] = dict(self.process.env)
         self.entrypoint = entrypoint
         self.base_dir = Path(os.path.abspath(base_dir))
         self.scenario = scenario
@@ -169,6 +172,21 @@ class _Loader:
         importlib.invalidate_caches()
         self._target = self._load()
 
+    def scope(self) -> contextlib.AbstractContextManager[None]:
+        """The controller's environment, ``sys.argv`` and files, for as long as its code runs."""
+        return process_scope(self.process, self._argv0())
+
+    def _argv0(self) -> str:
+        """``sys.argv[0]`` as ``python <file>`` from the scenario's folder (or ``python -m``) would set it."""
+        parsed = self.parsed
+        if parsed.file is not None:
+            return os.path.relpath(parsed.file, self.base_dir)
+        with contextlib.suppress(ImportError, ValueError):
+            spec = importlib.util.find_spec(parsed.module)
+            if spec is not None and spec.origin:
+                return spec.origin
+        return parsed.module
+
     # -- errors -------------------------------------------------------------------------------------------------
     def _error(self, message: str, hint: str = "") -> EntrypointError:
         return EntrypointError(message, scenario=self.scenario, controller=self.controller, hint=hint)
@@ -190,8 +208,8 @@ class _Loader:
         parsed = self.parsed
         where = _display(parsed, self.base_dir)
         clock = VirtualClock(IMPORT_EPOCH)
-        with self.module_set.importing(), environment(self.env), \
-                sandboxed(clock, _IMPORT_SEED, importing=True) as run:
+        with self.module_set.importing(), self.scope(), \
+                sandboxed(clock, IMPORT_SEED, importing=True) as run:
             try:
                 module = self._exec_entry_module()
             except (KeyboardInterrupt, EntrypointError):
@@ -537,28 +555,10 @@ def _clip(value: object) -> str:
 
 def load_reconciler(
     entrypoint: str, base_dir: str | os.PathLike[str], *, scenario: str = "", controller: str = "",
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | ProcessView | None = None,
 ) -> ReconcilerFactory:
     """Import a controller's entry point and check its shape; raise EntrypointError when it is unusable."""
     return ReconcilerFactory(entrypoint, base_dir, scenario=scenario, controller=controller, env=env)
-
-
-@contextlib.contextmanager
-def environment(env: Mapping[str, str]) -> Iterator[None]:
-    """Set a controller's ``env:`` for the duration of its code, then put every variable back."""
-    if not env:
-        yield
-        return
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def load_mapper(
