@@ -36,6 +36,7 @@ from kamera_cli.sim.state import (
     SimState,
     merge_pending,
 )
+from kamera_cli.sim.symmetry import Canon, Symmetry, state_notes, translate
 from kamera_cli.sim.triggers import MapperFailed, Triggers
 
 _NO_TICKS: Mapping[str, int] = {}
@@ -109,6 +110,9 @@ class KubeModel:
         #: report step footprints (off when the search does not reduce: they would go unread)
         self.footprints = True
         self._shipping = Shipping(derived=(_ACTOR_WORK,))
+        #: the symmetry reduction over generated names (sim/symmetry.py); None: states are compared as
+        #: they are (``reduction: none``)
+        self.symmetry: Symmetry | None = None
 
     # ------------------------------------------------------------------ explorer protocol
     def initial_states(self) -> Sequence[SimState]:
@@ -120,7 +124,24 @@ class KubeModel:
         return [SimState(self.initial, merge_pending((), items, None), self._start_clock)]
 
     def fingerprint(self, state: SimState) -> str:
-        return state.fingerprint(self._track_steps)
+        if state._fp or self.symmetry is None:
+            return state.fingerprint(self._track_steps)
+        return state.fingerprint(self._track_steps, self.canon(state))
+
+    def canon(self, state: SimState) -> Canon | None:
+        """The state's canonical form under the symmetry reduction (None when it is off)."""
+        if self.symmetry is None:
+            return None
+        return self.symmetry.canon(state.snapshot, state_notes(state, self.symmetry.generated(state.snapshot)))
+
+    def translate(self, act: Act, recorded: SimState, actual: SimState) -> Act:
+        """``act``, taken from ``recorded``, for ``actual``: the same state up to a renaming of generated
+        names (a path through merged states replays with the names of the states it meets)."""
+        before, after = self.canon(recorded), self.canon(actual)
+        if before is None or after is None or act.kind != "reconcile":
+            return act
+        name = translate(before, after, act.name)
+        return act if name == act.name else replace(act, name=name)
 
     # a split search ships states between processes (explore.Portable): a program's position is the
     # digest of its input log, and the log lives in its factory, so it travels with the state

@@ -27,7 +27,7 @@ from kamera_cli.adapters.metacontroller.ssa import DEFAULT_FIELD_MANAGER, SsaApp
 from kamera_cli.adapters.metacontroller.sync import Engine
 from kamera_cli.adapters.reconcile.values import Request, Result, retry_failure
 from kamera_cli.adapters.sandbox.entrypoints import parse_entrypoint
-from kamera_cli.adapters.sandbox.loading import ReconcilerFactory, _arity, _package_chain, _Shape
+from kamera_cli.adapters.sandbox.loading import ReconcilerFactory, ReconcileShape, arity_of, package_chain
 from kamera_cli.model.objects import KindRef
 
 __all__ = ["MetacontrollerController", "ParentView"]
@@ -98,7 +98,7 @@ class MetacontrollerController(ReconcilerFactory):
         """Make ``entry`` the one the loader's messages and imports are about."""
         self.entrypoint = entry
         self.parsed = parse_entrypoint(entry, self.base_dir)
-        chain = _package_chain(self.parsed.file.parent) if self.parsed.file is not None else []
+        chain = package_chain(self.parsed.file.parent) if self.parsed.file is not None else []
         self._package = ".".join(chain)
 
     def _exec_one(self) -> ModuleType:
@@ -110,7 +110,7 @@ class MetacontrollerController(ReconcilerFactory):
             self._current_hook = hook
             super()._resolve(self._modules[entry.rpartition(":")[0]])
         self._use(self.hook_entries["sync"])
-        self._shape = _Shape("function", 2, False)
+        self._shape = ReconcileShape("function", 2, False)
         return self.step
 
     def _check_shape(self, value: Any, where: str) -> Any:
@@ -135,7 +135,7 @@ class MetacontrollerController(ReconcilerFactory):
                 or inspect.iscoroutinefunction(getattr(value, "__call__", None)):  # noqa: B004
             raise self._error(f"{self._tried()}: {name!r} in {where} is async; a hook function returns its "
                               "response dict (an ASGI application takes (scope, receive, send))", _HOOK_HINT)
-        arity = _arity(value)
+        arity = arity_of(value)
         if arity is not None and not arity.accepts(1):
             raise self._error(f"{self._tried()}: function {name!r} in {where} takes {arity.text}; a hook takes "
                               "the request dict", _HOOK_HINT)

@@ -27,11 +27,11 @@ from typing import Any
 from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.program import parking as program_parking
 from kamera_cli.adapters.program import primitives as program_primitives
-from kamera_cli.adapters.program.session import Entry, ProgramDiverged, ProgramParked, Session, _content
+from kamera_cli.adapters.program.session import Entry, ProgramDiverged, ProgramParked, Session, watch_content
 from kamera_cli.adapters.program.threads import ProgramDeadlocked, Threads
 from kamera_cli.adapters.reconcile.values import Request, Result
 from kamera_cli.adapters.sandbox.fence import active_run
-from kamera_cli.adapters.sandbox.loading import _arity, _Loader
+from kamera_cli.adapters.sandbox.loading import EntrypointLoader, arity_of
 from kamera_cli.adapters.sandbox.process import ProcessView
 from kamera_cli.errors import EntrypointError
 from kamera_cli.model.objects import KindRef
@@ -81,7 +81,7 @@ class ProgramEnded(Exception):
     controller_fault = True
 
 
-class ProgramFactory(_Loader):
+class ProgramFactory(EntrypointLoader):
     """A loaded program, sweep or handler; ``invoke`` runs one step of it under the sandbox."""
 
     #: the state keeps this controller's memory per key (``SimState.memory``)
@@ -138,7 +138,7 @@ class ProgramFactory(_Loader):
         if inspect.iscoroutinefunction(value) and self.shape != "program":
             raise self._error(f"{self._tried()}: {name!r} in {where} is async; sweeps and handlers are plain "
                               "functions (a program may be `async def main():`)", hint)
-        arity = _arity(value)
+        arity = arity_of(value)
         wanted = 2 if self.shape == "handler" else 0
         if arity is not None and (not arity.accepts(wanted) or arity.required_keyword_only):
             call = f"{name}(event_type, obj)" if wanted else f"{name}()"
@@ -161,10 +161,10 @@ class ProgramFactory(_Loader):
     def unload(self) -> None:
         """End the suspended programs (on the sandbox's worker thread, where they live), then unload."""
         if self._parking and self.containment is not None:
-            from kamera_cli.adapters.reconcile.running import _call_sandboxed
+            from kamera_cli.adapters.reconcile.running import call_sandboxed
             from kamera_cli.adapters.sandbox.fence import VirtualClock
 
-            _call_sandboxed(self, lambda: self._parking.clear(self.containment), budget_seconds=5.0,
+            call_sandboxed(self, lambda: self._parking.clear(self.containment), budget_seconds=5.0,
                             clock=VirtualClock(0.0), seed=b"kamera-program-unload")
         super().unload()
 
@@ -376,7 +376,7 @@ class ProgramFactory(_Loader):
         last = json.loads(request.remembered) if request.remembered else None
         if now is not None and last is None:
             event, obj, memory = "ADDED", now, json.dumps(now, sort_keys=True)
-        elif now is not None and last is not None and _content(now) != _content(last):
+        elif now is not None and last is not None and watch_content(now) != watch_content(last):
             event, obj, memory = "MODIFIED", now, json.dumps(now, sort_keys=True)
         elif now is None and last is not None:
             event, obj, memory = "DELETED", last, ""

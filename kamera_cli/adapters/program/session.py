@@ -92,7 +92,7 @@ def _object_key(obj: Mapping[str, Any]) -> str:
     return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
 
 
-def _content(obj: Mapping[str, Any]) -> str:
+def watch_content(obj: Mapping[str, Any]) -> str:
     """An object's content as a watch tells changes: server bookkeeping that a no-op write leaves alone
     (resourceVersion, managedFields) does not make an event."""
     meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")}
@@ -143,7 +143,7 @@ class Watch:
                 events.append((key, "DELETED", old))
             elif new is not None and old is None:
                 events.append((key, "ADDED", new))
-            elif new is not None and old is not None and _content(new) != _content(old):
+            elif new is not None and old is not None and watch_content(new) != watch_content(old):
                 events.append((key, "MODIFIED", new))
         return [json.dumps({"type": t, "object": o}, separators=(",", ":")).encode() + b"\n" for _k, t, o in events]
 
