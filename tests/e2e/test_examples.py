@@ -123,14 +123,13 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "shapes/program/handler": (0, set(), 13, 1),
 }
 
-# examples that need an optional client: folder prefix -> (module, extra)
+# examples that need an optional client: folder prefix -> (module, extra); without it they are refused
+# (exit 2, tests/e2e/test_extras.py), never checked
 OPTIONAL_CLIENTS = {"asyncio": ("kubernetes_asyncio", "asyncio"),
                     "shapes/program/mirror-async": ("kubernetes_asyncio", "asyncio"),
                     "kopf/async-client": ("kubernetes_asyncio", "asyncio"),
                     "kopf/login": ("kubernetes_asyncio", "asyncio"), "shapes/kr8s": ("kr8s", "kr8s"),
-                    "shapes/lightkube": ("lightkube", "lightkube"), "shapes/pykube": ("pykube", "pykube"),
-                    # threads in a program are scheduled as green threads (without it: one thread, refused)
-                    "shapes/program/workqueue": ("greenlet", "programs")}
+                    "shapes/lightkube": ("lightkube", "lightkube"), "shapes/pykube": ("pykube", "pykube")}
 
 
 def missing_client(rel: str) -> str | None:
