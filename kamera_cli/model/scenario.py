@@ -228,6 +228,9 @@ class ClusterSpec:
     position: Position = Position("")
     #: how many scheduled runs of each CronJob the cronjob built-in explores (its state-space bound)
     cronjob_runs: int = 2
+    #: seed a fresh cluster's own objects: node Leases, and kube-root-ca.crt / the default ServiceAccount in
+    #: every namespace when their built-ins run (``systemObjects``)
+    system_objects: bool = True
 
 
 @dataclass(frozen=True, slots=True)
