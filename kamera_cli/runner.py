@@ -35,6 +35,7 @@ from kamera_cli.model.scenario import Scenario
 from kamera_cli.sim.bootstrap import Simulation
 from kamera_cli.sim.model import KubeModel
 from kamera_cli.sim.state import SimState
+from kamera_cli.sim.symmetry import for_scenario as symmetry_for
 
 #: (scenario name, states, depth, states per second, elapsed seconds)
 ProgressCallback = Callable[[str, int, int, float, float], None]
@@ -220,7 +221,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         hooks.on_phase("import", scenario.name, None)
     with Simulation(scenario, memoize=bounds.memoize) as sim:
         model = sim.model
-        model.footprints = bounds.reduction != "none"
+        sim.warnings.extend(_reduce(model, scenario))
         properties, coverage = properties_of(scenario)
         progress = None
         if on_progress is not None:
@@ -300,6 +301,17 @@ def _as_run(scenario: Scenario, o: Overrides) -> Scenario:
     return scenario
 
 
+def _reduce(model: KubeModel, scenario: Scenario) -> list[str]:
+    """Turn the model's reductions on as the scenario asks (footprints for the explorer's partial-order
+    reduction, the symmetry of generated names); the notes that say what was kept out of them."""
+    on = scenario.explore.reduction != "none"
+    model.footprints = on
+    if not on:
+        return []
+    model.symmetry, notes = symmetry_for(scenario)
+    return notes
+
+
 def serve_remote(path: Path, overrides: Overrides, conn: Any) -> None:
     """Serve as a remote worker of ``path``'s search, run with ``overrides`` and coordinated at the
     other end of ``conn``: the same scenario, loaded here, gives the same model (docs/explorer.md)."""
@@ -309,7 +321,7 @@ def serve_remote(path: Path, overrides: Overrides, conn: Any) -> None:
     bounds = scenario.explore
     with Simulation(scenario, memoize=bounds.memoize) as sim:
         model = sim.model
-        model.footprints = bounds.reduction != "none"
+        _reduce(model, scenario)
         properties, _coverage = properties_of(scenario)
         ex.serve_search(conn, model, _settings(scenario, properties, sim))
 

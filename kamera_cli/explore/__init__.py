@@ -1,9 +1,14 @@
-"""A generic explicit-state model checker; it knows nothing of Kubernetes.
+"""A generic explicit-state model checker (layer 2); it knows nothing of Kubernetes.
 
 ``search(model, ...)`` explores every state a ``Model`` can reach (breadth-first by default),
 deduplicated by fingerprint, and reports converged states, depth cuts, deadlocks, livelocks
 (closed bottom SCCs without a converged state), transition findings and property violations.
-See docs/explorer.md.
+Its settings are one frozen ``SearchSettings`` value (``settings``) that the serial search
+(``checker``), the split one (``parallel*``) and remote workers share; ``problems`` is what both
+searches count and how they read the result off the graph (``result``). See docs/explorer.md.
+
+May import: ``errors`` and the standard library only (the contract "the explorer knows nothing of
+Kubernetes" forbids ``kubernetes`` and ``model.objects``/``model.scenario``).
 """
 
 from __future__ import annotations

@@ -86,11 +86,20 @@ def region_text(region: tuple[Any, ...]) -> str:
     return ""
 
 
-def replay_diverges(model: KubeModel, actions: Sequence[Any], fingerprints: Sequence[str]) -> int | None:
-    """Re-run a path; return the 1-based step where a state differs from the recorded one, or None."""
+def replay_path(model: KubeModel, actions: Sequence[Any], fingerprints: Sequence[str],
+                recorded: Sequence[Any] | None = None) -> tuple[int | None, list[Any]]:
+    """Re-run a path: the 1-based step where a state differs from the recorded one (None when none
+    does) and the labels of the steps replayed. With ``recorded`` (the state each action was taken
+    from), an action is first translated to the replayed state, which may be the recorded one up to a
+    renaming of generated names (``KubeModel.translate``, docs/semantics.md "Symmetry")."""
     state = model.initial_states()[0]
+    labels = []
     for i, (act, expected) in enumerate(zip(actions, fingerprints)):
-        state = model.successor(state, act).state
+        if recorded is not None:
+            act = model.translate(act, recorded[i], state)
+        transition = model.successor(state, act)
+        state = transition.state
+        labels.append(transition.label)
         if model.fingerprint(state) != expected:
-            return i + 1
-    return None
+            return i + 1, labels
+    return None, labels

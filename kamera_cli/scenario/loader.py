@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any, cast
 
 from kamera_cli.errors import KameraError, Problem, ScenarioError
-from kamera_cli.invariants import InvariantSyntaxError, compile_invariant, compile_query, parse_template
+from kamera_cli.invariants import (
+    InvariantSyntaxError,
+    ValueTemplateError,
+    compile_invariant,
+    compile_query,
+    parse_template,
+    parse_value_template,
+)
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 from kamera_cli.model.scenario import (
     ControllerSpec,
@@ -475,6 +482,7 @@ class _Loader(Reader):
                             f"{template.refs[0].source} needs a forEach to take values from",
                             "add forEach, or write the value into the expression",
                         )
+            self._expect_templates(path, _dict(raw.get("expect")), isinstance(for_each, str))
             expect = self._expect(_dict(raw.get("expect"))) if _dict(raw.get("expect")) else None
             when = raw.get("when", "converged")
             if len(self.problems) > before or not name or not isinstance(select, str) or expect is None:
@@ -495,6 +503,28 @@ class _Loader(Reader):
                 continue
             invariants.append(invariant)
         return tuple(invariants)
+
+    def _expect_templates(self, path: Path_, raw: dict[str, Any], has_for_each: bool) -> None:
+        """Templates in ``expect``: evaluated in ``equals`` (with a forEach), an error anywhere else.
+
+        Why an error rather than a literal: ``equals: "{{ @.data }}"`` compared as the text
+        ``{{ @.data }}`` would fail (or pass) for a reason the reader cannot see.
+        """
+        if "equals" in raw:
+            try:
+                template = parse_value_template(raw["equals"])
+            except ValueTemplateError as exc:
+                self.add((*path, "expect", "equals", *exc.where), exc.message, exc.hint, key=exc.key)
+            else:
+                if not template.is_plain and not has_for_each:
+                    where = template.strings[0].where
+                    self.add((*path, "expect", "equals", *where),
+                             f"{template.first.source} needs a forEach to take values from",
+                             "add forEach, or write the value itself")
+        for key, value in raw.items():
+            if key != "equals" and isinstance(value, str) and ("{{" in value or "}}" in value):
+                self.add((*path, "expect", key), f"a template in {key} is not evaluated: {value!r}",
+                         "templates are evaluated in select and in equals only")
 
     def _expect(self, raw: dict[str, Any]) -> ExpectSpec | None:
         matches = raw.get("matches")

@@ -1,4 +1,5 @@
-"""A controller's command line and files (``args:``, ``files:``; docs/scenario.md, "spec.controllers").
+"""A controller's command line, files and sweep schedule (``args:``, ``files:``, ``schedule:``, ``firstTick:``;
+docs/scenario.md, "spec.controllers").
 
 Why after the seed: a file may be a ConfigMap's or Secret's key, mounted as a volume would mount it,
 so the seeded objects must be known; and why at load time: the contents are fixed when the pod
@@ -10,11 +11,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import datetime
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
+from kamera_cli.controlplane.cronjob import schedule_times
 from kamera_cli.model.objects import Manifest
 from kamera_cli.model.scenario import ControllerSpec
 from kamera_cli.scenario.paths import Path_
@@ -37,14 +40,30 @@ def with_process(raw_controllers: Sequence[Any], controllers: tuple[ControllerSp
         spec = by_name[raw["name"]]
         path: Path_ = ("spec", "controllers", i)
         args: tuple[str, ...] | None = None
-        if spec.shape in ("program", "sweep", "handler"):
+        if spec.shape in ("program", "sweep", "handler", "metacontroller"):  # run as a command of their own
             args = tuple(a for a in as_list(raw.get("args")) if isinstance(a, str))
         elif "args" in raw:
             add((*path, "args"), "'args' is a program's command line (sys.argv after its file)",
-                "give args to a program, sweep or handler; other controllers are not run as a command")
+                "give args to a program, sweep, handler or metacontroller hook server; reconcilers and kopf "
+                "operators are not run as a command of their own")
         files = _files(as_dict(raw.get("files")), (*path, "files"), seed, base_dir, add)
-        done[spec.name] = replace(spec, args=args, files=files)
+        schedule = as_str(raw.get("schedule")) or None if spec.program is not None else None
+        if schedule is not None and not _valid_cron(schedule, (*path, "schedule"), add):
+            schedule = None
+        first_tick: Literal["start", "afterPeriod"] = "afterPeriod" if raw.get("firstTick") == "afterPeriod" \
+            else "start"
+        done[spec.name] = replace(spec, args=args, files=files, schedule=schedule, first_tick=first_tick)
     return tuple(done.get(spec.name, spec) for spec in controllers)
+
+
+def _valid_cron(expression: str, at: Path_, add: Add) -> bool:
+    """A sweep's ``schedule`` is a five-field cron expression (or ``@hourly``...), as a CronJob's."""
+    try:
+        next(schedule_times(expression, 0.0, datetime.timezone.utc), None)
+    except ValueError as exc:
+        add(at, f"{expression!r} is not a cron schedule: {exc}", "write five fields, as a CronJob's: '*/5 * * * *'")
+        return False
+    return True
 
 
 def _files(raw: Mapping[str, Any], path: Path_, seed: Sequence[Manifest], base_dir: str,

@@ -9,7 +9,9 @@ the scenario is done, whatever happened.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
@@ -27,6 +29,7 @@ from kamera_cli.apiserver.storage.external import EXTERNAL_CRD, with_entries
 from kamera_cli.apiserver.transports.containment import Containment
 from kamera_cli.apiserver.validation.field_validation import dropped_fields
 from kamera_cli.controlplane import PodRule, make_builtins
+from kamera_cli.controlplane.cronjob import schedule_times
 from kamera_cli.controlplane.volumes import default_storage_class
 from kamera_cli.errors import EntrypointError, Problem, ScenarioError
 from kamera_cli.model.objects import KindRef, ObjectRef
@@ -112,6 +115,8 @@ class Simulation:
     warnings: list[str] = field(init=False, default_factory=list)
     #: programs and sweeps start with the simulation (one request each)
     _program_seeds: list[tuple[str, str, str]] = field(init=False, default_factory=list)
+    #: sweeps whose first tick comes some seconds after the start (``schedule``, ``firstTick: afterPeriod``)
+    _first_ticks: dict[str, int] = field(init=False, default_factory=dict)
 
     def __enter__(self) -> Simulation:
         scenario = self.scenario
@@ -285,6 +290,16 @@ class Simulation:
         ))
         if spec.shape != "handler":
             self._program_seeds.append((spec.name, "", PROGRAM_KEY))
+        if spec.schedule is not None:
+            schedule = spec.schedule
+
+            def next_tick(after: float) -> float:
+                return next(schedule_times(schedule, after, datetime.timezone.utc))
+
+            factory.next_tick = next_tick
+            self._first_ticks[spec.name] = math.ceil(next_tick(EPOCH) - EPOCH)
+        elif spec.shape == "sweep" and spec.first_tick == "afterPeriod" and spec.every is not None:
+            self._first_ticks[spec.name] = max(1, math.ceil(spec.every))
 
     def _kopf_timers(self, spec: Any, operator: Any, namespaced: bool, client: Any, wirings: list[Wiring]) -> None:
         """Each ``@kopf.timer`` and ``@kopf.daemon`` of the resource is a controller of its own,
@@ -356,7 +371,7 @@ class Simulation:
         self.model = KubeModel(
             registry=self.registry, initial=snapshot, controllers=self.runtimes, triggers=triggers,
             actions=scenario.actions, perturbations=scenario.perturbations, seed_requests=seed_requests,
-            start_clock=EPOCH, initial_findings=tuple(findings),
+            start_clock=EPOCH, initial_findings=tuple(findings), first_ticks=self._first_ticks,
         )
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

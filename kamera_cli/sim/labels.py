@@ -39,7 +39,7 @@ class StepLabel:
     note: str = ""
     error: str = ""
     log: str = ""
-    #: the reconcile's regions (``memo_keys._regions``: what its outcome depends on), shared, not copied
+    #: the reconcile's regions (``memo_keys.read_regions``: what its outcome depends on), shared, not copied
     reads: tuple[tuple[Any, ...], ...] = ()
 
 

@@ -24,7 +24,7 @@ from kamera_cli.model.scenario import ActionSpec, Perturbations, covers
 from kamera_cli.sim.footprints import process_of, step_footprint
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
-from kamera_cli.sim.runtime import ControllerRuntime, ReconcileRun
+from kamera_cli.sim.runtime import ControllerRuntime, Fault, ReconcileRun
 from kamera_cli.sim.shipping import Shipping
 from kamera_cli.sim.state import (
     REQUEUE,
@@ -36,23 +36,10 @@ from kamera_cli.sim.state import (
     SimState,
     merge_pending,
 )
+from kamera_cli.sim.symmetry import Canon, Symmetry, state_notes, translate
 from kamera_cli.sim.triggers import MapperFailed, Triggers
 
-
-@dataclass(frozen=True, slots=True, order=True)
-class Fault:
-    """A perturbation applied to one reconcile (one per step at most)."""
-
-    kind: str  # conflict | crash | stale
-    at: int = 0  # conflict: the k-th write (1-based) is refused; crash: stop after this many writes
-    lags: tuple[tuple[str, int], ...] = ()  # stale: (kind, how many writes behind)
-
-    def describe(self) -> str:
-        if self.kind == "conflict":
-            return f"injected 409 Conflict on write {self.at}"
-        if self.kind == "crash":
-            return f"crashed after write {self.at}"
-        return "stale view of " + ", ".join(f"{k} ({n} behind)" for k, n in self.lags)
+_NO_TICKS: Mapping[str, int] = {}
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -101,7 +88,10 @@ class KubeModel:
         seed_requests: Sequence[tuple[str, str, str]] = (),
         start_clock: int = 0,
         initial_findings: Sequence[Finding] = (),
+        first_ticks: Mapping[str, int] = _NO_TICKS,
     ) -> None:
+        #: sweeps whose first tick is pending work some seconds after the start (docs/controllers.md, "Sweeps")
+        self._first_ticks = dict(first_ticks)
         #: problems seen before the first step (a watch mapper failing on the initial list)
         self.initial_findings = tuple(initial_findings)
         self.registry = registry
@@ -120,17 +110,38 @@ class KubeModel:
         #: report step footprints (off when the search does not reduce: they would go unread)
         self.footprints = True
         self._shipping = Shipping(derived=(_ACTOR_WORK,))
+        #: the symmetry reduction over generated names (sim/symmetry.py); None: states are compared as
+        #: they are (``reduction: none``)
+        self.symmetry: Symmetry | None = None
 
     # ------------------------------------------------------------------ explorer protocol
     def initial_states(self) -> Sequence[SimState]:
         # a controller that tells a listing from an update (kopf) gets its first events as a listing
-        items = [PendingItem(c, ns, n, self._start_clock, WATCH,
+        items = [PendingItem(c, ns, n, self._start_clock + self._first_ticks.get(c, 0),
+                             TIMER if c in self._first_ticks else WATCH,
                              relist=getattr(self.controllers[c].factory, "relists", False))
                  for c, ns, n in self._seed_requests]
         return [SimState(self.initial, merge_pending((), items, None), self._start_clock)]
 
     def fingerprint(self, state: SimState) -> str:
-        return state.fingerprint(self._track_steps)
+        if state._fp or self.symmetry is None:
+            return state.fingerprint(self._track_steps)
+        return state.fingerprint(self._track_steps, self.canon(state))
+
+    def canon(self, state: SimState) -> Canon | None:
+        """The state's canonical form under the symmetry reduction (None when it is off)."""
+        if self.symmetry is None:
+            return None
+        return self.symmetry.canon(state.snapshot, state_notes(state, self.symmetry.generated(state.snapshot)))
+
+    def translate(self, act: Act, recorded: SimState, actual: SimState) -> Act:
+        """``act``, taken from ``recorded``, for ``actual``: the same state up to a renaming of generated
+        names (a path through merged states replays with the names of the states it meets)."""
+        before, after = self.canon(recorded), self.canon(actual)
+        if before is None or after is None or act.kind != "reconcile":
+            return act
+        name = translate(before, after, act.name)
+        return act if name == act.name else replace(act, name=name)
 
     # a split search ships states between processes (explore.Portable): a program's position is the
     # digest of its input log, and the log lives in its factory, so it travels with the state

@@ -15,13 +15,7 @@ from kamera_cli.errors import ScenarioError
 from kamera_cli.model.result import CheckName, Verdict
 from kamera_cli.runner import explore
 from kamera_cli.scenario import load_scenario
-
-HEAD = """\
-apiVersion: kamera.dev/v1alpha1
-kind: Scenario
-metadata: {name: t}
-spec:
-"""
+from tests.sim.test_programs import HEAD
 
 #: a sweep that records what it saw in a ConfigMap ``seen`` (one key per probe)
 RECORDER = """

@@ -36,7 +36,7 @@ from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.kopf import activities
 from kamera_cli.adapters.reconcile.values import Request, Result
 from kamera_cli.adapters.sandbox.fence import VirtualClock, sandboxed
-from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, _Shape
+from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, ReconcileShape
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["KopfHandlerError", "KopfOperator", "load_kopf_operator", "supported"]
@@ -137,7 +137,7 @@ class KopfOperator(ReconcilerFactory):
             raise self._error(f"{self._tried()}: no @kopf.on.create/update/delete/resume/field/event or "
                               "@kopf.timer handler found",
                               "kamera runs the handlers the module registers when it is imported")
-        self._shape = _Shape("function", 1, False)
+        self._shape = ReconcileShape("function", 1, False)
         self._run_startup()
         return self._step
 
