@@ -168,6 +168,16 @@ class ActionSpec:
         return self.may_fail and (not self.may_fail_codes or status in self.may_fail_codes)
 
 
+def covers(named: str, controller: str) -> bool:
+    """Whether a perturbation naming ``named`` applies to the running controller ``controller``.
+
+    ``"*"`` covers every controller; a scenario controller's name covers every part it runs as —
+    a kopf operator's timers and daemons (``rmns/timer:cleanup``), a metacontroller's parents
+    (``name/Kind``) — and a part's full name covers that part alone.
+    """
+    return named in ("*", controller) or controller.startswith(f"{named}/")
+
+
 @dataclass(frozen=True, slots=True)
 class StaleReadSpec:
     controller: str  # a controller's name or "*"
