@@ -316,6 +316,12 @@ def inspect_command(
         except json.JSONDecodeError as exc:
             raise json_report.ResultFormatError(f"{result_file}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from exc
         result = json_report.from_json(doc)
+        # a full-screen app on a pipe or a CI log draws escape codes until it is killed: refuse instead
+        if not (sys.stdout.isatty() and sys.stdin.isatty()):
+            which = "standard output" if not sys.stdout.isatty() else "standard input"
+            raise UsageError(f"kamera inspect is interactive and needs a terminal, but {which} is not one "
+                             "(piped, redirected or in CI); without a terminal, read the result with "
+                             "kamera check's report, or open the --html report")
         try:
             from kamera_cli.report import inspector
         except ImportError as exc:

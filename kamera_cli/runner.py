@@ -16,9 +16,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
 
-from kamera_cli import explore as ex
+import kamera_cli.explore as ex
 from kamera_cli.errors import EntrypointError, KameraError, ScenarioError
-from kamera_cli.judging import Judge, outcome_key, properties_of, scenario_verdict
+from kamera_cli.judging.statemap import record_graph
+from kamera_cli.judging.story import steps_of
+from kamera_cli.judging.verdicts import Judge, outcome_key, properties_of, scenario_verdict
 from kamera_cli.model.result import (
     Check,
     CheckName,
@@ -33,8 +35,7 @@ from kamera_cli.model.scenario import Scenario
 from kamera_cli.sim.bootstrap import Simulation
 from kamera_cli.sim.model import KubeModel
 from kamera_cli.sim.state import SimState
-from kamera_cli.sim.statemap import record_graph
-from kamera_cli.sim.story import steps_of
+from kamera_cli.sim.symmetry import for_scenario as symmetry_for
 
 #: (scenario name, states, depth, states per second, elapsed seconds)
 ProgressCallback = Callable[[str, int, int, float, float], None]
@@ -220,7 +221,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         hooks.on_phase("import", scenario.name, None)
     with Simulation(scenario, memoize=bounds.memoize) as sim:
         model = sim.model
-        model.footprints = bounds.reduction != "none"
+        sim.warnings.extend(_reduce(model, scenario))
         properties, coverage = properties_of(scenario)
         progress = None
         if on_progress is not None:
@@ -232,12 +233,10 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
             hooks.on_phase("search", scenario.name, bounds.timeout_seconds)
         searched: Any = model if hooks.on_step is None else _Observed(model, hooks.on_step)
         search_workers = o.search_workers + len(remote)
-        search = ex.search(searched, properties=properties, strategy=bounds.strategy, max_depth=bounds.max_depth,
-                           max_states=bounds.max_states, timeout=bounds.timeout_seconds, on_progress=progress,
-                           should_stop=hooks.should_stop, stop_on_first=o.stop_on_first,
-                           reduction=bounds.reduction, seed=bounds.seed, walks=bounds.walks,
-                           workers=search_workers, remote=remote,
-                           worker_report=lambda: [(r.stats.executions, r.stats.memo_hits) for r in sim.runtimes])
+        settings = replace(_settings(scenario, properties, sim), max_states=bounds.max_states,
+                           timeout=bounds.timeout_seconds, on_progress=progress, should_stop=hooks.should_stop,
+                           stop_on_first=o.stop_on_first, workers=search_workers, remote=remote)
+        search = ex.search_with(searched, settings)
         if hooks.on_phase is not None:
             hooks.on_phase("judge", scenario.name, None)
         judge = Judge(scenario, model, search, sim, coverage)
@@ -303,6 +302,17 @@ def _as_run(scenario: Scenario, o: Overrides) -> Scenario:
     return scenario
 
 
+def _reduce(model: KubeModel, scenario: Scenario) -> list[str]:
+    """Turn the model's reductions on as the scenario asks (footprints for the explorer's partial-order
+    reduction, the symmetry of generated names); the notes that say what was kept out of them."""
+    on = scenario.explore.reduction != "none"
+    model.footprints = on
+    if not on:
+        return []
+    model.symmetry, notes = symmetry_for(scenario)
+    return notes
+
+
 def serve_remote(path: Path, overrides: Overrides, conn: Any) -> None:
     """Serve as a remote worker of ``path``'s search, run with ``overrides`` and coordinated at the
     other end of ``conn``: the same scenario, loaded here, gives the same model (docs/explorer.md)."""
@@ -312,10 +322,19 @@ def serve_remote(path: Path, overrides: Overrides, conn: Any) -> None:
     bounds = scenario.explore
     with Simulation(scenario, memoize=bounds.memoize) as sim:
         model = sim.model
-        model.footprints = bounds.reduction != "none"
+        _reduce(model, scenario)
         properties, _coverage = properties_of(scenario)
-        ex.serve_search(conn, model, properties=properties, max_depth=bounds.max_depth, reduction=bounds.reduction,
-                        worker_report=lambda: [(r.stats.executions, r.stats.memo_hits) for r in sim.runtimes])
+        ex.serve_search(conn, model, _settings(scenario, properties, sim))
+
+
+def _settings(scenario: Scenario, properties: Sequence[ex.Property[SimState]],
+              sim: Simulation) -> ex.SearchSettings[SimState]:
+    """The search settings a coordinator and its remote workers share, built the same way on both."""
+    bounds = scenario.explore
+    return ex.SearchSettings(
+        properties=properties, strategy=bounds.strategy, max_depth=bounds.max_depth, reduction=bounds.reduction,
+        seed=bounds.seed, walks=bounds.walks,
+        worker_report=lambda: [(r.stats.executions, r.stats.memo_hits) for r in sim.runtimes])
 
 
 def _member_name(name: str, swarm: tuple[int, int], seed: int | None) -> str:

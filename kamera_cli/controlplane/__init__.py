@@ -1,4 +1,6 @@
-"""The built-in control plane: the controllers and the node agent a real cluster runs for you.
+"""The built-in control plane (layer 2): the controllers and the node agent a real cluster runs for you.
+
+May import: nothing else of kamera; every built-in reaches the cluster only through ``api.Cluster``.
 
 Each built-in is written against :class:`Cluster` (the requests any client can make), so the
 simulation runs it as an explored actor whose steps interleave with the users' controllers.  See

@@ -1,14 +1,19 @@
-"""A generic explicit-state model checker; it knows nothing of Kubernetes.
+"""A generic explicit-state model checker (layer 2); it knows nothing of Kubernetes.
 
 ``search(model, ...)`` explores every state a ``Model`` can reach (breadth-first by default),
 deduplicated by fingerprint, and reports converged states, depth cuts, deadlocks, livelocks
 (closed bottom SCCs without a converged state), transition findings and property violations.
-See docs/explorer.md.
+Its settings are one frozen ``SearchSettings`` value (``settings``) that the serial search
+(``checker``), the split one (``parallel*``) and remote workers share; ``problems`` is what both
+searches count and how they read the result off the graph (``result``). See docs/explorer.md.
+
+May import: ``errors`` and the standard library only (the contract "the explorer knows nothing of
+Kubernetes" forbids ``kubernetes`` and ``model.objects``/``model.scenario``).
 """
 
 from __future__ import annotations
 
-from kamera_cli.explore.checker import finding_key, search, serve_search
+from kamera_cli.explore.checker import search, search_with, serve_search
 from kamera_cli.explore.model import (
     ALWAYS,
     CONVERGED,
@@ -21,6 +26,7 @@ from kamera_cli.explore.model import (
     Transition,
 )
 from kamera_cli.explore.parallel import WorkerDied
+from kamera_cli.explore.problems import finding_key
 from kamera_cli.explore.reduction import NONE, PERSISTENT, Reducible, Reduction
 from kamera_cli.explore.result import (
     Edge,
@@ -35,6 +41,7 @@ from kamera_cli.explore.result import (
     Violation,
 )
 from kamera_cli.explore.scc import find_livelocks, strongly_connected_components
+from kamera_cli.explore.settings import SearchSettings
 from kamera_cli.explore.trace import first_divergence, replay
 
 __all__ = [
@@ -56,6 +63,7 @@ __all__ = [
     "Reducible",
     "Reduction",
     "SearchResult",
+    "SearchSettings",
     "Stats",
     "Strategy",
     "Tallied",
@@ -67,6 +75,7 @@ __all__ = [
     "first_divergence",
     "replay",
     "search",
+    "search_with",
     "serve_search",
     "strongly_connected_components",
 ]

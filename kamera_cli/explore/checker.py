@@ -19,11 +19,12 @@ from __future__ import annotations
 import gc
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from kamera_cli.explore.model import ALWAYS, ExploreError, Footprint, Model, Property, Transition, unwrap
-from kamera_cli.explore.reduction import NONE, PERSISTENT, Reducible, Reduction, persistent_subset
+from kamera_cli.explore.model import ALWAYS, Footprint, Model, Property, Transition, unwrap
+from kamera_cli.explore.problems import Problems, finish
+from kamera_cli.explore.reduction import PERSISTENT, Reducible, Reduction, persistent_subset
 from kamera_cli.explore.result import (
     CONVERGED_LEAF,
     DEPTH_CUT,
@@ -31,15 +32,12 @@ from kamera_cli.explore.result import (
     NO_PARENT,
     PARTIAL,
     UNEXPANDED,
-    FindingRecord,
     Graph,
     Progress,
     SearchResult,
-    Stats,
     Strategy,
-    Violation,
 )
-from kamera_cli.explore.scc import find_livelocks
+from kamera_cli.explore.settings import SearchSettings
 
 # Captured at import: a simulator may virtualise ``time.*`` while a step runs; bounds use real time.
 _monotonic = time.monotonic
@@ -50,49 +48,6 @@ A = TypeVar("A")
 _PROGRESS_INTERVAL = 0.25
 #: allocations between young collections during a search (Python's default is 700)
 _YOUNG_THRESHOLD = 20_000
-
-
-def finding_key(finding: object) -> str:
-    """Which findings count as the same problem: a ``key`` attribute (or method), else ``repr``."""
-    key = getattr(finding, "key", None)
-    if callable(key):
-        key = key()
-    if key is None:
-        return repr(finding)
-    return key if isinstance(key, str) else repr(key)
-
-
-class _Problems:
-    """First occurrence and count of each distinct finding and of each violated property."""
-
-    def __init__(self, stop_on_first: bool) -> None:
-        self.stop_on_first = stop_on_first
-        self.stopped = False
-        self.first_finding: dict[str, tuple[object, int, int]] = {}  # key -> (finding, src node, edge id)
-        self.finding_count: dict[str, int] = {}
-        self.first_violation: dict[str, tuple[str, int, object]] = {}  # name -> (kind, node, detail)
-        self.violation_count: dict[str, int] = {}
-
-    def finding(self, src: int, edge_id: int, findings: tuple[object, ...]) -> None:
-        for f in findings:
-            k = finding_key(f)
-            n = self.finding_count.get(k, 0)
-            if n == 0:
-                self.first_finding[k] = (f, src, edge_id)
-                if self.stop_on_first:
-                    self.stopped = True
-            self.finding_count[k] = n + 1
-
-    def violation(self, name: str, kind: str, node: int, detail: object) -> None:
-        n = self.violation_count.get(name, 0)
-        if n == 0:
-            self.first_violation[name] = (kind, node, detail)
-            if self.stop_on_first:
-                self.stopped = True
-        self.violation_count[name] = n + 1
-
-    def is_stopped(self) -> bool:
-        return self.stopped
 
 
 def _shortest_depths(graph: Graph[S, A], initial: Sequence[int], max_depth: int) -> list[int]:
@@ -163,22 +118,17 @@ class _Walker:
                 return cur
 
 
-def _reducer(model: Model[S, A], reduction: Reduction) -> Reducible[S, A] | None:
-    return model if reduction == PERSISTENT and isinstance(model, Reducible) else None
-
-
-def serve_search(conn: Any, model: Model[S, A], *, properties: Sequence[Property[S]] = (), max_depth: int = 50,
-                 expand_converged: bool = True, reduction: Reduction = PERSISTENT,
-                 worker_report: Callable[[], object] | None = None) -> None:
+def serve_search(conn: Any, model: Model[S, A], settings: SearchSettings[S]) -> None:
     """Serve as one remote worker of a breadth-first search coordinated elsewhere, until told to quit.
 
     Why a model of its own: a remote worker is not forked from the coordinator, so it builds the same
-    model from the same scenario; ``properties``, ``max_depth``, ``expand_converged`` and
-    ``reduction`` must be the coordinator's (the coordinator trusts what workers compute).
+    model from the same scenario; ``settings`` must be the coordinator's as far as a worker reads them
+    (``properties``, ``max_depth``, ``expand_converged``, ``reduction``, ``worker_report``): the
+    coordinator trusts what workers compute.
     """
     from kamera_cli.explore.parallel_worker import serve
 
-    serve(conn, model, properties, _reducer(model, reduction), max_depth, expand_converged, worker_report)
+    serve(conn, model, settings, settings.reducer(model))
 
 
 def search(
@@ -220,23 +170,17 @@ def search(
     ``remote``: connections to workers already serving this search elsewhere (``serve_search`` on
     the same model, another process or machine); they count among ``workers``.
     """
-    if reduction not in (PERSISTENT, NONE):
-        raise ExploreError(f"unknown reduction {reduction!r} (expected 'persistent' or 'none')")
-    if strategy not in ("bfs", "dfs", "random"):
-        raise ExploreError(f"unknown search strategy {strategy!r} (expected 'bfs', 'dfs' or 'random')")
-    if walks < 1:
-        raise ExploreError(f"walks must be at least 1, got {walks}")
-    if max_depth < 0:
-        raise ExploreError(f"max depth must be at least 0, got {max_depth}")
-    if max_states < 1:
-        raise ExploreError(f"max states must be at least 1, got {max_states}")
-    if timeout is not None and not timeout > 0:
-        raise ExploreError(f"timeout must be a positive number of seconds, got {timeout}")
-    if workers < 1:
-        raise ExploreError(f"workers must be at least 1, got {workers}")
-    if remote and (strategy != "bfs" or workers <= len(remote)):
-        raise ExploreError("remote workers need a breadth-first search with more workers than remote ones")
-    reducer = _reducer(model, reduction)
+    return search_with(model, SearchSettings(
+        properties=properties, strategy=strategy, max_depth=max_depth, max_states=max_states, timeout=timeout,
+        on_progress=on_progress, stop_on_first=stop_on_first, expand_converged=expand_converged,
+        should_stop=should_stop, reduction=reduction, seed=seed, walks=walks, workers=workers,
+        worker_report=worker_report, remote=remote))
+
+
+def search_with(model: Model[S, A], settings: SearchSettings[S]) -> SearchResult[S, A]:
+    """``search`` with its settings as one value (what the runner builds once and a remote worker too)."""
+    settings.check()
+    reducer = settings.reducer(model)
     # Everything alive when the search starts (loaded code, client libraries, the scenario) outlives
     # it: frozen, the collector's full passes walk only what the search made (measured: the full
     # passes of a 20k-state search went from 0.73 s to 0.31 s).
@@ -247,29 +191,25 @@ def search(
     thresholds = gc.get_threshold()
     gc.set_threshold(max(thresholds[0], _YOUNG_THRESHOLD), *thresholds[1:])
     try:
-        if workers > 1 and strategy == "bfs":
+        if settings.workers > 1 and settings.strategy == "bfs":
             from kamera_cli.explore.parallel import search_parallel
 
-            return search_parallel(
-                model, workers=workers, properties=properties, max_depth=max_depth, max_states=max_states,
-                timeout=timeout, on_progress=on_progress, stop_on_first=stop_on_first,
-                expand_converged=expand_converged, should_stop=should_stop, reducer=reducer,
-                worker_report=worker_report, remote=remote)
-        return _serial(model, properties, strategy, max_depth, max_states, timeout, on_progress, stop_on_first,
-                       expand_converged, should_stop, reducer, seed, walks)
+            return search_parallel(model, settings, reducer)
+        return _serial(model, settings, reducer)
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
 
 
-def _serial(model: Model[S, A], properties: Sequence[Property[S]], strategy: Strategy, max_depth: int,
-            max_states: int, timeout: float | None, on_progress: Callable[[Progress], None] | None,
-            stop_on_first: bool, expand_converged: bool, should_stop: Callable[[], object] | None,
-            reducer: Reducible[S, A] | None, seed: int, walks: int) -> SearchResult[S, A]:
+def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[S, A] | None) -> SearchResult[S, A]:
+    properties, strategy, max_depth, max_states = (settings.properties, settings.strategy, settings.max_depth,
+                                                   settings.max_states)
+    timeout, on_progress, should_stop = settings.timeout, settings.on_progress, settings.should_stop
+    stop_on_first, seed, walks = settings.stop_on_first, settings.seed, settings.walks
     start = _monotonic()
     deadline = None if timeout is None else start + timeout
     graph: Graph[S, A] = Graph()
-    run = _Problems(stop_on_first)
+    run = Problems(stop_on_first)
     always = [p for p in properties if p.kind == ALWAYS]
     at_converged = [p for p in properties if p.kind != ALWAYS]
 
@@ -363,7 +303,7 @@ def _serial(model: Model[S, A], properties: Sequence[Property[S]], strategy: Str
     max_depth_seen = 0
     stopped = run.is_stopped()
     depths_final = not dfs and walker is None
-    terminal_converged = not expand_converged
+    terminal_converged = not settings.expand_converged
 
     while bound_hit is None and not stopped:
         if dfs:
@@ -496,61 +436,3 @@ def _serial(model: Model[S, A], properties: Sequence[Property[S]], strategy: Str
         _shortest_depths(graph, initial, max_depth)  # shortest parents for the stories
     return finish(graph, run, strategy, bound_hit, initial, initial_index, converged_nodes, max_depth_seen,
                   start, on_progress, reduced_count, global_causes)
-
-
-def finish(graph: Graph[S, A], run: _Problems, strategy: Strategy, bound_hit: str | None, initial: list[int],
-           initial_index: dict[int, int], converged_nodes: list[int], max_depth_seen: int, start: float,
-           on_progress: Callable[[Progress], None] | None, reduced_count: int,
-           global_causes: Mapping[str, int] | None = None) -> SearchResult[S, A]:
-    """What the search found, read off the finished graph (shared by the serial and parallel searches)."""
-    states, depths, status, conv = graph.states, graph.depths, graph.status, graph.converged_flags
-    first_edge, last_edge, e_src = graph.first_edge, graph.last_edge, graph.e_src
-    complete = bound_hit is None
-    if depths:
-        max_depth_seen = max(max_depth_seen, max(depths))
-    # Depth cuts: non-converged nodes at the depth bound whose actions were not taken.
-    depth_cuts = tuple(v for v in range(len(states)) if status[v] == DEPTH_CUT and not conv[v])
-    deadlocks = tuple(
-        v for v in range(len(states)) if status[v] == EXPANDED and first_edge[v] == last_edge[v] and not conv[v]
-    )
-    livelocks = tuple(find_livelocks(graph))
-    elapsed = _monotonic() - start
-    if on_progress is not None:
-        on_progress(Progress(len(states), len(e_src), max_depth_seen, elapsed))
-
-    findings = tuple(
-        FindingRecord(key, f, src, graph.edge(eid), run.finding_count[key])
-        for key, (f, src, eid) in run.first_finding.items()
-    )
-    violations = tuple(
-        Violation(name, kind, node, detail, run.violation_count[name])
-        for name, (kind, node, detail) in run.first_violation.items()
-    )
-    stats = Stats(
-        states=len(states),
-        transitions=len(e_src),
-        max_depth_reached=max_depth_seen,
-        converged=len(converged_nodes),
-        depth_cuts=len(depth_cuts),
-        deadlocks=len(deadlocks),
-        livelocks=len(livelocks),
-        elapsed=elapsed,
-        states_per_second=len(states) / elapsed if elapsed > 0 else 0.0,
-        reduced=reduced_count,
-        global_causes=tuple(sorted((global_causes or {}).items(), key=lambda kv: (-kv[1], kv[0]))),
-    )
-    return SearchResult(
-        graph=graph,
-        strategy=strategy,
-        complete=complete,
-        bound_hit=bound_hit,
-        initial=tuple(initial),
-        converged=tuple(converged_nodes),
-        depth_cuts=depth_cuts,
-        deadlocks=deadlocks,
-        livelocks=livelocks,
-        findings=findings,
-        violations=violations,
-        initial_index=initial_index,
-        stats=stats,
-    )

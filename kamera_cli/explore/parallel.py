@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
-from kamera_cli.explore.checker import _Problems, finish
-from kamera_cli.explore.model import Model, Property, pack_state, unpack_state, unwrap
+from kamera_cli.explore.model import Model, pack_state, unpack_state, unwrap
 from kamera_cli.explore.parallel_pool import BATCH, Pool, WorkerDied
 from kamera_cli.explore.parallel_worker import check
+from kamera_cli.explore.problems import Problems, finish
 from kamera_cli.explore.reduction import Reducible
 from kamera_cli.explore.result import (
     CONVERGED_LEAF,
@@ -45,6 +45,7 @@ from kamera_cli.explore.result import (
     Progress,
     SearchResult,
 )
+from kamera_cli.explore.settings import SearchSettings
 
 S = TypeVar("S")
 A = TypeVar("A")
@@ -58,47 +59,30 @@ _COORDINATOR_SHARE = 0.8
 
 __all__ = ["WorkerDied", "search_parallel"]
 
-def search_parallel(
-    model: Model[S, A],
-    *,
-    workers: int,
-    properties: Sequence[Property[S]],
-    max_depth: int,
-    max_states: int,
-    timeout: float | None,
-    on_progress: Callable[[Progress], None] | None,
-    stop_on_first: bool,
-    expand_converged: bool,
-    should_stop: Callable[[], object] | None,
-    reducer: Reducible[S, A] | None,
-    worker_report: Callable[[], object] | None,
-    remote: Sequence[Connection] = (),
-) -> SearchResult[S, A]:
-    """``search(strategy="bfs")`` over ``workers`` processes: this one, ``remote`` ones already
-    serving the search elsewhere (``serve``), the rest forked (see the module doc)."""
+def search_parallel(model: Model[S, A], settings: SearchSettings[S],
+                    reducer: Reducible[S, A] | None) -> SearchResult[S, A]:
+    """``search(strategy="bfs")`` over ``settings.workers`` processes: this one, ``settings.remote``
+    ones already serving the search elsewhere (``serve``), the rest forked (see the module doc)."""
     start = _monotonic()
-    deadline = None if timeout is None else start + timeout
-    pool = Pool(model, properties, reducer, workers, max_depth, expand_converged, worker_report, remote)
+    pool = Pool(model, settings, reducer)
     try:
-        return _Coordinator(pool, model, properties, max_depth, max_states, deadline, timeout, on_progress,
-                            stop_on_first, expand_converged, should_stop, start).run()
+        return _Coordinator(pool, model, settings, start).run()
     except BaseException:
         pool.close()
         raise
 
 
 class _Coordinator:
-    def __init__(self, pool: Pool, model: Model[Any, Any], properties: Sequence[Property[Any]], max_depth: int,
-                 max_states: int, deadline: float | None, timeout: float | None,
-                 on_progress: Callable[[Progress], None] | None, stop_on_first: bool, expand_converged: bool,
-                 should_stop: Callable[[], object] | None, start: float) -> None:
-        self.pool, self.model, self.properties = pool, model, list(properties)
-        self.max_depth, self.max_states = max_depth, max_states
-        self.deadline, self.timeout, self.on_progress = deadline, timeout, on_progress
-        self.stop_on_first, self.expand_converged, self.should_stop = stop_on_first, expand_converged, should_stop
+    def __init__(self, pool: Pool, model: Model[Any, Any], settings: SearchSettings[Any], start: float) -> None:
+        self.pool, self.model, self.properties = pool, model, list(settings.properties)
+        self.max_depth, self.max_states = settings.max_depth, settings.max_states
+        self.timeout, self.on_progress = settings.timeout, settings.on_progress
+        self.deadline = None if settings.timeout is None else start + settings.timeout
+        self.stop_on_first, self.expand_converged = settings.stop_on_first, settings.expand_converged
+        self.should_stop = settings.should_stop
         self.start = start
         self.graph: Graph[Any, Any] = Graph()
-        self.run_ = _Problems(stop_on_first)
+        self.run_ = Problems(settings.stop_on_first)
         self.index: dict[str, int] = {}
         self.fps: list[str] = []
         self.edge_index: list[int] = []  # edge id -> the transition's index in its source's expansion

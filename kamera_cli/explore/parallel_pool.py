@@ -22,14 +22,15 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
-from kamera_cli.explore.model import ExploreError, Model, Property
+from kamera_cli.explore.model import ExploreError, Model
 from kamera_cli.explore.parallel_worker import Worker, worker_main
 from kamera_cli.explore.reduction import Reducible
+from kamera_cli.explore.settings import SearchSettings
 
 #: messages to a worker sent together (unless it runs short of work, or the coordinator waits)
 BATCH = 16
@@ -162,9 +163,9 @@ class Pool:
     all, the coordinator expanding its own nodes between merges.
     """
 
-    def __init__(self, model: Model[Any, Any], properties: Sequence[Property[Any]],
-                 reducer: Reducible[Any, Any] | None, n: int, max_depth: int, expand_converged: bool,
-                 report: Callable[[], object] | None, remote: Sequence[Connection] = ()) -> None:
+    def __init__(self, model: Model[Any, Any], settings: SearchSettings[Any],
+                 reducer: Reducible[Any, Any] | None) -> None:
+        n, remote = settings.workers, settings.remote
         forked = n - 1 - len(remote)
         try:
             ctx = multiprocessing.get_context("fork") if forked else None
@@ -178,7 +179,7 @@ class Pool:
             if i <= forked:
                 assert ctx is not None
                 mine, theirs = ctx.Pipe()
-                args = (theirs, list(self.conns), model, properties, reducer, max_depth, expand_converged, report)
+                args = (theirs, list(self.conns), model, settings, reducer)
                 proc = ctx.Process(target=_forked_worker, args=args, name=f"kamera-search-{i}", daemon=True)
                 proc.start()
                 theirs.close()
@@ -193,7 +194,7 @@ class Pool:
         self.replies: collections.deque[tuple[Any, ...]] = collections.deque()
         self.batches: list[list[tuple[Any, ...]]] = [[] for _ in range(1, n)]
         self.batched_nodes = [0] * (n - 1)
-        self.local = Worker(self._local_reply, model, properties, reducer, max_depth, expand_converged, report)
+        self.local = Worker(self._local_reply, model, settings, reducer)
         self.closed = False
         self.by_fd = {conn.fileno(): conn for conn in self.conns}
         self.poller = readable(self.conns)

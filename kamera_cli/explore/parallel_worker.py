@@ -18,6 +18,7 @@ from typing import Any
 
 from kamera_cli.explore.model import ALWAYS, Footprint, Model, Property, Transition, pack_state, unpack_state
 from kamera_cli.explore.reduction import Reducible, persistent_subset
+from kamera_cli.explore.settings import SearchSettings
 
 #: results a worker in a process of its own sends together, at most (fewer when it is about to
 #: read or wait)
@@ -42,21 +43,18 @@ def check(properties: Sequence[Property[Any]], state: Any, converged: bool) -> t
 
 
 # ---------------------------------------------------------------------------------------------- workers
-def serve(conn: Connection, model: Model[Any, Any], properties: Sequence[Property[Any]],
-          reducer: Reducible[Any, Any] | None, max_depth: int, expand_converged: bool,
-          report: Callable[[], object] | None) -> None:
+def serve(conn: Connection, model: Model[Any, Any], settings: SearchSettings[Any],
+          reducer: Reducible[Any, Any] | None) -> None:
     """Be a remote worker of a search coordinated at the other end of ``conn`` (until it says quit)."""
-    worker_main(conn, [], model, properties, reducer, max_depth, expand_converged, report)
+    worker_main(conn, [], model, settings, reducer)
 
 
-def worker_main(conn: Connection, others: list[Connection], model: Model[Any, Any],
-                 properties: Sequence[Property[Any]],
-                 reducer: Reducible[Any, Any] | None, max_depth: int, expand_converged: bool,
-                 report: Callable[[], object] | None) -> None:
+def worker_main(conn: Connection, others: list[Connection], model: Model[Any, Any], settings: SearchSettings[Any],
+                reducer: Reducible[Any, Any] | None) -> None:
     for other in others:  # the coordinator's ends of the workers forked before: theirs, not ours
         other.close()
     try:
-        Worker(conn.send, model, properties, reducer, max_depth, expand_converged, report).loop(conn)
+        Worker(conn.send, model, settings, reducer).loop(conn)
     except (EOFError, KeyboardInterrupt, BrokenPipeError):
         pass
     except BaseException:
@@ -70,13 +68,12 @@ class Worker:
     """Expands the nodes it is given, smallest id first, and keeps the states it discovers."""
 
     def __init__(self, reply: Callable[[tuple[Any, ...]], None], model: Model[Any, Any],
-                 properties: Sequence[Property[Any]], reducer: Reducible[Any, Any] | None, max_depth: int,
-                 expand_converged: bool, report: Callable[[], object] | None) -> None:
-        self.report = report
-        self.reply, self.model, self.properties, self.reducer = reply, model, list(properties), reducer
-        self.max_depth, self.expand_converged = max_depth, expand_converged
+                 settings: SearchSettings[Any], reducer: Reducible[Any, Any] | None) -> None:
+        self.report = settings.worker_report
+        self.reply, self.model, self.properties, self.reducer = reply, model, list(settings.properties), reducer
+        self.max_depth, self.expand_converged = settings.max_depth, settings.expand_converged
 
-        self.always = [p for p in properties if p.kind == ALWAYS]
+        self.always = [p for p in self.properties if p.kind == ALWAYS]
         self.store: dict[str, Any] = {}  # the states this worker holds, by fingerprint
         self.judged: dict[str, tuple[bool, tuple[tuple[int, object], ...]]] = {}
         self.labels: dict[int, list[object]] = {}  # node -> the labels of its expansion's transitions

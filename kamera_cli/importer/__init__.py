@@ -1,4 +1,6 @@
-"""``kamera import``: a scenario scaffolded from what a real cluster prints (layer 4, beside runner).
+"""``kamera import``: a scenario scaffolded from what a real cluster prints (layer 6, beside runner).
+
+May import: ``scenario``, ``apiserver``, ``model``, ``errors``; never ``runner`` or ``sim``.
 
 Why its own package above ``scenario``: it reuses the scenario layer's hardened YAML reading and
 manifest sources, and the API server's registry for kinds and uids, but nothing imports it except

@@ -15,8 +15,17 @@ from typing import Any, Literal
 
 import jsonpath
 
+from kamera_cli.invariants.locations import field_path, locate, object_ref
 from kamera_cli.invariants.queries import InvariantSyntaxError, compile_query, find, find_located
-from kamera_cli.invariants.templates import MissingValue, Template, instantiate, parse_template
+from kamera_cli.invariants.templates import (
+    MissingValue,
+    Template,
+    ValueTemplate,
+    instantiate,
+    instantiate_value,
+    parse_template,
+    parse_value_template,
+)
 from kamera_cli.model.objects import ObjectRef
 from kamera_cli.model.scenario import ExpectSpec, InvariantSpec
 
@@ -73,6 +82,57 @@ def _first_where(located: list[tuple[str, Any]], pred: Callable[[Any], bool]) ->
     return None
 
 
+def first_difference(got: Any, wanted: Any, where: tuple[str | int, ...] = ()) -> str | None:
+    """Where two JSON values first differ, for a reader: ``.shard-c: 0, expected 1``; None when equal.
+
+    Why: two maps that differ in one key look alike when both are printed and cut to a line; the
+    message names the key that differs instead.
+    """
+    got, wanted = _normalize(got), _normalize(wanted)
+    if isinstance(got, dict) and isinstance(wanted, dict):
+        for key in sorted(set(got) | set(wanted)):
+            at = field_path((*where, key))
+            if key not in got:
+                return f"{at} missing, expected {_show(wanted[key], 40)}"
+            if key not in wanted:
+                return f"{at} not expected, got {_show(got[key], 40)}"
+            found = first_difference(got[key], wanted[key], (*where, key))
+            if found is not None:
+                return found
+        return None
+    if isinstance(got, list) and isinstance(wanted, list) and len(got) == len(wanted):
+        for index, (a, b) in enumerate(zip(got, wanted)):
+            found = first_difference(a, b, (*where, index))
+            if found is not None:
+                return found
+        return None
+    if _canonical(got) == _canonical(wanted):
+        return None
+    if isinstance(got, list) and isinstance(wanted, list):
+        return f"{field_path(where) or 'the list'} has {len(got)} items, expected {len(wanted)}"
+    return f"{field_path(where) or 'the value'} is {_show(got, 40)}, expected {_show(wanted, 40)}"
+
+
+def equals_check(value: Any) -> _Check:
+    """``equals: value``: JSON equality of every selected node (maps and lists compared structurally)."""
+    wanted = _canonical(value)
+    shown = _show(value)
+
+    def equals(values: Sequence[Any], located: Callable[[], list[tuple[str, Any]]]) -> str | None:
+        if not values:
+            return f"expected nodes equal to {shown}, got none"
+        if all(_canonical(v) == wanted for v in values):
+            return None
+        bad = _first_where(located(), lambda v: _canonical(v) != wanted)
+        if bad is None:
+            return f"expected every node to equal {shown}, got a different value"
+        if isinstance(bad[1], (Mapping, list)) and isinstance(value, (Mapping, list)):
+            return f"expected every node to equal {shown}; at {bad[0]}: {first_difference(bad[1], value)}"
+        return f"expected every node to equal {shown}, got {_show(bad[1])} at {bad[0]}"
+
+    return equals
+
+
 def _build_checks(expect: ExpectSpec) -> tuple[_Check, ...]:
     checks: list[_Check] = []
     if expect.count is not None:
@@ -112,20 +172,8 @@ def _build_checks(expect: ExpectSpec) -> tuple[_Check, ...]:
             return f"expected no node, got {len(values)}{where}"
 
         checks.append(absent)
-    if expect.has_equals:
-        wanted = _canonical(expect.equals)
-        shown = _show(expect.equals)
-
-        def equals(values: Sequence[Any], located: Callable[[], list[tuple[str, Any]]]) -> str | None:
-            if not values:
-                return f"expected nodes equal to {shown}, got none"
-            if all(_canonical(v) == wanted for v in values):
-                return None
-            bad = _first_where(located(), lambda v: _canonical(v) != wanted)
-            got = f"{_show(bad[1])} at {bad[0]}" if bad else "a different value"
-            return f"expected every node to equal {shown}, got {got}"
-
-        checks.append(equals)
+    if expect.has_equals and parse_value_template(expect.equals).is_plain:
+        checks.append(equals_check(expect.equals))
     if expect.unique:
 
         def unique(values: Sequence[Any], located: Callable[[], list[tuple[str, Any]]]) -> str | None:
@@ -166,15 +214,17 @@ def _build_checks(expect: ExpectSpec) -> tuple[_Check, ...]:
     return tuple(checks)
 
 
-def describe_node(node: Any, path: str) -> tuple[str, ObjectRef | None]:
-    """``Widget default/demo`` for an object, else ``node $['items'][0]['spec']``."""
-    if isinstance(node, Mapping):
-        meta = node.get("metadata")
-        kind = node.get("kind")
-        if isinstance(kind, str) and isinstance(meta, Mapping) and isinstance(meta.get("name"), str):
-            ref = ObjectRef.of(node)
-            return f"{ref.kind} {ref.key}", ref
-    return f"node {path}", None
+def describe_node(node: Any, path: str, document: Any = None) -> tuple[str, ObjectRef | None]:
+    """``Widget default/demo`` for an object, ``Widget default/demo .spec`` for a field of one, else
+    the node's path (``$.external.aws[0]``).
+
+    Why the object a field lies in is not returned as the subject: the subject is what the failure
+    is about, and a field's failure is reported at its object only through the label.
+    """
+    ref = object_ref(node)
+    if ref is not None:
+        return f"{ref.kind} {ref.key}", ref
+    return locate(path, document)[0], None
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +232,8 @@ class CompiledInvariant:
     spec: InvariantSpec
     template: Template
     checks: tuple[_Check, ...]
+    #: ``equals`` holding templates: its value is instantiated for each forEach node
+    equals: ValueTemplate | None = None
 
     @property
     def name(self) -> str:
@@ -215,15 +267,20 @@ class CompiledInvariant:
         for path, node in nodes:
             try:
                 text = instantiate(self.template, node) if self.template.refs else self.template.text
-                if text not in outcomes:
-                    outcomes[text] = self._check(text, document)[0]
-                message = outcomes[text]
+                extra: tuple[_Check, ...] = ()
+                key = text
+                if self.equals is not None:
+                    wanted = instantiate_value(self.equals, node)
+                    extra, key = (equals_check(wanted),), f"{text}\0{_canonical(wanted)}"
+                if key not in outcomes:
+                    outcomes[key] = self._check(text, document, extra)[0]
+                message = outcomes[key]
             except MissingValue as missing:
                 message = missing.reason
             except InvariantSyntaxError as exc:
                 message = f"the expression built for this node does not compile: {exc.message}"
             if message is not None:
-                label, ref = describe_node(node, path)
+                label, ref = describe_node(node, path, document)
                 violations.append(Violation(self.spec.name, f"{message} for {label}", ref, path))
         return tuple(violations), len(nodes)
 
@@ -240,11 +297,11 @@ class CompiledInvariant:
             return ()
         failing = ({v.node_path for v in self.evaluate(document)} if self.spec.for_each is not None
                    else ({p for p, _ in nodes} if self.evaluate(document) else set()))
-        out = [(path, describe_node(node, path)[0], path in failing) for path, node in nodes]
+        out = [(path, describe_node(node, path, document)[0], path in failing) for path, node in nodes]
         out.sort(key=lambda item: not item[2])
         return tuple(out[:limit])
 
-    def _check(self, text: str, document: Any) -> tuple[str | None, int]:
+    def _check(self, text: str, document: Any, extra: tuple[_Check, ...] = ()) -> tuple[str | None, int]:
         try:
             values: list[Any] = find(text, document)
         except jsonpath.JSONPathError as exc:  # e.g. nesting deeper than the recursion limit of '..'
@@ -253,11 +310,12 @@ class CompiledInvariant:
         cache: list[list[tuple[str, Any]]] = []
 
         def located() -> list[tuple[str, Any]]:
+            """The selected nodes with where they sit, named for a reader (object and field path)."""
             if not cache:
-                cache.append(find_located(text, document))
+                cache.append([(locate(path, document)[0], value) for path, value in find_located(text, document)])
             return cache[0]
 
-        for check in self.checks:
+        for check in (*self.checks, *extra):
             message = check(values, located)
             if message is not None:
                 return message, len(values)
@@ -280,6 +338,14 @@ def compile_invariant(spec: InvariantSpec) -> CompiledInvariant:
         )
     checks = _build_checks(spec.expect)
     given = spec.expect
+    equals = parse_value_template(given.equals) if given.has_equals else None
+    if equals is not None and not equals.is_plain:
+        if spec.for_each is None:
+            raise InvariantSyntaxError(
+                f"equals uses the template {equals.first.source} but there is no forEach to take values from"
+            )
+    else:
+        equals = None
     if (
         not checks
         and not given.has_equals
@@ -288,4 +354,4 @@ def compile_invariant(spec: InvariantSpec) -> CompiledInvariant:
         )
     ):
         raise InvariantSyntaxError("expect needs at least one of count, min, max, exists, equals, unique, matches")
-    return CompiledInvariant(spec, template, checks)
+    return CompiledInvariant(spec, template, checks, equals)

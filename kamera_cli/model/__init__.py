@@ -1,1 +1,7 @@
-"""Plain frozen values shared by every layer (stdlib only)."""
+"""Plain frozen values shared by every layer (layer 1): objects and references, the scenario as
+loaded, the check result, the reporter-ready state graph.
+
+May import: the standard library and ``errors`` only, so that every layer can use these values and
+a result can be read (``report/``, JSON) without loading anything that runs a search. See
+docs/architecture.md.
+"""

@@ -64,6 +64,16 @@ class ControllerSpec:
     every: float | None = None
     #: the kinds a program or handler watches (its ``watches:`` list of plain kinds)
     program_kinds: tuple[KindRef, ...] = ()
+    #: a program's, sweep's, handler's or metacontroller hook server's command line after its file
+    #: (``sys.argv[1:]``); None for reconcilers and kopf operators, whose ``sys.argv`` is left alone
+    args: tuple[str, ...] | None = None
+    #: files the controller's code reads (``files:``): absolute path -> content, resolved when loaded
+    files: tuple[tuple[str, bytes], ...] = ()
+    #: a sweep run at the points of a cron expression (``schedule:``) instead of every ``every`` seconds
+    schedule: str | None = None
+    #: an ``every`` sweep's first tick: at the start (``start``) or one period later (``afterPeriod``); a
+    #: ``schedule`` sweep's first tick is always its first schedule point after the start
+    first_tick: Literal["start", "afterPeriod"] = "start"
 
     @property
     def shape(self) -> Literal["reconciler", "kopf", "metacontroller", "program", "sweep", "handler"]:
@@ -75,7 +85,7 @@ class ControllerSpec:
         if self.handler is not None:
             return "handler"
         if self.program is not None:
-            return "sweep" if self.every is not None else "program"
+            return "sweep" if self.every is not None or self.schedule is not None else "program"
         return "reconciler"
 
 
@@ -149,6 +159,23 @@ class ActionSpec:
     field_manager: str = ""
     #: patch type apply: take over conflicting fields
     force: bool = False
+    #: ``mayFail``: a refusal is an acceptable outcome (the execution goes on): True for any code, or the codes
+    may_fail: bool = False
+    may_fail_codes: tuple[int, ...] = ()
+
+    def refusal_allowed(self, status: int) -> bool:
+        """Whether the API server refusing this action with ``status`` is one of its acceptable outcomes."""
+        return self.may_fail and (not self.may_fail_codes or status in self.may_fail_codes)
+
+
+def covers(named: str, controller: str) -> bool:
+    """Whether a perturbation naming ``named`` applies to the running controller ``controller``.
+
+    ``"*"`` covers every controller; a scenario controller's name covers every part it runs as —
+    a kopf operator's timers and daemons (``rmns/timer:cleanup``), a metacontroller's parents
+    (``name/Kind``) — and a part's full name covers that part alone.
+    """
+    return named in ("*", controller) or controller.startswith(f"{named}/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +238,9 @@ class ClusterSpec:
     position: Position = Position("")
     #: how many scheduled runs of each CronJob the cronjob built-in explores (its state-space bound)
     cronjob_runs: int = 2
+    #: seed a fresh cluster's own objects: node Leases, and kube-root-ca.crt / the default ServiceAccount in
+    #: every namespace when their built-ins run (``systemObjects``)
+    system_objects: bool = True
 
 
 @dataclass(frozen=True, slots=True)

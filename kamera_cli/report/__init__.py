@@ -1,4 +1,6 @@
-"""Reporters: terminal text, JUnit XML, JSON and HTML, each a pure function of a ``CheckResult``.
+"""Reporters (layer 4): terminal text, JUnit XML, JSON and HTML, each a pure function of a ``CheckResult``.
+
+May import: ``model`` and ``errors`` only (the contract "reporters read only the result model").
 
 Nothing here runs a search or prints; the CLI chooses the reporters and where their text goes.
 """

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from kamera_cli.model.result import Counterexample, DiffEntry, Step
 from kamera_cli.report.style import PLAIN, Style
-from kamera_cli.report.text import clean, format_value, label, one_line, plural
+from kamera_cli.report.text import clean, format_change, format_value, label, one_line, plural
 
 #: diff entries shown per write (or per object of a state diff) unless verbose
 DIFF_LIMIT = 12
@@ -27,7 +27,7 @@ def diff_line(entry: DiffEntry, style: Style = PLAIN, *, width: int = 60) -> str
         return style(f"+ {path}: {label(format_value(entry.new, width))}", "green")
     if entry.op == "remove":
         return style(f"- {path}", "red")
-    old, new = label(format_value(entry.old, width)), label(format_value(entry.new, width))
+    old, new = (label(text) for text in format_change(entry.old, entry.new, width))
     return style(f"~ {path}: {old} → {new}", "yellow")
 
 
@@ -52,8 +52,14 @@ def traceback_lines(error: str, *, verbose: bool = False) -> list[str]:
     return [lines[0], f"  … {start - 1} lines omitted", *lines[start:]]
 
 
-def step_lines(step: Step, style: Style = PLAIN, *, verbose: bool = False) -> list[str]:
-    """The headline, then (indented under its text) each write's diff and the traceback."""
+def step_lines(step: Step, style: Style = PLAIN, *, verbose: bool = False,
+               seen: dict[str, int] | None = None) -> list[str]:
+    """The headline, then (indented under its text) each write's diff and the traceback.
+
+    ``seen`` maps the tracebacks already told on this path to the step that told them: a step that
+    raised the same one again shows its first line and refers back (a retried handler failing the
+    same way six times is one traceback, not six).
+    """
     headline = label(step.headline())
     number, _, rest = headline.partition(" ")
     lines = [f"{style(number, 'bold')} {rest}"]
@@ -69,7 +75,14 @@ def step_lines(step: Step, style: Style = PLAIN, *, verbose: bool = False) -> li
     if step.log:
         lines.extend(pad + style("│ " + line, "dim") for line in clean(step.log).splitlines())
     if step.error:
-        lines.extend(pad + style(line, "red") for line in traceback_lines(step.error, verbose=verbose))
+        told = None if seen is None else seen.get(step.error)
+        if told is not None:
+            first = label(clean(step.error).strip().splitlines()[0])
+            lines.append(pad + style(first, "red") + style(f" (the same traceback as step {told})", "dim"))
+        else:
+            lines.extend(pad + style(line, "red") for line in traceback_lines(step.error, verbose=verbose))
+            if seen is not None:
+                seen[step.error] = step.index
     return lines
 
 
@@ -78,17 +91,20 @@ PATH_LIMIT = 16
 PATH_EDGE = 6
 
 
-def path_lines(steps: Iterable[Step], style: Style = PLAIN, *, verbose: bool = False) -> list[str]:
+def path_lines(steps: Iterable[Step], style: Style = PLAIN, *, verbose: bool = False,
+               seen: dict[str, int] | None = None) -> list[str]:
+    """One path's steps; ``seen`` (tracebacks told so far, see ``step_lines``) runs on into its loop."""
+    seen = {} if seen is None else seen
     shown = list(steps)
     lines: list[str] = []
     if not verbose and len(shown) > PATH_LIMIT:
         skipped = len(shown) - 2 * PATH_EDGE
         for step in shown[:PATH_EDGE]:
-            lines.extend(step_lines(step, style, verbose=verbose))
+            lines.extend(step_lines(step, style, verbose=verbose, seen=seen))
         lines.append(style(f"… {skipped} more steps (all of them with -v, in --json and in JUnit) …", "dim"))
         shown = shown[-PATH_EDGE:]
     for step in shown:
-        lines.extend(step_lines(step, style, verbose=verbose))
+        lines.extend(step_lines(step, style, verbose=verbose, seen=seen))
     return lines or [style("(the initial state)", "dim")]
 
 
@@ -97,16 +113,17 @@ def story_lines(cx: Counterexample, style: Style = PLAIN, *, verbose: bool = Fal
     summary = clean(one_line(cx.summary))
     kind = label(cx.kind)
     lines = [style(f"{kind}: ", "bold", "red") + summary if summary else style(kind, "bold", "red")]
-    if cx.alternative:
+    if cx.alternative:  # two paths: each tells its own tracebacks
         lines.append(style("path A:", "bold"))
         lines.extend("  " + line for line in path_lines(cx.steps, style, verbose=verbose))
         lines.append(style("path B:", "bold"))
         lines.extend("  " + line for line in path_lines(cx.alternative, style, verbose=verbose))
-    elif cx.steps or not cx.loop:
-        lines.extend(path_lines(cx.steps, style, verbose=verbose))
+    seen: dict[str, int] = {}
+    if not cx.alternative and (cx.steps or not cx.loop):
+        lines.extend(path_lines(cx.steps, style, verbose=verbose, seen=seen))
     if cx.loop:
         lines.append(style("loop:", "bold", "magenta"))
-        lines.extend("  " + line for line in path_lines(cx.loop, style, verbose=verbose))
+        lines.extend("  " + line for line in path_lines(cx.loop, style, verbose=verbose, seen=seen))
         lines.append("  " + style(f"↺ back to step {cx.loop[0].index}", "magenta"))
     if cx.state_diff:
         lines.append(style("the states differ:", "bold"))

@@ -28,6 +28,36 @@ def format_value(value: Any, width: int = VALUE_WIDTH) -> str:
     return text
 
 
+#: characters kept on each side of the part two long values differ in
+DIFF_CONTEXT = 12
+
+
+def format_change(old: Any, new: Any, width: int = VALUE_WIDTH) -> tuple[str, str]:
+    """Both sides of a replacement, each on one line, cut so that the part that changed shows.
+
+    Why not ``format_value`` on each side: two long values that share their first ``width``
+    characters (a kopf progress annotation whose timestamp moved, say) would both be cut before the
+    difference and read the same. Here a long pair is cut around where it differs: the shared start
+    and end become ``…``, with ``DIFF_CONTEXT`` characters of context kept on each side.
+    """
+    a, b = format_value(old, 0), format_value(new, 0)
+    if width <= 0 or (len(a) <= width and len(b) <= width):
+        return a, b
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    start = max(0, prefix - DIFF_CONTEXT)
+
+    def cut(text: str) -> str:
+        end = min(len(text), len(text) - suffix + DIFF_CONTEXT, start + max(width - 2, DIFF_CONTEXT + 1))
+        return ("…" if start > 0 else "") + text[start:end] + ("…" if end < len(text) else "")
+
+    return cut(a), cut(b)
+
+
 def format_duration(seconds: float) -> str:
     """``0.84s``, ``12.3s``, ``2m05s``: precise when short, readable when long."""
     if seconds < 10:

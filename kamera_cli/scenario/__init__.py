@@ -1,4 +1,14 @@
-"""Loading and validating scenario files (layer 3); imports no controller code."""
+"""Loading and validating scenario files (layer 4); imports no controller code.
+
+Owns ``load_scenario`` (``loader``, with the sections ``actions``, ``perturbations``, ``cluster``,
+``fakes``, ``metacontroller``, ``programs``, ``process`` read by modules of their own over the shared
+``reading.Reader``), the YAML reader that keeps positions (``yamldoc``), the JSON Schema check
+(``schema``), manifests and kinds, and discovery of scenario files.
+
+May import: ``invariants``, ``apiserver`` (the registry, to know kinds), ``controlplane`` (built-in
+names), ``adapters`` (only to check an entry point without importing it), ``model``, ``errors``.
+See docs/scenario.md.
+"""
 
 from __future__ import annotations
 

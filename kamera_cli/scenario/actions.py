@@ -3,22 +3,20 @@ loader checks everything — every problem recorded with its line, nothing impor
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import Any, Literal, cast
 
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec
 from kamera_cli.scenario.manifests import Sources
 from kamera_cli.scenario.paths import Path_
+from kamera_cli.scenario.reading import Reader
 from kamera_cli.scenario.schema import json_type
 from kamera_cli.scenario.values import as_dict, as_int, as_list, as_str
-
-if TYPE_CHECKING:
-    from kamera_cli.scenario.loader import _Loader
 
 _JSON_PATCH_OPS = frozenset({"add", "remove", "replace", "move", "copy", "test"})
 
 
-def target_ref(ld: _Loader, raw: Any, path: Path_) -> ObjectRef | None:
+def target_ref(ld: Reader, raw: Any, path: Path_) -> ObjectRef | None:
     raw = as_dict(raw)
     api_version, kind, name = raw.get("apiVersion"), raw.get("kind"), raw.get("name")
     if not (isinstance(api_version, str) and isinstance(kind, str) and isinstance(name, str)):
@@ -29,7 +27,7 @@ def target_ref(ld: _Loader, raw: Any, path: Path_) -> ObjectRef | None:
     namespace = (namespace or "default") if ld.oracle.namespaced(ref) else ""
     return ObjectRef(api_version, kind, namespace, name)
 
-def read_actions(ld: _Loader, sources: Sources, spec: dict[str, Any]) -> tuple[ActionSpec, ...]:
+def read_actions(ld: Reader, sources: Sources, spec: dict[str, Any]) -> tuple[ActionSpec, ...]:
     actions: list[ActionSpec] = []
     for i, raw in enumerate(as_list(spec.get("actions"))):
         path: Path_ = ("spec", "actions", i)
@@ -50,6 +48,9 @@ def read_actions(ld: _Loader, sources: Sources, spec: dict[str, Any]) -> tuple[A
             at = as_int(at_raw.get("afterSteps"), 0)
         name = as_str(raw.get("name")) or f"action {i + 1} ({verb})"
         position = ld.position(path)
+        may_fail = raw.get("mayFail", False)
+        codes = tuple(sorted(c for c in may_fail if isinstance(c, int))) if isinstance(may_fail, list) else ()
+        refusals: dict[str, Any] = {"may_fail": may_fail is True or bool(codes), "may_fail_codes": codes}
         if verb in ("apply", "replace"):
             entry = raw[verb]
             before = len(ld.problems)
@@ -57,11 +58,11 @@ def read_actions(ld: _Loader, sources: Sources, spec: dict[str, Any]) -> tuple[A
             if isinstance(entry, str) and entry and not located and len(ld.problems) == before:
                 ld.add((*path, verb), f"{entry!r} holds no object to {verb}")
             objects = tuple(obj for _, obj in ld.objects(located))
-            actions.append(ActionSpec(name, verb, at, objects=objects, position=position))
+            actions.append(ActionSpec(name, verb, at, objects=objects, position=position, **refusals))
         elif verb == "delete":
             target = target_ref(ld, raw["delete"], (*path, "delete"))
             if target is not None:
-                actions.append(ActionSpec(name, "delete", at, target=target, position=position))
+                actions.append(ActionSpec(name, "delete", at, target=target, position=position, **refusals))
         else:
             patch = as_dict(raw["patch"])
             target = target_ref(ld, patch.get("target"), (*path, "patch", "target"))
@@ -75,19 +76,19 @@ def read_actions(ld: _Loader, sources: Sources, spec: dict[str, Any]) -> tuple[A
                     ActionSpec(
                         name, "patch", at, target=target, patch_type=patch_type, patch=body, position=position,
                         subresource=as_str(patch.get("subresource")), field_manager=as_str(patch.get("fieldManager")),
-                        force=patch.get("force") is True,
+                        force=patch.get("force") is True, **refusals,
                     )
                 )
     return tuple(actions)
 
-def check_apply_body(ld: _Loader, body: dict[str, Any], target: ObjectRef, path: Path_) -> None:
+def check_apply_body(ld: Reader, body: dict[str, Any], target: ObjectRef, path: Path_) -> None:
     """A server-side apply body names its object; it must be the target (the server answers 400 otherwise)."""
     name = as_dict(body.get("metadata")).get("name")
     if body.get("apiVersion") != target.api_version or body.get("kind") != target.kind or name != target.name:
         ld.add(path, f"an apply patch carries apiVersion, kind and metadata.name of its target "
                        f"({target.api_version}, {target.kind}, {target.name})")
 
-def check_patch_body(ld: _Loader, patch_type: Any, body: Any, path: Path_) -> None:
+def check_patch_body(ld: Reader, patch_type: Any, body: Any, path: Path_) -> None:
     if patch_type in ("merge", "strategic", "apply") and not isinstance(body, dict):
         article = "an" if patch_type == "apply" else "a"
         ld.add(path, f"{article} {patch_type} patch is an object, got {json_type(body)}")

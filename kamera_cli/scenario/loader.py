@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any, cast
 
 from kamera_cli.errors import KameraError, Problem, ScenarioError
-from kamera_cli.invariants import InvariantSyntaxError, compile_invariant, compile_query, parse_template
+from kamera_cli.invariants import (
+    InvariantSyntaxError,
+    ValueTemplateError,
+    compile_invariant,
+    compile_query,
+    parse_template,
+    parse_value_template,
+)
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 from kamera_cli.model.scenario import (
     ControllerSpec,
@@ -35,13 +42,15 @@ from kamera_cli.scenario.manifests import Located, Sources, check_manifest
 from kamera_cli.scenario.metacontroller import read_metacontroller
 from kamera_cli.scenario.paths import Path_
 from kamera_cli.scenario.perturbations import read_perturbations
+from kamera_cli.scenario.process import with_process
 from kamera_cli.scenario.programs import program_key_problems
+from kamera_cli.scenario.reading import Reader
 from kamera_cli.scenario.schema import json_type, schema_problems
 from kamera_cli.scenario.values import as_dict as _dict
 from kamera_cli.scenario.values import as_int as _int
 from kamera_cli.scenario.values import as_list as _list
 from kamera_cli.scenario.values import as_str as _str
-from kamera_cli.scenario.yamldoc import Document, read_documents
+from kamera_cli.scenario.yamldoc import read_documents
 
 API_VERSION = "kamera.dev/v1alpha1"
 KIND = "Scenario"
@@ -82,7 +91,7 @@ def _entrypoint_checker(given: CheckEntrypoint | None) -> CheckEntrypoint | None
     return cast(CheckEntrypoint, check_entrypoint)
 
 
-class _Loader:
+class _Loader(Reader):
     def __init__(
         self,
         file: str,
@@ -90,51 +99,26 @@ class _Loader:
         known_kind: KnownKind | None,
         check_entrypoint: CheckEntrypoint | None,
     ) -> None:
-        self.file = file
-        self.problems = problems
+        super().__init__(file, problems)
         self.known_kind = known_kind
         self.check_entrypoint = check_entrypoint
         self.base_dir = str(Path(file).resolve().parent)
         self.display_dir = os.path.dirname(file)
-        self.doc: Document = Document(file, None, (0, 0))
-        self.oracle: KindOracle  # set once the CRDs are read
-        self.controller_names: list[str] = []
-        #: controllers that are programs, sweeps or handlers (stale reads do not apply to them)
-        self.program_names: list[str] = []
         self.seed_items: list[Located] = []
 
     # -- helpers -------------------------------------------------------------------------------
-    def add(self, path: Path_, message: str, hint: str = "", *, key: bool = False) -> None:
-        self.problems.append(self.doc.problem(path, message, hint, key=key))
-
-    def position(self, path: Path_, *, key: bool = False) -> Position:
-        line, column = self.doc.key_at(path) if key else self.doc.at(path)
-        return Position(self.file, line, column)
-
-    def kind_ref(self, value: Any, path: Path_) -> KindRef | None:
-        if not isinstance(value, str):
-            return None
-        try:
-            ref = KindRef.parse(value)
-        except ValueError:
-            return None  # the schema's pattern has reported it
-        self.check_known(ref, lambda message, hint: self.add(path, message, hint))
-        return ref
-
-    def check_known(self, ref: KindRef, report: Callable[[str, str], None]) -> None:
-        if self.oracle.known(ref) is False:
-            report(*self.unknown_kind(ref))
-
-    def unknown_kind(self, ref: KindRef) -> tuple[str, str]:
-        return (
-            f"unknown kind {str(ref)!r}: not built in and not defined by the scenario's CRDs",
-            self.oracle.suggest(ref) or "add its CustomResourceDefinition to spec.crds",
-        )
-
     def _kopf_module(self, value: str, path: Path_) -> None:
         """A kopf operator file must exist (its import, like an entry point's, waits for the run)."""
-        if value.endswith(".py") and not (Path(self.base_dir) / value).is_file():
-            self.add(path, f"kopf operator file {value!r} not found (looked for {Path(self.base_dir) / value})",
+        if not value.endswith(".py"):
+            return
+        target = Path(self.base_dir) / value
+        try:
+            found = target.is_file()
+        except OSError as exc:  # a name the file system refuses (too long, for one): a problem, not a crash
+            self.add(path, f"kopf operator file {value!r} cannot be looked up: {exc.strerror or exc}")
+            return
+        if not found:
+            self.add(path, f"kopf operator file {value!r} not found (looked for {target})",
                      "paths are relative to the scenario file's folder")
 
     def _reporter(self, at: Path_) -> Callable[[str, str, str], None]:
@@ -214,6 +198,8 @@ class _Loader:
                 self.problems.append(crds[index].problem((), f"invalid CustomResourceDefinition: {message}"))
         controllers = self._controllers(spec)
         seed = self._seed(sources, spec)
+        controllers = with_process(_list(spec.get("controllers")), controllers, seed, self.base_dir,
+                                   lambda path, msg, hint: self.add(path, msg, hint))
         explore = self._explore(_dict(spec.get("explore")))
         expect = _dict(spec.get("expect"))
         expectations = Expectations(
@@ -298,25 +284,6 @@ class _Loader:
                     continue
                 crds.append(item)
         return crds
-
-    def objects(self, items: list[Located]) -> list[tuple[Located, dict[str, Any]]]:
-        """Checked objects with their namespace settled (default for namespaced kinds, none otherwise)."""
-        result: list[tuple[Located, dict[str, Any]]] = []
-        for item in items:
-            ref = check_manifest(item, self.problems)
-            if ref is None:
-                continue
-            if self.oracle.known(ref) is False:
-                self.problems.append(item.problem(("kind",), *self.unknown_kind(ref)))
-            obj = item.obj
-            meta = dict(_dict(obj.get("metadata")))
-            if self.oracle.namespaced(ref):
-                if not meta.get("namespace"):
-                    meta["namespace"] = "default"
-            else:
-                meta.pop("namespace", None)  # the API server ignores it for cluster-scoped kinds
-            result.append((item, {**obj, "metadata": meta}))
-        return result
 
     def _seed(self, sources: Sources, spec: dict[str, Any]) -> tuple[Manifest, ...]:
         items: list[Located] = []
@@ -515,6 +482,7 @@ class _Loader:
                             f"{template.refs[0].source} needs a forEach to take values from",
                             "add forEach, or write the value into the expression",
                         )
+            self._expect_templates(path, _dict(raw.get("expect")), isinstance(for_each, str))
             expect = self._expect(_dict(raw.get("expect"))) if _dict(raw.get("expect")) else None
             when = raw.get("when", "converged")
             if len(self.problems) > before or not name or not isinstance(select, str) or expect is None:
@@ -535,6 +503,28 @@ class _Loader:
                 continue
             invariants.append(invariant)
         return tuple(invariants)
+
+    def _expect_templates(self, path: Path_, raw: dict[str, Any], has_for_each: bool) -> None:
+        """Templates in ``expect``: evaluated in ``equals`` (with a forEach), an error anywhere else.
+
+        Why an error rather than a literal: ``equals: "{{ @.data }}"`` compared as the text
+        ``{{ @.data }}`` would fail (or pass) for a reason the reader cannot see.
+        """
+        if "equals" in raw:
+            try:
+                template = parse_value_template(raw["equals"])
+            except ValueTemplateError as exc:
+                self.add((*path, "expect", "equals", *exc.where), exc.message, exc.hint, key=exc.key)
+            else:
+                if not template.is_plain and not has_for_each:
+                    where = template.strings[0].where
+                    self.add((*path, "expect", "equals", *where),
+                             f"{template.first.source} needs a forEach to take values from",
+                             "add forEach, or write the value itself")
+        for key, value in raw.items():
+            if key != "equals" and isinstance(value, str) and ("{{" in value or "}}" in value):
+                self.add((*path, "expect", key), f"a template in {key} is not evaluated: {value!r}",
+                         "templates are evaluated in select and in equals only")
 
     def _expect(self, raw: dict[str, Any]) -> ExpectSpec | None:
         matches = raw.get("matches")

@@ -29,3 +29,6 @@ def program_key_problems(raw: Mapping[str, Any], report: Report) -> None:
     if "every" in raw and "program" not in raw:
         report("every", "'every' is a sweep's period: it needs 'program'",
                "write program: sweep.py:main with every: 30s")
+    if "schedule" in raw and "every" in raw:  # 'schedule' without 'program', 'firstTick' without 'every': the schema's
+        report("schedule", "'schedule' cannot be combined with 'every'",
+               "a sweep ticks every period or at the points of a cron schedule: choose one")

@@ -9,7 +9,9 @@ the scenario is done, whatever happened.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
@@ -21,19 +23,22 @@ from kamera_cli.adapters.kopf.spawning import KopfDaemon, KopfTimer
 from kamera_cli.adapters.metacontroller import ParentView, ResInfo, load_metacontroller, parse_manifest
 from kamera_cli.adapters.program.factory import PROGRAM_KEY, load_program
 from kamera_cli.adapters.sandbox.fakes import FakeSet, install_fakes
+from kamera_cli.adapters.sandbox.process import ProcessView
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
 from kamera_cli.apiserver.storage.external import EXTERNAL_CRD, with_entries
 from kamera_cli.apiserver.transports.containment import Containment
 from kamera_cli.apiserver.validation.field_validation import dropped_fields
 from kamera_cli.controlplane import PodRule, make_builtins
+from kamera_cli.controlplane.cronjob import schedule_times
 from kamera_cli.controlplane.volumes import default_storage_class
 from kamera_cli.errors import EntrypointError, Problem, ScenarioError
 from kamera_cli.model.objects import KindRef, ObjectRef
-from kamera_cli.model.scenario import Scenario
+from kamera_cli.model.scenario import ConflictSpec, ControllerSpec, CrashSpec, Scenario, StaleReadSpec
 from kamera_cli.sim.builtins import BuiltinFactory, builtin_wiring
 from kamera_cli.sim.labels import Finding
 from kamera_cli.sim.model import KubeModel, object_names
 from kamera_cli.sim.runtime import ControllerRuntime
+from kamera_cli.sim.system_objects import seed_system_objects
 from kamera_cli.sim.triggers import MapperError, MapperFailed, Triggers, Wiring
 
 #: The namespaces every simulated cluster starts with.
@@ -42,6 +47,11 @@ BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system"
 EPOCH = 1_767_225_600
 #: The ``for`` kind of programs, sweeps and handlers: no object has it (their keys come from their mappers).
 PROGRAM_KIND = KindRef("kamera.dev", "v1", "Program")
+
+
+def _view(spec: ControllerSpec) -> ProcessView:
+    """What the controller's code sees around it: its ``env``, its ``args`` and its files."""
+    return ProcessView.in_pod(spec.env, spec.args, spec.files)
 
 
 def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str] | None = None) -> Snapshot:
@@ -76,6 +86,7 @@ def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str]
                                 "API server (a real one warns: fieldValidation=Warn); check its spelling")
     if problems:
         raise ScenarioError(problems)
+    seed_system_objects(server, scenario.cluster, EPOCH)
     return server.snapshot
 
 
@@ -106,6 +117,8 @@ class Simulation:
     warnings: list[str] = field(init=False, default_factory=list)
     #: programs and sweeps start with the simulation (one request each)
     _program_seeds: list[tuple[str, str, str]] = field(init=False, default_factory=list)
+    #: sweeps whose first tick comes some seconds after the start (``schedule``, ``firstTick: afterPeriod``)
+    _first_ticks: dict[str, int] = field(init=False, default_factory=dict)
 
     def __enter__(self) -> Simulation:
         scenario = self.scenario
@@ -147,7 +160,26 @@ class Simulation:
         finally:
             containment.bind(None)
         self._load_builtins(wirings)
+        self._check_parts()
         self._finish(snapshot, wirings)
+
+    def _check_parts(self) -> None:
+        """A perturbation naming one part of a controller (``rmns/timer:cleanup``) names one that runs."""
+        scenario = self.scenario
+        names = [r.name for r in self.runtimes]
+        p = scenario.perturbations
+        problems = []
+        specs: list[StaleReadSpec | CrashSpec | ConflictSpec] = [*p.stale_reads, *p.crashes, *p.conflicts]
+        for spec in specs:
+            if "/" in spec.controller and spec.controller not in names:
+                owner = spec.controller.partition("/")[0]
+                parts = ", ".join(repr(n) for n in names if n == owner or n.startswith(f"{owner}/"))
+                pos = spec.position
+                problems.append(Problem(pos.file or scenario.file, pos.line, pos.column, "$.spec.perturbations",
+                                        f"controller {owner!r} has no part named {spec.controller!r}",
+                                        f"it runs as {parts}" if parts else "it has no timers, daemons or parts"))
+        if problems:
+            raise ScenarioError(problems)
 
     def _load(self, snapshot: Snapshot, client: Any, base: Path, wirings: list[Wiring]) -> None:
         scenario = self.scenario
@@ -163,7 +195,7 @@ class Simulation:
                 continue
             if spec.kopf is not None:
                 factory = load_kopf_operator(spec.kopf, base, scenario=scenario.name, controller=spec.name,
-                                             host=containment.host, env=dict(spec.env))
+                                             host=containment.host, env=_view(spec))
                 self._factories.append(factory)
                 factory.memory_owner = spec.name  # its objects' memos are kept in the explored state
                 if spec.for_kind is None:
@@ -183,10 +215,11 @@ class Simulation:
                 factory.bind_resource(info.group, info.version, info.plural, info.kind, info.namespaced, candidates)
             else:
                 factory = load_reconciler(spec.entrypoint, base, scenario=scenario.name, controller=spec.name,
-                                          env=dict(spec.env))
+                                          env=_view(spec))
                 self._factories.append(factory)
             watches = self._watches(spec, base)
-            wirings.append(Wiring(spec.name, spec.for_kind, info.namespaced, frozenset(spec.owns), tuple(watches)))
+            wirings.append(Wiring(spec.name, spec.for_kind, info.namespaced, frozenset(spec.owns), tuple(watches),
+                                  timer=factory.events if spec.kopf is not None else None))
             self.runtimes.append(ControllerRuntime(
                 name=spec.name, for_kind=spec.for_kind, namespaced=info.namespaced,
                 watched_kinds=tuple(sorted({*spec.owns, *(w.kind for w in spec.watches)})), factory=factory,
@@ -215,7 +248,7 @@ class Simulation:
         meta, _problems = parse_manifest(manifest, dict(spec.hooks))
         assert meta is not None, "the scenario loader checked the manifest"
         controller = load_metacontroller(meta, manifest, dict(spec.hooks), base, scenario=self.scenario.name,
-                                         controller=spec.name, env=dict(spec.env), apply_strategy=spec.apply_strategy,
+                                         controller=spec.name, env=_view(spec), apply_strategy=spec.apply_strategy,
                                          field_manager=spec.ssa_field_manager)
         self._factories.append(controller)
         parents = controller.bind(_resolver(self.registry))
@@ -245,7 +278,7 @@ class Simulation:
         containment = self._containment
         assert containment is not None
         factory = load_program(spec.program or spec.handler, str(base), shape=spec.shape, every=spec.every,
-                               scenario=self.scenario.name, controller=spec.name, env=dict(spec.env))
+                               scenario=self.scenario.name, controller=spec.name, env=_view(spec))
         self._factories.append(factory)
         factory.attach(containment, self.registry, spec.program_kinds)
         wirings.append(Wiring(spec.name, PROGRAM_KIND, False, frozenset(),
@@ -259,6 +292,16 @@ class Simulation:
         ))
         if spec.shape != "handler":
             self._program_seeds.append((spec.name, "", PROGRAM_KEY))
+        if spec.schedule is not None:
+            schedule = spec.schedule
+
+            def next_tick(after: float) -> float:
+                return next(schedule_times(schedule, after, datetime.timezone.utc))
+
+            factory.next_tick = next_tick
+            self._first_ticks[spec.name] = math.ceil(next_tick(EPOCH) - EPOCH)
+        elif spec.shape == "sweep" and spec.first_tick == "afterPeriod" and spec.every is not None:
+            self._first_ticks[spec.name] = max(1, math.ceil(spec.every))
 
     def _kopf_timers(self, spec: Any, operator: Any, namespaced: bool, client: Any, wirings: list[Wiring]) -> None:
         """Each ``@kopf.timer`` and ``@kopf.daemon`` of the resource is a controller of its own,
@@ -313,6 +356,10 @@ class Simulation:
         triggers = Triggers(wirings)
         seed_requests: list[tuple[str, str, str]] = list(self._program_seeds)
         findings: list[Finding] = []
+        for factory in self._factories:  # a kopf operator whose login or startup failed never starts
+            failed = getattr(factory, "start_failure", None)
+            if failed is not None:
+                findings.append(Finding("controller-error", factory.controller, failed[0], failed[1]))
         for obj in snapshot.objects():
             try:
                 requests = triggers.requests(None, obj, lambda kind, ns: object_names(snapshot, kind, ns))
@@ -326,7 +373,7 @@ class Simulation:
         self.model = KubeModel(
             registry=self.registry, initial=snapshot, controllers=self.runtimes, triggers=triggers,
             actions=scenario.actions, perturbations=scenario.perturbations, seed_requests=seed_requests,
-            start_clock=EPOCH, initial_findings=tuple(findings),
+            start_clock=EPOCH, initial_findings=tuple(findings), first_ticks=self._first_ticks,
         )
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

@@ -22,7 +22,7 @@ from kamera_cli.apiserver.server.selectors import SelectorError, field_matcher, 
 from kamera_cli.model.objects import KindRef, ObjectRef
 
 
-def _regions(server: ApiServer) -> tuple[tuple[Any, ...], ...]:
+def read_regions(server: ApiServer) -> tuple[tuple[Any, ...], ...]:
     seen: dict[tuple[Any, ...], None] = {}
     for acc in server.journal:
         if acc.resource is None:
@@ -38,7 +38,7 @@ def _regions(server: ApiServer) -> tuple[tuple[Any, ...], ...]:
         elif acc.verb in ("list", "watch", "deletecollection"):
             query = tuple(sorted((k, v) for k, v in (acc.query or ())
                                  if k in ("labelSelector", "fieldSelector")))
-            seen[("list", _collection_path(acc), query)] = None
+            seen[("list", collection_path(acc), query)] = None
         elif acc.verb == "create" and acc.after is not None:
             seen[("obj", ObjectRef.of(acc.after))] = None
         elif acc.verb == "create":
@@ -57,7 +57,7 @@ def _regions(server: ApiServer) -> tuple[tuple[Any, ...], ...]:
     return tuple(seen)
 
 
-def _counter_keys(regions: Sequence[tuple[Any, ...]]) -> list[str]:
+def counter_keys(regions: Sequence[tuple[Any, ...]]) -> list[str]:
     keys = []
     for region in regions:
         if region[0] == "counter":
@@ -89,7 +89,7 @@ def list_scope(registry: Registry, path: str) -> tuple[Any, str] | None:
     return info, namespace
 
 
-def _snapshot_list_digest(registry: Registry, snapshot: Snapshot, path: str,
+def snapshot_list_digest(registry: Registry, snapshot: Snapshot, path: str,
                           query: tuple[tuple[str, str], ...], exact: bool = False) -> str | None:
     """A list region's digest read straight from the snapshot's stored objects (no request).
 
@@ -113,11 +113,11 @@ def _snapshot_list_digest(registry: Registry, snapshot: Snapshot, path: str,
     h = hashlib.sha256(b"snapshot-list")
     for obj in snapshot.objects_of(kind_ref, namespace or None):
         if (labels is None or labels(obj)) and (fields is None or fields(obj)):
-            h.update(_content_digest(obj, exact).encode())
+            h.update(content_digest(obj, exact).encode())
     return h.hexdigest()
 
 
-def _collection_path(acc: Any) -> str:
+def collection_path(acc: Any) -> str:
     res = acc.resource
     base = f"/apis/{res.group}/{res.version}" if res.group else f"/api/{res.version}"
     if acc.namespace:
@@ -125,17 +125,17 @@ def _collection_path(acc: Any) -> str:
     return f"{base}/{res.plural}"
 
 
-def _obj_digest(snapshot: Snapshot, ref: ObjectRef, exact: bool = False) -> str:
+def obj_digest(snapshot: Snapshot, ref: ObjectRef, exact: bool = False) -> str:
     obj = snapshot.get(ref)
     if obj is None:
         return f"absent#{snapshot.counter(incarnation_key(ref))}"
-    return _content_digest(obj, exact)
+    return content_digest(obj, exact)
 
 
 _DIGESTS: dict[tuple[int, bool], tuple[Mapping[str, Any], str]] = {}
 
 
-def _content_digest(obj: Mapping[str, Any], exact: bool = False) -> str:
+def content_digest(obj: Mapping[str, Any], exact: bool = False) -> str:
     """An object's memo digest: without resourceVersion and managedFields, and (unless ``exact``)
     with every timestamp equal, as the fingerprint sees them."""
     hit = _DIGESTS.get((id(obj), exact))

@@ -20,11 +20,11 @@ from kamera_cli.apiserver import actors as api_actors
 from kamera_cli.apiserver.storage.snapshot import is_record
 from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
-from kamera_cli.model.scenario import ActionSpec, Perturbations
+from kamera_cli.model.scenario import ActionSpec, Perturbations, covers
 from kamera_cli.sim.footprints import actor_reads, process_of, step_footprint
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
-from kamera_cli.sim.runtime import ControllerRuntime, ReconcileRun
+from kamera_cli.sim.runtime import ControllerRuntime, Fault, ReconcileRun
 from kamera_cli.sim.shipping import Shipping
 from kamera_cli.sim.state import (
     REQUEUE,
@@ -36,24 +36,11 @@ from kamera_cli.sim.state import (
     SimState,
     merge_pending,
 )
+from kamera_cli.sim.symmetry import Canon, Symmetry, state_notes, translate
 from kamera_cli.sim.timing import CLOCK_WINDOW, stable_over_window
 from kamera_cli.sim.triggers import MapperFailed, Triggers
 
-
-@dataclass(frozen=True, slots=True, order=True)
-class Fault:
-    """A perturbation applied to one reconcile (one per step at most)."""
-
-    kind: str  # conflict | crash | stale
-    at: int = 0  # conflict: the k-th write (1-based) is refused; crash: stop after this many writes
-    lags: tuple[tuple[str, int], ...] = ()  # stale: (kind, how many writes behind)
-
-    def describe(self) -> str:
-        if self.kind == "conflict":
-            return f"injected 409 Conflict on write {self.at}"
-        if self.kind == "crash":
-            return f"crashed after write {self.at}"
-        return "stale view of " + ", ".join(f"{k} ({n} behind)" for k, n in self.lags)
+_NO_TICKS: Mapping[str, int] = {}
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -102,7 +89,10 @@ class KubeModel:
         seed_requests: Sequence[tuple[str, str, str]] = (),
         start_clock: int = 0,
         initial_findings: Sequence[Finding] = (),
+        first_ticks: Mapping[str, int] = _NO_TICKS,
     ) -> None:
+        #: sweeps whose first tick is pending work some seconds after the start (docs/controllers.md, "Sweeps")
+        self._first_ticks = dict(first_ticks)
         #: problems seen before the first step (a watch mapper failing on the initial list)
         self.initial_findings = tuple(initial_findings)
         self.registry = registry
@@ -122,17 +112,38 @@ class KubeModel:
         self.footprints = True
         self._shipping = Shipping(derived=(_ACTOR_WORK,))
         self._builtins = any(c.native for c in controllers)
+        #: the symmetry reduction over generated names (sim/symmetry.py); None: states are compared as
+        #: they are (``reduction: none``)
+        self.symmetry: Symmetry | None = None
 
     # ------------------------------------------------------------------ explorer protocol
     def initial_states(self) -> Sequence[SimState]:
         # a controller that tells a listing from an update (kopf) gets its first events as a listing
-        items = [PendingItem(c, ns, n, self._start_clock, WATCH,
+        items = [PendingItem(c, ns, n, self._start_clock + self._first_ticks.get(c, 0),
+                             TIMER if c in self._first_ticks else WATCH,
                              relist=getattr(self.controllers[c].factory, "relists", False))
                  for c, ns, n in self._seed_requests]
         return [SimState(self.initial, merge_pending((), items, None), self._start_clock)]
 
     def fingerprint(self, state: SimState) -> str:
-        return state.fingerprint(self._track_steps)
+        if state._fp or self.symmetry is None:
+            return state.fingerprint(self._track_steps)
+        return state.fingerprint(self._track_steps, self.canon(state))
+
+    def canon(self, state: SimState) -> Canon | None:
+        """The state's canonical form under the symmetry reduction (None when it is off)."""
+        if self.symmetry is None:
+            return None
+        return self.symmetry.canon(state.snapshot, state_notes(state, self.symmetry.generated(state.snapshot)))
+
+    def translate(self, act: Act, recorded: SimState, actual: SimState) -> Act:
+        """``act``, taken from ``recorded``, for ``actual``: the same state up to a renaming of generated
+        names (a path through merged states replays with the names of the states it meets)."""
+        before, after = self.canon(recorded), self.canon(actual)
+        if before is None or after is None or act.kind != "reconcile":
+            return act
+        name = translate(before, after, act.name)
+        return act if name == act.name else replace(act, name=name)
 
     # a split search ships states between processes (explore.Portable): a program's position is the
     # digest of its input log, and the log lives in its factory, so it travels with the state
@@ -310,12 +321,12 @@ class KubeModel:
             return plain_run().write_attempts
 
         for spec in p.conflicts:
-            if spec.controller in ("*", item.controller) and state.faults.conflicts < spec.max:
+            if covers(spec.controller, item.controller) and state.faults.conflicts < spec.max:
                 for k in range(1, plain_run().conflictable + 1):
                     out.append(replace(base, fault=Fault("conflict", k)))
                 break
         for cspec in p.crashes:
-            if cspec.controller in ("*", item.controller) and state.faults.crashes < cspec.max:
+            if covers(cspec.controller, item.controller) and state.faults.crashes < cspec.max:
                 n_writes = plain_writes()
                 points = cspec.after_writes or tuple(range(n_writes))
                 for n in sorted(set(points)):
@@ -323,7 +334,7 @@ class KubeModel:
                         out.append(replace(base, fault=Fault("crash", n)))
                 break
         for sspec in p.stale_reads:
-            if sspec.controller not in ("*", item.controller) or not getattr(ctrl.factory, "stale_views", True):
+            if not covers(sspec.controller, item.controller) or not getattr(ctrl.factory, "stale_views", True):
                 continue
             options: list[list[tuple[str, int]]] = [[]]
             for kind in self._stale_kinds(sspec, item.controller):
@@ -366,7 +377,7 @@ class KubeModel:
         note = run.note
         seen: dict[str, int] = {}  # the view this reconcile read, per tracked kind (lag)
         for spec in self.perturbations.stale_reads:
-            if spec.controller in ("*", act.controller) and not ctrl.native:
+            if covers(spec.controller, act.controller) and not ctrl.native:
                 for kind in self._stale_kinds(spec, act.controller):
                     seen[str(kind)] = 0
         if act.fault is not None:
@@ -390,6 +401,9 @@ class KubeModel:
         if run.requeue_now:
             new_items.append(PendingItem(act.controller, act.namespace, act.name, clock + 1, REQUEUE))
         elif run.requeue_after is not None:
+            # a timer that goes on is running: its own writes do not start it again (kopf's
+            # spawn_daemons is idempotent per handler), so its next tick is this requeue's
+            new_items = [i for i in new_items if not (i.spawn and i.key == item.key)]
             delay = max(1, math.ceil(run.requeue_after))
             new_items.append(
                 PendingItem(act.controller, act.namespace, act.name, clock + delay, TIMER,
@@ -495,16 +509,18 @@ class KubeModel:
         spec = self.action_specs[act.index]
         server = ApiServer(self.registry, state.snapshot, now=lambda: state.clock)
         error = ""
+        allowed = False
         try:
             perform_action(server, spec)
         except ApiError as exc:
             error = f"{exc}"
+            allowed = spec.refusal_allowed(exc.status)
         writes = journal_writes(server)
         findings: list[Finding] = []
         new_items: list[PendingItem] = []
-        if error:
+        if error and not allowed:
             findings.append(Finding("action-failed", spec.name, f"action {spec.name!r} failed: {error}"))
-        else:
+        elif not error:
             try:
                 new_items = self._triggered(server.snapshot, writes, state.clock + 1)
             except MapperFailed as exc:
@@ -517,13 +533,14 @@ class KubeModel:
             next_action=state.next_action + 1,
             steps_since_action=0,
             faults=faults,
-            halted=error,
+            # a refusal the action allows (mayFail) is one of its outcomes: the execution goes on
+            halted="" if allowed else error,
             extra=self._extra(server.snapshot, faults),
             outcomes=state.outcomes,
             memory=state.memory,
         )
         label = StepLabel(kind="action", actor=f"action {spec.name!r}", writes=tuple(writes),
-                          note="failed: " + error if error else "")
+                          note=("refused, as it may be: " if allowed else "failed: ") + error if error else "")
         return Transition(new_state, label, tuple(findings), cause="a user action")
 
     def _triggered(self, snapshot: Snapshot, writes: Sequence[WriteRec], ready_at: int,
@@ -562,9 +579,8 @@ class KubeModel:
                 k = str(w.ref.kind_ref)
                 counts[k] = counts.get(k, 0) + 1
         for spec in self.perturbations.stale_reads:
-            names = self.controllers if spec.controller == "*" else [spec.controller]
-            for name in names:
-                if name not in self.controllers or self.controllers[name].native:
+            for name in self.controllers:
+                if not covers(spec.controller, name) or self.controllers[name].native:
                     continue
                 for kind in self._stale_kinds(spec, name):
                     n = counts.get(str(kind), 0)

@@ -20,19 +20,19 @@ from kamera_cli.apiserver import ApiServer, Registry, Snapshot
 from kamera_cli.apiserver import errors as api_errors
 from kamera_cli.apiserver.defaulting.metadata import format_time
 from kamera_cli.model.objects import KindRef
+from kamera_cli.sim.journal import journal_writes
 from kamera_cli.sim.labels import Finding, WriteRec
 from kamera_cli.sim.memo_keys import (
-    _collection_path,
-    _content_digest,
-    _counter_keys,
-    _obj_digest,
-    _regions,
-    _snapshot_list_digest,
+    collection_path,
+    content_digest,
+    counter_keys,
+    obj_digest,
+    read_regions,
     retimed_output,
+    snapshot_list_digest,
 )
 
 if TYPE_CHECKING:
-    from kamera_cli.sim.model import Fault
     from kamera_cli.sim.state import PendingItem
 
 #: Exceptions that stand for a reconcile that would never return (not retried, like a timeout).
@@ -44,6 +44,22 @@ WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "apply", "delete
 
 class InjectedCrash(ReconcileAbort):
     """Raised inside a reconcile at the chosen write to model a controller crash."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Fault:
+    """A perturbation applied to one reconcile (one per step at most)."""
+
+    kind: str  # conflict | crash | stale
+    at: int = 0  # conflict: the k-th write (1-based) is refused; crash: stop after this many writes
+    lags: tuple[tuple[str, int], ...] = ()  # stale: (kind, how many writes behind)
+
+    def describe(self) -> str:
+        if self.kind == "conflict":
+            return f"injected 409 Conflict on write {self.at}"
+        if self.kind == "crash":
+            return f"crashed after write {self.at}"
+        return "stale view of " + ", ".join(f"{k} ({n} behind)" for k, n in self.lags)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +190,7 @@ class ControllerRuntime:
         if findings != list(run.findings):
             run = _with_findings(run, findings)
         if self.memoize and regions is not None and not self.replaying:
-            counters = tuple((k, run.snapshot.counter(k)) for k in _counter_keys(regions))
+            counters = tuple((k, run.snapshot.counter(k)) for k in counter_keys(regions))
             entries = self._memo.setdefault(key, [])
             digests = self._digests(snapshot, regions, views, exact=key[3] is not None)
             self._index.setdefault(key, {}).setdefault(regions, {}).setdefault(digests, len(entries))
@@ -249,8 +265,6 @@ class ControllerRuntime:
                 self.factory.reload()
             finally:
                 self.bind(None)
-        from kamera_cli.sim.model import journal_writes
-
         story = journal_writes(server)
         writes = tuple(w for w in story if not w.refused)
         findings: list[Finding] = []
@@ -337,7 +351,7 @@ class ControllerRuntime:
         )
         # A timeout is memoised by what the reconcile had read before it overran: the same reads lead
         # the same (deterministic) code into the same loop, so it is a finding once, not once per state.
-        regions = None if (crashed or outcome is None) else _regions(server)
+        regions = None if (crashed or outcome is None) else read_regions(server)
         return replace(run, regions=regions), regions, signature
 
     # ------------------------------------------------------------------ memo
@@ -353,10 +367,10 @@ class ControllerRuntime:
         out = []
         for region in regions:
             if region[0] == "obj":
-                digest = _obj_digest(snapshot, region[1], exact)
+                digest = obj_digest(snapshot, region[1], exact)
                 view = views.get(region[1].kind_ref) if views else None
                 if view is not None:
-                    digest += "|" + _obj_digest(view, region[1], exact)
+                    digest += "|" + obj_digest(view, region[1], exact)
                 out.append(digest)
             elif region[0] == "counter":
                 out.append(str(snapshot.counter(region[1])))
@@ -368,7 +382,7 @@ class ControllerRuntime:
                      views: Mapping[KindRef, Snapshot] | None = None, exact: bool = False) -> str:
         _, path, query = region
         if not views:
-            fast = _snapshot_list_digest(self.registry, snapshot, path, query, exact)
+            fast = snapshot_list_digest(self.registry, snapshot, path, query, exact)
             if fast is not None:
                 return fast
         server = ApiServer(self.registry, snapshot, now=lambda: 0)
@@ -384,7 +398,7 @@ class ControllerRuntime:
         items = doc.get("items") or []
         h = hashlib.sha256()
         for obj in items:
-            h.update(_content_digest(obj, exact).encode())
+            h.update(content_digest(obj, exact).encode())
         return h.hexdigest()
 
     def _replay(self, entry: _MemoEntry, snapshot: Snapshot, clock: int) -> ReconcileRun:
@@ -454,7 +468,7 @@ def _signature(acc: Any) -> str | None:
     body = acc.request_body
     text = json.dumps(body, sort_keys=True, default=str) if body is not None else ""
     query = "&".join(f"{k}={v}" for k, v in sorted(acc.query or ()))
-    path = _collection_path(acc) + (f"/{acc.name}" if acc.name else "") + (
+    path = collection_path(acc) + (f"/{acc.name}" if acc.name else "") + (
         f"/{acc.subresource}" if acc.subresource else "")
     return f"{acc.method} {path}" + (f"?{query}" if query else "") + (f" {text}" if text else "")
 

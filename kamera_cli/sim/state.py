@@ -8,12 +8,30 @@ ready work) is in the fingerprint (so that equivalent states are merged).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from kamera_cli.apiserver import Snapshot
+
+
+class CanonicalForm(Protocol):
+    """What a state's fingerprint reads of a snapshot's canonical form (``symmetry.Canon`` is one).
+
+    Why a protocol here: ``symmetry.py`` builds canonical forms of states, so it imports this module;
+    naming its class back would make the two import each other.
+    """
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    @property
+    def names(self) -> Mapping[str, str]: ...
+
+    def rename(self, text: str) -> str: ...
+
 
 #: Sources of a pending request, as the story shows them.
 WATCH = "watch"
@@ -133,22 +151,32 @@ class SimState:
     def ready(self) -> list[PendingItem]:
         return [p for p in self.pending if p.ready_at <= self.clock]
 
-    def fingerprint(self, track_steps: bool) -> str:
+    def fingerprint(self, track_steps: bool, canon: CanonicalForm | None = None) -> str:
+        """The state's digest; with ``canon`` (the snapshot's canonical form, sim/symmetry.py) the
+        snapshot is taken by its canonical fingerprint and the names in requests and pod fates by
+        their canonical tokens, so states one renaming of generated names apart are one state."""
         if self._fp:
             return self._fp[0]
+        rename = canon.rename if canon is not None and canon.names else None
         h = hashlib.sha256()
-        h.update(self.snapshot.fingerprint().encode())
+        h.update((self.snapshot.fingerprint() if canon is None else canon.fingerprint).encode())
+        lines = []
         for p in self.pending:
             delay = max(0, p.ready_at - self.clock)
-            h.update(f"\n{p.controller}\x00{p.namespace}\x00{p.name}\x00{delay}\x00{int(p.stable)}".encode())
+            name = p.name if rename is None else rename(p.name)
+            line = f"\n{p.controller}\x00{p.namespace}\x00{name}\x00{delay}\x00{int(p.stable)}"
             if p.fresh:
-                h.update(("\x00" + ",".join(p.fresh)).encode())
+                line += "\x00" + ",".join(p.fresh)
             if p.relist:
-                h.update(b"\x00relist")
+                line += "\x00relist"
             if p.woken:
-                h.update(b"\x00woken")
+                line += "\x00woken"
             if p.carry:
-                h.update(("\x00carry:" + p.carry).encode())
+                line += "\x00carry:" + p.carry
+            lines.append(line)
+        if rename is not None:
+            lines.sort()
+        h.update("".join(lines).encode())
         h.update(f"\na{self.next_action}".encode())
         if track_steps:
             h.update(f"s{self.steps_since_action}".encode())
@@ -158,9 +186,11 @@ class SimState:
         if self.extra:
             h.update(b"\nextra:" + self.extra.encode())
         if self.outcomes:
-            h.update(("\noutcomes:" + ";".join(f"{k}={v}" for k, v in self.outcomes)).encode())
+            fates = self.outcomes if rename is None else sorted((rename(k), v) for k, v in self.outcomes)
+            h.update(("\noutcomes:" + ";".join(f"{k}={v}" for k, v in fates)).encode())
         if self.memory:
-            h.update(("\nmemory:" + "\x00".join(f"{o}\x01{k}\x01{v}" for o, k, v in self.memory)).encode())
+            memory = self.memory if rename is None else sorted((o, rename(k), v) for o, k, v in self.memory)
+            h.update(("\nmemory:" + "\x00".join(f"{o}\x01{k}\x01{v}" for o, k, v in memory)).encode())
         fp = h.hexdigest()
         self._fp.append(fp)
         return fp

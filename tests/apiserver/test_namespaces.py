@@ -72,3 +72,27 @@ def test_system_namespaces_may_not_be_deleted(api_client, name):
     assert exc.value.status == 403
     message = json.loads(exc.value.body)["message"]
     assert message == f'namespaces "{name}" is forbidden: this namespace may not be deleted'
+
+
+@pytest.mark.parametrize("status", [{}, {"conditions": []}, None])
+def test_a_status_write_without_phase_is_defaulted_to_active(api_client, status):
+    """SetDefaults_NamespaceStatus (pkg/apis/core/v1/defaults.go): an empty phase is Active, on every
+    write, the status subresource's included."""
+    core = client.CoreV1Api(api_client)
+    core.create_namespace({"metadata": {"name": "team", "labels": {"a": "1"}}})
+    body = {"metadata": {"name": "team"}, "status": status}
+    assert core.replace_namespace_status("team", body).status.phase == "Active"
+    assert core.replace_namespace("team", body).status.phase == "Active"
+    assert core.read_namespace("team").status.phase == "Active"
+
+
+def test_a_terminating_namespace_status_without_phase_is_refused(api_client):
+    """Defaulted to Active, the phase of a namespace being deleted is invalid (ValidateNamespaceStatusUpdate)."""
+    core = client.CoreV1Api(api_client)
+    core.create_namespace({"metadata": {"name": "team"}})
+    core.create_namespaced_config_map("team", {"metadata": {"name": "a"}})
+    core.delete_namespace("team")
+    with pytest.raises(ApiException) as exc:
+        core.replace_namespace_status("team", {"metadata": {"name": "team"}, "status": {}})
+    assert exc.value.status == 422
+    assert core.read_namespace("team").status.phase == "Terminating"

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,18 @@ def test_unreadable_or_foreign_files_are_usage_errors(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"version": "other/v9", "scenarios": []}), encoding="utf-8")
     code, _out, err = invoke("inspect", str(bad))
     assert code == 2 and "unsupported result format version 'other/v9'" in err
+
+
+def test_without_a_terminal_it_refuses_with_exit_2(tmp_path: Path) -> None:
+    result_file = tmp_path / "r.json"
+    result_file.write_text(json.dumps(to_json(CheckResult(()))), encoding="utf-8")
+    code, out, err = invoke("inspect", str(result_file))  # CliRunner's streams are not terminals
+    assert (code, out) == (2, "")
+    assert "kamera inspect is interactive and needs a terminal, but standard output is not one" in err
+    # as a user piping it would: a real process whose stdout is a pipe ends at once
+    run = subprocess.run([sys.executable, "-m", "kamera_cli", "inspect", str(result_file)], capture_output=True,
+                         text=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
+    assert run.returncode == 2 and "needs a terminal" in run.stderr and "\x1b" not in run.stdout
 
 
 def _result() -> CheckResult:

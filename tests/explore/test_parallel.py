@@ -17,7 +17,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_reduction import systems
 
-from kamera_cli.explore import ExploreError, Property, SearchResult, Transition, WorkerDied, search, serve_search
+from kamera_cli.explore import (
+    ExploreError,
+    Property,
+    SearchResult,
+    SearchSettings,
+    Transition,
+    WorkerDied,
+    search,
+    serve_search,
+)
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="a parallel search forks its workers")
 
@@ -150,7 +159,7 @@ def test_an_exception_in_a_worker_carries_its_traceback() -> None:
 
 def serve_wide(conn: Any) -> None:
     """A remote worker's whole program: its own model and properties, built here, not inherited."""
-    serve_search(conn, _wide(), properties=PROPS, reduction="none")
+    serve_search(conn, _wide(), SearchSettings(properties=PROPS, reduction="none"))
 
 
 @pytest.mark.parametrize("workers", [2, 3])
@@ -208,7 +217,7 @@ def test_nodes_handed_over_are_spread_over_the_queue() -> None:
     queue's tail would discover little of the next level, and run dry again."""
     from kamera_cli.explore.parallel_worker import Worker as SearchWorker
 
-    worker = SearchWorker(lambda message: None, _wide(), [], None, 10, True, None)
+    worker = SearchWorker(lambda message: None, _wide(), SearchSettings(max_depth=10), None)
     for node in range(10):
         worker.store[f"fp{node}"] = (node,)
         worker.queue.append((node, f"fp{node}", 1))

@@ -68,6 +68,29 @@ def test_a_refused_action_is_a_finding_and_stops_that_execution(make_scenario: M
     assert r.stats.converged_states == 0
 
 
+def test_a_refusal_the_action_allows_is_an_outcome_and_the_execution_goes_on(make_scenario: MakeScenario) -> None:
+    missing = ActionSpec(name="delete a ghost", verb="delete", target=ObjectRef("v1", "ConfigMap", "default", "ghost"),
+                         may_fail=True, may_fail_codes=(403, 404))
+    r = explore(make_scenario(CODE, [("mark", "mark", CONFIGMAP)], [CM], actions=(missing, PATCH))).result
+    assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]
+    check = next(c for c in r.checks if c.name == "actions apply")
+    assert "mayFail" in check.message
+    (final,) = r.converged  # the execution went on: the next action applied, the controller followed it
+    assert _final_cm(r)["data"] == {"value": "2", "seen": "2"}
+    refused = [s for s in final.path if s.kind == "action" and "delete a ghost" in s.actor]
+    assert len(refused) == 1 and refused[0].note.startswith("refused, as it may be: 404")
+    assert [w.refused for w in refused[0].writes] == [404]
+
+
+def test_a_refusal_with_another_code_still_fails(make_scenario: MakeScenario) -> None:
+    missing = ActionSpec(name="delete a ghost", verb="delete", target=ObjectRef("v1", "ConfigMap", "default", "ghost"),
+                         may_fail=True, may_fail_codes=(403,))
+    r = explore(make_scenario(CODE, [("mark", "mark", CONFIGMAP)], [CM], actions=(missing,))).result
+    check = next(c for c in r.checks if c.name == "actions apply")
+    assert check.verdict is Verdict.FAILED and "not found" in check.message
+    assert r.stats.converged_states == 0
+
+
 def _final_cm(result) -> dict:
     (final,) = result.converged
     return next(o for o in final.objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "x")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kamera_cli.judging.story import write_of
 from kamera_cli.model.objects import ObjectRef
 from kamera_cli.sim.labels import WriteRec
 
@@ -16,7 +17,7 @@ REF = ObjectRef("apps/v1", "Deployment", "default", "web")
 
 
 def test_defaults_are_folded_into_a_count() -> None:
-    write = WriteRec("create", REF, "", None, STORED, sent=SENT).to_write()
+    write = write_of(WriteRec("create", REF, "", None, STORED, sent=SENT))
     paths = [d.path for d in write.diff]
     assert "/spec/replicas" in paths and "/spec/template/spec/containers" in paths
     assert "/spec/revisionHistoryLimit" not in paths and "/spec/strategy/type" not in paths
@@ -24,6 +25,6 @@ def test_defaults_are_folded_into_a_count() -> None:
 
 
 def test_without_the_sent_body_every_leaf_is_shown() -> None:
-    write = WriteRec("create", REF, "", None, STORED).to_write()
+    write = write_of(WriteRec("create", REF, "", None, STORED))
     assert "/spec/revisionHistoryLimit" in [d.path for d in write.diff]
     assert write.defaulted == 0

@@ -77,7 +77,7 @@ def test_missing_and_non_scalar_values_are_violations() -> None:
     missing = InvariantSpec("m", "$.items[?@.name == {{ @.spec.owner }}]", ExpectSpec(count=1), for_each="$.items[*]")
     assert [v.message for v in compile_invariant(missing).evaluate(doc)] == [
         "{{ @.spec.owner }} has no value for W w",
-        "{{ @.spec.owner }} has no value for node $['items'][1]",
+        "{{ @.spec.owner }} has no value for $.items[1]",
     ]
     listed = InvariantSpec("l", "$.items[?@.x == {{ @.spec.list }}]", ExpectSpec(count=1), for_each="$.items[0]")
     assert [v.message for v in compile_invariant(listed).evaluate(doc)] == [
@@ -98,8 +98,18 @@ def test_for_each_over_non_objects_names_the_path() -> None:
     doc = {"items": [{"spec": {"ports": [80, 443]}}]}
     spec = InvariantSpec("ports", "$.items[?@ == {{ @ }}]", ExpectSpec(count=1), for_each="$.items[*].spec.ports[*]")
     assert [v.message for v in compile_invariant(spec).evaluate(doc)] == [
-        "expected count 1, got 0 for node $['items'][0]['spec']['ports'][0]",
-        "expected count 1, got 0 for node $['items'][0]['spec']['ports'][1]",
+        "expected count 1, got 0 for $.items[0].spec.ports[0]",
+        "expected count 1, got 0 for $.items[0].spec.ports[1]",
+    ]
+
+
+def test_for_each_over_fields_of_objects_names_the_object_and_the_field() -> None:
+    doc = state_document([{**obj("Widget", "a"), "spec": {"ports": [80], "x.y/z": {"q": 1}}}])
+    spec = InvariantSpec("ports", "$.items[?@ == {{ @ }}]", ExpectSpec(count=1),
+                         for_each="$.items[*].spec[*]")
+    assert [(v.message, v.subject) for v in compile_invariant(spec).evaluate(doc)] == [
+        ("{{ @ }} is not a string, number, boolean or null for Widget default/a .spec.ports", None),
+        ("{{ @ }} is not a string, number, boolean or null for Widget default/a .spec['x.y/z']", None),
     ]
 
 

@@ -63,16 +63,16 @@ NAMES = "$.items[?@.kind == 'ConfigMap'].metadata.name"
         (CMS, {"exists": True}, None),
         ("$.items[?@.kind == 'Pod']", {"exists": True}, "expected at least one node, got none"),
         ("$.items[?@.kind == 'Pod']", {"exists": False}, None),
-        (CMS, {"exists": False}, "expected no node, got 2 (first at $['items'][1])"),
+        (CMS, {"exists": False}, "expected no node, got 2 (first at ConfigMap default/a)"),
         ("$.items[?@.kind == 'ConfigMap'].data.replicas", {"equals": "2"}, None),
-        ("$.items[?@.kind == 'ConfigMap'].data.mode", {"equals": "on"}, 'expected every node to equal "on", got "off" at $[\'items\'][1][\'data\'][\'mode\']'),  # noqa: E501
+        ("$.items[?@.kind == 'ConfigMap'].data.mode", {"equals": "on"}, 'expected every node to equal "on", got "off" at ConfigMap default/a .data.mode'),  # noqa: E501
         ("$.items[?@.kind == 'Pod']", {"equals": None}, "expected nodes equal to null, got none"),
         (NAMES, {"unique": True}, None),
-        ("$.items[?@.kind == 'ConfigMap'].data.replicas", {"unique": True}, "expected unique values, got \"2\" at $['items'][1]['data']['replicas'] and $['items'][2]['data']['replicas']"),  # noqa: E501
+        ("$.items[?@.kind == 'ConfigMap'].data.replicas", {"unique": True}, "expected unique values, got \"2\" at ConfigMap default/a .data.replicas and ConfigMap default/b .data.replicas"),  # noqa: E501
         (NAMES, {"unique": False}, None),
         (NAMES, {"matches": "[a-z]"}, None),
-        (NAMES, {"matches": "a"}, "expected every node to match 'a', got \"b\" at $['items'][2]['metadata']['name']"),
-        ("$.items[*].metadata", {"matches": ".*"}, "expected every node to match '.*', got non-string {\"name\":\"w\",\"namespace\":\"default\"} at $['items'][0]['metadata']"),  # noqa: E501
+        (NAMES, {"matches": "a"}, "expected every node to match 'a', got \"b\" at ConfigMap default/b .metadata.name"),
+        ("$.items[*].metadata", {"matches": ".*"}, "expected every node to match '.*', got non-string {\"name\":\"w\",\"namespace\":\"default\"} at Widget default/w .metadata"),  # noqa: E501
         ("$.items[?@.kind == 'Pod']", {"matches": ".*"}, "expected nodes matching '.*', got none"),
     ],
 )  # fmt: skip
@@ -86,7 +86,7 @@ def test_equals_is_json_equality() -> None:
     holds = compile_invariant(InvariantSpec("i", "$.items[0:2].n", count)).evaluate(doc)
     assert holds == ()  # 1 and 1.0 are the same JSON number
     fails = compile_invariant(InvariantSpec("i", "$.items[2].n", count)).evaluate(doc)
-    assert [v.message for v in fails] == ["expected every node to equal 1, got true at $['items'][2]['n']"]
+    assert [v.message for v in fails] == ["expected every node to equal 1, got true at $.items[2].n"]
     obj = ExpectSpec(has_equals=True, equals={"a": None, "b": [1, 2]})
     assert compile_invariant(InvariantSpec("i", "$.items[3].o", obj)).evaluate(doc) == ()
 

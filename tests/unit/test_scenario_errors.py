@@ -419,3 +419,49 @@ def test_json_patch_operations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         "scenario.yaml:15:32: $.spec.actions[0].patch.patch[3].path: 'metadata' is not a JSON Pointer:"
         " it must start with '/' (or be empty)",
     ]
+
+
+def test_may_fail_is_true_or_a_list_of_error_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = HEAD + textwrap.indent(
+        textwrap.dedent("""\
+        seed: []
+        actions:
+          - {mayFail: [200], delete: {apiVersion: v1, kind: Secret, name: s}}
+          - {mayFail: "yes", delete: {apiVersion: v1, kind: Secret, name: s}}
+          - {mayFail: [404, 403], delete: {apiVersion: v1, kind: Secret, name: s}}
+        """),
+        "  ",
+    )
+    problems = problems_of(tmp_path, monkeypatch, {"scenario.yaml": text})
+    assert problems == [
+        "scenario.yaml:8:18: $.spec.actions[0].mayFail[0]: must be at least 400; got 200",
+        "scenario.yaml:9:17: $.spec.actions[1].mayFail: expected boolean or array, got string (e.g. True, [403, 404])",
+    ]
+
+
+def test_may_fail_is_read_into_the_action(tmp_path: Path) -> None:
+    from kamera_cli.scenario import load_scenario
+
+    (tmp_path / "app.py").write_text("def reconcile(request):\n    pass\n")
+    (tmp_path / "scenario.yaml").write_text(HEAD + textwrap.indent(textwrap.dedent("""\
+        seed: []
+        actions:
+          - {mayFail: [404, 403], delete: {apiVersion: v1, kind: Secret, name: s}}
+          - {mayFail: true, delete: {apiVersion: v1, kind: Secret, name: s}}
+          - {delete: {apiVersion: v1, kind: Secret, name: s}}
+        """), "  "))
+    first, second, third = load_scenario(tmp_path / "scenario.yaml").actions
+    assert (first.may_fail, first.may_fail_codes) == (True, (403, 404))
+    assert first.refusal_allowed(404) and not first.refusal_allowed(409)
+    assert second.refusal_allowed(409) and not third.refusal_allowed(404)
+
+
+def test_a_kopf_file_name_the_file_system_refuses_is_a_located_problem(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the mutation property test: a name past the file system's limit made the loader raise
+    OSError from ``Path.is_file`` instead of reporting it."""
+    long = "x" * 300 + ".py"
+    text = HEAD.replace('entrypoint: "app.py:reconcile"', f"kopf: {long}") + "  seed: []\n"
+    got = problems_of(tmp_path, monkeypatch, {"scenario.yaml": text})
+    assert got == [f"scenario.yaml:5:35: $.spec.controllers[0].kopf: kopf operator file {long!r} cannot be"
+                   " looked up: File name too long"]

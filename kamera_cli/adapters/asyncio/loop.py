@@ -6,50 +6,28 @@ is the sandbox's, so ``loop.time()`` is too — and it only moves when someone m
 would wait for a timer that never comes due.  This loop jumps the virtual clock to its next timer
 whenever nothing else is ready, so ``await asyncio.sleep(30)`` costs no wall-clock time, advances
 what ``time.time()`` and ``datetime.now()`` return inside the step, and keeps the run deterministic.
-Each step gets a fresh loop, closed (with its default executor) when the step ends.
+Each step gets a fresh loop, closed (with its default executor) when the step ends.  The loop is
+``kamera_cli.virtualtime``'s, waiting by moving the step's clock (``advance_active_clock``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from kamera_cli.adapters.sandbox.fence import advance_active_clock
+from kamera_cli.virtualtime import VirtualTimeLoop
 
 __all__ = ["run_async"]
 
 T = TypeVar("T")
 
 
-class _VirtualTimeLoop(asyncio.SelectorEventLoop):
-    def __init__(self) -> None:
-        super().__init__()
-        # loop time counts from the loop's start: at epoch magnitudes (1.7e9 s) a float cannot hold
-        # asyncio's clock resolution, and a timer due "now" would never fire
-        self._origin = time.monotonic()
-        # the virtual clock (near 1.8e9 s) moves in steps of ~2.4e-7 s: a timer closer than this is due
-        # now, or advancing the clock by the remainder would change nothing and the loop would spin
-        self._clock_resolution = 1e-6
-
-    def time(self) -> float:
-        return time.monotonic() - self._origin
-
-    def _run_once(self) -> None:
-        ready: Any = getattr(self, "_ready", None)
-        scheduled: Any = getattr(self, "_scheduled", None)
-        if not ready and scheduled:
-            due = scheduled[0].when() - self.time()
-            if due > self._clock_resolution:
-                advance_active_clock(due)
-        super()._run_once()  # type: ignore[misc]
-
-
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to completion on a fresh virtual-time loop; cancel whatever it left running."""
-    loop = _VirtualTimeLoop()
+    loop = VirtualTimeLoop(advance_active_clock)
     try:
         asyncio.set_event_loop(loop)
         return loop.run_until_complete(coro)

@@ -1,4 +1,5 @@
-"""kopf operators as controllers: kopf's own per-event processing (``events``), its timers and daemons
+"""kopf operators as controllers: what kopf does before its first event (``activities``: connecting,
+scanning the API, startup), kopf's own per-event processing (``events``), its timers and daemons
 (``spawning``).
 
 Imports ``sandbox``, ``reconcile`` and ``asyncio``. docs/controllers.md, "kopf".

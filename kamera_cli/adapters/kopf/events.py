@@ -16,10 +16,8 @@ delivered directly).  A handler exception kopf only logs is re-raised after kopf
 progress, so it becomes a ``no controller errors`` finding with the handler's traceback.
 
 Timers and daemons are controllers of their own (``kopf/spawning.py``).  Simplifications (written
-down in docs/controllers.md): indices are rebuilt from the cluster in every step; the ``memo`` is per
-step; ``@kopf.on.login`` is replaced (kopf talks to
-the simulation); ``@kopf.on.startup`` handlers run once per (re)load with ``settings``, ``memo`` and
-``logger`` only.
+down in docs/controllers.md): indices are rebuilt from the cluster in every step; the ``memo`` is kept
+per object in the explored state; login and startup handlers run once per (re)load (``activities``).
 """
 
 from __future__ import annotations
@@ -28,16 +26,17 @@ import asyncio
 import contextlib
 import copy
 import dataclasses
-import inspect
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
+from kamera_cli.adapters.kopf import activities
 from kamera_cli.adapters.reconcile.values import Request, Result
-from kamera_cli.adapters.sandbox.loading import ReconcilerFactory, _Shape
+from kamera_cli.adapters.sandbox.fence import VirtualClock, sandboxed
+from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, ReconcileShape
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["KopfHandlerError", "KopfOperator", "load_kopf_operator", "supported"]
@@ -74,27 +73,6 @@ class KopfHandlerError(Exception):
     controller_fault = True
 
 
-class _LogCapture(logging.Handler):
-    """What kopf logs as a failure during one step: an exception, or a permanent failure."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.failures: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        message = record.getMessage()
-        if record.exc_info and record.exc_info[1] is not None:
-            import traceback
-
-            exc = record.exc_info[1]
-            if type(exc).__name__ in ("TemporaryError",):
-                return  # a requested retry, not a failure
-            detail = "".join(traceback.format_exception(exc)).rstrip()
-            self.failures.append(f"{message}\n{detail}")
-        elif "failed permanently" in message:
-            self.failures.append(message)
-
-
 class KopfOperator(ReconcilerFactory):
     """A kopf operator module: its handlers, its settings, and one step per (object, event)."""
 
@@ -112,6 +90,10 @@ class KopfOperator(ReconcilerFactory):
     index_resources: list[Any]
     settings: Any
     host: str
+    #: every served resource as kopf's API scanning sees it, by (group, version, plural)
+    discovered: dict[tuple[str, str, str], Any]
+    #: why the operator never started (summary, details): a login or startup handler failed
+    start_failure: tuple[str, str] | None = None
 
     def __init__(self, module: str, base_dir: Any, *, scenario: str, controller: str, host: str,
                  env: Any = None) -> None:
@@ -119,12 +101,16 @@ class KopfOperator(ReconcilerFactory):
         self.host = host
         self.resource = None
         self.index_resources = []
+        self.discovered = {}
         reason = supported()
         if reason is not None:
             raise EntrypointError(reason, scenario=scenario, controller=controller)
         # "operator.py" (a file) or "package.module" / "package:module" (importable)
         entry = f"{module}:__name__" if module.endswith(".py") else f"{module.replace(':', '.')}:__name__"
         super().__init__(entry, base_dir, scenario=scenario, controller=controller, env=env)
+        # kopf's view of the cluster's resources, from the simulated API's discovery (once: a restart
+        # re-imports the operator, but the cluster serves the same resources)
+        self.discovered = activities.scan(host, self.settings, self.logger)
 
     def _tried(self) -> str:
         return f"kopf operator {self.kopf_module!r}"
@@ -151,7 +137,7 @@ class KopfOperator(ReconcilerFactory):
             raise self._error(f"{self._tried()}: no @kopf.on.create/update/delete/resume/field/event or "
                               "@kopf.timer handler found",
                               "kamera runs the handlers the module registers when it is imported")
-        self._shape = _Shape("function", 1, False)
+        self._shape = ReconcileShape("function", 1, False)
         self._run_startup()
         return self._step
 
@@ -159,21 +145,24 @@ class KopfOperator(ReconcilerFactory):
         return value
 
     def _run_startup(self) -> None:
-        """``@kopf.on.startup`` handlers configure ``settings``: run them, as ``kopf run`` does first."""
+        """kopf's login and startup activities, as ``kopf run`` runs them before any watch, with the
+        controller's ``env:`` and files in place and time virtual (``activities.start``).  Their failure is kept in
+        ``start_failure`` (a finding): the operator then never starts, so its steps do nothing."""
         from kopf._cogs.structs import ephemera
-        from kopf._core.intents import causes
 
-        logger = logging.getLogger("kopf.activities.startup")
         # the operator's memo: what startup handlers put there, every object's memo starts as a copy of
         self.memobase = ephemera.Memo()
-        for handler in self.registry._activities.get_handlers(activity=causes.Activity.STARTUP):
-            available = {"settings": self.settings, "memo": self.memobase, "logger": logger, "param": handler.param}
-            params = inspect.signature(handler.fn).parameters
-            takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-            kwargs = available if takes_all else {k: v for k, v in available.items() if k in params}
-            result = handler.fn(**kwargs)
-            if inspect.isawaitable(result):
-                asyncio.run(_awaited(result))
+        with self.scope(), sandboxed(VirtualClock(IMPORT_EPOCH), IMPORT_SEED, importing=True) as run:
+            failed = activities.start(self.registry, self.settings, self.memobase, self.host)
+        if failed is None and run.network:
+            failed = activities.StartFailure(
+                "a @kopf.on.login or @kopf.on.startup handler tried to open a network connection",
+                f"to {', '.join(a.address for a in run.network)} (kamera refused it)")
+        if failed is None:
+            self.start_failure = None
+        else:
+            where = self._user_location(failed.error) if failed.error is not None else ""
+            self.start_failure = (failed.summary.replace(" failed:", f" failed{where}:", 1), failed.detail)
 
     def handles(self, group: str, version: str, plural: str, kind: str) -> bool:
         """Whether any resource handler of the operator selects this resource."""
@@ -231,13 +220,35 @@ class KopfOperator(ReconcilerFactory):
                     memo=cast(Any, copy.copy(self.memobase)), body=body)
         return indexers
 
-    @staticmethod
-    def _resource(group: str, version: str, plural: str, kind: str, namespaced: bool) -> Any:
+    def _resource(self, group: str, version: str, plural: str, kind: str, namespaced: bool) -> Any:
+        """kopf's ``Resource`` for a served resource: the one kopf's scanning found (``discovered``)."""
+        found = self.discovered.get((group, version, plural))
+        if found is not None:
+            return found
         from kopf._cogs.structs import references
 
         return references.Resource(group=group, version=version, plural=plural, kind=kind, namespaced=namespaced,
-                                   preferred=True, verbs=frozenset({"list", "watch", "patch", "get"}),
-                                   subresources=frozenset({"status"}))
+                                   preferred=True, verbs=frozenset({"list", "watch", "patch", "get"}))
+
+    def events(self, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
+        """Which changes reach kopf's event processing: those of an object some handler's label and
+        annotation filters select (before or after the change), or that carries kopf's finalizer.
+
+        kopf processes every event of a watched resource, but for an object no handler selects it
+        does nothing; leaving those steps out keeps, say, every Namespace of the cluster from being a
+        step of an operator that handles only the labelled ones.
+        """
+        handlers = [h for sub in (self.registry._changing, self.registry._watching, self.registry._spawning)
+                    for h in sub.get_all_handlers() if h.selector is None or h.selector.check(self.resource)]
+        finalizer = self.settings.persistence.finalizer
+        for obj in (before, after):
+            if obj is None:
+                continue
+            if finalizer in ((obj.get("metadata") or {}).get("finalizers") or ()):
+                return "event"
+            if any(metadata_matches(h, obj) for h in handlers):
+                return "event"
+        return ""
 
     def spawning_handlers(self, kind: str) -> list[str]:
         """Ids of the operator's ``@kopf.daemon`` (kind "daemon") or ``@kopf.timer`` handlers for the bound resource."""
@@ -252,7 +263,7 @@ class KopfOperator(ReconcilerFactory):
 
     def run_logged(self, run: Callable[[], Any]) -> Any:
         """Run one step of kopf's; what kopf only logs as a handler failure is raised as a finding."""
-        capture = _LogCapture()
+        capture = activities.LogCapture()
         kopf_log = logging.getLogger("kopf")
         kopf_log.addHandler(capture)
         # `kopf run` logs at INFO (kopf's loggers.configure): what it logs about an object at the
@@ -270,6 +281,8 @@ class KopfOperator(ReconcilerFactory):
         return value
 
     def _step(self, request: Request) -> Any:
+        if self.start_failure is not None:
+            return None  # kopf never got past its login or startup: no watch, no handler
         kept: list[str] = []
 
         def run() -> list[float]:
@@ -312,18 +325,11 @@ class KopfOperator(ReconcilerFactory):
         background poster would: they are stored as ``v1/Event`` objects (records, not state:
         docs/semantics.md).
         """
-        import aiohttp
-        from kopf._cogs.clients import auth, events
-        from kopf._cogs.structs import credentials
+        from kopf._cogs.clients import events
         from kopf._core.engines import posting
 
         assert self.resource is not None, "bind_resource() first"
-        session = aiohttp.ClientSession()
-        try:
-            vault = credentials.Vault()
-            await vault.populate({"kamera": credentials.AiohttpSession(
-                aiohttp_session=session, server=self.host, default_namespace="default")})
-            auth.vault_var.set(vault)
+        async with activities.connected(self.host):
             queue: asyncio.Queue[Any] = asyncio.Queue()
             posting.settings_var.set(self.settings)
             posting.event_queue_var.set(queue)
@@ -335,8 +341,6 @@ class KopfOperator(ReconcilerFactory):
                 event = queue.get_nowait()
                 await events.post_event(ref=event.ref, type=event.type, reason=event.reason, message=event.message,
                                         resource=resource, settings=self.settings, logger=self.logger)
-        finally:
-            await session.close()
 
     async def _process(self, request: Request) -> str:
         """Process the object's event; the object's memo as kept between steps ("" when gone)."""
@@ -372,15 +376,32 @@ class KopfOperator(ReconcilerFactory):
             return self.keep_memo(memory.memo)
 
 
+def metadata_matches(handler: Any, obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj``'s labels and annotations pass the handler's ``labels=``/``annotations=`` filters,
+    as kopf's ``registries._matches_metadata`` decides; a callable value (which kopf calls with the
+    cause's kwargs) is taken to match, so only what surely does not match is left out."""
+    from kopf._core.intents import filters
+
+    meta = obj.get("metadata") or {}
+    for pattern, content in ((handler.labels, meta.get("labels") or {}),
+                             (handler.annotations, meta.get("annotations") or {})):
+        for key, value in (pattern or {}).items():
+            if value is filters.MetaFilterToken.ABSENT:
+                if key in content:
+                    return False
+            elif value is filters.MetaFilterToken.PRESENT:
+                if key not in content:
+                    return False
+            elif not callable(value) and content.get(key) != value:
+                return False
+    return True
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Remembering(Result):
     """A kopf step's result with the object's memo as kept until its next step (None: unchanged)."""
 
     memory: str | None = None
-
-
-async def _awaited(value: Any) -> Any:
-    return await value
 
 
 @contextlib.contextmanager

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
-from kamera_cli.adapters.kopf.events import Remembering
+from kamera_cli.adapters.kopf.events import Remembering, metadata_matches
 from kamera_cli.adapters.reconcile.values import Request, Result
 
 if TYPE_CHECKING:
@@ -84,6 +84,10 @@ class _Spawned:
         essence = settings.persistence.diffbase_storage.build(body=body, extra_fields=extra)
         return settings.persistence.progress_storage.clear(essence=essence)
 
+    def _matches(self, handler: Any, obj: Mapping[str, Any]) -> bool:
+        """Whether kopf would run this timer or daemon for ``obj`` (its label and annotation filters)."""
+        return metadata_matches(handler, obj)
+
     def _handler(self) -> Any:
         """The handler by id in the operator's current registry (a restart re-imports the module)."""
         return next((h for h in spawning_handlers(self.operator, self.kind) if h.id == self.handler_id), None)
@@ -101,8 +105,8 @@ class _Spawned:
 
         operator = self.operator
         handler = self._handler()
-        if handler is None:
-            return None
+        if handler is None or operator.start_failure is not None:
+            return None  # gone after a restart, or kopf never started: nothing spawns
         settings = operator.settings
         async with operator.session():
             url = operator.resource.get_url(namespace=request.namespace, name=request.name)
@@ -148,8 +152,8 @@ class KopfTimer(_Spawned):
         if after is None or (after.get("metadata") or {}).get("deletionTimestamp"):
             return ""  # kopf stops the timer; its pending tick finds the object gone or going
         handler = self._handler()
-        if handler is None:
-            return ""
+        if handler is None or not self._matches(handler, after):
+            return ""  # kopf spawns only the timers whose filters match (a running one ends at its tick)
         if handler.interval is None and handler.idle is None:
             return "spawn" if before is None else ""  # a one-shot timer runs once per object
         if handler.idle is not None and (before is None or self._essence(before) != self._essence(after)):
@@ -215,7 +219,10 @@ class KopfDaemon(_Spawned):
         """kopf spawns a daemon when it first sees the object and never respawns one that exited."""
         if after is None or (after.get("metadata") or {}).get("deletionTimestamp"):
             return ""
-        return "spawn" if before is None else ""
+        handler = self._handler()
+        if handler is None or not self._matches(handler, after):
+            return ""
+        return "spawn" if before is None or not self._matches(handler, before) else ""
 
     async def _one_round(self, handler: Any, cause: Any, carried: str) -> Result | None:
         """kopf's daemon loop (``kopf._core.engines.daemons._daemon``) until the handler first sleeps."""

@@ -35,11 +35,10 @@ from typing import Any, Literal
 from kamera_cli.adapters.reconcile.values import InvalidResult, Request, Result, failure_retry, normalise_result
 from kamera_cli.adapters.sandbox.fence import NetworkAttempt, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import (
+    EntrypointLoader,
     InvalidMapping,
     Mapper,
     ReconcilerFactory,
-    _Loader,
-    environment,
     requests_from_mapping,
 )
 from kamera_cli.adapters.sandbox.modules import is_user_file
@@ -241,8 +240,8 @@ class _Raw:
     network: tuple[NetworkAttempt, ...]
 
 
-def _call_sandboxed(
-    loader: _Loader, fn: Callable[[], Any], *, budget_seconds: float, clock: VirtualClock, seed: bytes
+def call_sandboxed(
+    loader: EntrypointLoader, fn: Callable[[], Any], *, budget_seconds: float, clock: VirtualClock, seed: bytes
 ) -> _Raw:
     ms = loader.module_set
     ms.activate()
@@ -254,7 +253,7 @@ def _call_sandboxed(
     # catch_warnings: a warning shown "once" is shown once per step, not once per process (what a
     # step prints must not depend on the steps this process ran before), and filters a controller
     # sets stay in its step
-    with (ms.on_path(), environment(loader.env), _captured(printed), warnings.catch_warnings(),
+    with (ms.on_path(), loader.scope(), _captured(printed), warnings.catch_warnings(),
           sandboxed(clock, seed, plan) as run):
         worker.submit(call)
         try:
@@ -352,7 +351,7 @@ def run_reconcile(
 
     Not re-entrant and not thread-safe: kamera runs one reconcile at a time per process.
     """
-    raw = _call_sandboxed(
+    raw = call_sandboxed(
         factory, lambda: factory.invoke(request, client), budget_seconds=budget_seconds, clock=clock, seed=seed
     )
     roots = factory.module_set.roots
@@ -380,7 +379,7 @@ def run_mapper(
     mapper: Mapper, obj: dict[str, Any], *, budget_seconds: float, clock: VirtualClock, seed: bytes
 ) -> MapOutcome:
     """Run one watch-mapper call under the same sandbox; a bad return value is an ``exception`` outcome."""
-    raw = _call_sandboxed(mapper, lambda: mapper.call(obj), budget_seconds=budget_seconds, clock=clock, seed=seed)
+    raw = call_sandboxed(mapper, lambda: mapper.call(obj), budget_seconds=budget_seconds, clock=clock, seed=seed)
     roots = mapper.module_set.roots
     base = str(mapper.base_dir)
     network = tuple(a.address for a in raw.network)

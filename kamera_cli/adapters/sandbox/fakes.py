@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from kamera_cli.adapters.sandbox.entrypoints import EntrypointSyntaxError, parse_entrypoint
-from kamera_cli.adapters.sandbox.loading import _Loader
+from kamera_cli.adapters.sandbox.loading import EntrypointLoader
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["FakeSet", "install_fakes"]
 
 
-class _Fake(_Loader):
+class _Fake(EntrypointLoader):
     """One ``with:`` target: ``path.py:attr``/``module:attr`` (an object) or ``path.py``/``module`` (the module)."""
 
     import_hint = ("a fake's top-level code must run without errors; kamera imports it once per scenario, "

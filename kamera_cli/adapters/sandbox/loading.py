@@ -24,7 +24,7 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -41,13 +41,14 @@ from kamera_cli.adapters.sandbox.fence import (
     unbind_stand_ins,
 )
 from kamera_cli.adapters.sandbox.modules import ModuleSet, is_user_file
+from kamera_cli.adapters.sandbox.process import ProcessView, process_scope
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["Mapper", "ReconcilerFactory", "load_mapper", "load_reconciler"]
 
 #: 2026-01-01T00:00:00Z, the simulation's epoch: module top-level code sees this time
 IMPORT_EPOCH = 1767225600.0
-_IMPORT_SEED = b"kamera:import"
+IMPORT_SEED = b"kamera:import"
 
 _SIGNATURE_HINT = (
     "write `def reconcile(request)` or `def reconcile(request, client)`, or a class whose constructor takes "
@@ -69,7 +70,7 @@ class _Arity:
         return self.required <= count <= self.maximum and not self.required_keyword_only
 
 
-def _arity(obj: Callable[..., Any], *, drop_first: bool = False) -> _Arity | None:
+def arity_of(obj: Callable[..., Any], *, drop_first: bool = False) -> _Arity | None:
     try:
         signature = inspect.signature(obj)
     except (TypeError, ValueError):
@@ -111,7 +112,7 @@ def _file_module_name(file: Path) -> str:
     return f"kamera_user_{stem}_{digest}"
 
 
-def _package_chain(directory: Path) -> list[str]:
+def package_chain(directory: Path) -> list[str]:
     """Names of the packages enclosing ``directory`` (innermost last); [] when it is not a package."""
     names: list[str] = []
     current = directory
@@ -128,7 +129,7 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-class _Loader:
+class EntrypointLoader:
     """Shared by controllers and mappers: import the entry point's module in its own module set."""
 
     #: the hint of an import that raised (a subclass imported at other times says so)
@@ -136,9 +137,11 @@ class _Loader:
                    "and again after each simulated crash")
 
     def __init__(self, entrypoint: str, base_dir: str | os.PathLike[str], *, scenario: str, controller: str,
-                 env: Mapping[str, str] | None = None) -> None:
-        #: environment variables set while this controller's code runs (its import included)
-        self.env: dict[str, str] = dict(env or {})
+                 env: Mapping[str, str] | ProcessView | None = None) -> None:
+        #: environment variables, command line and files seen while this controller's code runs (its import
+        #: included); ``env`` is a plain ``env:`` mapping or the whole view
+        self.process = ProcessView.of(env)
+        self.env: dict[str, str] = dict(self.process.env)
         self.entrypoint = entrypoint
         self.base_dir = Path(os.path.abspath(base_dir))
         self.scenario = scenario
@@ -151,7 +154,7 @@ class _Loader:
         path_entries: list[Path] = [self.base_dir]
         self._package = ""
         if self.parsed.file is not None:
-            chain = _package_chain(self.parsed.file.parent)
+            chain = package_chain(self.parsed.file.parent)
             if chain:
                 top_parent = self.parsed.file.parent
                 for _ in chain:
@@ -168,6 +171,21 @@ class _Loader:
         self._plan_generation = -1
         importlib.invalidate_caches()
         self._target = self._load()
+
+    def scope(self) -> contextlib.AbstractContextManager[None]:
+        """The controller's environment, ``sys.argv`` and files, for as long as its code runs."""
+        return process_scope(self.process, self._argv0())
+
+    def _argv0(self) -> str:
+        """``sys.argv[0]`` as ``python <file>`` from the scenario's folder (or ``python -m``) would set it."""
+        parsed = self.parsed
+        if parsed.file is not None:
+            return os.path.relpath(parsed.file, self.base_dir)
+        with contextlib.suppress(ImportError, ValueError):
+            spec = importlib.util.find_spec(parsed.module)
+            if spec is not None and spec.origin:
+                return spec.origin
+        return parsed.module
 
     # -- errors -------------------------------------------------------------------------------------------------
     def _error(self, message: str, hint: str = "") -> EntrypointError:
@@ -190,8 +208,8 @@ class _Loader:
         parsed = self.parsed
         where = _display(parsed, self.base_dir)
         clock = VirtualClock(IMPORT_EPOCH)
-        with self.module_set.importing(), environment(self.env), \
-                sandboxed(clock, _IMPORT_SEED, importing=True) as run:
+        with self.module_set.importing(), self.scope(), \
+                sandboxed(clock, IMPORT_SEED, importing=True) as run:
             try:
                 module = self._exec_entry_module()
             except (KeyboardInterrupt, EntrypointError):
@@ -340,7 +358,7 @@ class _Loader:
 
 
 @dataclass(frozen=True, slots=True)
-class _Shape:
+class ReconcileShape:
     kind: Literal["function", "class"]
     #: how many arguments reconcile() gets: 1 (request) or 2 (request, client)
     reconcile_args: int
@@ -348,10 +366,10 @@ class _Shape:
     init_client: bool
 
 
-class ReconcilerFactory(_Loader):
+class ReconcilerFactory(EntrypointLoader):
     """A loaded controller: builds a fresh reconcile callable per step, can reload and unload its modules."""
 
-    _shape: _Shape
+    _shape: ReconcileShape
 
     @property
     def kind(self) -> Literal["function", "class"]:
@@ -389,8 +407,9 @@ class ReconcilerFactory(_Loader):
             self._shape = self._class_shape(value, name, where)
         elif callable(value):
             self._refuse_async(value, f"function {name!r} in {where}")
-            arity = _arity(value)
-            self._shape = _Shape("function", self._reconcile_args(arity, f"function {name!r} in {where}"), False)
+            arity = arity_of(value)
+            args = self._reconcile_args(arity, f"function {name!r} in {where}")
+            self._shape = ReconcileShape("function", args, False)
         else:
             raise self._error(
                 f"{self._tried()}: {name!r} in {where} is {_a(type(value).__name__)}, not a function or class",
@@ -426,8 +445,8 @@ class ReconcilerFactory(_Loader):
             _SIGNATURE_HINT,
         )
 
-    def _class_shape(self, cls: type, name: str, where: str) -> _Shape:
-        init = _arity(cls)
+    def _class_shape(self, cls: type, name: str, where: str) -> ReconcileShape:
+        init = arity_of(cls)
         if init is not None and init.required_keyword_only:
             raise self._error(
                 f"{self._tried()}: class {name!r} in {where} needs keyword-only argument(s) "
@@ -453,11 +472,11 @@ class ReconcilerFactory(_Loader):
             ) from None
         self._refuse_async(getattr(raw, "__func__", raw), f"method {name}.reconcile in {where}")
         if isinstance(raw, staticmethod):
-            arity = _arity(raw.__func__)
+            arity = arity_of(raw.__func__)
         elif isinstance(raw, classmethod):
-            arity = _arity(cls.reconcile)  # type: ignore[attr-defined]
+            arity = arity_of(cls.reconcile)  # type: ignore[attr-defined]
         elif inspect.isfunction(raw):
-            arity = _arity(raw, drop_first=True)
+            arity = arity_of(raw, drop_first=True)
         elif callable(raw) or hasattr(raw, "__get__"):
             arity = None
         else:
@@ -466,14 +485,14 @@ class ReconcilerFactory(_Loader):
                 _SIGNATURE_HINT,
             )
         args = self._reconcile_args(arity, f"method {name}.reconcile in {where}")
-        return _Shape("class", args, init_client)
+        return ReconcileShape("class", args, init_client)
 
 
 class InvalidMapping(ValueError):
     """A watch mapper returned something other than (namespace, name) pairs (a controller error finding)."""
 
 
-class Mapper(_Loader):
+class Mapper(EntrypointLoader):
     """A loaded watch mapper: ``mapper(obj) -> tuple[Request, ...]`` (sorted, without duplicates)."""
 
     def call(self, obj: dict[str, Any]) -> Any:
@@ -489,7 +508,7 @@ class Mapper(_Loader):
             raise self._error(
                 f"{self._tried()}: {name!r} in {where} is {_a(type(value).__name__)}, not a function", _MAPPER_HINT
             )
-        arity = _arity(value)
+        arity = arity_of(value)
         if arity is not None and not arity.accepts(1):
             raise self._error(
                 f"{self._tried()}: mapper {name!r} in {where} takes {arity.text}; kamera calls it as {name}(obj)",
@@ -537,28 +556,10 @@ def _clip(value: object) -> str:
 
 def load_reconciler(
     entrypoint: str, base_dir: str | os.PathLike[str], *, scenario: str = "", controller: str = "",
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | ProcessView | None = None,
 ) -> ReconcilerFactory:
     """Import a controller's entry point and check its shape; raise EntrypointError when it is unusable."""
     return ReconcilerFactory(entrypoint, base_dir, scenario=scenario, controller=controller, env=env)
-
-
-@contextlib.contextmanager
-def environment(env: Mapping[str, str]) -> Iterator[None]:
-    """Set a controller's ``env:`` for the duration of its code, then put every variable back."""
-    if not env:
-        yield
-        return
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def load_mapper(

@@ -239,6 +239,12 @@ def _node(obj: Obj) -> None:  # SetDefaults_NodeStatus
         obj["status"] = {**status, "allocatable": status["capacity"]}
 
 
+def _namespace(obj: Obj) -> None:  # SetDefaults_NamespaceStatus: an empty phase is Active, on every write
+    status = obj.get("status")
+    if not isinstance(status, dict) or not status.get("phase"):
+        obj["status"] = {**(status if isinstance(status, dict) else {}), "phase": "Active"}
+
+
 def _limit_item(item: Obj) -> Obj:  # SetDefaults_LimitRangeItem (empty maps are not serialised)
     if item.get("type") != "Container":
         return item
@@ -330,6 +336,7 @@ _RULES: dict[tuple[str, str], Callable[[Obj], None]] = {
     ("", "PersistentVolume"): _volume,
     ("", "Endpoints"): _endpoints,
     ("", "Node"): _node,
+    ("", "Namespace"): _namespace,
     ("", "LimitRange"): _limit_range,
     ("rbac.authorization.k8s.io", "RoleBinding"): _binding,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _binding,

@@ -40,6 +40,13 @@ def name_suffix(api_version: str, kind: str, namespace: str, prefix: str, attemp
     return "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:5])
 
 
+def generated_from(name: str, prefix: str) -> bool:
+    """Whether ``name`` is one the server makes from ``generateName: prefix`` (see ``name_suffix``)."""
+    head = prefix[:58]
+    return (len(name) == len(head) + 5 and name.startswith(head)
+            and all(c in _ALPHABET for c in name[len(head):]))
+
+
 def incarnation_key(ref: ObjectRef) -> str:
     """Snapshot counter: how many times this name was created in the lineage (feeds the uid)."""
     return f"inc\0{ref.api_version}\0{ref.kind}\0{ref.namespace}\0{ref.name}"

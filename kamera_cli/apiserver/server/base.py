@@ -1,39 +1,34 @@
-"""What every part of the simulated API server shares: the request and answer shapes, routing
-constants and the small helpers of reads, writes and deletions (``server.py`` assembles them)."""
+"""The vocabulary every collaborator of a session shares: the request and answer shapes, how a
+request names and shows its object, and how its body is decoded.
+
+Why one module: the router (``session.py``), the reads, the writes and the deletions all take a
+``Request`` and answer through the same ``Access`` journal entries; none of them may import another
+to get these, so they live below all four.
+"""
 
 from __future__ import annotations
 
-import base64
-import datetime as _dt
 import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
+
+import yaml
 
 from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver.registry.kinds import ResourceInfo
-from kamera_cli.apiserver.validation.kinds import base64_offset
 from kamera_cli.model.frozen import fast_init
-from kamera_cli.model.objects import Manifest
+from kamera_cli.model.objects import Manifest, ObjectRef
 
-_JSON_HEADERS: Mapping[str, str] = {"Content-Type": "application/json"}
-_PATCH_TYPES = {
+#: The patch content types the server accepts, to the patch kind each names.
+PATCH_TYPES: Mapping[str, str] = {
     "application/json-patch+json": "json",
     "application/merge-patch+json": "merge",
     "application/strategic-merge-patch+json": "strategic",
     "application/apply-patch+yaml": "apply",
     "application/apply-patch+cbor": "apply",
 }
-_PATCH_ALIASES = {"json": "application/json-patch+json", "merge": "application/merge-patch+json",
-                  "strategic": "application/strategic-merge-patch+json", "apply": "application/apply-patch+yaml"}
-_SIMULATED_SUBRESOURCES = frozenset({"status", "scale", "binding"})
-_HISTORY = 64
-#: Namespaces the NamespaceLifecycle admission plugin never lets anyone delete.
-_IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
-_FOREGROUND = "foregroundDeletion"
-_ORPHAN = "orphan"
 
 
 @fast_init
@@ -75,47 +70,35 @@ class Access:
 _PATCHING: list[Any] = []
 
 
-def _patching() -> Any:
-    """The patching module, imported once (None while it is not part of the build)."""
+def patching_module() -> Any:
+    """The patching module, imported once (None while it is not part of the build).
+
+    Why not a plain import: ``_PATCHING`` is the seam tests use to stand a build without patching
+    in (a PATCH then answers 500, not a crash).
+    """
     if not _PATCHING:
         module: Any
         try:
             import kamera_cli.apiserver.patch.functions as module  # type: ignore[import-not-found,no-redef,unused-ignore]
         except ModuleNotFoundError as exc:
             if exc.name != "kamera_cli.apiserver.patch.functions":
-                raise  # a broken dependency of patching.py must not pass for "not merged yet"
+                raise  # a broken dependency of patching must not pass for "not merged yet"
             module = None
         _PATCHING.append(module)
     return _PATCHING[0]
 
 
-class _Propagate(BaseException):  # carries a hook exception out untouched
+class Propagate(BaseException):
+    """Carries an exception of the ``before_write`` hook out of the request untouched (a crash point)."""
+
     def __init__(self, original: BaseException) -> None:
         self.original = original
 
 
-class _Pending:
-    """The journal entry of the request in flight (mutable until it becomes an ``Access``)."""
-
-    __slots__ = ("after", "before", "dry_run", "method", "name", "namespace", "query", "request_body", "resource",
-                 "subresource", "verb")
-
-    def __init__(self, method: str, query: tuple[tuple[str, str], ...]) -> None:
-        self.method = method
-        self.query = query
-        self.verb = ""
-        self.resource: ResourceInfo | None = None
-        self.namespace = ""
-        self.name = ""
-        self.subresource = ""
-        self.request_body: Any = None
-        self.before: Manifest | None = None
-        self.after: Manifest | None = None
-        self.dry_run = False
-
-
 @dataclass(slots=True)
-class _Req:
+class Request:
+    """A resource request once routed: what the reads, writes and deletions are given."""
+
     method: str
     info: ResourceInfo
     namespace: str
@@ -137,27 +120,18 @@ class _Req:
         return "dryRun" in self.query
 
 
-def _cascade_requested(req: _Req) -> bool:
-    """``orphanDependents: false`` given explicitly (body or query): the deprecated way to ask for a cascade."""
-    opts = req.parsed if isinstance(req.parsed, dict) else {}
-    if "orphanDependents" in opts:
-        return opts["orphanDependents"] is False
-    return req.query.get("orphanDependents", "").lower() == "false"
+def object_ref(info: ResourceInfo, namespace: str, name: str) -> ObjectRef:
+    """The stored object a request names: its storage version names it, whichever version was asked."""
+    version = info.storage_version or info.version
+    api_version = f"{info.group}/{version}" if info.group else version
+    return ObjectRef(api_version, info.kind, namespace if info.namespaced else "", name)
 
 
-def _deleted(req: _Req, remaining: Manifest | None, body: Any) -> bool:
-    """Whether the DELETE removed the object (for a dry run: would have)."""
-    if not req.dry_run:
-        return remaining is None
-    meta = (body.get("metadata") or {}) if isinstance(body, dict) else {}
-    return not (meta.get("deletionTimestamp") and (meta.get("finalizers") or meta.get("deletionGracePeriodSeconds")))
-
-
-def _ownership(managed: Any) -> Any:
-    """managedFields without their timestamps: what an ownership change is compared on."""
-    if not isinstance(managed, list):
-        return managed
-    return [{k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e for e in managed]
+def present(info: ResourceInfo, obj: Manifest) -> Manifest:
+    """How a stored object reads through ``info``'s version (CRD conversion strategy None)."""
+    if obj.get("apiVersion") == info.api_version:
+        return obj
+    return {**obj, "apiVersion": info.api_version}
 
 
 # Bytes a JSON text may hold for YAML to read it exactly as JSON does: printable ASCII on one line,
@@ -200,84 +174,37 @@ def _plain_json(body: bytes) -> Any:
         return _NOT_PLAIN
 
 
-def _json_default(value: Any) -> Any:
-    """YAML seeds may hold timestamps and dates as Python objects: send them as RFC 3339 / ISO strings."""
-    if isinstance(value, _dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=_dt.timezone.utc)
-        return value.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if isinstance(value, _dt.date):
-        return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+_OPENERS = (b"{", b"[")
+_DECODER = json.JSONDecoder()  # json.loads' own default decoder
 
 
-def _always(_obj: Manifest) -> bool:
-    return True
-
-
-def _key(obj: Manifest) -> str:
-    meta = obj.get("metadata") or {}
-    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
-
-
-def _int_param(req: _Req, key: str) -> int:
-    text = req.query.get(key, "")
+def parse_body(req: Request) -> Any:
+    """The request body as JSON, or for an apply patch as YAML; a body the server cannot read is a 400/415."""
+    assert req.body is not None
+    ctype = req.headers.get("content-type", "application/json").split(";")[0].strip().lower()
+    if req.method == "PATCH":
+        kind = PATCH_TYPES.get(ctype)
+        if kind is None:
+            raise E.error(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - "
+                                                       f"accepted media types include: {', '.join(PATCH_TYPES)}")
+        if kind == "apply":
+            plain = _plain_json(req.body)
+            if plain is not _NOT_PLAIN:
+                return plain
+            try:
+                return yaml.safe_load(req.body.decode())
+            except (yaml.YAMLError, UnicodeDecodeError) as exc:
+                raise E.bad_request(f"error decoding YAML: {exc}") from None
+    elif ctype not in ("application/json", "", "*/*"):
+        raise E.error(415, "UnsupportedMediaType", f'the body of the request was in an unknown format - '
+                                                   f'accepted media types include: application/json, '
+                                                   f'application/yaml (got "{ctype}")')
     try:
-        value = int(text)
-    except ValueError:
-        raise E.bad_request(f'invalid value for {key}: "{text}" is not an integer') from None
-    if value < 0:
-        raise E.bad_request(f'invalid value for {key}: "{text}" must not be negative')
-    return value
-
-
-def _encode_continue(rv: int, start: str) -> str:
-    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode()
-
-
-def _decode_continue(token: str) -> tuple[int, str]:
-    try:
-        data = json.loads(base64.urlsafe_b64decode(token.encode()))
-        return int(data["rv"]), str(data["start"])
-    except (ValueError, KeyError, TypeError):
-        raise E.bad_request(f'continue key is not valid: "{token}"') from None
-
-
-def _namespace_holds(info: ResourceInfo, obj: Manifest) -> bool:
-    """A Namespace stays until its spec.finalizers (the namespace controller's ``kubernetes``) are gone."""
-    return info.group == "" and info.kind == "Namespace" and bool((obj.get("spec") or {}).get("finalizers"))
-
-
-def _normalise(info: ResourceInfo, obj: dict[str, Any]) -> None:
-    """Secrets: ``type`` defaults to Opaque; write-only ``stringData`` is merged into ``data`` (base64)."""
-    if info.custom or info.group or info.kind != "Secret":
-        return
-    if not obj.get("type"):
-        obj["type"] = "Opaque"
-    for value in (obj.get("data") or {}).values() if isinstance(obj.get("data"), dict) else ():
-        offset = base64_offset(value) if isinstance(value, str) else None
-        if offset is not None:  # []byte fields are base64 in JSON: the decoder refuses the body
-            raise E.bad_request(f'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at '
-                                f"input byte {offset}")
-    if "stringData" not in obj:
-        return
-    string_data = obj.pop("stringData")
-    if isinstance(string_data, dict):
-        data = dict(obj.get("data") or {})
-        for key, value in string_data.items():
-            if isinstance(value, str):
-                data[key] = base64.b64encode(value.encode()).decode()
-        obj["data"] = data
-
-
-def _path(info: ResourceInfo, namespace: str, name: str = "", sub: str = "") -> str:
-    base = f"/apis/{info.group}/{info.version}" if info.group else f"/api/{info.version}"
-    if info.namespaced and namespace:
-        base += f"/namespaces/{quote(namespace, safe='')}"
-    base += f"/{info.plural}"
-    if name:
-        base += f"/{quote(name, safe='')}"
-    if sub:
-        base += f"/{sub}"
-    return base
+        body = req.body
+        if body[:1] in _OPENERS and body[1:2] != b"\0":
+            # What ``json.loads`` reads as UTF-8 (no BOM, no NUL among the first two bytes), without
+            # its encoding detection in Python on every request.
+            return _DECODER.decode(body.decode("utf-8", "surrogatepass"))
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise E.bad_request(f"the request body is not valid JSON: {exc}") from None

@@ -4,48 +4,85 @@ Why HTTP-shaped: the official client's whole stack (content-type choice, JSON en
 mapping, deserialisation, watch line splitting) runs unchanged above ``handle``, so a controller
 sees exactly what a real cluster would answer.  The request path parses once and copies only the
 object being written; stored objects are never mutated.
+
+``ApiServer`` is the router and the public surface; the work is its collaborators': the session's
+state and commit (``state.py``), the read verbs (``reads.py``), the write verbs (``writes.py``) and
+the deletions (``deletes.py``).  Each gets only what it needs.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import functools
 import json
 import traceback
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, unquote
-
-import yaml
+from urllib.parse import parse_qsl, quote, unquote
 
 from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver.errors import ApiError
 from kamera_cli.apiserver.registry.kinds import Registry, ResourceInfo
-from kamera_cli.apiserver.server.base import (
-    _JSON_HEADERS,
-    _NOT_PLAIN,
-    _PATCH_ALIASES,
-    _PATCH_TYPES,
-    _SIMULATED_SUBRESOURCES,
-    Access,
-    HttpResponse,
-    _json_default,
-    _path,
-    _Pending,
-    _plain_json,
-    _Propagate,
-    _Req,
-)
-from kamera_cli.apiserver.server.deletes import DeleteMixin
+from kamera_cli.apiserver.server.base import Access, HttpResponse, Propagate, Request, parse_body
+from kamera_cli.apiserver.server.deletes import Deletes
 from kamera_cli.apiserver.server.encoding import ListBody, encode, encode_object
-from kamera_cli.apiserver.validation.field_validation import directive, warning_header
-
-__all__ = ["Access", "ApiServer", "HttpResponse"]
+from kamera_cli.apiserver.server.reads import Reads
+from kamera_cli.apiserver.server.state import SessionState
+from kamera_cli.apiserver.server.writes import Writes
 from kamera_cli.apiserver.storage.snapshot import Snapshot
+from kamera_cli.apiserver.validation.field_validation import directive, warning_header
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 
-_OPENERS = (b"{", b"[")
-_DECODER = json.JSONDecoder()  # json.loads' own default decoder
+__all__ = ["Access", "ApiServer", "HttpResponse"]
+
+_JSON_HEADERS: Mapping[str, str] = {"Content-Type": "application/json"}
+_PATCH_ALIASES = {"json": "application/json-patch+json", "merge": "application/merge-patch+json",
+                  "strategic": "application/strategic-merge-patch+json", "apply": "application/apply-patch+yaml"}
+_SIMULATED_SUBRESOURCES = frozenset({"status", "scale", "binding"})
+_Answer = tuple[int, Any, "Iterator[bytes] | None"]
+
+
+class _Pending:
+    """The journal entry of the request in flight (mutable until it becomes an ``Access``)."""
+
+    __slots__ = ("after", "before", "dry_run", "method", "name", "namespace", "query", "request_body", "resource",
+                 "subresource", "verb")
+
+    def __init__(self, method: str, query: tuple[tuple[str, str], ...]) -> None:
+        self.method = method
+        self.query = query
+        self.verb = ""
+        self.resource: ResourceInfo | None = None
+        self.namespace = ""
+        self.name = ""
+        self.subresource = ""
+        self.request_body: Any = None
+        self.before: Manifest | None = None
+        self.after: Manifest | None = None
+        self.dry_run = False
+
+
+def _json_default(value: Any) -> Any:
+    """YAML seeds may hold timestamps and dates as Python objects: send them as RFC 3339 / ISO strings."""
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        return value.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _path(info: ResourceInfo, namespace: str, name: str = "", sub: str = "") -> str:
+    base = f"/apis/{info.group}/{info.version}" if info.group else f"/api/{info.version}"
+    if info.namespaced and namespace:
+        base += f"/namespaces/{quote(namespace, safe='')}"
+    base += f"/{info.plural}"
+    if name:
+        base += f"/{quote(name, safe='')}"
+    if sub:
+        base += f"/{sub}"
+    return base
 
 
 _Route = tuple[str, str, bool, str, str, str, str]  # group, version, /watch/, namespace, plural, name, subresource
@@ -86,35 +123,54 @@ def _query_pairs(qs: str) -> tuple[tuple[str, str], ...]:
     return tuple(parse_qsl(qs, keep_blank_values=True))
 
 
-class ApiServer(DeleteMixin):
+class ApiServer:
     """A session over a snapshot; ``snapshot`` is replaced by each committed write."""
 
     def __init__(self, registry: Registry, snapshot: Snapshot, *, now: Callable[[], int]) -> None:
-        self.registry = registry
-        self.snapshot = snapshot
-        self.now = now
-        self.journal: list[Access] = []
-        self.before_write: Callable[[Access], None] | None = None
-        self._stale: dict[tuple[str, str], Snapshot] = {}
-        self._written: set[ObjectRef] = set()
-        self._history: OrderedDict[int, Snapshot] = OrderedDict()
-        self._history[snapshot.resource_version] = snapshot
-        self._warnings: list[str] = []  # the request in flight's Warning header values
-        self._field_mode = "Warn"  # its fieldValidation directive (validation/field_validation.py)
+        state = self._state = SessionState(registry, snapshot, now)
+        self._reads, self._writes = Reads(state), Writes(state)
+        self._deletes = Deletes(state, self._reads, self._writes)
 
     # ================================================================ public surface
+    @property
+    def registry(self) -> Registry:
+        return self._state.registry
+
+    @property
+    def now(self) -> Callable[[], int]:
+        """The virtual clock, whole seconds since the epoch 2026-01-01T00:00:00Z."""
+        return self._state.now
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The current snapshot (replaced by each write)."""
+        return self._state.snapshot
+
+    @snapshot.setter
+    def snapshot(self, value: Snapshot) -> None:
+        self._state.snapshot = value
+
+    @property
+    def journal(self) -> list[Access]:
+        """Every request in order (a deletecollection also lists each object it removed, before itself)."""
+        return self._state.journal
+
+    @property
+    def before_write(self) -> Callable[[Access], None] | None:
+        """Called before a write is committed; it may raise to refuse the write or abort the caller."""
+        return self._state.before_write
+
+    @before_write.setter
+    def before_write(self, hook: Callable[[Access], None] | None) -> None:
+        self._state.before_write = hook
+
     def set_stale_view(self, kind_ref: KindRef, snapshot: Snapshot | None) -> None:
         """Answer reads of ``kind_ref`` from ``snapshot`` (None: back to the current state).
 
         "Objects this session has written" counts from this call on: writes of that kind made before
         the view was set are forgotten, so a server reused across reconciles gives each one a clean view.
         """
-        key = (kind_ref.api_version, kind_ref.kind)
-        self._written = {r for r in self._written if (r.api_version, r.kind) != key}
-        if snapshot is None:
-            self._stale.pop(key, None)
-        else:
-            self._stale[key] = snapshot
+        self._state.set_stale_view(kind_ref, snapshot)
 
     def handle(self, method: str, path: str, query: list[tuple[str, str]] | tuple[tuple[str, str], ...],
                headers: Mapping[str, str], body: bytes | None) -> HttpResponse:
@@ -124,11 +180,11 @@ class ApiServer(DeleteMixin):
             query = [*query, *_query_pairs(qs)]
         raw_query = tuple(query)
         access = _Pending(method, raw_query)
-        self._warnings = []
-        self._field_mode = "Warn"
+        self._state.warnings = []
+        self._state.field_mode = "Warn"
         try:
             return self._dispatch(method, path, raw_query, headers, body, access)
-        except _Propagate as p:
+        except Propagate as p:
             raise p.original from None
         except ApiError as exc:
             return self._respond(access, exc.status, exc.body)
@@ -184,7 +240,7 @@ class ApiServer(DeleteMixin):
         return self._call("GET", _path(info, namespace), list(params.items()), None)
 
     def _info_of(self, obj: Manifest) -> ResourceInfo:
-        info = self.registry.lookup(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+        info = self._state.registry.lookup(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
         if info is None:
             raise E.error(404, "NotFound", f"the server doesn't have a resource type for "
                                            f"{obj.get('apiVersion')}/{obj.get('kind')}")
@@ -206,7 +262,7 @@ class ApiServer(DeleteMixin):
     # ================================================================ dispatch
     def _respond(self, access: _Pending, status: int, body: Any, stream: Iterator[bytes] | None = None
                  ) -> HttpResponse:
-        self.journal.append(Access(access.method, access.verb, access.resource, access.namespace, access.name,
+        self._state.journal.append(Access(access.method, access.verb, access.resource, access.namespace, access.name,
                                    access.subresource, access.query, access.request_body, status, body,
                                    access.before, access.after, access.dry_run))
         if stream is not None:
@@ -218,7 +274,8 @@ class ApiServer(DeleteMixin):
             raw = encode_object(body)  # a stored object (or its per-version view): cached serialisation
         else:
             raw = encode(body)
-        headers = {**_JSON_HEADERS, "Warning": warning_header(self._warnings)} if self._warnings else _JSON_HEADERS
+        warnings = self._state.warnings
+        headers = {**_JSON_HEADERS, "Warning": warning_header(warnings)} if warnings else _JSON_HEADERS
         return HttpResponse(status, headers, raw, stream)
 
     def _dispatch(self, method: str, path: str, raw_query: tuple[tuple[str, str], ...],
@@ -232,7 +289,7 @@ class ApiServer(DeleteMixin):
             query.setdefault(k, v)
         if watch:
             query["watch"] = "true"
-        info = self.registry.lookup_plural(group, version, plural)
+        info = self._state.registry.lookup_plural(group, version, plural)
         if info is None or (namespace and not info.namespaced):
             raise E.no_such_path()
         if info.namespaced and not namespace and name:
@@ -240,7 +297,7 @@ class ApiServer(DeleteMixin):
         if info.namespaced and not namespace and method != "GET":
             raise E.method_not_allowed()  # only list/watch exist across all namespaces
         hmap = {k.lower(): v for k, v in headers.items()}
-        req = _Req(method, info, namespace, name, sub, query, raw_query, hmap, body)
+        req = Request(method, info, namespace, name, sub, query, raw_query, hmap, body)
         if sub and sub not in info.subresources:
             raise E.no_such_path()
         if sub and sub not in _SIMULATED_SUBRESOURCES:
@@ -253,11 +310,11 @@ class ApiServer(DeleteMixin):
         if verb not in info.verbs and verb != "watch":
             raise E.method_not_allowed()
         if verb in ("create", "update", "patch"):
-            self._field_mode = directive(verb, query)
+            self._state.field_mode = directive(verb, query)
         if "dryRun" in query and query["dryRun"] != "All":
             raise E.bad_request(f"dryRun: Unsupported value: \"{query['dryRun']}\": supported values: \"All\"")
         if body and method in ("POST", "PUT", "PATCH", "DELETE"):
-            req.parsed = self._parse_body(req)
+            req.parsed = parse_body(req)
             access.request_body = req.parsed
         try:
             status, out, stream = getattr(self, "_do_" + verb)(req)
@@ -267,18 +324,43 @@ class ApiServer(DeleteMixin):
         self._journal_writes(req, access)
         return self._respond(access, status, out, stream)
 
-    def _journal_writes(self, req: _Req, access: _Pending) -> None:
+    def _journal_writes(self, req: Request, access: _Pending) -> None:
         """One entry per request; a deletecollection also lists each object it removed, before itself."""
         if not req.writes:
             return
         if access.verb == "deletecollection":
-            self.journal.extend(req.writes)
+            self._state.journal.extend(req.writes)
             return
         last = req.writes[-1]
         access.before, access.after, access.name = last.before, last.after, last.name
 
+    # -- one handler per verb: the router's seam, each handing the request to its collaborator
+    def _do_get(self, req: Request) -> _Answer:
+        return self._reads.do_get(req)
+
+    def _do_list(self, req: Request) -> _Answer:
+        return self._reads.do_list(req)
+
+    def _do_watch(self, req: Request) -> _Answer:
+        return self._reads.do_watch(req)
+
+    def _do_create(self, req: Request) -> _Answer:
+        return self._writes.do_create(req)
+
+    def _do_update(self, req: Request) -> _Answer:
+        return self._writes.do_update(req)
+
+    def _do_patch(self, req: Request) -> _Answer:
+        return self._writes.do_patch(req)
+
+    def _do_delete(self, req: Request) -> _Answer:
+        return self._deletes.do_delete(req)
+
+    def _do_deletecollection(self, req: Request) -> _Answer:
+        return self._deletes.do_deletecollection(req)
+
     @staticmethod
-    def _verb(req: _Req) -> str:
+    def _verb(req: Request) -> str:
         m, named = req.method, bool(req.name)
         if m == "GET":
             if req.flag("watch"):
@@ -294,52 +376,14 @@ class ApiServer(DeleteMixin):
             return "delete" if named else "deletecollection"
         raise E.method_not_allowed()
 
-    def _parse_body(self, req: _Req) -> Any:
-        assert req.body is not None
-        ctype = req.headers.get("content-type", "application/json").split(";")[0].strip().lower()
-        if req.method == "PATCH":
-            kind = _PATCH_TYPES.get(ctype)
-            if kind is None:
-                raise E.error(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - "
-                                                           f"accepted media types include: {', '.join(_PATCH_TYPES)}")
-            if kind == "apply":
-                plain = _plain_json(req.body)
-                if plain is not _NOT_PLAIN:
-                    return plain
-                try:
-                    return yaml.safe_load(req.body.decode())
-                except (yaml.YAMLError, UnicodeDecodeError) as exc:
-                    raise E.bad_request(f"error decoding YAML: {exc}") from None
-        elif ctype not in ("application/json", "", "*/*"):
-            raise E.error(415, "UnsupportedMediaType", f'the body of the request was in an unknown format - '
-                                                       f'accepted media types include: application/json, '
-                                                       f'application/yaml (got "{ctype}")')
-        try:
-            body = req.body
-            if body[:1] in _OPENERS and body[1:2] != b"\0":
-                # What ``json.loads`` reads as UTF-8 (no BOM, no NUL among the first two bytes), without
-                # its encoding detection in Python on every request.
-                return _DECODER.decode(body.decode("utf-8", "surrogatepass"))
-            return json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise E.bad_request(f"the request body is not valid JSON: {exc}") from None
-
     def _discovery(self, method: str, path: str, access: _Pending) -> HttpResponse:
         access.verb = "get"
         if method != "GET":
             raise E.method_not_allowed()
-        try:
-            from kamera_cli.apiserver.server import discovery  # type: ignore[attr-defined,unused-ignore]
-        except ModuleNotFoundError as exc:
-            if exc.name != "kamera_cli.apiserver.server.discovery":
-                raise
-            raise E.no_such_path() from None
-        except ImportError:  # "cannot import name": the module is not part of this build yet
-            raise E.no_such_path() from None
-        answer = discovery.respond(self.registry, path)
+        from kamera_cli.apiserver.server import discovery  # deferred: only discovery requests need it
+
+        answer = discovery.respond(self._state.registry, path)
         if answer is None:
             raise E.no_such_path()
         status, doc = answer
         return self._respond(access, int(status), doc)
-
-    # ================================================================ reads

@@ -19,6 +19,7 @@ from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver.defaulting.metadata import format_time
 from kamera_cli.apiserver.errors import ApiError
 from kamera_cli.apiserver.registry.kinds import ResourceInfo
+from kamera_cli.model.objects import Manifest
 
 #: Built-in kinds whose store sets ``ReturnDeletedObject`` (pkg/registry/**/storage/storage.go):
 #: DELETE answers the object itself; every other built-in answers a ``Status{Success}``.
@@ -62,6 +63,11 @@ def refuse_resource_version_on_create(meta: Mapping[str, Any]) -> None:
     """
     if parse_resource_version(meta.get("resourceVersion")):
         raise _unknown(500, "resourceVersion should not be set on objects to be created")
+
+
+def namespace_holds(info: ResourceInfo, obj: Manifest) -> bool:
+    """A Namespace stays until its spec.finalizers (the namespace controller's ``kubernetes``) are gone."""
+    return info.group == "" and info.kind == "Namespace" and bool((obj.get("spec") or {}).get("finalizers"))
 
 
 def storage_key(info: ResourceInfo, namespace: str, name: str) -> str:

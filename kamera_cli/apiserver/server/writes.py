@@ -1,8 +1,13 @@
 """Writes of the simulated API server: create, update, patch and apply, through validation, defaulting,
-managedFields and the commit that makes a new snapshot."""
+managedFields and the session's commit.
+
+Why a collaborator: the writes need the session's state and nothing of the router or the reads;
+the deletions use two of their helpers (``track_fields``, ``field_manager``) and nothing else.
+"""
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -16,33 +21,24 @@ from kamera_cli.apiserver.defaulting.kinds import (
     prepare_for_create,
     share_template,
 )
-from kamera_cli.apiserver.errors import ApiError
 from kamera_cli.apiserver.registry.kinds import ResourceInfo
 from kamera_cli.apiserver.server import scale as scale_view
-from kamera_cli.apiserver.server.base import (
-    _PATCH_TYPES,
-    Access,
-    _namespace_holds,
-    _normalise,
-    _ownership,
-    _patching,
-    _Propagate,
-    _Req,
-)
+from kamera_cli.apiserver.server.base import PATCH_TYPES, Request, object_ref, patching_module, present
 from kamera_cli.apiserver.server.binding import SUCCESS as BINDING_SUCCESS
 from kamera_cli.apiserver.server.binding import bound_pod
-from kamera_cli.apiserver.server.reads import ReadMixin
+from kamera_cli.apiserver.server.state import SessionState
 from kamera_cli.apiserver.server.write_rules import (
     CREATE_ON_UPDATE,
     SERVER_KEPT,
     check_update_version,
+    namespace_holds,
     refuse_resource_version_on_create,
     status_update,
 )
 from kamera_cli.apiserver.validation.crd import apply_defaults, prune
 from kamera_cli.apiserver.validation.crd import validate as validate_cr
 from kamera_cli.apiserver.validation.field_validation import dropped_fields, refuse_or_warn
-from kamera_cli.apiserver.validation.kinds import validate_kind
+from kamera_cli.apiserver.validation.kinds import base64_offset, validate_kind
 from kamera_cli.apiserver.validation.schema import (
     canonical_quantities,
     clean_base,
@@ -60,11 +56,53 @@ from kamera_cli.apiserver.validation.update import validate_update
 from kamera_cli.model.objects import Manifest, ObjectRef
 
 
-class WriteMixin(ReadMixin):
-    """The write verbs (deletions are ``server/deletes.py``'s)."""
+def field_manager(req: Request) -> str:
+    """The request's field manager: ``fieldManager``, else the user agent's product, else "unknown"."""
+    manager = req.query.get("fieldManager")
+    if manager:
+        return manager
+    agent = req.headers.get("user-agent", "")
+    return agent.split("/", 1)[0] if agent else "unknown"
 
 
-    def _write_scale(self, req: _Req, ref: ObjectRef, live: Manifest, scale: Any) -> tuple[int, Any, None]:
+def _ownership(managed: Any) -> Any:
+    """managedFields without their timestamps: what an ownership change is compared on."""
+    if not isinstance(managed, list):
+        return managed
+    return [{k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e for e in managed]
+
+
+def _normalise(info: ResourceInfo, obj: dict[str, Any]) -> None:
+    """Secrets: ``type`` defaults to Opaque; write-only ``stringData`` is merged into ``data`` (base64)."""
+    if info.custom or info.group or info.kind != "Secret":
+        return
+    if not obj.get("type"):
+        obj["type"] = "Opaque"
+    for value in (obj.get("data") or {}).values() if isinstance(obj.get("data"), dict) else ():
+        offset = base64_offset(value) if isinstance(value, str) else None
+        if offset is not None:  # []byte fields are base64 in JSON: the decoder refuses the body
+            raise E.bad_request(f'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at '
+                                f"input byte {offset}")
+    if "stringData" not in obj:
+        return
+    string_data = obj.pop("stringData")
+    if isinstance(string_data, dict):
+        data = dict(obj.get("data") or {})
+        for key, value in string_data.items():
+            if isinstance(value, str):
+                data[key] = base64.b64encode(value.encode()).decode()
+        obj["data"] = data
+
+
+class Writes:
+    """The write verbs over a session's state (deletions are ``server/deletes.py``'s)."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: SessionState) -> None:
+        self.state = state
+
+    def _write_scale(self, req: Request, ref: ObjectRef, live: Manifest, scale: Any) -> tuple[int, Any, None]:
         """A Scale write: its RV (when given) is a precondition; only the replica count reaches the parent."""
         info = req.info
         if not isinstance(scale, dict) or not isinstance(scale.get("spec"), dict):
@@ -79,47 +117,13 @@ class WriteMixin(ReadMixin):
             raise E.stale(info.plural, info.group, req.name)
         new = scale_view.with_replicas(info, live, replicas)
         new["metadata"] = dict(live["metadata"])
-        status, out, _ = self._update(req, ref, live, new, self._manager(req), managed=None)
-        return status, scale_view.scale_of(info, self.snapshot.get(ref) or out), None
+        status, out, _ = self._update(req, ref, live, new, field_manager(req), managed=None)
+        return status, scale_view.scale_of(info, self.state.snapshot.get(ref) or out), None
 
-    def _manager(self, req: _Req) -> str:
-        manager = req.query.get("fieldManager")
-        if manager:
-            return manager
-        agent = req.headers.get("user-agent", "")
-        return agent.split("/", 1)[0] if agent else "unknown"
-
-    def _now(self) -> str:
-        return S.format_time(int(self.now()))
-
-    def _commit(self, req: _Req, ref: ObjectRef, before: Manifest | None, after: dict[str, Any] | None,
-                counters: Mapping[str, int] | None = None) -> Manifest | None:
-        """Stamp the RV, run the hook, store. Nothing is committed when the hook raises."""
-        rv = self.snapshot.resource_version + 1
-        if after is not None:
-            after["metadata"]["resourceVersion"] = str(rv)
-        verb = "delete" if req.verb == "deletecollection" else req.verb
-        access = Access(req.method, verb, req.info, req.namespace, ref.name, req.sub, req.raw_query, req.parsed,
-                        200, after, before, after)
-        if self.before_write is not None:
-            try:
-                self.before_write(access)
-            except ApiError:
-                raise
-            except BaseException as exc:
-                raise _Propagate(exc) from exc
-        snap = self.snapshot
-        for key, value in (counters or {}).items():
-            snap = snap.with_counter(key, value)
-        self.snapshot = snap.with_object(ref, after, rv=rv)
-        self._written.add(ref)
-        self._remember(self.snapshot)
-        req.writes.append(access)
-        return after
-
-    def _managed(self, info: ResourceInfo, before: Manifest | None, after: dict[str, Any], manager: str,
-                 sub: str) -> None:
-        patching = _patching()
+    def track_fields(self, info: ResourceInfo, before: Manifest | None, after: dict[str, Any], manager: str,
+                     sub: str) -> None:
+        """Record ``manager``'s Update of ``before`` into ``after`` in ``after``'s managedFields."""
+        patching = patching_module()
         if patching is None:
             return  # managedFields arrive with the patching module
         api_version = str(after.get("apiVersion", ""))
@@ -127,10 +131,11 @@ class WriteMixin(ReadMixin):
         # (containers by name, ports by port and protocol) is owned item by item and field by field,
         # not as one atomic value, so another manager's apply meets the creator's ownership of one
         # container's image, and not of the whole list.
-        lookup = self.registry.field_lookup(info)
-        fields = patching.update_managed_fields(before, after, manager=manager, operation="Update", now=self._now(),
+        lookup = self.state.registry.field_lookup(info)
+        fields = patching.update_managed_fields(before, after, manager=manager,
+                                                operation="Update", now=self.state.timestamp(),
                                                 api_version=api_version, subresource=sub, fields=lookup,
-                                                zero=self.registry.zero_fields(info))
+                                                zero=self.state.registry.zero_fields(info))
         if fields:
             after["metadata"]["managedFields"] = fields
         else:
@@ -160,7 +165,7 @@ class WriteMixin(ReadMixin):
             out["metadata"] = dict(meta)
         return out
 
-    def _check_namespace(self, req: _Req, obj: dict[str, Any]) -> None:
+    def _check_namespace(self, req: Request, obj: dict[str, Any]) -> None:
         meta = obj["metadata"]
         if req.info.namespaced:
             body_ns = meta.get("namespace")
@@ -171,10 +176,10 @@ class WriteMixin(ReadMixin):
         else:
             meta.pop("namespace", None)
 
-    def _namespace_admission(self, req: _Req, name: str) -> None:
+    def _namespace_admission(self, req: Request, name: str) -> None:
         if not req.info.namespaced:
             return
-        ns = self.snapshot.get(ObjectRef("v1", "Namespace", "", req.namespace))
+        ns = self.state.snapshot.get(ObjectRef("v1", "Namespace", "", req.namespace))
         if ns is None:
             raise E.not_found("namespaces", "", req.namespace)
         if ns.get("metadata", {}).get("deletionTimestamp") or (ns.get("status") or {}).get("phase") == "Terminating":
@@ -190,25 +195,25 @@ class WriteMixin(ReadMixin):
         """
         prefix = str(obj["metadata"].get("generateName") or "") if live is None else ""  # only create checks it
         builtin = not (info.custom and info.schema is not None) and info.definition is not None
-        base = clean_base(self.registry.definitions, str(info.definition), live) if builtin else None
+        base = clean_base(self.state.registry.definitions, str(info.definition), live) if builtin else None
         causes = validate_generate_name(info.group, info.kind, prefix)
         if base is None or not metadata_as_checked(name, obj["metadata"], base["metadata"]):
             causes += validate_name(info.group, info.kind, name) + validate_metadata(obj["metadata"])
         if info.custom and info.schema is not None:
             sent = obj
             obj = prune(obj, info.schema, root=True)
-            obj["metadata"] = prune_metadata(self.registry.definitions, sent["metadata"])
-            if self._field_mode != "Ignore":
-                refuse_or_warn(self._field_mode, info.kind, info.version,
-                               dropped_fields(self.registry.definitions, None, sent, obj), self._warnings)
+            obj["metadata"] = prune_metadata(self.state.registry.definitions, sent["metadata"])
+            if self.state.field_mode != "Ignore":
+                refuse_or_warn(self.state.field_mode, info.kind, info.version,
+                               dropped_fields(self.state.registry.definitions, None, sent, obj), self.state.warnings)
             obj = apply_defaults(obj, info.schema)
             causes += validate_cr(obj, info.schema, live)
         elif info.definition is not None:
-            definitions = self.registry.definitions
+            definitions = self.state.registry.definitions
             pruned = prune_builtin(definitions, info.definition, obj, base)
             if pruned is not obj:
-                refuse_or_warn(self._field_mode, info.kind, info.version,
-                               dropped_fields(definitions, info.definition, obj, pruned), self._warnings)
+                refuse_or_warn(self.state.field_mode, info.kind, info.version,
+                               dropped_fields(definitions, info.definition, obj, pruned), self.state.warnings)
             obj = pruned
             obj = canonical_quantities(definitions, info, obj, base)
             apply_builtin_defaults(info.group, info.kind, obj)
@@ -231,25 +236,25 @@ class WriteMixin(ReadMixin):
             raise E.invalid(info.kind, info.group, name, causes)
         return obj
 
-    def _do_create(self, req: _Req) -> tuple[int, Any, None]:
+    def do_create(self, req: Request) -> tuple[int, Any, None]:
         info = req.info
         if req.sub == "binding" and info.kind == "Pod" and not info.group:
             return self._bind(req)
         if req.sub:
             raise E.method_not_allowed()
         obj = self._check_kind(info, req.parsed)
-        return self._create(req, obj, self._manager(req), managed=None)
+        return self._create(req, obj, field_manager(req), managed=None)
 
-    def _bind(self, req: _Req) -> tuple[int, Any, None]:
-        ref = self._ref(req.info, req.namespace, req.name)
-        before = self.snapshot.get(ref)
+    def _bind(self, req: Request) -> tuple[int, Any, None]:
+        ref = object_ref(req.info, req.namespace, req.name)
+        before = self.state.snapshot.get(ref)
         if before is None:
             raise E.not_found(req.info.plural, req.info.group, req.name)
         after = bound_pod(before, req.parsed, req.name)
-        self._commit(req, ref, before, after)
+        self.state.commit(req, ref, before, after)
         return 201, dict(BINDING_SUCCESS), None
 
-    def _create(self, req: _Req, obj: dict[str, Any], manager: str, managed: list[Any] | None,
+    def _create(self, req: Request, obj: dict[str, Any], manager: str, managed: list[Any] | None,
                 via_update: bool = False) -> tuple[int, Any, None]:
         """Create ``obj``: a POST, an apply (``managed``: its managedFields) or a PUT to a missing object of a
         kind that allows it (``via_update``: ``Store.Update``'s create path, which never refuses a sent RV)."""
@@ -269,32 +274,32 @@ class WriteMixin(ReadMixin):
                 raise E.invalid(info.kind, info.group, "", [E.cause(
                     "FieldValueRequired", "metadata.name", "Required value: name or generateName is required")])
             key = S.generate_name_key(info.group, info.kind, ns, prefix)
-            attempt = self.snapshot.counter(key)
+            attempt = self.state.snapshot.counter(key)
             while True:
                 candidate = prefix[:58] + S.name_suffix(info.group, info.kind, ns, prefix, attempt)
                 attempt += 1
-                if self.snapshot.get(self._ref(info, ns, candidate)) is None:
+                if self.state.snapshot.get(object_ref(info, ns, candidate)) is None:
                     break
             counters[key] = attempt
             name = candidate
         meta["name"] = name
-        ref = self._ref(info, ns, name)
-        existing = self.snapshot.get(ref)
+        ref = object_ref(info, ns, name)
+        existing = self.state.snapshot.get(ref)
         sent_version = meta.get("resourceVersion")
         inc_key = S.incarnation_key(ref)
-        incarnation = self.snapshot.counter(inc_key) + 1
+        incarnation = self.state.snapshot.counter(inc_key) + 1
         counters[inc_key] = incarnation
         for key in ("resourceVersion", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds",
                     "managedFields", "generation"):
             meta.pop(key, None)
         meta["uid"] = S.make_uid(ref.api_version, ref.kind, ns, name, incarnation)
-        meta["creationTimestamp"] = self._now()
+        meta["creationTimestamp"] = self.state.timestamp()
         if info.tracks_generation:
             meta["generation"] = 1
         if info.has_status:
             obj.pop("status", None)
         if not info.group and info.kind == "Service":
-            allocate_cluster_ip(self.snapshot, obj)
+            allocate_cluster_ip(self.state.snapshot, obj)
         _normalise(info, obj)
         obj = self._validate(info, obj, name)
         if managed is None and not via_update and not req.dry_run:  # a POST (apply creates through Store.Update)
@@ -305,20 +310,20 @@ class WriteMixin(ReadMixin):
         if managed is not None:
             obj["metadata"]["managedFields"] = managed
         else:
-            self._managed(info, None, obj, manager, "")
+            self.track_fields(info, None, obj, manager, "")
         if obj.get("apiVersion") != ref.api_version:
             obj["apiVersion"] = ref.api_version
         if req.dry_run:
-            return 201, self._present(info, obj), None
-        stored = self._commit(req, ref, None, obj, counters)
+            return 201, present(info, obj), None
+        stored = self.state.commit(req, ref, None, obj, counters)
         assert stored is not None
-        return 201, self._present(info, stored), None
+        return 201, present(info, stored), None
 
-    def _do_update(self, req: _Req) -> tuple[int, Any, None]:
+    def do_update(self, req: Request) -> tuple[int, Any, None]:
         info = req.info
         if req.sub == "scale":
-            ref = self._ref(info, req.namespace, req.name)
-            live = self.snapshot.get(ref)
+            ref = object_ref(info, req.namespace, req.name)
+            live = self.state.snapshot.get(ref)
             if live is None:
                 raise E.not_found(info.plural, info.group, req.name)
             return self._write_scale(req, ref, live, req.parsed)
@@ -328,16 +333,16 @@ class WriteMixin(ReadMixin):
             raise E.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
                                 f"({req.name})")
         self._check_namespace(req, obj)
-        ref = self._ref(info, req.namespace, req.name)
-        live = self.snapshot.get(ref)
+        ref = object_ref(info, req.namespace, req.name)
+        live = self.state.snapshot.get(ref)
         if live is None:
             if req.sub or info.custom or (info.group, info.kind) not in CREATE_ON_UPDATE:
                 raise E.not_found(info.plural, info.group, req.name)
-            return self._create(req, obj, self._manager(req), managed=None, via_update=True)  # Store.Update creates
+            return self._create(req, obj, field_manager(req), managed=None, via_update=True)  # Store.Update creates
         check_update_version(info, req.name, meta, live)
-        return self._update(req, ref, live, obj, self._manager(req), managed=None)
+        return self._update(req, ref, live, obj, field_manager(req), managed=None)
 
-    def _update(self, req: _Req, ref: ObjectRef, live: Manifest, new: dict[str, Any], manager: str,
+    def _update(self, req: Request, ref: ObjectRef, live: Manifest, new: dict[str, Any], manager: str,
                 managed: list[Any] | None) -> tuple[int, Any, None]:
         info = req.info
         live_meta: Mapping[str, Any] = live["metadata"]
@@ -384,29 +389,29 @@ class WriteMixin(ReadMixin):
             merged["metadata"]["generation"] = int(live_meta.get("generation") or 0) + 1
         if S.same_ignoring_bookkeeping(live, merged) and (
                 managed is None or _ownership(managed) == _ownership(live_meta.get("managedFields"))):
-            return 200, self._present(info, live), None  # a no-op: no new RV, no event (an apply that only
+            return 200, present(info, live), None  # a no-op: no new RV, no event (an apply that only
             # moves field ownership is written, as in the real server; timestamps alone are not)
         if managed is None:
-            self._managed(info, live, merged, manager, req.sub)
+            self.track_fields(info, live, merged, manager, req.sub)
         if req.dry_run:
             merged["metadata"]["resourceVersion"] = live_meta.get("resourceVersion", "")
-            return 200, self._present(info, merged), None
-        if deleting and not merged["metadata"].get("finalizers") and not _namespace_holds(info, merged):
-            self._commit(req, ref, live, None)
+            return 200, present(info, merged), None
+        if deleting and not merged["metadata"].get("finalizers") and not namespace_holds(info, merged):
+            self.state.commit(req, ref, live, None)
             final = dict(merged)
-            final["metadata"] = {**merged["metadata"], "resourceVersion": str(self.snapshot.resource_version)}
-            return 200, self._present(info, final), None
-        stored = self._commit(req, ref, live, merged)
+            final["metadata"] = {**merged["metadata"], "resourceVersion": str(self.state.snapshot.resource_version)}
+            return 200, present(info, final), None
+        stored = self.state.commit(req, ref, live, merged)
         assert stored is not None
-        return 200, self._present(info, stored), None
+        return 200, present(info, stored), None
 
-    def _do_patch(self, req: _Req) -> tuple[int, Any, None]:
+    def do_patch(self, req: Request) -> tuple[int, Any, None]:
         info = req.info
         ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
-        kind = _PATCH_TYPES.get(ctype)
+        kind = PATCH_TYPES.get(ctype)
         if kind is None:
             raise E.error(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - "
-                                                       f"accepted media types include: {', '.join(_PATCH_TYPES)}")
+                                                       f"accepted media types include: {', '.join(PATCH_TYPES)}")
         if kind == "strategic" and info.custom:
             raise E.error(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted "
                                                        "media types include: application/json-patch+json, "
@@ -419,24 +424,24 @@ class WriteMixin(ReadMixin):
                                           "Forbidden: may not be specified for non-apply patch")])
         if req.body is None or req.parsed is None:
             raise E.bad_request("the body of the request is empty")
-        patching = _patching()
+        patching = patching_module()
         if patching is None:
             raise E.internal("patching is not yet available in this build")
-        ref = self._ref(info, req.namespace, req.name)
-        live = self.snapshot.get(ref)
-        manager = self._manager(req)
+        ref = object_ref(info, req.namespace, req.name)
+        live = self.state.snapshot.get(ref)
+        manager = field_manager(req)
         try:
             if kind == "apply":
                 return self._apply(req, ref, live, manager, force or "", patching)
             if live is None:
                 raise E.not_found(info.plural, info.group, req.name)
-            view = scale_view.scale_of(info, live) if req.sub == "scale" else self._present(info, live)
+            view = scale_view.scale_of(info, live) if req.sub == "scale" else present(info, live)
             if kind == "json":
                 patched = patching.json_patch(dict(view), req.parsed)
             elif kind == "merge":
                 patched = patching.merge_patch(dict(view), req.parsed)
             else:
-                patched = patching.strategic_merge_patch(dict(view), req.parsed, self.registry.field_lookup(info))
+                patched = patching.strategic_merge_patch(dict(view), req.parsed, self.state.registry.field_lookup(info))
         except patching.PatchError as exc:
             raise E.error(exc.status, exc.reason, exc.message, name=req.name, group=info.group, kind=info.plural,
                           causes=exc.causes) from None
@@ -449,7 +454,7 @@ class WriteMixin(ReadMixin):
         check_update_version(info, req.name, meta, live)
         return self._update(req, ref, live, new, manager, managed=None)
 
-    def _apply(self, req: _Req, ref: ObjectRef, live: Manifest | None, manager: str, force: str,
+    def _apply(self, req: Request, ref: ObjectRef, live: Manifest | None, manager: str, force: str,
                patching: Any) -> tuple[int, Any, None]:
         info = req.info
         if not req.query.get("fieldManager"):
@@ -473,12 +478,12 @@ class WriteMixin(ReadMixin):
             if body_ns and body_ns != req.namespace:
                 raise E.bad_request("the namespace of the provided object does not match the namespace sent on the "
                                     "request")
-        fields = self.registry.field_lookup(info)
+        fields = self.state.registry.field_lookup(info)
         if not info.custom and remembered is None:
             applied = default_apply_keys(info.group, info.kind, applied)
-        result = patching.server_side_apply(None if live is None else dict(self._present(info, live)), applied,
+        result = patching.server_side_apply(None if live is None else dict(present(info, live)), applied,
                                             manager=manager, force=force.lower() in ("true", "1"), fields=fields,
-                                            now=self._now(), api_version=info.api_version, memo_key=memo_key)
+                                            now=self.state.timestamp(), api_version=info.api_version, memo_key=memo_key)
         if remembered is None:
             patching.remember_configuration(memo_key, applied)
         new = self._check_kind(info, result)

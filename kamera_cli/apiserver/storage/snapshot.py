@@ -59,6 +59,12 @@ def object_digest(obj: Manifest) -> str:
     Timestamps are replaced in the serialised text (a JSON string that is exactly an RFC 3339 time), which
     is several times cheaper than walking the object in Python.
     """
+    return hashlib.sha256(digest_text(obj).encode()).hexdigest()
+
+
+def digest_text(obj: Manifest) -> str:
+    """The text ``object_digest`` hashes: what a fingerprint sees of an object (the simulation's
+    symmetry reduction renames generated names in it before hashing, docs/semantics.md)."""
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         generation = meta.get("generation")
@@ -76,7 +82,7 @@ def object_digest(obj: Manifest) -> str:
                 if shell.count(_TEMPLATE_PLACEHOLDER_JSON) == 1 else _canonical(obj))
     else:
         text = _canonical(obj)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return text
 
 
 _TEMPLATE_PLACEHOLDER = "\0kamera:template\0"
@@ -136,6 +142,16 @@ def is_record(api_version: str, kind: str) -> bool:
     like progress and a periodic timer like unending work (docs/semantics.md, "Records").
     """
     return (api_version, kind) in _RECORD_KINDS
+
+
+def member(ref: ObjectRef, digest: str) -> int:
+    """One object's term of a snapshot's fingerprint sum (``digest``: its ``object_digest``)."""
+    return _member(ref, digest)
+
+
+def fingerprint_of(count: int, acc: int) -> str:
+    """A snapshot fingerprint from its object count and member sum (modulo 2^256)."""
+    return hashlib.sha256(f"{count}:{acc % _MOD:064x}".encode()).hexdigest()
 
 
 def _member(ref: ObjectRef, digest: str) -> int:
@@ -248,7 +264,7 @@ class Snapshot:
         if self._fp is None:
             if self._pending is not None:
                 self._settle()
-            self._fp = hashlib.sha256(f"{self._count}:{self._acc:064x}".encode()).hexdigest()
+            self._fp = fingerprint_of(self._count, self._acc)
         return self._fp
 
     def _settle(self) -> None:
@@ -285,6 +301,19 @@ class Snapshot:
 
     def log(self) -> tuple[WriteRecord, ...]:
         return self._log
+
+    def weighed_members(self) -> tuple[int, int, Iterator[tuple[ObjectRef, Manifest, int]]]:
+        """The fingerprint's parts: its object count, its sum and every object it sums with its member
+        (``member(ref, digest_text)``); records (Events) are left out, as the fingerprint leaves them."""
+        self.fingerprint()  # settles pending members
+
+        def entries() -> Iterator[tuple[ObjectRef, Manifest, int]]:
+            for (av, kind), names in self._kinds.items():
+                if is_record(av, kind):
+                    continue
+                for (ns, name), (obj, member) in names.items():
+                    yield ObjectRef(av, kind, ns, name), obj, member
+        return self._count, self._acc, entries()
 
     def recent_writes(self, kind_ref: KindRef, n: int) -> list[WriteRecord]:
         """The last ``n`` logged writes to that kind, oldest first."""

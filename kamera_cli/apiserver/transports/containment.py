@@ -27,21 +27,17 @@ from typing import Any, Protocol
 
 import urllib3
 
+from kamera_cli.apiserver.transports import kubeconfig
 from kamera_cli.apiserver.transports.urllib3 import (
-    _JSON_HEADERS,
-    _TRUTHY,
+    JSON_HEADERS,
+    TRUTHY,
+    BodyRaw,
     PoolManagerStandIn,
-    _BodyRaw,
-    _current_host,
-    _fake_get_loader,
-    _fake_load_config,
-    _FakeInClusterConfigLoader,
-    _FakeKubeConfigLoader,
-    _response,
-    _status_body,
-    _StreamRaw,
+    StreamRaw,
     bind,
     canned_pool_manager,
+    http_response,
+    status_body,
 )
 from kamera_cli.errors import KameraError
 
@@ -137,6 +133,11 @@ def _current() -> Containment | None:
 
 
 bind(_current)
+
+
+def _current_host() -> str:
+    owner = _current()
+    return owner.host if owner is not None else "http://kamera-unbound.invalid"
 
 
 def bound_server() -> HttpServer | None:
@@ -244,7 +245,7 @@ class Containment:
                 self._cache_dir = None
 
     # -- request path ----------------------------------------------------------------------------
-    def _dispatch(
+    def dispatch(
         self,
         method: str,
         path: str,
@@ -253,12 +254,13 @@ class Containment:
         body: bytes | None,
         preload: bool,
     ) -> urllib3.HTTPResponse:
+        """One request of the official client (``urllib3.Dispatcher``): answered by the bound server."""
         server = self._server
         if server is None:
             msg = f"no kamera simulation is bound: {method} {path} was not sent anywhere"
-            return _response(503, _JSON_HEADERS, _BodyRaw(_status_body(503, "ServiceUnavailable", msg)), preload)
+            return http_response(503, JSON_HEADERS, BodyRaw(status_body(503, "ServiceUnavailable", msg)), preload)
         watch_key = None
-        if method == "GET" and any(k == "watch" and v in _TRUTHY for k, v in query):
+        if method == "GET" and any(k == "watch" and v in TRUTHY for k, v in query):
             if not any(k == "timeoutSeconds" for k, _ in query):
                 watch_key = (path, tuple(sorted(kv for kv in query if kv[0] != "resourceVersion")))
                 self._check_idle(server, watch_key, path)
@@ -269,15 +271,15 @@ class Containment:
         except Exception as err:  # a kamera bug: never let the controller's error handling see it
             self.server_errors.append(err)
             msg = f"kamera's simulated API server failed on {method} {path}: {type(err).__name__}: {err}"
-            return _response(500, _JSON_HEADERS, _BodyRaw(_status_body(500, "InternalError", msg)), preload)
-        out_headers: Mapping[str, str] = resp.headers or _JSON_HEADERS
+            return http_response(500, JSON_HEADERS, BodyRaw(status_body(500, "InternalError", msg)), preload)
+        out_headers: Mapping[str, str] = resp.headers or JSON_HEADERS
         if "Content-Type" not in out_headers and "content-type" not in out_headers:
-            out_headers = {**out_headers, **_JSON_HEADERS}
+            out_headers = {**out_headers, **JSON_HEADERS}
         stream = resp.stream
         if stream is None:
-            return _response(resp.status, out_headers, _BodyRaw(resp.body), preload)
+            return http_response(resp.status, out_headers, BodyRaw(resp.body), preload)
         on_end = None if watch_key is None else self._idle_recorder(server, watch_key)
-        return _response(resp.status, out_headers, _StreamRaw(stream, on_end), preload)
+        return http_response(resp.status, out_headers, StreamRaw(stream, on_end), preload)
 
     def _state_token(self, server: HttpServer) -> object:
         snapshot = getattr(server, "snapshot", None)
@@ -323,13 +325,36 @@ def _send(method: str, url: str, headers: Mapping[str, str], body: bytes | None)
     return PoolManagerStandIn().request(method, url, headers=headers, body=body, preload_content=False)
 
 
+def likely_cause(address: str) -> str:
+    """Why a controller most likely addressed ``address`` (host[:port]) instead of the simulated cluster.
+
+    A blocked call is nearly always one of three things; naming which saves the user reading the
+    transport's traceback: a client whose configuration was never loaded (the official and asyncio
+    clients default to ``localhost``), a cluster-internal name (a Service, the API server's in-cluster
+    name), or a service outside the cluster.
+    """
+    host = "" if address.startswith("/") else address.rsplit("@", 1)[-1].split(":", 1)[0].strip("[]").lower()
+    if host in ("localhost", "127.0.0.1", "::1", ""):
+        return ("the default host of a Kubernetes client whose configuration was never loaded: call "
+                "config.load_kube_config() or load_incluster_config() (kamera routes both), or, in a kopf "
+                "operator, configure the client in its @kopf.on.login handler, which kamera runs")
+    if host.startswith("kubernetes.default") or host == "kubernetes":
+        return ("the API server's in-cluster name: load the client's configuration with load_incluster_config() "
+                "(kamera routes it) instead of building the URL by hand")
+    if host.endswith((".svc", ".svc.cluster.local", ".cluster.local")):
+        return "a Service inside the cluster, which kamera does not run: stand in for it with a fake (spec.fakes)"
+    return "a service outside the simulated cluster: stand in for it with a fake (spec.fakes)"
+
+
 def _network_blocked(address: str) -> NetworkBlocked:
-    return NetworkBlocked("kamera blocked a real network connection while a simulation is running", address)
+    where = f"a URL without a host ({address})" if address.startswith("/") else address or "an unknown address"
+    return NetworkBlocked(f"kamera blocked a real network connection to {where} while a simulation is running; "
+                          f"it is most likely {likely_cause(address)}", address)
 
 
 def _blocked_connection(address: Any = None, *args: Any, **kwargs: Any) -> Any:
     where = ":".join(str(part) for part in address) if isinstance(address, tuple) else str(address or "")
-    raise NetworkBlocked("kamera blocked a real network connection while a simulation is running", where)
+    raise _network_blocked(where)
 
 
 def _blocked_websocket(*args: Any, **kwargs: Any) -> Any:
@@ -358,9 +383,8 @@ class _Patches:
     def install(self) -> None:
         import urllib3.connectionpool
         import urllib3.util.connection
-        from kubernetes import client, config
+        from kubernetes import client
         from kubernetes.client import rest
-        from kubernetes.config import incluster_config, kube_config
         from kubernetes.dynamic import discovery
 
         original_init = rest.RESTClientObject.__init__
@@ -395,16 +419,13 @@ class _Patches:
         # kubeconfig / in-cluster loading: patched at the layer the public functions call at run time,
         # so references taken before containment (``from kubernetes.config import load_kube_config``)
         # are covered as well.
-        self._set(kube_config, "_get_kube_config_loader", _fake_get_loader)
-        self._set(kube_config, "KubeConfigLoader", _FakeKubeConfigLoader)
-        self._set(incluster_config, "InClusterConfigLoader", _FakeInClusterConfigLoader)
-        self._set(config, "load_config", _fake_load_config)
+        kubeconfig.patch(self._set, _current_host)
 
         # Defence in depth: no urllib3 connection pool can be created and no socket opened through
         # urllib3 while contained (the stand-in never needs either).
         def no_pool(self: Any, host: Any = "", port: Any = None, *args: Any, **kwargs: Any) -> None:
             address = f"{host}:{port}" if port is not None else str(host)
-            raise NetworkBlocked("kamera blocked a real network connection while a simulation is running", address)
+            raise _network_blocked(address)
 
         self._set(urllib3.connectionpool.HTTPConnectionPool, "__init__", no_pool)
         self._set(urllib3.util.connection, "create_connection", _blocked_connection)

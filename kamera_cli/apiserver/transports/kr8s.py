@@ -16,7 +16,8 @@ outside the step's virtual clock; and a caller blocked on the portal cannot be i
 budget runs out.  While contained, a sync call from a thread with no running loop runs instead on a
 loop owned by the calling thread (one per thread, so kr8s's per-thread-and-loop ``Api`` cache keeps
 working), which waits for its next timer with ``time.sleep`` — virtual inside a step, real outside
-one.  Whatever the coroutine raises reaches the caller unchanged.  A sync call made from inside a
+one (``kamera_cli.virtualtime.VirtualTimeLoop``, the loop the adapters run coroutines on).
+Whatever the coroutine raises reaches the caller unchanged.  A sync call made from inside a
 running loop (sync kr8s inside ``async def``) keeps kr8s's own portal.
 """
 
@@ -28,39 +29,23 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from kamera_cli.virtualtime import VirtualTimeLoop
+
 __all__ = ["patch"]
-
-
-class _SleepingLoop(asyncio.SelectorEventLoop):
-    """A loop that waits for its next timer with ``time.sleep`` (virtual inside a step) instead of ``select``."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.origin = time.monotonic()
-        # a virtual clock near 1.8e9 s moves in steps of ~2.4e-7 s: a timer closer than that is due now
-        self._clock_resolution = 1e-6
-
-    def time(self) -> float:
-        # relative to the call's start: at epoch magnitudes a float cannot hold asyncio's resolution
-        return time.monotonic() - self.origin
-
-    def _run_once(self) -> None:
-        ready: Any = getattr(self, "_ready", None)
-        scheduled: Any = getattr(self, "_scheduled", None)
-        if not ready and scheduled:
-            due = scheduled[0].when() - self.time()
-            if due > self._clock_resolution:
-                time.sleep(due)
-        super()._run_once()  # type: ignore[misc]
 
 
 _loops = threading.local()
 
 
+def _sleep(seconds: float) -> None:
+    """``time.sleep`` looked up at each wait: the sandbox replaces it inside a step, after the loop was made."""
+    time.sleep(seconds)
+
+
 def _run_here(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    loop: _SleepingLoop | None = getattr(_loops, "loop", None)
+    loop: VirtualTimeLoop | None = getattr(_loops, "loop", None)
     if loop is None or loop.is_closed():
-        loop = _loops.loop = _SleepingLoop()
+        loop = _loops.loop = VirtualTimeLoop(_sleep)
 
     async def carried() -> tuple[bool, Any]:
         try:
@@ -68,7 +53,7 @@ def _run_here(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str,
         except BaseException as exc:  # handed to the caller as it is, outside the loop
             return False, exc
 
-    loop.origin = time.monotonic()
+    loop.restart()  # loop time relative to the call's start
     ok, value = loop.run_until_complete(carried())
     if not ok:
         raise value

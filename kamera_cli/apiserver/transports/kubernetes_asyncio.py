@@ -56,3 +56,9 @@ def patch(set_attr: Callable[[Any, str, Any], None], current: Callable[[], Any])
     if hasattr(kube_config, "_get_kube_config_loader"):
         set_attr(kube_config, "_get_kube_config_loader", loader)
     set_attr(incluster_config, "InClusterConfigLoader", _FakeInClusterConfigLoader)
+    # the default configuration a loader sets (``Configuration.set_default``) names this simulation's
+    # host: it starts empty under each containment and is put back after, so that a later scenario
+    # in the same process never inherits an earlier one's (an unconfigured client stays unconfigured)
+    from kubernetes_asyncio.client import Configuration
+
+    set_attr(Configuration, "_default", None)

@@ -5,7 +5,8 @@ Why here: every request of every generation of the official client ends in its R
 built from the simulator's answer, so the client's own code does everything above it. The
 containment that decides *which* simulator answers, and guards the network, is
 ``apiserver/transports/containment.py``; ``bind`` connects the two (it tells this module how to find the active
-containment), so that neither imports the other at module level.
+containment, a ``Dispatcher``), so that this module never imports that one.  The raw bodies and the
+response builder are public because the containment answers through them too.
 """
 
 from __future__ import annotations
@@ -14,45 +15,60 @@ import functools
 import http
 import json
 from collections.abc import Callable, Generator, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
 import urllib3
 
-if TYPE_CHECKING:
-    from kamera_cli.apiserver.transports.containment import Containment
-
-__all__ = ["PoolManagerStandIn", "bind", "canned_pool_manager"]
+__all__ = [
+    "JSON_HEADERS",
+    "TRUTHY",
+    "BodyRaw",
+    "Dispatcher",
+    "PoolManagerStandIn",
+    "StreamRaw",
+    "bind",
+    "canned_pool_manager",
+    "http_response",
+    "status_body",
+]
 
 # Methods whose ``fields`` urllib3 encodes into the URL (legacy clients pass GET query params there).
 _URL_FIELD_METHODS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
-_JSON_HEADERS = {"Content-Type": "application/json"}
+JSON_HEADERS = {"Content-Type": "application/json"}
 _REASONS = {s.value: s.phrase for s in http.HTTPStatus}
-_TRUTHY = frozenset({"true", "True", "1"})
+TRUTHY = frozenset({"true", "True", "1"})
 
 
-def _unbound() -> Any:
+def _unbound() -> Dispatcher | None:
     return None
 
 
-_finders: list[Callable[[], Any]] = [_unbound]  # how to find the active containment (``bind``)
+_finders: list[Callable[[], Dispatcher | None]] = [_unbound]  # how to find the active containment (``bind``)
 
 
-def _current() -> Any:
+def _current() -> Dispatcher | None:
     """The containment that answers now, or None."""
     return _finders[-1]()
 
 
-def bind(current: Callable[[], Any]) -> None:
-    """How to find the containment that answers now (``transport.py`` calls it once)."""
+def bind(current: Callable[[], Dispatcher | None]) -> None:
+    """How to find the containment that answers now (``containment.py`` calls it once)."""
     _finders.append(current)
+
+
+class Dispatcher(Protocol):
+    """What the stand-in hands a request to: ``transports.containment.Containment``."""
+
+    def dispatch(self, method: str, path: str, query: list[tuple[str, str]], headers: Mapping[str, str],
+                 body: bytes | None, preload: bool) -> urllib3.HTTPResponse: ...
 
 
 # --------------------------------------------------------------------------------------------------
 # Raw streams urllib3.HTTPResponse reads from
 
 
-class _BodyRaw:
+class BodyRaw:
     """A finished body; ``isclosed()`` turns True once read, so ``HTTPResponse.stream`` ends."""
 
     __slots__ = ("_data", "_pos")
@@ -81,7 +97,7 @@ class _BodyRaw:
         return self.isclosed()
 
 
-class _StreamRaw:
+class StreamRaw:
     """A watch stream: each ``read()`` hands out the next event line, so events arrive one at a time.
 
     Reading is lazy: the server's iterator is advanced only when the client asks for the next
@@ -142,7 +158,7 @@ class _WatchResponse(urllib3.HTTPResponse):
 
     def stream(self, amt: int | None = 2**16, decode_content: bool | None = None) -> Generator[bytes, None, None]:
         raw: Any = self._fp
-        if not isinstance(raw, _StreamRaw):
+        if not isinstance(raw, StreamRaw):
             yield from super().stream(amt, decode_content)
             return
         while True:
@@ -153,7 +169,7 @@ class _WatchResponse(urllib3.HTTPResponse):
 
     def read(self, amt: int | None = None, *args: Any, **kwargs: Any) -> bytes:
         raw: Any = self._fp
-        if amt is None and isinstance(raw, _StreamRaw):
+        if amt is None and isinstance(raw, StreamRaw):
             data = b"".join(iter(raw.read, b""))
             if kwargs.get("cache_content"):
                 self._body = data
@@ -162,13 +178,13 @@ class _WatchResponse(urllib3.HTTPResponse):
         return result
 
 
-def _response(
+def http_response(
     status: int,
     headers: Mapping[str, str],
-    raw: _BodyRaw | _StreamRaw,
+    raw: BodyRaw | StreamRaw,
     preload: bool,
 ) -> urllib3.HTTPResponse:
-    cls = _WatchResponse if isinstance(raw, _StreamRaw) else urllib3.HTTPResponse
+    cls = _WatchResponse if isinstance(raw, StreamRaw) else urllib3.HTTPResponse
     body: Any = raw
     return cls(
         body=body,
@@ -180,7 +196,7 @@ def _response(
     )
 
 
-def _status_body(code: int, reason: str, message: str) -> bytes:
+def status_body(code: int, reason: str, message: str) -> bytes:
     return json.dumps(
         {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
          "message": message, "reason": reason, "code": code},
@@ -247,7 +263,7 @@ class PoolManagerStandIn:
     follow the simulation that is running now), and with none active it answers 503.
     """
 
-    def __init__(self, owner: Containment | None = None) -> None:
+    def __init__(self, owner: Dispatcher | None = None) -> None:
         self._owner = owner
 
     def clear(self) -> None:
@@ -268,8 +284,8 @@ class PoolManagerStandIn:
         body = _body_bytes(urlopen_kw.get("body"))
         if owner is None:
             msg = f"no kamera simulation is bound: {method} {path} was not sent anywhere"
-            return _response(503, _JSON_HEADERS, _BodyRaw(_status_body(503, "ServiceUnavailable", msg)), preload)
-        return owner._dispatch(method, path, query, headers or {}, body, preload)
+            return http_response(503, JSON_HEADERS, BodyRaw(status_body(503, "ServiceUnavailable", msg)), preload)
+        return owner.dispatch(method, path, query, headers or {}, body, preload)
 
     def urlopen(
         self, method: str, url: str, body: Any = None, headers: Mapping[str, str] | None = None, **kw: Any
@@ -290,62 +306,6 @@ def canned_pool_manager(status: int, body: bytes) -> Any:
         ) -> urllib3.HTTPResponse:
             _split_url(method, url, fields)
             _body_bytes(urlopen_kw.get("body"))
-            return _response(status, _JSON_HEADERS, _BodyRaw(body), bool(urlopen_kw.get("preload_content", True)))
+            return http_response(status, JSON_HEADERS, BodyRaw(body), bool(urlopen_kw.get("preload_content", True)))
 
     return _Canned()
-
-
-
-# --------------------------------------------------------------------------------------------------
-# kubernetes.config pointed at the simulation
-
-
-class _FakeKubeConfigLoader:
-    """Stands in for ``KubeConfigLoader``: whatever the file says, the cluster is the simulation."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.current_context = {"name": "kamera", "context": {"cluster": "kamera", "user": "kamera"}}
-
-    def list_contexts(self) -> list[dict[str, Any]]:
-        return [self.current_context]
-
-    def load_and_set(self, client_configuration: Any = None) -> None:
-        _fill_configuration(client_configuration)
-
-
-class _FakeInClusterConfigLoader:
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def load_and_set(self, client_configuration: Any = None) -> None:
-        from kubernetes import client
-
-        if client_configuration is None:
-            cfg = type.__call__(client.Configuration)
-            _fill_configuration(cfg)
-            client.Configuration.set_default(cfg)
-        else:
-            _fill_configuration(client_configuration)
-
-
-def _fill_configuration(cfg: Any) -> None:
-    cfg.host = _current_host()
-    cfg.proxy = None
-
-
-def _fake_get_loader(*args: Any, **kwargs: Any) -> _FakeKubeConfigLoader:
-    return _FakeKubeConfigLoader()
-
-
-def _fake_load_config(**kwargs: Any) -> None:
-    from kubernetes.config import kube_config
-
-    kwargs.pop("kube_config_path", None)
-    kwargs.pop("try_refresh_token", None)
-    load: Any = kube_config.load_kube_config
-    load(**kwargs)
-
-
-def _current_host() -> str:
-    owner = _current()
-    return owner.host if owner is not None else "http://kamera-unbound.invalid"

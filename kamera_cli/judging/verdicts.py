@@ -14,9 +14,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kamera_cli import explore as ex
-from kamera_cli.apiserver.storage.snapshot import is_record, object_digest
+import kamera_cli.explore as ex
+from kamera_cli.apiserver.storage.snapshot import digest_text, is_record, object_digest
 from kamera_cli.invariants import compile_invariant, state_document, vacuity_hint
+from kamera_cli.judging.diffs import created, diff
+from kamera_cli.judging.statemap import node_ids
+from kamera_cli.judging.story import replay_path, steps_of
 from kamera_cli.model.result import (
     Check,
     CheckName,
@@ -27,12 +30,11 @@ from kamera_cli.model.result import (
 )
 from kamera_cli.model.scenario import InvariantSpec, Position, Scenario
 from kamera_cli.sim.bootstrap import Simulation
-from kamera_cli.sim.diffs import created, diff
 from kamera_cli.sim.labels import Finding
 from kamera_cli.sim.model import KubeModel
 from kamera_cli.sim.state import SimState
-from kamera_cli.sim.statemap import node_ids
-from kamera_cli.sim.story import replay_diverges, steps_of
+from kamera_cli.sim.symmetry import Symmetry, state_notes
+from kamera_cli.sim.symmetry import for_scenario as symmetry_for
 
 
 class Judge:
@@ -43,6 +45,9 @@ class Judge:
         self.model = model
         self.search = search
         self.sim = sim
+        #: outcomes are compared up to a renaming of generated names whether or not the search reduced
+        #: by it (``reduction: none`` must report the same outcomes)
+        self.symmetry = model.symmetry or symmetry_for(scenario)[0]
         # Distinct outcomes are distinct *clusters*: two converged states that differ only in
         # bookkeeping (perturbations used, timers) are one outcome.
         # Nor does metadata.generation make an outcome: like resourceVersion it counts history (created
@@ -54,7 +59,7 @@ class Judge:
             state = search.state(n)
             if state.halted:
                 continue
-            key = outcome_key(state.snapshot)
+            key = outcome_key(state.snapshot, self.symmetry)
             if key in seen:
                 continue
             seen.add(key)
@@ -86,14 +91,14 @@ class Judge:
         search, bound = self.search, self.scenario.explore.max_depth
         cexs: list[Counterexample] = []
         for ll in search.livelocks:
-            path = [e.label for e in ll.path]
-            loop = [e.label for e in ll.cycle]
-            cexs.append(self._verified(Counterexample(
+            labels = self._replayed([*ll.path, *ll.cycle])
+            path, loop = labels[:len(ll.path)], labels[len(ll.path):]
+            cexs.append(Counterexample(
                 kind="livelock",
                 summary=f"{len(ll.nodes)} state(s) that execution can never leave, none of them converged",
                 steps=steps_of(path), loop=steps_of(loop, start=len(path) + 1),
                 nodes=node_ids([*ll.path, *ll.cycle], ll.entry),
-            ), [*ll.path, *ll.cycle]))
+            ))
         for node in search.depth_cuts[:3]:
             edges = search.path_to(node)
             cexs.append(self._verified(Counterexample(
@@ -147,7 +152,7 @@ class Judge:
         # outcomes the environment chose (a pod's fate) make different experiments: compare within each
         groups: dict[tuple[tuple[str, str], ...], list[int]] = {}
         for n in nodes:
-            groups.setdefault(self.search.state(n).outcomes, []).append(n)
+            groups.setdefault(self._fates(self.search.state(n)), []).append(n)
         split = next((g for g in groups.values() if len(g) > 1), None)
         if split is not None:
             a, b = split[0], split[1]
@@ -184,6 +189,15 @@ class Judge:
         return Check(CheckName.DETERMINISTIC, Verdict.PASSED, "every execution converges to the same state",
                      position=pos)
 
+    def _fates(self, state: SimState) -> tuple[tuple[str, str], ...]:
+        """The pod fates the environment chose, up to a renaming of generated names (which pod failed
+        is not the experiment; how many of which template did is)."""
+        if not state.outcomes:
+            return ()
+        sym = self.symmetry
+        canon = sym.canon(state.snapshot, state_notes(state, sym.generated(state.snapshot)))
+        return tuple(sorted((canon.rename(k), v) for k, v in state.outcomes))
+
     # -- controller errors
     def _controller_errors(self) -> Check:
         pos = self._pos("$.spec.expect.controllerErrors")
@@ -215,6 +229,9 @@ class Judge:
         if self.incomplete:
             return Check("actions apply", Verdict.INCONCLUSIVE, f"search incomplete: {self.search.bound_hit}",
                          position=pos)
+        if any(a.may_fail for a in self.scenario.actions):  # some executions may have had an allowed refusal
+            return Check("actions apply", Verdict.PASSED, f"all {total} action(s) applied, or were refused as "
+                         "their mayFail allows", position=pos)
         return Check("actions apply", Verdict.PASSED, f"all {total} action(s) applied without an error", position=pos)
 
     def _finding_cex(self, rec: ex.FindingRecord[Any], kind: str) -> Counterexample:
@@ -283,24 +300,34 @@ class Judge:
     def _verified(self, cex: Counterexample, *paths: Sequence[ex.Edge[Any]]) -> Counterexample:
         """Replay each path once; a divergence is reported as a non-deterministic controller."""
         for path in paths:
-            actions = [e.action for e in path]
-            fps = [self.search.graph.fingerprint(e.dst) for e in path]
-            for rt in self.sim.runtimes:
-                rt.replaying = True
-            try:
-                at = replay_diverges(self.model, actions, fps)
-            finally:
-                for rt in self.sim.runtimes:
-                    rt.replaying = False
-            if at is not None:
-                fakes = ", a fake's state outside its ExternalStore" if self.scenario.fakes else ""
-                self._replay_failures.append(Counterexample(
-                    kind="nondeterministic-controller",
-                    summary=f"replaying a counterexample diverged at step {at}: a controller is not a function "
-                            f"of what it reads (wall-clock time, randomness, module state{fakes}?)",
-                    steps=steps_of([e.label for e in path[:at]]), nodes=node_ids(path[:at]),
-                ))
+            self._replayed(path)
         return cex
+
+    def _replayed(self, path: Sequence[ex.Edge[Any]]) -> list[Any]:
+        """The path's step labels as a replay gives them, with the names of the states it meets (under
+        the symmetry reduction a path may pass through a state merged with the one it reaches: its
+        steps then name that state's pods); a divergence is recorded as a non-deterministic controller
+        and the recorded labels are returned."""
+        actions = [e.action for e in path]
+        fps = [self.search.graph.fingerprint(e.dst) for e in path]
+        recorded = [self.search.state(e.src) for e in path] if self.model.symmetry is not None else None
+        for rt in self.sim.runtimes:
+            rt.replaying = True
+        try:
+            at, labels = replay_path(self.model, actions, fps, recorded)
+        finally:
+            for rt in self.sim.runtimes:
+                rt.replaying = False
+        if at is None:
+            return labels if recorded is not None else [e.label for e in path]
+        fakes = ", a fake's state outside its ExternalStore" if self.scenario.fakes else ""
+        self._replay_failures.append(Counterexample(
+            kind="nondeterministic-controller",
+            summary=f"replaying a counterexample diverged at step {at}: a controller is not a function "
+                    f"of what it reads (wall-clock time, randomness, module state{fakes}?)",
+            steps=steps_of([e.label for e in path[:at]]), nodes=node_ids(path[:at]),
+        ))
+        return [e.label for e in path]
 
 
 @dataclass
@@ -345,10 +372,15 @@ def properties_of(scenario: Scenario) -> tuple[list[ex.Property[SimState]], dict
     return props, coverage
 
 
-def outcome_key(snapshot: Any) -> str:
+def outcome_key(snapshot: Any, symmetry: Symmetry | None = None) -> str:
     """What makes two converged clusters different outcomes: the fingerprint's content, less generation
-    (and status.observedGeneration, which controllers set to it)."""
-    h = hashlib.sha256()
+    (and status.observedGeneration, which controllers set to it). With ``symmetry``, generated names
+    are taken by their canonical tokens: two clusters one renaming of generated names apart (pod
+    ``-x2kqp`` failed and ``-7fzbn`` succeeded, or the other way round) are one outcome, as they are
+    one state of the reduced search (docs/semantics.md, "Symmetry")."""
+    canon = symmetry.canon(snapshot) if symmetry is not None else None
+    rename = canon.rename if canon is not None and canon.names else None
+    keyed: list[tuple[str, str]] = []
     for obj in snapshot.objects():
         if is_record(str(obj.get("apiVersion", "")), str(obj.get("kind", ""))):
             continue  # Events record how an outcome was reached; they are not the outcome
@@ -358,7 +390,16 @@ def outcome_key(snapshot: Any) -> str:
         status = obj.get("status")
         if isinstance(status, dict) and "observedGeneration" in status:  # the usual echo of generation
             obj = {**obj, "status": {k: v for k, v in status.items() if k != "observedGeneration"}}
-        h.update(object_digest(obj).encode())
+        if rename is None:
+            keyed.append(("", object_digest(obj)))
+        else:
+            text = rename(digest_text(obj))
+            keyed.append((text, hashlib.sha256(text.encode()).hexdigest()))
+    if rename is not None:
+        keyed.sort()  # renamed objects sort by their canonical text, not by the names they had
+    h = hashlib.sha256()
+    for _text, digest in keyed:
+        h.update(digest.encode())
     return h.hexdigest()
 
 

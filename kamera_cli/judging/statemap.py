@@ -21,6 +21,7 @@ from typing import Any
 
 from kamera_cli.explore import Edge, SearchResult
 from kamera_cli.explore.result import NO_PARENT, UNEXPANDED
+from kamera_cli.judging.story import story_verb
 from kamera_cli.model.graph import STATE_TAGS, GraphEdge, GraphState, StateGraph
 from kamera_cli.model.objects import plain_json
 from kamera_cli.model.result import Write
@@ -136,7 +137,7 @@ def node_ids(edges: Sequence[Edge[Any]], end: int = -1) -> tuple[int, ...]:
 def _edge(src: int, dst: int, label: object) -> GraphEdge:
     if not isinstance(label, StepLabel):  # pragma: no cover - every KubeModel transition carries a StepLabel
         return GraphEdge(src, dst, kind="step", actor=str(label))
-    writes = tuple(Write(verb=w.story_verb(), ref=w.ref, subresource=w.subresource, refused=w.refused).describe()
+    writes = tuple(Write(verb=story_verb(w), ref=w.ref, subresource=w.subresource, refused=w.refused).describe()
                    for w in label.writes)
     return GraphEdge(src, dst, kind=label.kind, actor=label.actor, request=label.request, note=label.note,
                      writes=writes, error=bool(label.error))
