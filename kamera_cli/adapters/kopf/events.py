@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -34,9 +33,9 @@ from typing import Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.kopf import activities
-from kamera_cli.adapters.reconcile.values import Request, Result
 from kamera_cli.adapters.sandbox.fence import VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, ReconcileShape
+from kamera_cli.adapters.sandbox.values import Remembering, Request
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["KopfHandlerError", "KopfOperator", "load_kopf_operator", "supported"]
@@ -354,13 +353,6 @@ class KopfOperator(ReconcilerFactory):
                 no_throttling=True,
             )
             return self.keep_memo(memory.memo)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Remembering(Result):
-    """A kopf step's result with the object's memo as kept until its next step (None: unchanged)."""
-
-    memory: str | None = None
 
 
 @contextlib.contextmanager
