@@ -64,8 +64,8 @@ class ControllerSpec:
     every: float | None = None
     #: the kinds a program or handler watches (its ``watches:`` list of plain kinds)
     program_kinds: tuple[KindRef, ...] = ()
-    #: a program's, sweep's or handler's command line after its file (``sys.argv[1:]``); None for the other
-    #: shapes, whose ``sys.argv`` is left alone
+    #: a program's, sweep's, handler's or metacontroller hook server's command line after its file
+    #: (``sys.argv[1:]``); None for reconcilers and kopf operators, whose ``sys.argv`` is left alone
     args: tuple[str, ...] | None = None
     #: files the controller's code reads (``files:``): absolute path -> content, resolved when loaded
     files: tuple[tuple[str, bytes], ...] = ()

@@ -104,6 +104,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     # retried through the rate-limited queue (the failure count bounded at 18), and its fix
     "shapes/metacontroller/propagation": (1, {"no controller errors"}, 24, 0),
     "shapes/metacontroller/propagation/fixed": (0, set(), 7, 1),
+    # issue 27: the fixed hook server built by a function (main() -> server_factory(...)): the fixed counts
+    "shapes/metacontroller/propagation/factory": (0, set(), 7, 1),
     # programs (issue 12): a watch loop that acts on a half-delivered listing, its fix, a sweep, a handler
     "shapes/program/mirror": (1, {"invariant: a copy exists while its source does"}, 9, 1),
     "shapes/program/mirror/fixed": (0, set(), 5, 1),
@@ -121,14 +123,13 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "shapes/program/handler": (0, set(), 13, 1),
 }
 
-# examples that need an optional client: folder prefix -> (module, extra)
+# examples that need an optional client: folder prefix -> (module, extra); without it they are refused
+# (exit 2, tests/e2e/test_extras.py), never checked
 OPTIONAL_CLIENTS = {"asyncio": ("kubernetes_asyncio", "asyncio"),
                     "shapes/program/mirror-async": ("kubernetes_asyncio", "asyncio"),
                     "kopf/async-client": ("kubernetes_asyncio", "asyncio"),
                     "kopf/login": ("kubernetes_asyncio", "asyncio"), "shapes/kr8s": ("kr8s", "kr8s"),
-                    "shapes/lightkube": ("lightkube", "lightkube"), "shapes/pykube": ("pykube", "pykube"),
-                    # threads in a program are scheduled as green threads (without it: one thread, refused)
-                    "shapes/program/workqueue": ("greenlet", "programs")}
+                    "shapes/lightkube": ("lightkube", "lightkube"), "shapes/pykube": ("pykube", "pykube")}
 
 
 def missing_client(rel: str) -> str | None:
