@@ -25,10 +25,7 @@ PACKAGE = Path(kamera_cli.__file__).resolve().parent
 MAX_MODULES = 20
 #: Folders whose violations another part of issue #25 removes; each xfails (not strict, so a fix
 #: shows as XPASS) until its entry is deleted here.
-PENDING: dict[str, str] = {
-    "sim": "sim/state.py imports sim/symmetry.py's Canon under TYPE_CHECKING, and symmetry.py imports state.py "
-           "(a type-only circle, from the symmetry reduction of scale-symmetry; owner: sim/)",
-}
+PENDING: dict[str, str] = {}
 
 
 @dataclass(frozen=True, slots=True)

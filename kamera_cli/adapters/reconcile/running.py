@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kamera_cli.adapters.reconcile.values import InvalidResult, Request, Result, failure_retry, normalise_result
 from kamera_cli.adapters.sandbox.fence import NetworkAttempt, ProcessAttempt, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import (
     EntrypointLoader,
@@ -42,6 +41,7 @@ from kamera_cli.adapters.sandbox.loading import (
     requests_from_mapping,
 )
 from kamera_cli.adapters.sandbox.modules import is_user_file
+from kamera_cli.adapters.sandbox.values import InvalidResult, Request, Result, failure_retry, normalise_result
 from kamera_cli.errors import InternalError
 
 __all__ = [

@@ -30,7 +30,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from kamera_cli.adapters.reconcile.values import Request
 from kamera_cli.adapters.sandbox.entrypoints import EntrypointSyntaxError, ParsedEntrypoint, parse_entrypoint
 from kamera_cli.adapters.sandbox.fence import (
     EMPTY_PLAN,
@@ -42,6 +41,7 @@ from kamera_cli.adapters.sandbox.fence import (
 )
 from kamera_cli.adapters.sandbox.modules import ModuleSet, is_user_file
 from kamera_cli.adapters.sandbox.process import ProcessView, process_scope
+from kamera_cli.adapters.sandbox.values import Request
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["Mapper", "ReconcilerFactory", "load_mapper", "load_reconciler"]
