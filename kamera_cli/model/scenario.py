@@ -74,6 +74,9 @@ class ControllerSpec:
     #: an ``every`` sweep's first tick: at the start (``start``) or one period later (``afterPeriod``); a
     #: ``schedule`` sweep's first tick is always its first schedule point after the start
     first_tick: Literal["start", "afterPeriod"] = "start"
+    #: ``processes: allowed``: the controller's code may start processes (docs/controllers.md); else a
+    #: process start is refused and is the step's finding
+    processes_allowed: bool = False
 
     @property
     def shape(self) -> Literal["reconciler", "kopf", "metacontroller", "program", "sweep", "handler"]:
@@ -238,6 +241,9 @@ class ClusterSpec:
     position: Position = Position("")
     #: how many scheduled runs of each CronJob the cronjob built-in explores (its state-space bound)
     cronjob_runs: int = 2
+    #: seed a fresh cluster's own objects: node Leases, and kube-root-ca.crt / the default ServiceAccount in
+    #: every namespace when their built-ins run (``systemObjects``)
+    system_objects: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from kamera_cli.sim.builtins import BuiltinFactory, builtin_wiring
 from kamera_cli.sim.labels import Finding
 from kamera_cli.sim.model import KubeModel, object_names
 from kamera_cli.sim.runtime import ControllerRuntime
+from kamera_cli.sim.system_objects import seed_system_objects
 from kamera_cli.sim.triggers import MapperError, MapperFailed, Triggers, Wiring
 
 #: The namespaces every simulated cluster starts with.
@@ -50,7 +51,7 @@ PROGRAM_KIND = KindRef("kamera.dev", "v1", "Program")
 
 def _view(spec: ControllerSpec) -> ProcessView:
     """What the controller's code sees around it: its ``env``, its ``args`` and its files."""
-    return ProcessView.in_pod(spec.env, spec.args, spec.files)
+    return ProcessView.in_pod(spec.env, spec.args, spec.files, processes_allowed=spec.processes_allowed)
 
 
 def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str] | None = None) -> Snapshot:
@@ -85,6 +86,7 @@ def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str]
                                 "API server (a real one warns: fieldValidation=Warn); check its spelling")
     if problems:
         raise ScenarioError(problems)
+    seed_system_objects(server, scenario.cluster, EPOCH)
     return server.snapshot
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -34,9 +33,9 @@ from typing import Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.kopf import activities
-from kamera_cli.adapters.reconcile.values import Request, Result
 from kamera_cli.adapters.sandbox.fence import VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, ReconcileShape
+from kamera_cli.adapters.sandbox.values import Remembering, Request
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["KopfHandlerError", "KopfOperator", "load_kopf_operator", "supported"]
@@ -153,7 +152,12 @@ class KopfOperator(ReconcilerFactory):
         # the operator's memo: what startup handlers put there, every object's memo starts as a copy of
         self.memobase = ephemera.Memo()
         with self.scope(), sandboxed(VirtualClock(IMPORT_EPOCH), IMPORT_SEED, importing=True) as run:
+            run.processes_allowed = self.process.processes_allowed
             failed = activities.start(self.registry, self.settings, self.memobase, self.host)
+        if failed is None and run.processes:
+            failed = activities.StartFailure(
+                "a @kopf.on.login or @kopf.on.startup handler started a process",
+                f"{run.processes[0].describe()} (kamera refused it: it cannot model what a child process does)")
         if failed is None and run.network:
             failed = activities.StartFailure(
                 "a @kopf.on.login or @kopf.on.startup handler tried to open a network connection",
@@ -413,13 +417,6 @@ def metadata_matches(handler: Any, obj: Mapping[str, Any], logger: Any = None) -
                 return False
     when = getattr(handler, "when", None)
     return when is None or passes(when)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Remembering(Result):
-    """A kopf step's result with the object's memo as kept until its next step (None: unchanged)."""
-
-    memory: str | None = None
 
 
 @contextlib.contextmanager

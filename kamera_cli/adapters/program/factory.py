@@ -29,10 +29,10 @@ from kamera_cli.adapters.program import parking as program_parking
 from kamera_cli.adapters.program import primitives as program_primitives
 from kamera_cli.adapters.program.session import Entry, ProgramDiverged, ProgramParked, Session, watch_content
 from kamera_cli.adapters.program.threads import ProgramDeadlocked, Threads
-from kamera_cli.adapters.reconcile.values import Request, Result
 from kamera_cli.adapters.sandbox.fence import active_run
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader, arity_of
 from kamera_cli.adapters.sandbox.process import ProcessView
+from kamera_cli.adapters.sandbox.values import Request, Result
 from kamera_cli.errors import EntrypointError
 from kamera_cli.model.objects import KindRef
 
