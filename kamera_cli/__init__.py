@@ -10,20 +10,26 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["ExternalStore", "NoSimulation", "Request", "Result", "VersionConflict", "__version__", "check", "explore"]
+__all__ = ["ExternalStore", "NoSimulation", "Request", "Result", "VersionConflict", "__version__", "check"]
 
 
 def __getattr__(name: str) -> Any:
     if name in ("Request", "Result"):
-        from kamera_cli.adapters.reconcile import values as reconcile
+        from kamera_cli.adapters.sandbox import values as reconcile
 
         return getattr(reconcile, name)
     if name in ("ExternalStore", "NoSimulation", "VersionConflict"):
-        from kamera_cli.apiserver.storage import external
+        from kamera_cli.apiserver import external_store
 
-        return getattr(external, name)
-    if name in ("check", "explore"):
+        return getattr(external_store, name)
+    if name == "check":
         from kamera_cli import runner
 
-        return getattr(runner, name)
+        return runner.check
+    if name == "explore":
+        # the explorer's package, which binds this name as soon as anything imports it; the runner's
+        # ``explore`` function is ``kamera_cli.runner.explore`` (it was once answered here, until then)
+        import importlib
+
+        return importlib.import_module("kamera_cli.explore")
     raise AttributeError(f"module 'kamera_cli' has no attribute {name!r}")

@@ -64,8 +64,8 @@ class ControllerSpec:
     every: float | None = None
     #: the kinds a program or handler watches (its ``watches:`` list of plain kinds)
     program_kinds: tuple[KindRef, ...] = ()
-    #: a program's, sweep's or handler's command line after its file (``sys.argv[1:]``); None for the other
-    #: shapes, whose ``sys.argv`` is left alone
+    #: a program's, sweep's, handler's or metacontroller hook server's command line after its file
+    #: (``sys.argv[1:]``); None for reconcilers and kopf operators, whose ``sys.argv`` is left alone
     args: tuple[str, ...] | None = None
     #: files the controller's code reads (``files:``): absolute path -> content, resolved when loaded
     files: tuple[tuple[str, bytes], ...] = ()
@@ -168,6 +168,16 @@ class ActionSpec:
         return self.may_fail and (not self.may_fail_codes or status in self.may_fail_codes)
 
 
+def covers(named: str, controller: str) -> bool:
+    """Whether a perturbation naming ``named`` applies to the running controller ``controller``.
+
+    ``"*"`` covers every controller; a scenario controller's name covers every part it runs as —
+    a kopf operator's timers and daemons (``rmns/timer:cleanup``), a metacontroller's parents
+    (``name/Kind``) — and a part's full name covers that part alone.
+    """
+    return named in ("*", controller) or controller.startswith(f"{named}/")
+
+
 @dataclass(frozen=True, slots=True)
 class StaleReadSpec:
     controller: str  # a controller's name or "*"
@@ -228,6 +238,9 @@ class ClusterSpec:
     position: Position = Position("")
     #: how many scheduled runs of each CronJob the cronjob built-in explores (its state-space bound)
     cronjob_runs: int = 2
+    #: seed a fresh cluster's own objects: node Leases, and kube-root-ca.crt / the default ServiceAccount in
+    #: every namespace when their built-ins run (``systemObjects``)
+    system_objects: bool = True
 
 
 @dataclass(frozen=True, slots=True)

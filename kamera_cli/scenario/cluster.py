@@ -122,4 +122,5 @@ def parse_cluster(raw: Mapping[str, Any], *, add: Callable[[Path_, str, str], No
         add((*base, "pods"), "pod outcomes need the kubelet built-in", "add kubelet to spec.cluster.builtins")
     runs = raw.get("cronJobRuns", 2)
     return ClusterSpec(tuple(sorted(names)), tuple(nodes), default, tuple(rules), position(base),
-                       cronjob_runs=runs if isinstance(runs, int) and not isinstance(runs, bool) else 2)
+                       cronjob_runs=runs if isinstance(runs, int) and not isinstance(runs, bool) else 2,
+                       system_objects=raw.get("systemObjects", True) is not False)

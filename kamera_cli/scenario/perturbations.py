@@ -13,8 +13,14 @@ from kamera_cli.scenario.values import as_dict, as_int, as_list
 
 
 def controller_ref(ld: Reader, value: Any, path: Path_) -> str | None:
+    """A controller's name, ``"*"``, or one part of a controller: ``<name>/<part>`` (a kopf timer or
+    daemon, ``rmns/timer:cleanup``; a metacontroller's parent, ``name/Kind``), whose part is checked
+    when the controllers are loaded (only then are a module's timers known)."""
     if not isinstance(value, str):
         return None
+    owner, slash, part = value.partition("/")
+    if slash and part and owner in ld.controller_names:
+        return value
     if value != "*" and value not in ld.controller_names:
         names = ", ".join(ld.controller_names)
         listed = f'controllers: {names}, or "*" for all' if names else ""
@@ -30,7 +36,7 @@ def read_perturbations(ld: Reader, raw: dict[str, Any]) -> Perturbations:
         item = as_dict(item)
         controller = controller_ref(ld, item.get("controller"), (*path, "controller"))
         kinds = [ld.kind_ref(v, (*path, "kinds", j)) for j, v in enumerate(as_list(item.get("kinds")))]
-        if controller in ld.program_names:
+        if controller is not None and controller.partition("/")[0] in ld.program_names:
             ld.add((*path, "controller"), f"stale reads do not apply to {controller!r}, a program or handler",
                      "its watches already deliver one event at a time: a lagging view is one of the "
                      "interleavings explored")

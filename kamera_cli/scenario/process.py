@@ -40,11 +40,12 @@ def with_process(raw_controllers: Sequence[Any], controllers: tuple[ControllerSp
         spec = by_name[raw["name"]]
         path: Path_ = ("spec", "controllers", i)
         args: tuple[str, ...] | None = None
-        if spec.shape in ("program", "sweep", "handler"):
+        if spec.shape in ("program", "sweep", "handler", "metacontroller"):  # run as a command of their own
             args = tuple(a for a in as_list(raw.get("args")) if isinstance(a, str))
         elif "args" in raw:
             add((*path, "args"), "'args' is a program's command line (sys.argv after its file)",
-                "give args to a program, sweep or handler; other controllers are not run as a command")
+                "give args to a program, sweep, handler or metacontroller hook server; reconcilers and kopf "
+                "operators are not run as a command of their own")
         files = _files(as_dict(raw.get("files")), (*path, "files"), seed, base_dir, add)
         schedule = as_str(raw.get("schedule")) or None if spec.program is not None else None
         if schedule is not None and not _valid_cron(schedule, (*path, "schedule"), add):

@@ -33,11 +33,12 @@ from kamera_cli.controlplane.cronjob import schedule_times
 from kamera_cli.controlplane.volumes import default_storage_class
 from kamera_cli.errors import EntrypointError, Problem, ScenarioError
 from kamera_cli.model.objects import KindRef, ObjectRef
-from kamera_cli.model.scenario import ControllerSpec, Scenario
+from kamera_cli.model.scenario import ConflictSpec, ControllerSpec, CrashSpec, Scenario, StaleReadSpec
 from kamera_cli.sim.builtins import BuiltinFactory, builtin_wiring
 from kamera_cli.sim.labels import Finding
 from kamera_cli.sim.model import KubeModel, object_names
 from kamera_cli.sim.runtime import ControllerRuntime
+from kamera_cli.sim.system_objects import seed_system_objects
 from kamera_cli.sim.triggers import MapperError, MapperFailed, Triggers, Wiring
 
 #: The namespaces every simulated cluster starts with.
@@ -85,6 +86,7 @@ def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str]
                                 "API server (a real one warns: fieldValidation=Warn); check its spelling")
     if problems:
         raise ScenarioError(problems)
+    seed_system_objects(server, scenario.cluster, EPOCH)
     return server.snapshot
 
 
@@ -158,7 +160,26 @@ class Simulation:
         finally:
             containment.bind(None)
         self._load_builtins(wirings)
+        self._check_parts()
         self._finish(snapshot, wirings)
+
+    def _check_parts(self) -> None:
+        """A perturbation naming one part of a controller (``rmns/timer:cleanup``) names one that runs."""
+        scenario = self.scenario
+        names = [r.name for r in self.runtimes]
+        p = scenario.perturbations
+        problems = []
+        specs: list[StaleReadSpec | CrashSpec | ConflictSpec] = [*p.stale_reads, *p.crashes, *p.conflicts]
+        for spec in specs:
+            if "/" in spec.controller and spec.controller not in names:
+                owner = spec.controller.partition("/")[0]
+                parts = ", ".join(repr(n) for n in names if n == owner or n.startswith(f"{owner}/"))
+                pos = spec.position
+                problems.append(Problem(pos.file or scenario.file, pos.line, pos.column, "$.spec.perturbations",
+                                        f"controller {owner!r} has no part named {spec.controller!r}",
+                                        f"it runs as {parts}" if parts else "it has no timers, daemons or parts"))
+        if problems:
+            raise ScenarioError(problems)
 
     def _load(self, snapshot: Snapshot, client: Any, base: Path, wirings: list[Wiring]) -> None:
         scenario = self.scenario
@@ -197,7 +218,8 @@ class Simulation:
                                           env=_view(spec))
                 self._factories.append(factory)
             watches = self._watches(spec, base)
-            wirings.append(Wiring(spec.name, spec.for_kind, info.namespaced, frozenset(spec.owns), tuple(watches)))
+            wirings.append(Wiring(spec.name, spec.for_kind, info.namespaced, frozenset(spec.owns), tuple(watches),
+                                  timer=factory.events if spec.kopf is not None else None))
             self.runtimes.append(ControllerRuntime(
                 name=spec.name, for_kind=spec.for_kind, namespaced=info.namespaced,
                 watched_kinds=tuple(sorted({*spec.owns, *(w.kind for w in spec.watches)})), factory=factory,

@@ -20,7 +20,7 @@ from kamera_cli.apiserver import actors as api_actors
 from kamera_cli.apiserver.storage.snapshot import is_record
 from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
-from kamera_cli.model.scenario import ActionSpec, Perturbations
+from kamera_cli.model.scenario import ActionSpec, Perturbations, covers
 from kamera_cli.sim.footprints import process_of, step_footprint
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
@@ -302,12 +302,12 @@ class KubeModel:
             return plain_run().write_attempts
 
         for spec in p.conflicts:
-            if spec.controller in ("*", item.controller) and state.faults.conflicts < spec.max:
+            if covers(spec.controller, item.controller) and state.faults.conflicts < spec.max:
                 for k in range(1, plain_run().conflictable + 1):
                     out.append(replace(base, fault=Fault("conflict", k)))
                 break
         for cspec in p.crashes:
-            if cspec.controller in ("*", item.controller) and state.faults.crashes < cspec.max:
+            if covers(cspec.controller, item.controller) and state.faults.crashes < cspec.max:
                 n_writes = plain_writes()
                 points = cspec.after_writes or tuple(range(n_writes))
                 for n in sorted(set(points)):
@@ -315,7 +315,7 @@ class KubeModel:
                         out.append(replace(base, fault=Fault("crash", n)))
                 break
         for sspec in p.stale_reads:
-            if sspec.controller not in ("*", item.controller) or not getattr(ctrl.factory, "stale_views", True):
+            if not covers(sspec.controller, item.controller) or not getattr(ctrl.factory, "stale_views", True):
                 continue
             options: list[list[tuple[str, int]]] = [[]]
             for kind in self._stale_kinds(sspec, item.controller):
@@ -358,7 +358,7 @@ class KubeModel:
         note = run.note
         seen: dict[str, int] = {}  # the view this reconcile read, per tracked kind (lag)
         for spec in self.perturbations.stale_reads:
-            if spec.controller in ("*", act.controller) and not ctrl.native:
+            if covers(spec.controller, act.controller) and not ctrl.native:
                 for kind in self._stale_kinds(spec, act.controller):
                     seen[str(kind)] = 0
         if act.fault is not None:
@@ -382,6 +382,9 @@ class KubeModel:
         if run.requeue_now:
             new_items.append(PendingItem(act.controller, act.namespace, act.name, clock + 1, REQUEUE))
         elif run.requeue_after is not None:
+            # a timer that goes on is running: its own writes do not start it again (kopf's
+            # spawn_daemons is idempotent per handler), so its next tick is this requeue's
+            new_items = [i for i in new_items if not (i.spawn and i.key == item.key)]
             delay = max(1, math.ceil(run.requeue_after))
             new_items.append(
                 PendingItem(act.controller, act.namespace, act.name, clock + delay, TIMER,
@@ -523,9 +526,8 @@ class KubeModel:
                 k = str(w.ref.kind_ref)
                 counts[k] = counts.get(k, 0) + 1
         for spec in self.perturbations.stale_reads:
-            names = self.controllers if spec.controller == "*" else [spec.controller]
-            for name in names:
-                if name not in self.controllers or self.controllers[name].native:
+            for name in self.controllers:
+                if not covers(spec.controller, name) or self.controllers[name].native:
                     continue
                 for kind in self._stale_kinds(spec, name):
                     n = counts.get(str(kind), 0)

@@ -8,13 +8,30 @@ ready work) is in the fingerprint (so that equivalent states are merged).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from kamera_cli.apiserver import Snapshot
-    from kamera_cli.sim.symmetry import Canon
+
+
+class CanonicalForm(Protocol):
+    """What a state's fingerprint reads of a snapshot's canonical form (``symmetry.Canon`` is one).
+
+    Why a protocol here: ``symmetry.py`` builds canonical forms of states, so it imports this module;
+    naming its class back would make the two import each other.
+    """
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    @property
+    def names(self) -> Mapping[str, str]: ...
+
+    def rename(self, text: str) -> str: ...
+
 
 #: Sources of a pending request, as the story shows them.
 WATCH = "watch"
@@ -134,7 +151,7 @@ class SimState:
     def ready(self) -> list[PendingItem]:
         return [p for p in self.pending if p.ready_at <= self.clock]
 
-    def fingerprint(self, track_steps: bool, canon: Canon | None = None) -> str:
+    def fingerprint(self, track_steps: bool, canon: CanonicalForm | None = None) -> str:
         """The state's digest; with ``canon`` (the snapshot's canonical form, sim/symmetry.py) the
         snapshot is taken by its canonical fingerprint and the names in requests and pod fates by
         their canonical tokens, so states one renaming of generated names apart are one state."""

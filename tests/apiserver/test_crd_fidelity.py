@@ -136,3 +136,17 @@ def test_a_root_that_only_preserves_unknown_fields_is_accepted():
                                                                                      "namespace": "default"},
                          "anything": {"goes": 1}})
     assert out["anything"] == {"goes": 1}
+
+
+def test_without_cel_python_a_crd_with_rules_is_refused_not_checked_unenforced(monkeypatch):
+    """An extra never decides a verdict: without cel-python the rules would silently accept what a
+    cluster refuses, so the CRD is refused at load naming the extra (issue #28)."""
+    from kamera_cli.apiserver import CRDError
+    from kamera_cli.apiserver.validation.cel import rules
+
+    monkeypatch.setattr(rules, "celpy", None)
+    with pytest.raises(CRDError, match=r"x-kubernetes-validations \(CEL rules\), and cel-python.*"
+                                       r"pip install 'kamera-cli\[cel\]'"):
+        Registry.builtin().with_crds([TASK])
+    plain = crd("Plain", "plains", status=False, schema={"type": "object", "properties": {"spec": {"type": "object"}}})
+    assert Registry.builtin().with_crds([plain]).lookup("example.com/v1", "Plain") is not None

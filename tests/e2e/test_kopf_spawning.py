@@ -37,7 +37,8 @@ def test_an_interval_timer_ticks_at_once_and_stores_its_result(tmp_path: Path) -
     assert result.verdict is Verdict.PASSED, result.checks
     assert widget(result)["status"]["tick"] == {"seen": "hello"}
     assert "requeue after 60s" in ticks(result)
-    assert (result.stats.states, result.stats.converged_states) == (12, 1)
+    # its own status patch does not start it again (kopf: spawn_daemons is idempotent per handler id)
+    assert (result.stats.states, result.stats.converged_states) == (9, 1)
 
 
 def test_initial_delay_comes_before_the_first_tick(tmp_path: Path) -> None:
@@ -50,6 +51,10 @@ def test_initial_delay_comes_before_the_first_tick(tmp_path: Path) -> None:
     assert result.verdict is Verdict.PASSED, result.checks
     notes = ticks(result)
     assert notes[0] == "requeue after 30s", notes  # armed by the first event, nothing run yet
+    # then the tick that stored its result and one `interval` later that changed nothing: the
+    # timer's own patch does not restart it with its initial_delay (kopf's spawn_daemons is
+    # idempotent per handler id)
+    assert notes == ["requeue after 30s", "requeue after 60s", "requeue after 60s"], notes
     assert widget(result)["status"]["tick"] == {"ran": True}
 
 
@@ -190,3 +195,17 @@ def test_a_failing_daemon_is_a_finding_and_a_retry(tmp_path: Path) -> None:
     assert checks(result)["no controller errors"] is Verdict.FAILED
     (check,) = [c for c in result.checks if c.name == "no controller errors"]
     assert "op/daemon:broken" in check.message and "cannot watch" in check.message
+
+
+def test_a_timer_is_not_spawned_for_an_object_its_filters_do_not_select(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import kopf
+        @kopf.on.create("example.com", "v1", "widgets")
+        def hello(**_):
+            return {"said": "hi"}
+        @kopf.timer("example.com", "v1", "widgets", interval=60, labels={"tick": "yes"})
+        def tick(**_):
+            return {"ran": True}
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    assert not [s for c in result.converged for s in c.path if s.actor == TIMER]

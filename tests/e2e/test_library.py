@@ -24,3 +24,15 @@ def test_public_request_and_result_values() -> None:
     request = kamera_cli.Request("default", "demo")
     assert (request.namespace, request.name) == ("default", "demo")
     assert kamera_cli.Result(requeue_after=30).requeue_after == 30
+
+
+def test_kamera_cli_explore_is_always_the_explorer_package() -> None:
+    """``kamera_cli.explore`` once answered ``runner.explore`` (a function) until the explorer's
+    package was imported, and the package from then on; it is the package, in a fresh interpreter too."""
+    import subprocess
+    import sys
+
+    code = ("import kamera_cli, types; first = kamera_cli.explore; import kamera_cli.runner; "
+            "print(isinstance(first, types.ModuleType), first is kamera_cli.explore, 'explore' in kamera_cli.__all__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.split() == ["True", "True", "False"]

@@ -121,12 +121,6 @@ def test_each_event_is_a_step_other_steps_interleave_between(tmp_path: Path) -> 
     assert inv.verdict is Verdict.FAILED  # the state after a's event, before b's, is reachable
 
 
-#: without greenlet a program runs as one thread: a wait nobody can end is then a timeout, and any thread
-#: that reaches the API is refused as such (tests/sim/test_program_threads.py covers that path)
-NEEDS_GREENLET = pytest.mark.skipif(program_parking.greenlets() is None,
-                                    reason="greenlet is not installed (kamera-cli[programs])")
-
-
 @pytest.mark.parametrize(("code", "message"), [
     # ends: the process would exit, and nothing would handle later events
     ("""
@@ -141,7 +135,7 @@ NEEDS_GREENLET = pytest.mark.skipif(program_parking.greenlets() is None,
      def main():
          threading.Event().wait()
      """, "controller 'p' raised ProgramDeadlocked: deadlock: MainThread waits in Event.wait at prog.py:4 "
-          "(threading.Event().wait()); its only thread waits for what no thread will give", marks=NEEDS_GREENLET),
+          "(threading.Event().wait()); its only thread waits for what no thread will give"),
     # blocks on something kamera does not control: the step's budget stops it, with its stack
     ("""
      import _thread
@@ -169,7 +163,7 @@ NEEDS_GREENLET = pytest.mark.skipif(program_parking.greenlets() is None,
          for _event in watch.Watch().stream(v1.list_config_map_for_all_namespaces):
              pass
      """, "raised ProgramThreaded: a thread the program started outside kamera's scheduling reached GET "
-          "/api/v1/configmaps", marks=NEEDS_GREENLET),
+          "/api/v1/configmaps"),
     # an API error escaping main() is the program's crash (a finding), not a reconcile's requeue
     ("""
      from kubernetes import client, config

@@ -175,12 +175,76 @@ def test_a_hook_module_that_starts_its_server_at_import_still_loads(tmp_path: Pa
 
 @pytest.mark.parametrize(("code", "message"), [
     ("Handler = 3\n", "neither a function, a BaseHTTPRequestHandler subclass nor a WSGI or ASGI"),
-    ("def Handler():\n    return {}\n", "a hook takes the request dict"),
+    ("def Handler(a, b, c):\n    return {}\n", "a hook takes the request dict"),
+    ("def Handler():\n    return {}\n", "takes no request and started no server"),
+    ("def Handler():\n    raise RuntimeError('no settings')\n", r"calling Handler\(\) in hook.py raised RuntimeError"),
     ("async def Handler(request):\n    return {}\n", "is async"),
 ])
 def test_a_hook_of_the_wrong_shape_is_a_load_error(tmp_path: Path, code: str, message: str) -> None:
     with pytest.raises(EntrypointError, match=message):
         load(tmp_path, code)
+
+
+FACTORY = """\
+    import json, os, sys
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    CALLS = []
+    def server_factory(greeting):
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.dumps({"status": {"greeting": greeting}}).encode()
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(body)
+            def log_message(self, *args):
+                pass
+        return HTTPServer(("", 80), Handler)
+    def main():
+        CALLS.append(sys.argv[1:])
+        server_factory(os.environ.get("GREETING", "hi")).serve_forever()
+    """
+
+
+def test_a_hook_server_built_by_a_function_is_served_by_its_handler_class(tmp_path: Path) -> None:
+    """``main()`` builds the server (its handler class exists only inside the factory): kamera calls it
+    once for every hook it serves, with servers that bind nothing, and takes the started server's class."""
+    from kamera_cli.adapters.sandbox.process import ProcessView
+
+    (tmp_path / "hook.py").write_text(textwrap.dedent(FACTORY))
+    manifest = {"apiVersion": "metacontroller.k8s.io/v1alpha1", "kind": "CompositeController",
+                "metadata": {"name": "c"},
+                "spec": {"parentResource": {"apiVersion": "v1", "resource": "configmaps"},
+                         "hooks": {"sync": {"webhook": {"url": "http://h/s"}},
+                                   "customize": {"webhook": {"url": "http://h/c"}}}}}
+    hooks = {"sync": "hook.py:main", "customize": "hook.py:main"}
+    spec, issues = parse_manifest(manifest, hooks)
+    assert spec is not None, issues
+    view = ProcessView(env=(("GREETING", "hello"),), args=("--port", "8080"))
+    controller = load_metacontroller(spec, manifest, hooks, tmp_path, scenario="s", controller="c", env=view)
+    try:
+        target = controller.targets["sync"]
+        assert target.shape == "handler" and target.target.__qualname__ == "server_factory.<locals>.Handler"
+        assert controller.targets["customize"].target is target.target
+        assert controller.module is not None and controller.module.CALLS == [["--port", "8080"]]
+        assert call_hook(target, {}).body == {"status": {"greeting": "hello"}}
+    finally:
+        controller.unload()
+
+
+def test_a_function_that_starts_a_wsgi_server_is_served_by_its_application(tmp_path: Path) -> None:
+    controller = load(tmp_path, """\
+        from wsgiref.simple_server import make_server
+        def app(environ, start_response):
+            start_response("200 OK", [("Content-Type", "application/json")])
+            return [b'{"status": {"from": "wsgi"}}']
+        def main():
+            make_server("", 80, app).serve_forever()
+        """, {"sync": "hook.py:main"})
+    try:
+        target = controller.targets["sync"]
+        assert target.shape == "wsgi" and call_hook(target, {}).body == {"status": {"from": "wsgi"}}
+    finally:
+        controller.unload()
 
 
 def test_a_crash_can_strike_between_the_writes_of_one_sync(tmp_path: Path) -> None:

@@ -25,18 +25,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import dataclasses
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.kopf import activities
-from kamera_cli.adapters.reconcile.values import Request, Result
 from kamera_cli.adapters.sandbox.fence import VirtualClock, sandboxed
-from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, _Shape
+from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, ReconcileShape
+from kamera_cli.adapters.sandbox.values import Remembering, Request
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["KopfHandlerError", "KopfOperator", "load_kopf_operator", "supported"]
@@ -137,7 +136,7 @@ class KopfOperator(ReconcilerFactory):
             raise self._error(f"{self._tried()}: no @kopf.on.create/update/delete/resume/field/event or "
                               "@kopf.timer handler found",
                               "kamera runs the handlers the module registers when it is imported")
-        self._shape = _Shape("function", 1, False)
+        self._shape = ReconcileShape("function", 1, False)
         self._run_startup()
         return self._step
 
@@ -229,6 +228,26 @@ class KopfOperator(ReconcilerFactory):
 
         return references.Resource(group=group, version=version, plural=plural, kind=kind, namespaced=namespaced,
                                    preferred=True, verbs=frozenset({"list", "watch", "patch", "get"}))
+
+    def events(self, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
+        """Which changes reach kopf's event processing: those of an object some handler's label and
+        annotation filters select (before or after the change), or that carries kopf's finalizer.
+
+        kopf processes every event of a watched resource, but for an object no handler selects it
+        does nothing; leaving those steps out keeps, say, every Namespace of the cluster from being a
+        step of an operator that handles only the labelled ones.
+        """
+        handlers = [h for sub in (self.registry._changing, self.registry._watching, self.registry._spawning)
+                    for h in sub.get_all_handlers() if h.selector is None or h.selector.check(self.resource)]
+        finalizer = self.settings.persistence.finalizer
+        for obj in (before, after):
+            if obj is None:
+                continue
+            if finalizer in ((obj.get("metadata") or {}).get("finalizers") or ()):
+                return "event"
+            if any(metadata_matches(h, obj) for h in handlers):
+                return "event"
+        return ""
 
     def spawning_handlers(self, kind: str) -> list[str]:
         """Ids of the operator's ``@kopf.daemon`` (kind "daemon") or ``@kopf.timer`` handlers for the bound resource."""
@@ -356,11 +375,25 @@ class KopfOperator(ReconcilerFactory):
             return self.keep_memo(memory.memo)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Remembering(Result):
-    """A kopf step's result with the object's memo as kept until its next step (None: unchanged)."""
+def metadata_matches(handler: Any, obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj``'s labels and annotations pass the handler's ``labels=``/``annotations=`` filters,
+    as kopf's ``registries._matches_metadata`` decides; a callable value (which kopf calls with the
+    cause's kwargs) is taken to match, so only what surely does not match is left out."""
+    from kopf._core.intents import filters
 
-    memory: str | None = None
+    meta = obj.get("metadata") or {}
+    for pattern, content in ((handler.labels, meta.get("labels") or {}),
+                             (handler.annotations, meta.get("annotations") or {})):
+        for key, value in (pattern or {}).items():
+            if value is filters.MetaFilterToken.ABSENT:
+                if key in content:
+                    return False
+            elif value is filters.MetaFilterToken.PRESENT:
+                if key not in content:
+                    return False
+            elif not callable(value) and content.get(key) != value:
+                return False
+    return True
 
 
 @contextlib.contextmanager

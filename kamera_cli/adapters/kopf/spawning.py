@@ -34,8 +34,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
-from kamera_cli.adapters.kopf.events import Remembering
-from kamera_cli.adapters.reconcile.values import Request, Result
+from kamera_cli.adapters.kopf.events import metadata_matches
+from kamera_cli.adapters.sandbox.values import Remembering, Request, Result
 
 if TYPE_CHECKING:
     from kamera_cli.adapters.kopf.events import KopfOperator
@@ -83,6 +83,10 @@ class _Spawned:
         body = bodies.Body(cast(Any, dict(raw)))
         essence = settings.persistence.diffbase_storage.build(body=body, extra_fields=extra)
         return settings.persistence.progress_storage.clear(essence=essence)
+
+    def _matches(self, handler: Any, obj: Mapping[str, Any]) -> bool:
+        """Whether kopf would run this timer or daemon for ``obj`` (its label and annotation filters)."""
+        return metadata_matches(handler, obj)
 
     def _handler(self) -> Any:
         """The handler by id in the operator's current registry (a restart re-imports the module)."""
@@ -148,8 +152,8 @@ class KopfTimer(_Spawned):
         if after is None or (after.get("metadata") or {}).get("deletionTimestamp"):
             return ""  # kopf stops the timer; its pending tick finds the object gone or going
         handler = self._handler()
-        if handler is None:
-            return ""
+        if handler is None or not self._matches(handler, after):
+            return ""  # kopf spawns only the timers whose filters match (a running one ends at its tick)
         if handler.interval is None and handler.idle is None:
             return "spawn" if before is None else ""  # a one-shot timer runs once per object
         if handler.idle is not None and (before is None or self._essence(before) != self._essence(after)):
@@ -215,7 +219,10 @@ class KopfDaemon(_Spawned):
         """kopf spawns a daemon when it first sees the object and never respawns one that exited."""
         if after is None or (after.get("metadata") or {}).get("deletionTimestamp"):
             return ""
-        return "spawn" if before is None else ""
+        handler = self._handler()
+        if handler is None or not self._matches(handler, after):
+            return ""
+        return "spawn" if before is None or not self._matches(handler, before) else ""
 
     async def _one_round(self, handler: Any, cause: Any, carried: str) -> Result | None:
         """kopf's daemon loop (``kopf._core.engines.daemons._daemon``) until the handler first sleeps."""

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
-from kamera_cli.adapters.sandbox.loading import _arity
+from kamera_cli.adapters.sandbox.loading import arity_of
 
 __all__ = ["AppError", "HttpAnswer", "asgi_post", "is_asgi", "is_wsgi", "wsgi_post"]
 
@@ -45,7 +45,7 @@ def is_asgi(value: Any) -> bool:
     call = value if inspect.isfunction(value) or inspect.ismethod(value) else getattr(value, "__call__", None)  # noqa: B004
     if not inspect.iscoroutinefunction(call):
         return False
-    arity = _arity(value)
+    arity = arity_of(value)
     return arity is None or arity.accepts(3)
 
 
@@ -54,7 +54,7 @@ def is_wsgi(value: Any) -> bool:
     argument alone (a hook function takes the request dict)."""
     if inspect.isclass(value) or not callable(value) or is_asgi(value):
         return False
-    arity = _arity(value)
+    arity = arity_of(value)
     return arity is not None and arity.accepts(2) and not arity.accepts(1)
 
 

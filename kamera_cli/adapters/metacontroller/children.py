@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from kamera_cli.adapters.metacontroller.apply import ApplyError, apply_update, set_last_applied
 from kamera_cli.adapters.metacontroller.rest import ResInfo, Rest, controller_of, meta, status_of
 
-if TYPE_CHECKING:
-    from kamera_cli.adapters.metacontroller.ssa import SsaApplier
-
-__all__ = ["GVK", "ObjectMap", "SyncError", "atomic_update", "delete_child", "manage_children"]
+__all__ = ["GVK", "ChildApplier", "ObjectMap", "SyncError", "atomic_update", "delete_child", "manage_children"]
 
 #: (apiVersion, kind)
 GVK = tuple[str, str]
@@ -30,6 +27,15 @@ ObjectMap = dict[GVK, dict[tuple[str, str], dict[str, Any]]]
 CONFLICT_ATTEMPTS = 4
 #: the finalizers with which the garbage collector deletes in the foreground or orphans
 GC_FINALIZERS = ("foregroundDeletion", "orphan")
+
+
+class ChildApplier(Protocol):
+    """What ``manage_children`` needs of ``ssa.SsaApplier`` (a protocol: ``ssa`` imports this module)."""
+
+    def forget(self, info: ResInfo, namespace: str, name: str) -> None: ...
+
+    def apply(self, info: ResInfo, method: str, parent: Mapping[str, Any], observed: Mapping[str, Any] | None,
+              desired: Mapping[str, Any]) -> None: ...
 
 
 class SyncError(Exception):
@@ -157,7 +163,7 @@ def delete_child(rest: Rest, info: ResInfo, child: Mapping[str, Any]) -> None:
 
 def manage_children(rest: Rest, resolve_kind: Callable[[str, str], ResInfo | None],
                     methods: Mapping[GVK, str], parent: Mapping[str, Any],
-                    observed: ObjectMap, desired: ObjectMap, ssa: SsaApplier | None = None) -> list[BaseException]:
+                    observed: ObjectMap, desired: ObjectMap, ssa: ChildApplier | None = None) -> list[BaseException]:
     """Delete the observed children no longer desired, then create or update the desired ones, by
     dynamic apply or (``ssa``, ``--apply-strategy=server-side-apply``) by server-side apply.
 

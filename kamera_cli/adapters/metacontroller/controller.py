@@ -18,22 +18,41 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kamera_cli.adapters.kopf.events import Remembering
 from kamera_cli.adapters.metacontroller.apps import is_asgi, is_wsgi
 from kamera_cli.adapters.metacontroller.hooks import HookTarget, is_handler, neutered_servers
 from kamera_cli.adapters.metacontroller.manifest import MetaSpec
 from kamera_cli.adapters.metacontroller.rest import ResInfo, Rest, controller_of, meta, parent_selected
 from kamera_cli.adapters.metacontroller.ssa import DEFAULT_FIELD_MANAGER, SsaApplier
 from kamera_cli.adapters.metacontroller.sync import Engine
-from kamera_cli.adapters.reconcile.values import Request, Result, retry_failure
 from kamera_cli.adapters.sandbox.entrypoints import parse_entrypoint
-from kamera_cli.adapters.sandbox.loading import ReconcilerFactory, _arity, _package_chain, _Shape
+from kamera_cli.adapters.sandbox.fence import VirtualClock, sandboxed
+from kamera_cli.adapters.sandbox.loading import (
+    IMPORT_EPOCH,
+    IMPORT_SEED,
+    ReconcilerFactory,
+    ReconcileShape,
+    arity_of,
+    package_chain,
+)
+from kamera_cli.adapters.sandbox.values import Remembering, Request, Result, retry_failure
+from kamera_cli.errors import EntrypointError
 from kamera_cli.model.objects import KindRef
 
 __all__ = ["MetacontrollerController", "ParentView"]
 
 _HOOK_HINT = ("map each hook to `def hook(request: dict) -> dict`, to the hook server's "
-              "http.server.BaseHTTPRequestHandler subclass, or to its WSGI (Flask) or ASGI (FastAPI) application")
+              "http.server.BaseHTTPRequestHandler subclass, or to its WSGI (Flask) or ASGI (FastAPI) application, "
+              "or to a no-argument function that builds and starts the server")
+_FACTORY_HINT = ("a no-argument hook entry point builds and starts the hook server (HTTPServer(...).serve_forever(), "
+                 "make_server(...), uvicorn.run(app)); kamera calls it once, with servers that bind nothing")
+
+
+def _builds_a_server(value: Any) -> bool:
+    """A plain function that needs no argument: it cannot take the request, so it builds the server."""
+    if inspect.isclass(value) or not inspect.isfunction(value) or inspect.iscoroutinefunction(value):
+        return False
+    arity = arity_of(value)
+    return arity is not None and arity.accepts(0) and not arity.accepts(1)
 
 
 class MetacontrollerController(ReconcilerFactory):
@@ -57,6 +76,8 @@ class MetacontrollerController(ReconcilerFactory):
         #: the hook modules by their entry point's module part; the hook whose target is being resolved
         self._modules: dict[str, ModuleType] = {}
         self._current_hook = "sync"
+        #: what each no-argument hook entry point started (its server's handler class or application)
+        self._built: dict[Any, Any] = {}
         super().__init__(self.hook_entries["sync"], base_dir, scenario=scenario, controller=controller, env=env)
 
     def _tried(self) -> str:
@@ -98,7 +119,7 @@ class MetacontrollerController(ReconcilerFactory):
         """Make ``entry`` the one the loader's messages and imports are about."""
         self.entrypoint = entry
         self.parsed = parse_entrypoint(entry, self.base_dir)
-        chain = _package_chain(self.parsed.file.parent) if self.parsed.file is not None else []
+        chain = package_chain(self.parsed.file.parent) if self.parsed.file is not None else []
         self._package = ".".join(chain)
 
     def _exec_one(self) -> ModuleType:
@@ -110,7 +131,7 @@ class MetacontrollerController(ReconcilerFactory):
             self._current_hook = hook
             super()._resolve(self._modules[entry.rpartition(":")[0]])
         self._use(self.hook_entries["sync"])
-        self._shape = _Shape("function", 2, False)
+        self._shape = ReconcileShape("function", 2, False)
         return self.step
 
     def _check_shape(self, value: Any, where: str) -> Any:
@@ -127,6 +148,10 @@ class MetacontrollerController(ReconcilerFactory):
         if inspect.isclass(value) or not callable(value):
             raise self._error(f"{self._tried()}: {name!r} in {where} is neither a function, a "
                               "BaseHTTPRequestHandler subclass nor a WSGI or ASGI application", _HOOK_HINT)
+        if _builds_a_server(value):  # called once, however many hooks it serves
+            if value not in self._built:
+                self._built[value] = self._started_server(value, where)
+            return self._check_shape(self._built[value], where)
         for shape, test in (("asgi", is_asgi), ("wsgi", is_wsgi)):
             if test(value):
                 self.targets[hook] = HookTarget(hook, self.entrypoint, shape, value, path)  # type: ignore[arg-type]
@@ -135,12 +160,44 @@ class MetacontrollerController(ReconcilerFactory):
                 or inspect.iscoroutinefunction(getattr(value, "__call__", None)):  # noqa: B004
             raise self._error(f"{self._tried()}: {name!r} in {where} is async; a hook function returns its "
                               "response dict (an ASGI application takes (scope, receive, send))", _HOOK_HINT)
-        arity = _arity(value)
+        arity = arity_of(value)
         if arity is not None and not arity.accepts(1):
             raise self._error(f"{self._tried()}: function {name!r} in {where} takes {arity.text}; a hook takes "
                               "the request dict", _HOOK_HINT)
         self.targets[hook] = HookTarget(hook, self.entrypoint, "function", value, path)
         return value
+
+    def _started_server(self, build: Callable[[], Any], where: str) -> Any:
+        """Call a no-argument entry point that builds and starts the hook server (``main()`` calling
+        ``server_factory(**settings).serve_forever()``), as at import: in the sandbox, with the
+        controller's env, argv and files, servers binding nothing and ``serve_forever`` returning at
+        once. What it serves is the started server's ``RequestHandlerClass`` (a WSGI server's application,
+        an ``uvicorn.run`` application)."""
+        name = self.parsed.attr
+        with self.module_set.importing(), self.scope(), neutered_servers() as started, \
+                sandboxed(VirtualClock(IMPORT_EPOCH), IMPORT_SEED, importing=True) as run:
+            try:
+                build()
+            except (KeyboardInterrupt, EntrypointError):
+                raise
+            except SystemExit as exc:
+                raise self._error(f"{self._tried()}: calling {name}() in {where} called sys.exit({exc.code!r})",
+                                  _FACTORY_HINT) from None
+            except BaseException as exc:
+                raise self._error(f"{self._tried()}: calling {name}() in {where} raised {type(exc).__name__}: {exc}",
+                                  _FACTORY_HINT) from None
+        if run.network:
+            raise self._error(f"{self._tried()}: calling {name}() in {where} tried to open a network connection "
+                              f"to {run.network[0].address}", _FACTORY_HINT)
+        self.servers.extend(s for s in started if s not in self.servers)
+        if not started:
+            raise self._error(f"{self._tried()}: {name}() in {where} takes no request and started no server",
+                              _FACTORY_HINT)
+        server = started[-1]
+        app = server.get_app() if callable(getattr(server, "get_app", None)) else None
+        if app is not None:  # wsgiref's make_server(...): the application behind its generic handler
+            return app
+        return getattr(server, "RequestHandlerClass", server)
 
     # -- binding to the cluster --------------------------------------------------------------------------------
     def bind(self, resolve: Callable[[str, str], ResInfo | None]) -> list[ResInfo]:

@@ -17,7 +17,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from kamera_cli.adapters.metacontroller.apply import ApplyError, apply_update
 from kamera_cli.adapters.metacontroller.children import (
@@ -27,12 +27,30 @@ from kamera_cli.adapters.metacontroller.children import (
     controller_ref,
     delete_child,
 )
-from kamera_cli.adapters.metacontroller.rest import ResInfo, label_selector_matches, meta
+from kamera_cli.adapters.metacontroller.hooks import HookAnswer
+from kamera_cli.adapters.metacontroller.manifest import MetaSpec
+from kamera_cli.adapters.metacontroller.rest import ResInfo, Rest, label_selector_matches, meta
 
-if TYPE_CHECKING:
-    from kamera_cli.adapters.metacontroller.sync import Engine
+__all__ = ["RollingEngine", "rolling_sync"]
 
-__all__ = ["rolling_sync"]
+
+class RollingEngine(Protocol):
+    """What a rolling update needs of ``sync.Engine``, which calls it (a protocol: no import circle)."""
+
+    spec: MetaSpec
+    rest: Rest
+    parent_info: ResInfo
+
+    def resolve(self, api_version: str, name: str, /) -> ResInfo | None: ...
+
+    def call_for(self, parent: Mapping[str, Any], seen: Mapping[str, Any], observed: ObjectMap,
+                 related: ObjectMap) -> HookAnswer: ...
+
+    def related_of(self, parent: Mapping[str, Any]) -> ObjectMap: ...
+
+    def desired_children(self, parent: Mapping[str, Any], items: Any, what: str) -> ObjectMap: ...
+
+    def selector_of(self, parent: Mapping[str, Any]) -> dict[str, Any]: ...
 
 REVISIONS = ("metacontroller.k8s.io/v1alpha1", "controllerrevisions")
 LABEL_GROUP = "metacontroller.k8s.io/apiGroup"
@@ -142,7 +160,7 @@ def _set_condition(status: dict[str, Any], kind: str, value: str, reason: str, m
     status["conditions"] = [*(conditions if isinstance(conditions, list) else []), condition]
 
 
-def rolling_sync(engine: Engine, parent: dict[str, Any], observed: ObjectMap) -> dict[str, Any]:
+def rolling_sync(engine: RollingEngine, parent: dict[str, Any], observed: ObjectMap) -> dict[str, Any]:
     """The combined hook answer of every revision (``syncRevisions``)."""
     info = engine.resolve(*REVISIONS)
     if info is None:
@@ -164,9 +182,9 @@ def rolling_sync(engine: Engine, parent: dict[str, Any], observed: ObjectMap) ->
     if not latest.revision:
         latest.revision = _new_revision(engine, parent, latest_patch)
     for rev in revisions:
-        answer = engine._call_for(parent, rev.parent, observed, engine._related(rev.parent))
+        answer = engine.call_for(parent, rev.parent, observed, engine.related_of(rev.parent))
         rev.body = answer.body
-        for obj in engine._desired(parent, answer.body.get("children"), "children").values():
+        for obj in engine.desired_children(parent, answer.body.get("children"), "children").values():
             for child in obj.values():
                 rev.desired.setdefault((_group(str(child["apiVersion"])), str(child["kind"])), {})[
                     _relative(parent, child)] = child
@@ -191,8 +209,8 @@ def rolling_sync(engine: Engine, parent: dict[str, Any], observed: ObjectMap) ->
             "finalized": all(r.body.get("finalized") is True for r in revisions)}
 
 
-def _claim_revisions(engine: Engine, info: ResInfo, parent: dict[str, Any]) -> list[dict[str, Any]]:
-    selector = copy.deepcopy(engine._selector(parent))
+def _claim_revisions(engine: RollingEngine, info: ResInfo, parent: dict[str, Any]) -> list[dict[str, Any]]:
+    selector = copy.deepcopy(engine.selector_of(parent))
     selector["matchLabels"] = {**(selector.get("matchLabels") or {}), LABEL_GROUP: engine.parent_info.group,
                                LABEL_RESOURCE: engine.parent_info.plural}
     namespace = meta(parent).get("namespace") or None
@@ -208,7 +226,7 @@ def _claim_revisions(engine: Engine, info: ResInfo, parent: dict[str, Any]) -> l
     return claim(engine.rest, info, parent, engine.rest.list(info, namespace), matches, can_adopt)
 
 
-def _new_revision(engine: Engine, parent: Mapping[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+def _new_revision(engine: RollingEngine, parent: Mapping[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     data = json.dumps(patch, sort_keys=True, separators=(",", ":"))
     uid = str(meta(parent).get("uid") or "")
     info = engine.parent_info
@@ -226,7 +244,7 @@ def _new_revision(engine: Engine, parent: Mapping[str, Any], patch: dict[str, An
             "parentPatch": patch}
 
 
-def _roll(engine: Engine, revisions: list[_Revision], observed: ObjectMap, parent: Mapping[str, Any]) -> None:
+def _roll(engine: RollingEngine, revisions: list[_Revision], observed: ObjectMap, parent: Mapping[str, Any]) -> None:
     """Which revision each rolling child belongs to; at most one child moves to the latest per sync."""
     methods = {(_group(c.api_version), info.kind): c for c in engine.spec.children
                if (info := engine.resolve(c.api_version, c.resource)) is not None}
@@ -332,7 +350,7 @@ def _status_check(checks: list[Any], status: Mapping[str, Any]) -> str:
     return ""
 
 
-def _manage_revisions(engine: Engine, info: ResInfo, parent: Mapping[str, Any], observed: list[dict[str, Any]],
+def _manage_revisions(engine: RollingEngine, info: ResInfo, parent: Mapping[str, Any], observed: list[dict[str, Any]],
                       desired: list[dict[str, Any]]) -> None:
     """Delete the revisions no longer needed, update the changed ones, create the new one."""
     namespace = meta(parent).get("namespace") or None

@@ -92,13 +92,13 @@ class Engine:
             return SyncOutcome()
         composite = self.spec.composite
         observed = self._claim_children(parent) if composite else self._attachments(parent)
-        related = self._related(parent)
+        related = self.related_of(parent)
         kids = "children" if composite else "attachments"
         if composite and self._rolls(parent):  # one hook call per ControllerRevision (rolling.py)
             body = rolling_sync(self, parent, observed)
         else:
-            body = self._call_for(parent, parent, observed, related).body
-        desired = self._desired(parent, body.get(kids), kids)
+            body = self.call_for(parent, parent, observed, related).body
+        desired = self.desired_children(parent, body.get(kids), kids)
         resync = _seconds(body.get("resyncAfterSeconds"))
         finish = self._composite if composite else self._decorator
         return finish(parent, observed, desired, body, resync)
@@ -165,8 +165,8 @@ class Engine:
             raise _Backoff(answer.retry_after)
         return answer
 
-    def _call_for(self, parent: Mapping[str, Any], seen: Mapping[str, Any], observed: ObjectMap,
-                  related: ObjectMap) -> HookAnswer:
+    def call_for(self, parent: Mapping[str, Any], seen: Mapping[str, Any], observed: ObjectMap,
+                 related: ObjectMap) -> HookAnswer:
         """Call sync or finalize about ``seen`` (the parent, or the parent as a revision had it)."""
         hook, finalizing = self._hook(seen)
         uniform = self.spec.hook_version(hook) == "v2"
@@ -176,7 +176,8 @@ class Engine:
                                  "related": relative_map(parent, related, uniform), "finalizing": finalizing})
 
     # -- related objects (the customize hook) ------------------------------------------------------------------
-    def _related(self, parent: Mapping[str, Any]) -> ObjectMap:
+    def related_of(self, parent: Mapping[str, Any]) -> ObjectMap:
+        """The related objects the customize hook selects for ``parent`` (none without that hook)."""
         if "customize" not in self.hooks:
             return {}
         key = {"uid": meta(parent).get("uid"), "generation": meta(parent).get("generation") or 0}
@@ -260,7 +261,8 @@ class Engine:
             out.append((info, rule.update_method))
         return out
 
-    def _selector(self, parent: Mapping[str, Any]) -> dict[str, Any]:
+    def selector_of(self, parent: Mapping[str, Any]) -> dict[str, Any]:
+        """The label selector the parent's children are claimed by (generated from its uid, or its spec's)."""
         if self.spec.generate_selector:
             return {"matchLabels": {"controller-uid": meta(parent).get("uid")}}
         selector = (parent.get("spec") or {}).get("selector") if isinstance(parent.get("spec"), dict) else None
@@ -269,7 +271,7 @@ class Engine:
         return selector
 
     def _claim_children(self, parent: dict[str, Any]) -> ObjectMap:
-        selector = self._selector(parent)
+        selector = self.selector_of(parent)
         uid = meta(parent).get("uid")
         namespace = meta(parent).get("namespace") if self.parent_info.namespaced else None
         adopt_checked: list[bool] = []
@@ -304,7 +306,7 @@ class Engine:
                    resync: float) -> SyncOutcome:
         if body.get("finalized") is True:
             parent = self._remove_finalizer(parent)
-        selector = self._selector(parent)
+        selector = self.selector_of(parent)
         for group in desired.values():
             for child in group.values():
                 labels = meta(child).get("labels") or {}
@@ -337,7 +339,8 @@ class Engine:
             if getattr(exc, "status", None) not in (404, 409):
                 raise
 
-    def _desired(self, parent: Mapping[str, Any], items: Any, what: str) -> ObjectMap:
+    def desired_children(self, parent: Mapping[str, Any], items: Any, what: str) -> ObjectMap:
+        """The children a hook answered (``what``: the answer's field), by kind, checked and defaulted."""
         if items is None:
             items = []
         if not isinstance(items, list):

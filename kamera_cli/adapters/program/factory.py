@@ -27,12 +27,13 @@ from typing import Any
 from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.program import parking as program_parking
 from kamera_cli.adapters.program import primitives as program_primitives
-from kamera_cli.adapters.program.session import Entry, ProgramDiverged, ProgramParked, Session, _content
+from kamera_cli.adapters.program.session import Entry, ProgramDiverged, ProgramParked, Session, watch_content
 from kamera_cli.adapters.program.threads import ProgramDeadlocked, Threads
-from kamera_cli.adapters.reconcile.values import Request, Result
 from kamera_cli.adapters.sandbox.fence import active_run
-from kamera_cli.adapters.sandbox.loading import _arity, _Loader
+from kamera_cli.adapters.sandbox.loading import EntrypointLoader, arity_of
 from kamera_cli.adapters.sandbox.process import ProcessView
+from kamera_cli.adapters.sandbox.values import Request, Result
+from kamera_cli.errors import EntrypointError
 from kamera_cli.model.objects import KindRef
 
 __all__ = ["PROGRAM_KEY", "ProgramCrashed", "ProgramDeadlocked", "ProgramEnded", "ProgramFactory", "ProgramResult",
@@ -57,7 +58,7 @@ class ProgramResult(Result):
 
 class ProgramThreaded(Exception):
     """A thread kamera does not schedule used the API, a watch or a sleep: one started below
-    ``threading.Thread`` (``_thread``), or any thread without the ``programs`` extra (greenlet)."""
+    ``threading.Thread`` (``_thread``); or an async program blocked while it has several tasks."""
 
     controller_fault = True
 
@@ -80,7 +81,7 @@ class ProgramEnded(Exception):
     controller_fault = True
 
 
-class ProgramFactory(_Loader):
+class ProgramFactory(EntrypointLoader):
     """A loaded program, sweep or handler; ``invoke`` runs one step of it under the sandbox."""
 
     #: the state keeps this controller's memory per key (``SimState.memory``)
@@ -108,8 +109,12 @@ class ProgramFactory(_Loader):
         self._logs: dict[str, tuple[str, tuple[Entry, ...]]] = {}
         #: programs suspended at their blocking points (the fast path), by log digest
         self._parking = program_parking.Parking()
-        #: the module is as imported: no run of main() has touched its globals yet
-        self._fresh = True
+        if shape == "program" and program_parking.greenlets() is None:
+            # without green threads a program's real threads would race the explorer: the OS scheduler,
+            # not the scenario, would decide what a run sees (issue #28), so it is not checked at all
+            raise EntrypointError("a program needs greenlet, a dependency of kamera-cli that is not installed "
+                                  "here", scenario=scenario, controller=controller,
+                                  hint="pip install greenlet (or reinstall kamera-cli with its dependencies)")
         super().__init__(entrypoint, base_dir, scenario=scenario, controller=controller, env=env)
         self.memory_owner = controller
 
@@ -133,18 +138,13 @@ class ProgramFactory(_Loader):
         if inspect.iscoroutinefunction(value) and self.shape != "program":
             raise self._error(f"{self._tried()}: {name!r} in {where} is async; sweeps and handlers are plain "
                               "functions (a program may be `async def main():`)", hint)
-        arity = _arity(value)
+        arity = arity_of(value)
         wanted = 2 if self.shape == "handler" else 0
         if arity is not None and (not arity.accepts(wanted) or arity.required_keyword_only):
             call = f"{name}(event_type, obj)" if wanted else f"{name}()"
             raise self._error(f"{self._tried()}: {name!r} in {where} takes {arity.text}; kamera calls it as {call}",
                               hint)
         return value
-
-    def reload(self) -> None:
-        """Re-import the user's modules (a restart); main() will run on fresh globals."""
-        super().reload()
-        self._fresh = True
 
     def _reimport(self) -> None:
         """Re-import the user's modules inside the step's sandbox (its clock, fence and bound session), as
@@ -161,10 +161,10 @@ class ProgramFactory(_Loader):
     def unload(self) -> None:
         """End the suspended programs (on the sandbox's worker thread, where they live), then unload."""
         if self._parking and self.containment is not None:
-            from kamera_cli.adapters.reconcile.running import _call_sandboxed
+            from kamera_cli.adapters.reconcile.running import call_sandboxed
             from kamera_cli.adapters.sandbox.fence import VirtualClock
 
-            _call_sandboxed(self, lambda: self._parking.clear(self.containment), budget_seconds=5.0,
+            call_sandboxed(self, lambda: self._parking.clear(self.containment), budget_seconds=5.0,
                             clock=VirtualClock(0.0), seed=b"kamera-program-unload")
         super().unload()
 
@@ -201,7 +201,7 @@ class ProgramFactory(_Loader):
             return Result(requeue_after=self.every)
         if self.shape == "handler":
             return self._handle(request, client)
-        return self._step(request.remembered, request.choice)
+        return self._step_green(request.remembered, request.choice)
 
     def _run_main(self) -> None:
         """``main()``; an ``async def main()`` on a virtual-time event loop of its own (``aio``), which
@@ -210,56 +210,6 @@ class ProgramFactory(_Loader):
             run_async(self._target())
         else:
             self._target()
-
-    def _step(self, remembered: str, choice: str) -> ProgramResult:
-        if program_parking.greenlets() is not None:
-            return self._step_green(remembered, choice)
-        return self._step_direct(remembered)
-
-    def _step_direct(self, remembered: str) -> ProgramResult:
-        """Without greenlet: ``main()`` runs on the step's own stack, replays its log and is unwound where
-        the step ends; the threads it starts are not scheduled (``ProgramThreaded`` if they need kamera)."""
-        run = active_run()
-        assert run is not None and self.containment is not None
-        live = self.containment.server
-        log = self._log(remembered)
-        session = Session(live, log, deliver=bool(remembered), clock=run.clock, step_clock=run.clock.now)
-        self.containment.bind(session)
-        run.on_sleep = session.on_sleep
-        ended = False
-        try:
-            # main() starts as in a fresh process: module globals a previous run left are gone, and
-            # what the module's top-level code asks the API server is part of the program's inputs
-            if not self._fresh:
-                self._reimport()
-            self._fresh = False
-            self._run_main()
-            ended = True
-        except ProgramParked:
-            pass
-        except Exception as exc:
-            raise self._crashed(exc) from exc
-        finally:
-            run.on_sleep = None
-            self.containment.bind(live)
-        if session.threaded.startswith("an async program"):
-            raise ProgramThreaded(session.threaded)
-        if session.threaded:
-            raise ProgramThreaded(f"a thread started by the program reached {session.threaded}; without the "
-                                  "programs extra (greenlet) kamera runs a program as one thread and does not "
-                                  "schedule the threads it starts (pip install 'kamera-cli[programs]')")
-        self._check_replayed(session, len(log))
-        if ended or session.parked is None:
-            raise ProgramEnded("main() returned; a program runs until it blocks (a watch, time.sleep), and one "
-                               "that ends handles nothing more")
-        memory = self._store(remembered, tuple(session.new_entries))
-        note = "; ".join(part for part in (session.told or ("started" if not remembered else ""),
-                                           session.where()) if part)
-        if session.parked[0] == "sleep":
-            return ProgramResult(requeue_after=max(1.0, session.parked[1]), memory=memory, note=note)
-        self._check_watched(session.watches[session.parked[1]].path)
-        ready = session.has_pending()
-        return ProgramResult(requeue=ready, memory=memory, note=note + (" (another event is ready)" if ready else ""))
 
     def _step_green(self, remembered: str, choice: str) -> ProgramResult:
         """``main()`` and its threads as greenlets (``program_threads``): resumed where the previous step
@@ -290,7 +240,6 @@ class ProgramFactory(_Loader):
                     try:
                         if suspended is None:
                             # always a fresh import: locks its top-level code creates must be the program's
-                            self._fresh = False
                             self._reimport()
                             threads.start_main(self._run_main, program_primitives.main_thread_stand_in())
                         outcome = threads.run()
@@ -427,7 +376,7 @@ class ProgramFactory(_Loader):
         last = json.loads(request.remembered) if request.remembered else None
         if now is not None and last is None:
             event, obj, memory = "ADDED", now, json.dumps(now, sort_keys=True)
-        elif now is not None and last is not None and _content(now) != _content(last):
+        elif now is not None and last is not None and watch_content(now) != watch_content(last):
             event, obj, memory = "MODIFIED", now, json.dumps(now, sort_keys=True)
         elif now is None and last is not None:
             event, obj, memory = "DELETED", last, ""

@@ -92,7 +92,7 @@ def _object_key(obj: Mapping[str, Any]) -> str:
     return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
 
 
-def _content(obj: Mapping[str, Any]) -> str:
+def watch_content(obj: Mapping[str, Any]) -> str:
     """An object's content as a watch tells changes: server bookkeeping that a no-op write leaves alone
     (resourceVersion, managedFields) does not make an event."""
     meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")}
@@ -143,7 +143,7 @@ class Watch:
                 events.append((key, "DELETED", old))
             elif new is not None and old is None:
                 events.append((key, "ADDED", new))
-            elif new is not None and old is not None and _content(new) != _content(old):
+            elif new is not None and old is not None and watch_content(new) != watch_content(old):
                 events.append((key, "MODIFIED", new))
         return [json.dumps({"type": t, "object": o}, separators=(",", ":")).encode() + b"\n" for _k, t, o in events]
 
@@ -152,8 +152,8 @@ class Session:
     """The server a program talks to during one step: the log first, then the step's live server.
 
     ``deliver``: whether this step hands the program one new input at the blocking point where the
-    log ends (every step but the one that starts the program).  ``parked`` says where the program
-    stopped: ("watch", index), ("sleep", seconds) or None while it runs.
+    log ends (every step but the one that starts the program).  The program's threads
+    (``threads``, green) park at its blocking points; ``schedule`` decides who runs.
     """
 
     def __init__(self, live: Any, log: Sequence[Entry], *, deliver: bool, clock: Any, step_clock: float,
@@ -167,7 +167,6 @@ class Session:
         self.clock = clock
         self.step_clock = step_clock
         self.watches: list[Watch] = []
-        self.parked: tuple[str, Any] | None = None
         self.diverged = ""
         #: what this step gave the program (for the step's story line)
         self.told = ""
@@ -217,12 +216,12 @@ class Session:
         raise ProgramParked()
 
     def _enter(self, what: str) -> None:
-        """Every blocking point and request starts here: a parked or diverged program goes no further,
+        """Every blocking point and request starts here: a diverged or discarded program goes no further,
         and only the program's own thread is served."""
         if threading.get_ident() != self.thread:
             self.threaded = self.threaded or what
             raise ProgramParked()
-        if self.parked is not None or self.diverged or self.killed:
+        if self.diverged or self.killed:
             raise ProgramParked()
 
     def _one_task(self, what: str) -> None:
@@ -239,11 +238,6 @@ class Session:
                 f"an async program blocked at {what} while other asyncio tasks exist ({', '.join(others)}); "
                 "kamera runs an async program as one task (use threads to run work concurrently)")
             raise ProgramParked()
-
-    def _park(self, where: tuple[str, Any]) -> None:
-        """End the step here (one thread, no greenlet): the program is unwound, and replayed next step."""
-        self.parked = where
-        raise ProgramParked()
 
     def begin_step(self, live: Any, clock: Any, step_clock: float, choice: str) -> None:
         """Resume a suspended program for a new step: its log is consumed, one new input is due."""
@@ -336,24 +330,10 @@ class Session:
     def _next_event(self, watch: Watch) -> bytes:
         self._enter(f"a read of the watch on {watch.path}")
         self._one_task(f"a read of the watch on {watch.path}")
-        if self.threads is not None:  # parked until a scheduling point hands it an event (program_threads)
-            entry = self.threads.park(("watch", watch.index), f"waits on its watch of {watch.path}")
-            self.clock.now = max(self.clock.now, entry.clock)
-            body: bytes = entry.body
-            return body
-        key = str(watch.index)
-        if self._replaying():
-            line = self._next_logged("event", key).body
-        else:
-            events = [] if self.delivered else watch.pending(self.live)
-            while not events:  # parked here until a step has an event for this watch
-                self._park(("watch", watch.index))
-                events = watch.pending(self.live)
-            line = events[0]
-            self.delivered = True
-            self.told = _event_text(line)
-            self.clock.now = max(self.clock.now, self.step_clock)
-            self._record(Entry("event", key, self.clock.now, body=line))
+        # parked until a scheduling point hands it an event (program_threads)
+        entry = self.threads.park(("watch", watch.index), f"waits on its watch of {watch.path}")
+        self.clock.now = max(self.clock.now, entry.clock)
+        line: bytes = entry.body
         watch.deliver(line)
         return line
 
@@ -361,22 +341,8 @@ class Session:
         """``time.sleep(seconds)`` is a blocking point: replayed, delivered (the step's input) or parked at."""
         self._enter(f"time.sleep({seconds:g})")
         self._one_task(f"a sleep of {seconds:g}s")
-        if self.threads is not None:
-            entry = self.threads.park(("sleep", float(seconds), self.clock.now + seconds), f"sleeps {seconds:g}s")
-            self.clock.now = max(self.clock.now, entry.clock) - seconds  # the sandbox adds the sleep after this
-            return
-        key = repr(float(seconds))
-        if self._replaying():
-            entry = self._next_logged("sleep", key)
-            self.clock.now = entry.clock - seconds  # the sandbox adds the sleep after this hook
-            return
-        if self.delivered:
-            self._park(("sleep", float(seconds)))  # resumed (fast path): the next step wakes it
-        self.delivered = True
-        self.told = f"woke from time.sleep({seconds:g})"
-        wake = max(self.clock.now + seconds, self.step_clock)
-        self._record(Entry("sleep", key, wake))
-        self.clock.now = wake - seconds
+        entry = self.threads.park(("sleep", float(seconds), self.clock.now + seconds), f"sleeps {seconds:g}s")
+        self.clock.now = max(self.clock.now, entry.clock) - seconds  # the sandbox adds the sleep after this
 
     # -- scheduling points of a program's threads (program_threads) -----------------------------------------------
     def schedule(self, runnable: list[Any], parked: list[Any]) -> Any:
@@ -451,20 +417,6 @@ class Session:
         if found is None:
             self._diverge(f"input #{self.replayed}: thread {label!r} ran at this point, and now it cannot run")
         return found
-
-    def where(self) -> str:
-        """Where the program is parked, for the step's story line."""
-        if self.parked is None:
-            return ""
-        if self.parked[0] == "sleep":
-            return f"sleeps {self.parked[1]:g}s"
-        return f"waits on its watch of {self.watches[self.parked[1]].path}"
-
-    def has_pending(self) -> bool:
-        """Whether the program, parked on a watch, has an event to read now (asked after the step)."""
-        if self.parked is None or self.parked[0] != "watch":
-            return False
-        return bool(self.watches[self.parked[1]].pending(self.live))
 
 
 def _event_text(line: bytes) -> str:

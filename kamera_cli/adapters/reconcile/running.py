@@ -32,16 +32,16 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kamera_cli.adapters.reconcile.values import InvalidResult, Request, Result, failure_retry, normalise_result
 from kamera_cli.adapters.sandbox.fence import NetworkAttempt, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import (
+    EntrypointLoader,
     InvalidMapping,
     Mapper,
     ReconcilerFactory,
-    _Loader,
     requests_from_mapping,
 )
 from kamera_cli.adapters.sandbox.modules import is_user_file
+from kamera_cli.adapters.sandbox.values import InvalidResult, Request, Result, failure_retry, normalise_result
 from kamera_cli.errors import InternalError
 
 __all__ = [
@@ -240,8 +240,8 @@ class _Raw:
     network: tuple[NetworkAttempt, ...]
 
 
-def _call_sandboxed(
-    loader: _Loader, fn: Callable[[], Any], *, budget_seconds: float, clock: VirtualClock, seed: bytes
+def call_sandboxed(
+    loader: EntrypointLoader, fn: Callable[[], Any], *, budget_seconds: float, clock: VirtualClock, seed: bytes
 ) -> _Raw:
     ms = loader.module_set
     ms.activate()
@@ -351,7 +351,7 @@ def run_reconcile(
 
     Not re-entrant and not thread-safe: kamera runs one reconcile at a time per process.
     """
-    raw = _call_sandboxed(
+    raw = call_sandboxed(
         factory, lambda: factory.invoke(request, client), budget_seconds=budget_seconds, clock=clock, seed=seed
     )
     roots = factory.module_set.roots
@@ -379,7 +379,7 @@ def run_mapper(
     mapper: Mapper, obj: dict[str, Any], *, budget_seconds: float, clock: VirtualClock, seed: bytes
 ) -> MapOutcome:
     """Run one watch-mapper call under the same sandbox; a bad return value is an ``exception`` outcome."""
-    raw = _call_sandboxed(mapper, lambda: mapper.call(obj), budget_seconds=budget_seconds, clock=clock, seed=seed)
+    raw = call_sandboxed(mapper, lambda: mapper.call(obj), budget_seconds=budget_seconds, clock=clock, seed=seed)
     roots = mapper.module_set.roots
     base = str(mapper.base_dir)
     network = tuple(a.address for a in raw.network)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from kamera_cli.adapters.sandbox.fence import _blocked, _format_address
+from kamera_cli.adapters.sandbox.fence import format_address, network_blocked
 
 _PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.startfile"})
 _audit_installed = False
@@ -34,9 +34,9 @@ def install_audit_fence(*, block_processes: bool) -> None:
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == "socket.connect":
-            raise _blocked(_format_address(args[1]))
+            raise network_blocked(format_address(args[1]))
         if event in ("socket.sendto", "socket.sendmsg") and len(args) > 1 and args[1] is not None:
-            raise _blocked(_format_address(args[1]))
+            raise network_blocked(format_address(args[1]))
         if block_processes and event in _PROCESS_EVENTS:
             raise PermissionError(
                 f"kamera: starting a process ({event}) is refused: without a network namespace kamera "

@@ -378,7 +378,7 @@ def _uuid1(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
 
 # ---------------------------------------------------------------------------------------------------------------
 # network
-def _blocked(address: str) -> NetworkBlocked:
+def network_blocked(address: str) -> NetworkBlocked:
     run = _ACTIVE
     stack = tuple(traceback.extract_stack()[:-2])
     if run is not None:
@@ -390,7 +390,7 @@ def _blocked(address: str) -> NetworkBlocked:
     )
 
 
-def _format_address(address: object) -> str:
+def format_address(address: object) -> str:
     if isinstance(address, tuple) and len(address) >= 2:
         host, port = address[0], address[1]
         host_text = f"[{host}]" if isinstance(host, str) and ":" in host else str(host)
@@ -403,13 +403,13 @@ def _format_address(address: object) -> str:
 def _connect(self: socket.socket, address: Any, /) -> None:
     if _ACTIVE is None:
         return _real_connect(self, address)
-    raise _blocked(_format_address(address))
+    raise network_blocked(format_address(address))
 
 
 def _connect_ex(self: socket.socket, address: Any, /) -> int:
     if _ACTIVE is None:
         return _real_connect_ex(self, address)
-    raise _blocked(_format_address(address))
+    raise network_blocked(format_address(address))
 
 
 def _sendto(self: socket.socket, data: Any, *args: Any) -> int:
@@ -419,13 +419,13 @@ def _sendto(self: socket.socket, data: Any, *args: Any) -> int:
 
 
 def _refuse_datagram(address: object) -> int:
-    raise _blocked(_format_address(address))
+    raise network_blocked(format_address(address))
 
 
 def _create_connection(address: tuple[str, int], *args: Any, **kwargs: Any) -> socket.socket:
     if _ACTIVE is None:
         return _real_create_connection(address, *args, **kwargs)
-    raise _blocked(_format_address(address))
+    raise network_blocked(format_address(address))
 
 
 def _is_local_name(host: object) -> bool:
@@ -446,7 +446,7 @@ def _is_local_name(host: object) -> bool:
 
 def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
     if _ACTIVE is not None and not _is_local_name(host):
-        raise _blocked(_format_address((host, port)))
+        raise network_blocked(format_address((host, port)))
     return _real_getaddrinfo(host, port, *args, **kwargs)
 
 

@@ -30,7 +30,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from kamera_cli.adapters.reconcile.values import Request
 from kamera_cli.adapters.sandbox.entrypoints import EntrypointSyntaxError, ParsedEntrypoint, parse_entrypoint
 from kamera_cli.adapters.sandbox.fence import (
     EMPTY_PLAN,
@@ -42,6 +41,7 @@ from kamera_cli.adapters.sandbox.fence import (
 )
 from kamera_cli.adapters.sandbox.modules import ModuleSet, is_user_file
 from kamera_cli.adapters.sandbox.process import ProcessView, process_scope
+from kamera_cli.adapters.sandbox.values import Request
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["Mapper", "ReconcilerFactory", "load_mapper", "load_reconciler"]
@@ -70,7 +70,7 @@ class _Arity:
         return self.required <= count <= self.maximum and not self.required_keyword_only
 
 
-def _arity(obj: Callable[..., Any], *, drop_first: bool = False) -> _Arity | None:
+def arity_of(obj: Callable[..., Any], *, drop_first: bool = False) -> _Arity | None:
     try:
         signature = inspect.signature(obj)
     except (TypeError, ValueError):
@@ -112,7 +112,7 @@ def _file_module_name(file: Path) -> str:
     return f"kamera_user_{stem}_{digest}"
 
 
-def _package_chain(directory: Path) -> list[str]:
+def package_chain(directory: Path) -> list[str]:
     """Names of the packages enclosing ``directory`` (innermost last); [] when it is not a package."""
     names: list[str] = []
     current = directory
@@ -129,7 +129,7 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-class _Loader:
+class EntrypointLoader:
     """Shared by controllers and mappers: import the entry point's module in its own module set."""
 
     #: the hint of an import that raised (a subclass imported at other times says so)
@@ -154,7 +154,7 @@ class _Loader:
         path_entries: list[Path] = [self.base_dir]
         self._package = ""
         if self.parsed.file is not None:
-            chain = _package_chain(self.parsed.file.parent)
+            chain = package_chain(self.parsed.file.parent)
             if chain:
                 top_parent = self.parsed.file.parent
                 for _ in chain:
@@ -358,7 +358,7 @@ class _Loader:
 
 
 @dataclass(frozen=True, slots=True)
-class _Shape:
+class ReconcileShape:
     kind: Literal["function", "class"]
     #: how many arguments reconcile() gets: 1 (request) or 2 (request, client)
     reconcile_args: int
@@ -366,10 +366,10 @@ class _Shape:
     init_client: bool
 
 
-class ReconcilerFactory(_Loader):
+class ReconcilerFactory(EntrypointLoader):
     """A loaded controller: builds a fresh reconcile callable per step, can reload and unload its modules."""
 
-    _shape: _Shape
+    _shape: ReconcileShape
 
     @property
     def kind(self) -> Literal["function", "class"]:
@@ -407,8 +407,9 @@ class ReconcilerFactory(_Loader):
             self._shape = self._class_shape(value, name, where)
         elif callable(value):
             self._refuse_async(value, f"function {name!r} in {where}")
-            arity = _arity(value)
-            self._shape = _Shape("function", self._reconcile_args(arity, f"function {name!r} in {where}"), False)
+            arity = arity_of(value)
+            args = self._reconcile_args(arity, f"function {name!r} in {where}")
+            self._shape = ReconcileShape("function", args, False)
         else:
             raise self._error(
                 f"{self._tried()}: {name!r} in {where} is {_a(type(value).__name__)}, not a function or class",
@@ -444,8 +445,8 @@ class ReconcilerFactory(_Loader):
             _SIGNATURE_HINT,
         )
 
-    def _class_shape(self, cls: type, name: str, where: str) -> _Shape:
-        init = _arity(cls)
+    def _class_shape(self, cls: type, name: str, where: str) -> ReconcileShape:
+        init = arity_of(cls)
         if init is not None and init.required_keyword_only:
             raise self._error(
                 f"{self._tried()}: class {name!r} in {where} needs keyword-only argument(s) "
@@ -471,11 +472,11 @@ class ReconcilerFactory(_Loader):
             ) from None
         self._refuse_async(getattr(raw, "__func__", raw), f"method {name}.reconcile in {where}")
         if isinstance(raw, staticmethod):
-            arity = _arity(raw.__func__)
+            arity = arity_of(raw.__func__)
         elif isinstance(raw, classmethod):
-            arity = _arity(cls.reconcile)  # type: ignore[attr-defined]
+            arity = arity_of(cls.reconcile)  # type: ignore[attr-defined]
         elif inspect.isfunction(raw):
-            arity = _arity(raw, drop_first=True)
+            arity = arity_of(raw, drop_first=True)
         elif callable(raw) or hasattr(raw, "__get__"):
             arity = None
         else:
@@ -484,14 +485,14 @@ class ReconcilerFactory(_Loader):
                 _SIGNATURE_HINT,
             )
         args = self._reconcile_args(arity, f"method {name}.reconcile in {where}")
-        return _Shape("class", args, init_client)
+        return ReconcileShape("class", args, init_client)
 
 
 class InvalidMapping(ValueError):
     """A watch mapper returned something other than (namespace, name) pairs (a controller error finding)."""
 
 
-class Mapper(_Loader):
+class Mapper(EntrypointLoader):
     """A loaded watch mapper: ``mapper(obj) -> tuple[Request, ...]`` (sorted, without duplicates)."""
 
     def call(self, obj: dict[str, Any]) -> Any:
@@ -507,7 +508,7 @@ class Mapper(_Loader):
             raise self._error(
                 f"{self._tried()}: {name!r} in {where} is {_a(type(value).__name__)}, not a function", _MAPPER_HINT
             )
-        arity = _arity(value)
+        arity = arity_of(value)
         if arity is not None and not arity.accepts(1):
             raise self._error(
                 f"{self._tried()}: mapper {name!r} in {where} takes {arity.text}; kamera calls it as {name}(obj)",

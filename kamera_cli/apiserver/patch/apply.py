@@ -26,55 +26,59 @@ from kamera_cli.apiserver.patch.fieldsv1 import (
 )
 from kamera_cli.apiserver.patch.json_patch import json_equal
 
-__all__ = ["Diff", "WalkContext", "config_fields", "diff_objects", "merge_applied", "merge_config", "prune",
-           "without_removed"]
+__all__ = ["NO_SELF", "SHALLOW", "STRIPPED", "Diff", "ListKind", "WalkContext", "atomic_map", "config_fields",
+           "diff_objects", "index_items", "list_kind", "merge_applied", "merge_config", "prune", "without_removed"]
 
 # Fields nobody owns: the apiserver strips them from every field set (its stripMetaManager).
-_STRIPPED: frozenset[Path] = frozenset(
+STRIPPED: frozenset[Path] = frozenset(
     [("f:apiVersion",), ("f:kind",)]
     + [("f:metadata", "f:" + name) for name in ("name", "namespace", "creationTimestamp", "selfLink", "uid",
                                                   "clusterName", "generation", "managedFields", "resourceVersion")]
 )
 # Top-level maps present in a built-in kind's zero value: adding them records no "." ownership.
-_NO_SELF: frozenset[Path] = frozenset([("f:metadata",), ("f:spec",), ("f:status",)])
+NO_SELF: frozenset[Path] = frozenset([("f:metadata",), ("f:spec",), ("f:status",)])
 # No path in either set is longer (a tuple's hash is not cached: deeper paths skip the lookups).
-_SHALLOW = 2
-assert all(len(p) <= _SHALLOW for p in _STRIPPED | _NO_SELF)
+SHALLOW = 2
+assert all(len(p) <= SHALLOW for p in STRIPPED | NO_SELF)
 
 
 # -- list semantics -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class _ListKind:
+class ListKind:
+    """How a list's items are owned: atomic (as one value), as a set of values, or as a map by keys."""
+
     kind: str  # "atomic" | "set" | "map"
     keys: tuple[str, ...] = ()
     atomic_items: bool = False
 
 
-_ATOMIC_LIST = _ListKind("atomic")
+_ATOMIC_LIST = ListKind("atomic")
 
 
-def _list_kind(meta: FieldMeta | None) -> _ListKind:
+def list_kind(meta: FieldMeta | None) -> ListKind:
+    """The ownership of a list field (``x-kubernetes-list-type`` or the patch strategy); atomic when unknown."""
     if meta is None:
         return _ATOMIC_LIST
     atomic_items = meta.map_type == "atomic"
     list_type = meta.list_type
     if list_type == "map":
         keys = meta.map_keys or ((meta.merge_key,) if meta.merge_key else ())
-        return _ListKind("map", keys, atomic_items) if keys else _ATOMIC_LIST
+        return ListKind("map", keys, atomic_items) if keys else _ATOMIC_LIST
     if list_type == "set":
-        return _ListKind("set")
+        return ListKind("set")
     if list_type == "atomic":
         return _ATOMIC_LIST
     if "merge" in meta.strategies:
         if meta.merge_key:
-            return _ListKind("map", (meta.merge_key,), atomic_items)
-        return _ListKind("set")
+            return ListKind("map", (meta.merge_key,), atomic_items)
+        return ListKind("set")
     return _ATOMIC_LIST
 
 
-def _atomic_map(meta: FieldMeta | None) -> bool:
+def atomic_map(meta: FieldMeta | None) -> bool:
+    """Whether a map field is owned as one value (``x-kubernetes-map-type: atomic``)."""
     return meta is not None and meta.map_type == "atomic" and meta.list_type is None
 
 
@@ -86,7 +90,7 @@ class WalkContext:
 
     __slots__ = ("_metas", "elements", "fields", "no_self")
 
-    def __init__(self, fields: FieldLookup, no_self: frozenset[Path] = _NO_SELF) -> None:
+    def __init__(self, fields: FieldLookup, no_self: frozenset[Path] = NO_SELF) -> None:
         self.fields = fields
         # top-level maps whose appearance records no "." of their own (see ``zero_top_level``)
         self.no_self = no_self
@@ -101,7 +105,7 @@ class WalkContext:
         return found  # type: ignore[return-value]
 
 
-def _item_element(item: Any, kind: _ListKind, index: int) -> str | None:
+def _item_element(item: Any, kind: ListKind, index: int) -> str | None:
     if kind.kind == "set":
         return value_element(item)
     if isinstance(item, dict):
@@ -111,7 +115,7 @@ def _item_element(item: Any, kind: _ListKind, index: int) -> str | None:
     return None
 
 
-# A list's identity and its kind's fields: hashed in C (a _ListKind hashes through Python code).
+# A list's identity and its kind's fields: hashed in C (a ListKind hashes through Python code).
 _ElementsKey = tuple[int, str, tuple[str, ...], bool]
 _STABLE_LIMIT = 4096
 # Elements of lists that are never mutated (a stored object's, an apply configuration's), by the
@@ -120,7 +124,7 @@ _STABLE_LIMIT = 4096
 _STABLE: dict[_ElementsKey, tuple[list[Any], list[str], dict[str, Any]]] = {}
 
 
-def _index_items(items: list[Any], kind: _ListKind, where: Path, strict: bool,
+def index_items(items: list[Any], kind: ListKind, where: Path, strict: bool,
                  ctx: WalkContext, stable: bool = False) -> tuple[list[str], dict[str, Any]]:
     """Each item's path element, and the first item per element; ``strict`` rejects what an apply
     configuration may not contain (items without key fields, duplicates).  ``stable``: ``items``
@@ -170,16 +174,16 @@ def config_fields(value: Any, meta: FieldMeta | None, spath: tuple[str, ...], pr
                    out: set[Path]) -> None:
     """SMD's ToFieldSet: leaves, atomic values and list items (not granular maps themselves)."""
     if isinstance(value, dict):
-        if prefix and _atomic_map(meta):
+        if prefix and atomic_map(meta):
             out.add(prefix)
             return
         _config_map_fields(value, spath, prefix, ctx, out)
     elif isinstance(value, list):
-        kind = _list_kind(meta)
+        kind = list_kind(meta)
         if kind.kind == "atomic":
             out.add(prefix)
             return
-        elements, _ = _index_items(value, kind, prefix, True, ctx)
+        elements, _ = index_items(value, kind, prefix, True, ctx)
         for element, item in zip(elements, value):
             item_path = (*prefix, element)
             out.add(item_path)
@@ -194,10 +198,10 @@ def _config_map_fields(value: dict[str, Any], spath: tuple[str, ...], prefix: Pa
     for name, child in value.items():
         path = (*prefix, "f:" + name)
         if not isinstance(child, (dict, list)):
-            if path not in _STRIPPED:
+            if path not in STRIPPED:
                 out.add(path)
             continue
-        if path in _STRIPPED:
+        if path in STRIPPED:
             continue
         sub = (*spath, name)
         config_fields(child, ctx.meta(sub), sub, path, ctx, out)
@@ -213,21 +217,21 @@ class Diff:
 def _all_nodes(value: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefix: Path, ctx: WalkContext,
                out: set[Path], item_atomic: bool = False) -> None:
     """Every node of a subtree that appeared (SMD's comparison marks each one added)."""
-    if len(prefix) <= _SHALLOW and prefix in _STRIPPED:
+    if len(prefix) <= SHALLOW and prefix in STRIPPED:
         return
     if prefix and (len(prefix) > 1 or prefix not in ctx.no_self):
         out.add(prefix)
     if isinstance(value, dict):
-        if (prefix and _atomic_map(meta)) or item_atomic:
+        if (prefix and atomic_map(meta)) or item_atomic:
             return
         for name, child in value.items():
             sub = (*spath, name)
             _all_nodes(child, ctx.meta(sub), sub, (*prefix, field_element(name)), ctx, out)
     elif isinstance(value, list):
-        kind = _list_kind(meta)
+        kind = list_kind(meta)
         if kind.kind == "atomic":
             return
-        elements, _ = _index_items(value, kind, prefix, False, ctx)
+        elements, _ = index_items(value, kind, prefix, False, ctx)
         for element, item in zip(elements, value):
             _all_nodes(item, meta if kind.kind == "map" else None, spath, (*prefix, element), ctx, out,
                        item_atomic=kind.kind == "set" or kind.atomic_items)
@@ -243,11 +247,11 @@ def _shape(value: Any) -> str:
 
 def _compare(old: Any, new: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefix: Path, ctx: WalkContext,
              diff: Diff, item_atomic: bool = False) -> None:
-    if old is new or (len(prefix) <= _SHALLOW and prefix in _STRIPPED):
+    if old is new or (len(prefix) <= SHALLOW and prefix in STRIPPED):
         return
     shape = _shape(old)
-    atomic = (shape == "leaf" or item_atomic or (shape == "map" and prefix != () and _atomic_map(meta))
-              or (shape == "list" and _list_kind(meta).kind == "atomic"))
+    atomic = (shape == "leaf" or item_atomic or (shape == "map" and prefix != () and atomic_map(meta))
+              or (shape == "list" and list_kind(meta).kind == "atomic"))
     if shape != _shape(new):
         diff.removed.add(prefix)
         _all_nodes(new, meta, spath, prefix, ctx, diff.added, item_atomic)
@@ -268,7 +272,7 @@ def _compare(old: Any, new: Any, meta: FieldMeta | None, spath: tuple[str, ...],
             elif not isinstance(child, (dict, list)) and not isinstance(before, (dict, list)):
                 # Scalar to scalar, the common case: no schema needed.
                 if (before != child if type(before) is type(child) else not json_equal(before, child)) \
-                        and path not in _STRIPPED:
+                        and path not in STRIPPED:
                     diff.modified.add(path)
             else:
                 sub = (*spath, name)
@@ -276,12 +280,12 @@ def _compare(old: Any, new: Any, meta: FieldMeta | None, spath: tuple[str, ...],
         for name in old:
             if name not in new:
                 path = (*prefix, field_element(name))
-                if path not in _STRIPPED:
+                if path not in STRIPPED:
                     diff.removed.add(path)
         return
-    kind = _list_kind(meta)
-    old_elements, old_items = _index_items(old, kind, prefix, False, ctx, stable=True)  # the stored object's
-    new_elements, new_items = _index_items(new, kind, prefix, False, ctx)
+    kind = list_kind(meta)
+    old_elements, old_items = index_items(old, kind, prefix, False, ctx, stable=True)  # the stored object's
+    new_elements, new_items = index_items(new, kind, prefix, False, ctx)
     item_meta = meta if kind.kind == "map" else None
     atomic_items = kind.kind == "set" or kind.atomic_items
     for element in new_elements:
@@ -373,7 +377,7 @@ def merge_config(live: Any, config: Any, meta: FieldMeta | None, spath: tuple[st
 def _merge_config(live: Any, config: Any, meta: FieldMeta | None, spath: tuple[str, ...], prefix: Path,
                   ctx: WalkContext, item_atomic: bool, out: set[Path] | None) -> Any:
     if isinstance(config, dict):
-        if not isinstance(live, dict) or item_atomic or (prefix and _atomic_map(meta)):
+        if not isinstance(live, dict) or item_atomic or (prefix and atomic_map(meta)):
             if out is not None:
                 config_fields(config, meta, spath, prefix, ctx, out)
             return live if json_equal(live, config) else _without_nulls(config)
@@ -382,7 +386,7 @@ def _merge_config(live: Any, config: Any, meta: FieldMeta | None, spath: tuple[s
             path = (*prefix, "f:" + name)
             leaf = not isinstance(child, (dict, list))
             collect = out
-            if out is not None and path in _STRIPPED:
+            if out is not None and path in STRIPPED:
                 collect = None
             elif out is not None and leaf:
                 out.add(path)
@@ -416,7 +420,7 @@ def _merge_config(live: Any, config: Any, meta: FieldMeta | None, spath: tuple[s
             result[name] = value
         return live if result is None else result
     if isinstance(config, list) and isinstance(live, list):
-        kind = _list_kind(meta)
+        kind = list_kind(meta)
         if kind.kind != "atomic":
             merged = _merge_list(live, config, kind, meta, spath, prefix, ctx, out)
             if len(merged) == len(live) and all(a is b for a, b in zip(merged, live)):
@@ -452,12 +456,12 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
-def _merge_list(live: list[Any], config: list[Any], kind: _ListKind, meta: FieldMeta | None,
+def _merge_list(live: list[Any], config: list[Any], kind: ListKind, meta: FieldMeta | None,
                 spath: tuple[str, ...], prefix: Path, ctx: WalkContext, out: set[Path] | None = None) -> list[Any]:
     """SMD's list merge: live-only items keep their place, shared and new items follow the config.
     With ``out``, also collects the configuration's fields (see ``merge_config``)."""
-    rhs, observed_rhs = _index_items(config, kind, prefix, True, ctx, stable=True)
-    lhs, observed_lhs = _index_items(live, kind, prefix, False, ctx, stable=True)
+    rhs, observed_rhs = index_items(config, kind, prefix, True, ctx, stable=True)
+    lhs, observed_lhs = index_items(live, kind, prefix, False, ctx, stable=True)
     item_meta = meta if kind.kind == "map" else None
     atomic_items = kind.kind == "set" or kind.atomic_items
     # A map item's own fields are collected as config_fields would (strict indexing guarantees each
@@ -560,10 +564,10 @@ def _remove(value: Any, doomed: set[Path], reach: set[Path], meta: FieldMeta | N
             return _GONE
         return result
     if isinstance(value, list):
-        kind = _list_kind(meta)
+        kind = list_kind(meta)
         if kind.kind == "atomic":
             return value
-        elements, _ = _index_items(value, kind, prefix, False, ctx)
+        elements, _ = index_items(value, kind, prefix, False, ctx)
         item_meta = meta if kind.kind == "map" else None
         out: list[Any] = []
         changed = False

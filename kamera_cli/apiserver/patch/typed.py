@@ -14,14 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from kamera_cli.apiserver.patch.apply import (
-    _NO_SELF,
-    _SHALLOW,
-    _STRIPPED,
+    NO_SELF,
+    SHALLOW,
+    STRIPPED,
+    ListKind,
     WalkContext,
-    _atomic_map,
-    _index_items,
-    _list_kind,
-    _ListKind,
+    atomic_map,
+    index_items,
+    list_kind,
 )
 from kamera_cli.apiserver.patch.fieldmeta import FieldLookup, FieldMeta
 from kamera_cli.apiserver.patch.fieldsv1 import Path, field_element
@@ -49,8 +49,8 @@ class _Trie:
         # whether the kind's Go zero value has this field (only chains of fields from the root are in
         # ``zero``, so an item's field never is)
         self.in_zero = bool(zero) and children is None and tuple(field_element(n) for n in spath) in zero
-        self.atomic_map = _atomic_map(meta)
-        self.list_kind: _ListKind = _list_kind(meta)
+        self.atomic_map = atomic_map(meta)
+        self.list_kind: ListKind = list_kind(meta)
         self.children: dict[str, _Trie] = {} if children is None else children
         self._item: _Trie | None = None
 
@@ -99,7 +99,7 @@ def typed_nodes(obj: dict[str, Any], lookup: FieldLookup, ctx: WalkContext,
     ``metadata`` is added with its ``.`` (a custom resource's ``spec``).
     """
     out: set[Path] = set()
-    no_self = _NO_SELF if zero is None else _METADATA
+    no_self = NO_SELF if zero is None else _METADATA
     _fields(obj, _root(lookup, zero or frozenset()), (), out, ctx, no_self)
     return out
 
@@ -112,12 +112,12 @@ def _fields(value: dict[str, Any], node: _Trie, prefix: Path, out: set[Path], ct
             no_self: frozenset[Path]) -> None:
     """The nodes below a map that is not atomic: each entry's path, and what is below it."""
     children = node.children
-    shallow = len(prefix) < _SHALLOW  # deeper paths are in neither _STRIPPED nor _NO_SELF: no lookups
+    shallow = len(prefix) < SHALLOW  # deeper paths are in neither STRIPPED nor NO_SELF: no lookups
     for name, child in value.items():
         sub = children.get(name) or node.child(name)
         path = prefix + (sub.element,)  # noqa: RUF005 -- concatenation: no list built
         if shallow:
-            if path in _STRIPPED:
+            if path in STRIPPED:
                 continue
             recorded = len(path) > 1 or path not in no_self
         else:
@@ -147,11 +147,11 @@ def _items(value: list[Any], node: _Trie, prefix: Path, out: set[Path], ctx: Wal
     kind = node.list_kind
     if kind.kind == "atomic":
         return
-    elements, _ = _index_items(value, kind, prefix, False, ctx)
+    elements, _ = index_items(value, kind, prefix, False, ctx)
     item = node.item()
     atomic_items = kind.kind == "set" or kind.atomic_items
     for element, entry in zip(elements, value):
-        path = prefix + (element,)  # noqa: RUF005 -- an item's element is never in _STRIPPED or _NO_SELF
+        path = prefix + (element,)  # noqa: RUF005 -- an item's element is never in STRIPPED or NO_SELF
         out.add(path)
         if isinstance(entry, dict):
             if entry and not atomic_items and not item.atomic_map:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kamera_cli.apiserver.errors import CRDError
-from kamera_cli.apiserver.registry.kinds import ResourceInfo
+from kamera_cli.apiserver.registry.resources import ResourceInfo
 
 _VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 

@@ -75,7 +75,12 @@ def _rule_problem(node: Any) -> str | None:
         return next((p for p in map(_rule_problem, node) if p), None)
     if not isinstance(node, Mapping):
         return None
-    for rule in node.get("x-kubernetes-validations") or ():
+    rules = node.get("x-kubernetes-validations") or ()
+    if rules and not cel.available():
+        # checking without the rules would accept objects a cluster refuses: a verdict the extra decided
+        return ("has x-kubernetes-validations (CEL rules), and cel-python, which evaluates them, is not "
+                "installed: pip install 'kamera-cli[cel]'")
+    for rule in rules:
         problem = cel.compile_error(str(rule.get("rule", ""))) if isinstance(rule, Mapping) else None
         if problem:
             return f"x-kubernetes-validations rule {rule.get('rule')!r} does not compile: {problem}"

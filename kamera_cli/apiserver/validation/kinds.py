@@ -18,10 +18,11 @@ from kamera_cli.apiserver.validation import field_errors as F
 from kamera_cli.apiserver.validation import networking as validation_net
 from kamera_cli.apiserver.validation import rbac as validation_rbac
 from kamera_cli.apiserver.validation import service as validation_service
-from kamera_cli.apiserver.validation.field_errors import MAPPING, Cause, GoRepr
+from kamera_cli.apiserver.validation.field_errors import Cause, GoRepr
 from kamera_cli.apiserver.validation.pod import validate_pod_spec, validate_template
 from kamera_cli.apiserver.validation.pod_annotations import annotation_agreement, pod_annotations
 from kamera_cli.apiserver.validation.quantity import QuantityError, value_of
+from kamera_cli.model.objects import MAPPING
 
 Obj = Mapping[str, Any]
 _MAX_DATA = 1024 * 1024  # core.MaxSecretSize, also the ConfigMap limit

@@ -18,7 +18,7 @@ from typing import Any
 
 from kamera_cli.apiserver.defaulting.pod import Memo
 from kamera_cli.apiserver.validation import field_errors as F
-from kamera_cli.apiserver.validation.field_errors import MAPPING, Cause
+from kamera_cli.apiserver.validation.field_errors import Cause
 from kamera_cli.apiserver.validation.pod_annotations import annotation_agreement, pod_annotations
 from kamera_cli.apiserver.validation.pod_fields import (
     container_security,
@@ -28,6 +28,7 @@ from kamera_cli.apiserver.validation.pod_fields import (
 )
 from kamera_cli.apiserver.validation.pod_host import validate_pod_host
 from kamera_cli.apiserver.validation.quantity import QuantityError, value_of
+from kamera_cli.model.objects import MAPPING
 
 _PROTOCOLS = ("SCTP", "TCP", "UDP")
 _VALID = Memo()  # templates (by identity) that passed, per (path, restart policies, owner)

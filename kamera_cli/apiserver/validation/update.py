@@ -12,8 +12,8 @@ from typing import Any
 
 from kamera_cli.apiserver.errors import cause
 from kamera_cli.apiserver.validation import service as validation_service
-from kamera_cli.apiserver.validation.field_errors import MAPPING
 from kamera_cli.apiserver.validation.quantity import QuantityError, value_of
+from kamera_cli.model.objects import MAPPING
 
 Causes = list[dict[str, str]]
 _POD_MESSAGE = (

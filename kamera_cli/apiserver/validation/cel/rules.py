@@ -2,8 +2,8 @@
 
 Why a maintained CEL implementation: controllers that rely on their CRDs' CEL rules must see the
 same refusals as on a cluster, and CEL's semantics (types, overloads, errors) are too subtle to
-re-implement.  cel-python (module ``celpy``) is pure Python; without it (``pip install
-kamera[cel]``) rules are not enforced, which docs/apiserver.md states.
+re-implement.  cel-python (module ``celpy``) is an optional extra (``pip install 'kamera-cli[cel]'``):
+without it a CRD that declares rules is refused (``validation/crd.py``), never checked unenforced.
 
 Upstream: staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/validation.go
 (``Validator.validateExpressions``): each rule runs with ``self`` bound to the value of the node that
@@ -33,7 +33,7 @@ from kamera_cli.apiserver.validation.field_errors import Cause
 celpy: Any
 try:
     celpy = importlib.import_module("celpy")
-except ImportError:  # the optional extra is absent: rules are not enforced
+except ImportError:  # the optional extra is absent: CRDs with rules are refused (validation/crd.py)
     celpy = None
 
 _OLD_SELF = re.compile(r"\boldSelf\b")
