@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kamera_cli.adapters.sandbox.fence import NetworkAttempt, VirtualClock, sandboxed
+from kamera_cli.adapters.sandbox.fence import NetworkAttempt, ProcessAttempt, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import (
     EntrypointLoader,
     InvalidMapping,
@@ -54,7 +54,7 @@ __all__ = [
     "run_reconcile",
 ]
 
-OutcomeKind = Literal["ok", "api-error", "exception", "exit", "timeout", "network"]
+OutcomeKind = Literal["ok", "api-error", "exception", "exit", "timeout", "network", "process"]
 
 _KAMERA_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 _ADAPTERS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -238,6 +238,7 @@ class _Raw:
     timed_out: bool
     stuck_at: tuple[traceback.FrameSummary, ...]
     network: tuple[NetworkAttempt, ...]
+    processes: tuple[ProcessAttempt, ...] = ()
 
 
 def call_sandboxed(
@@ -255,6 +256,7 @@ def call_sandboxed(
     # sets stay in its step
     with (ms.on_path(), loader.scope(), _captured(printed), warnings.catch_warnings(),
           sandboxed(clock, seed, plan) as run):
+        run.processes_allowed = loader.process.processes_allowed
         worker.submit(call)
         try:
             finished = call.finished.acquire(timeout=max(budget_seconds, 0.0))
@@ -266,6 +268,7 @@ def call_sandboxed(
             stuck_at = _stack_of(worker.thread)
             _abandon(worker, call)
         network = tuple(run.network)
+        processes = tuple(run.processes)
         blocked = getattr(call.error, "blocked_address", None)
         if not network and isinstance(blocked, str) and call.error is not None:
             # refused before any socket existed (e.g. a urllib3 pool in requests): still the attempt
@@ -275,14 +278,14 @@ def call_sandboxed(
         ms.adopt_late_imports()
         if isinstance(call.error, ReconcileAbort):
             raise call.error
-        if (call.error is not None and not network and _raised_inside_kamera(call.error)
+        if (call.error is not None and not network and not processes and _raised_inside_kamera(call.error)
                 and not getattr(call.error, "controller_fault", False)):
             raise InternalError(
                 f"{loader.scenario}: controller {loader.controller!r}: kamera failed while serving a call from the "
                 f"controller (a bug in kamera, not in the controller):\n"
                 + "".join(traceback.format_exception(call.error))
             ) from call.error
-    return _Raw(_output_text(printed.getvalue()), call.value, call.error, timed_out, stuck_at, network)
+    return _Raw(_output_text(printed.getvalue()), call.value, call.error, timed_out, stuck_at, network, processes)
 
 
 #: the most a step's log keeps of what the controller printed
@@ -361,6 +364,8 @@ def run_reconcile(
     if raw.network:
         return ReconcileOutcome("network", error=_network_error(raw.network, roots, base), network=network,
                                 output=out)
+    if raw.processes:
+        return ReconcileOutcome("process", error=_process_error(raw.processes, roots, base), output=out)
     if raw.timed_out:
         return ReconcileOutcome("timeout", error=_timeout_error(raw, budget_seconds, roots, base), output=out)
     if raw.error is not None:
@@ -385,6 +390,8 @@ def run_mapper(
     network = tuple(a.address for a in raw.network)
     if raw.network:
         return MapOutcome("network", error=_network_error(raw.network, roots, base), network=network)
+    if raw.processes:
+        return MapOutcome("process", error=_process_error(raw.processes, roots, base))
     if raw.timed_out:
         return MapOutcome("timeout", error=_timeout_error(raw, budget_seconds, roots, base))
     if raw.error is not None:
@@ -538,6 +545,14 @@ def _network_error(attempts: tuple[NetworkAttempt, ...], roots: tuple[str, ...],
         "cluster only through the kubernetes client (kamera refused the connection)"
     )
     return ErrorInfo("NetworkAccess", message, _render(frames))
+
+
+def _process_error(attempts: tuple[ProcessAttempt, ...], roots: tuple[str, ...], base: str) -> ErrorInfo:
+    calls = list(dict.fromkeys(a.describe() for a in attempts))
+    message = (f"started a process: {'; '.join(calls)}; kamera cannot model what a child process does (it refused "
+               "it): fake the tool with `fakes:`, or set `processes: allowed` on the controller to let it run, "
+               "contained")
+    return ErrorInfo("ProcessStarted", message, _render(_user_frames(attempts[0].stack, roots, base)))
 
 
 def _timeout_error(raw: _Raw, budget: float, roots: tuple[str, ...], base: str) -> ErrorInfo:
