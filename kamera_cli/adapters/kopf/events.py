@@ -152,7 +152,12 @@ class KopfOperator(ReconcilerFactory):
         # the operator's memo: what startup handlers put there, every object's memo starts as a copy of
         self.memobase = ephemera.Memo()
         with self.scope(), sandboxed(VirtualClock(IMPORT_EPOCH), IMPORT_SEED, importing=True) as run:
+            run.processes_allowed = self.process.processes_allowed
             failed = activities.start(self.registry, self.settings, self.memobase, self.host)
+        if failed is None and run.processes:
+            failed = activities.StartFailure(
+                "a @kopf.on.login or @kopf.on.startup handler started a process",
+                f"{run.processes[0].describe()} (kamera refused it: it cannot model what a child process does)")
         if failed is None and run.network:
             failed = activities.StartFailure(
                 "a @kopf.on.login or @kopf.on.startup handler tried to open a network connection",

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kamera_cli.adapters.sandbox.calls import KAMERA_DIR, CallRecord, ReconcileAbort, call_sandboxed, clean_text
-from kamera_cli.adapters.sandbox.fence import NetworkAttempt, VirtualClock
+from kamera_cli.adapters.sandbox.fence import NetworkAttempt, ProcessAttempt, VirtualClock
 from kamera_cli.adapters.sandbox.loading import (
     InvalidMapping,
     Mapper,
@@ -39,7 +39,7 @@ __all__ = [
     "run_reconcile",
 ]
 
-OutcomeKind = Literal["ok", "api-error", "exception", "exit", "timeout", "network"]
+OutcomeKind = Literal["ok", "api-error", "exception", "exit", "timeout", "network", "process"]
 
 _REQUEUE = Result(requeue=True)
 
@@ -130,6 +130,8 @@ def run_reconcile(
     if raw.network:
         return ReconcileOutcome("network", error=_network_error(raw.network, roots, base), network=network,
                                 output=out)
+    if raw.processes:
+        return ReconcileOutcome("process", error=_process_error(raw.processes, roots, base), output=out)
     if raw.timed_out:
         return ReconcileOutcome("timeout", error=_timeout_error(raw, budget_seconds, roots, base), output=out)
     if raw.error is not None:
@@ -154,6 +156,8 @@ def run_mapper(
     network = tuple(a.address for a in raw.network)
     if raw.network:
         return MapOutcome("network", error=_network_error(raw.network, roots, base), network=network)
+    if raw.processes:
+        return MapOutcome("process", error=_process_error(raw.processes, roots, base))
     if raw.timed_out:
         return MapOutcome("timeout", error=_timeout_error(raw, budget_seconds, roots, base))
     if raw.error is not None:
@@ -295,6 +299,14 @@ def _network_error(attempts: tuple[NetworkAttempt, ...], roots: tuple[str, ...],
         "cluster only through the kubernetes client (kamera refused the connection)"
     )
     return ErrorInfo("NetworkAccess", message, _render(frames))
+
+
+def _process_error(attempts: tuple[ProcessAttempt, ...], roots: tuple[str, ...], base: str) -> ErrorInfo:
+    calls = list(dict.fromkeys(a.describe() for a in attempts))
+    message = (f"started a process: {'; '.join(calls)}; kamera cannot model what a child process does (it refused "
+               "it): fake the tool with `fakes:`, or set `processes: allowed` on the controller to let it run, "
+               "contained")
+    return ErrorInfo("ProcessStarted", message, _render(_user_frames(attempts[0].stack, roots, base)))
 
 
 def _timeout_error(raw: CallRecord, budget: float, roots: tuple[str, ...], base: str) -> ErrorInfo:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kamera_cli.adapters.sandbox.fence import NetworkAttempt, VirtualClock, sandboxed
+from kamera_cli.adapters.sandbox.fence import NetworkAttempt, ProcessAttempt, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader
 from kamera_cli.errors import InternalError
 
@@ -151,7 +151,7 @@ def _abandon(worker: _Worker, call: _Call) -> None:
 
 @dataclass(frozen=True, slots=True)
 class CallRecord:
-    """What one sandboxed call did: its output, its value or error, a timeout, network attempts."""
+    """What one sandboxed call did: its output, its value or error, a timeout, network and process attempts."""
 
     output: str
     value: Any
@@ -159,6 +159,7 @@ class CallRecord:
     timed_out: bool
     stuck_at: tuple[traceback.FrameSummary, ...]
     network: tuple[NetworkAttempt, ...]
+    processes: tuple[ProcessAttempt, ...] = ()
 
 
 def call_sandboxed(
@@ -176,6 +177,7 @@ def call_sandboxed(
     # sets stay in its step
     with (ms.on_path(), loader.scope(), _captured(printed), warnings.catch_warnings(),
           sandboxed(clock, seed, plan) as run):
+        run.processes_allowed = loader.process.processes_allowed
         worker.submit(call)
         try:
             finished = call.finished.acquire(timeout=max(budget_seconds, 0.0))
@@ -187,6 +189,7 @@ def call_sandboxed(
             stuck_at = _stack_of(worker.thread)
             _abandon(worker, call)
         network = tuple(run.network)
+        processes = tuple(run.processes)
         blocked = getattr(call.error, "blocked_address", None)
         if not network and isinstance(blocked, str) and call.error is not None:
             # refused before any socket existed (e.g. a urllib3 pool in requests): still the attempt
@@ -196,14 +199,15 @@ def call_sandboxed(
         ms.adopt_late_imports()
         if isinstance(call.error, ReconcileAbort):
             raise call.error
-        if (call.error is not None and not network and _raised_inside_kamera(call.error)
+        if (call.error is not None and not network and not processes and _raised_inside_kamera(call.error)
                 and not getattr(call.error, "controller_fault", False)):
             raise InternalError(
                 f"{loader.scenario}: controller {loader.controller!r}: kamera failed while serving a call from the "
                 f"controller (a bug in kamera, not in the controller):\n"
                 + "".join(traceback.format_exception(call.error))
             ) from call.error
-    return CallRecord(_output_text(printed.getvalue()), call.value, call.error, timed_out, stuck_at, network)
+    return CallRecord(_output_text(printed.getvalue()), call.value, call.error, timed_out, stuck_at, network,
+                      processes)
 
 
 #: the most a step's log keeps of what the controller printed
