@@ -51,7 +51,7 @@ PROGRAM_KIND = KindRef("kamera.dev", "v1", "Program")
 
 def _view(spec: ControllerSpec) -> ProcessView:
     """What the controller's code sees around it: its ``env``, its ``args`` and its files."""
-    return ProcessView.in_pod(spec.env, spec.args, spec.files)
+    return ProcessView.in_pod(spec.env, spec.args, spec.files, processes_allowed=spec.processes_allowed)
 
 
 def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str] | None = None) -> Snapshot:

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime as RealDatetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -268,3 +269,33 @@ def test_a_controllers_signal_handler_is_recorded_not_installed() -> None:
     from kamera_cli.adapters.sandbox import fence
 
     assert signal.signal is fence._real_signal  # put back
+
+
+@pytest.mark.parametrize(("event", "args", "shown"), [
+    ("subprocess.Popen", ("sleep", ["sleep", "300"], None, None), "sleep 300"),
+    ("subprocess.Popen", (None, "echo 'a b' | wc", None, None), "echo 'a b' | wc"),
+    ("os.system", (b"ls -l",), "ls -l"),
+    ("os.exec", ("/bin/true", ("true", "a b"), None), "true 'a b'"),
+    ("os.posix_spawn", ("/bin/true", ["true"], {}), "true"),
+    ("os.spawn", (0, "/bin/true", ["true", "x"], None), "true x"),
+    ("pty.spawn", (["bash", "-i"],), "bash -i"),
+    ("pty.spawn", ("bash",), "bash"),
+    ("os.fork", (), ""),
+])
+def test_a_process_event_is_shown_as_its_command_line(event: str, args: tuple[Any, ...], shown: str) -> None:
+    from kamera_cli.adapters.sandbox.fence import command_line
+
+    assert command_line(event, args) == shown
+
+
+def test_a_process_started_in_a_sandboxed_call_is_recorded_and_refused_unless_allowed() -> None:
+    from kamera_cli.adapters.sandbox.fence import ProcessRefused, process_refused
+
+    assert process_refused("os.system", ("true",)) is None  # no call of user code runs: kamera's own
+    with sandboxed(VirtualClock(0.0), b"s") as run:
+        refused = process_refused("subprocess.Popen", ("kubectl", ["kubectl", "apply"], None, None))
+        assert isinstance(refused, ProcessRefused) and "subprocess.Popen kubectl apply" in str(refused)
+        assert [p.describe() for p in run.processes] == ["subprocess.Popen kubectl apply"]
+        run.processes_allowed = True
+        assert process_refused("os.fork", ()) is None
+        assert len(run.processes) == 1

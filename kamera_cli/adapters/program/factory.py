@@ -29,10 +29,10 @@ from kamera_cli.adapters.program import parking as program_parking
 from kamera_cli.adapters.program import primitives as program_primitives
 from kamera_cli.adapters.program.session import Entry, ProgramDiverged, ProgramParked, Session, watch_content
 from kamera_cli.adapters.program.threads import ProgramDeadlocked, Threads
-from kamera_cli.adapters.reconcile.values import Request, Result
 from kamera_cli.adapters.sandbox.fence import active_run
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader, arity_of
 from kamera_cli.adapters.sandbox.process import ProcessView
+from kamera_cli.adapters.sandbox.values import Request, Result
 from kamera_cli.errors import EntrypointError
 from kamera_cli.model.objects import KindRef
 
@@ -161,7 +161,7 @@ class ProgramFactory(EntrypointLoader):
     def unload(self) -> None:
         """End the suspended programs (on the sandbox's worker thread, where they live), then unload."""
         if self._parking and self.containment is not None:
-            from kamera_cli.adapters.reconcile.running import call_sandboxed
+            from kamera_cli.adapters.sandbox.calls import call_sandboxed
             from kamera_cli.adapters.sandbox.fence import VirtualClock
 
             call_sandboxed(self, lambda: self._parking.clear(self.containment), budget_seconds=5.0,

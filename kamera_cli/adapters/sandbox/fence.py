@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import ipaddress
+import os
 import random
+import shlex
 import signal
 import socket
 import time
@@ -51,6 +53,8 @@ __all__ = [
     "NetworkAttempt",
     "NetworkBlocked",
     "PatchPlan",
+    "ProcessAttempt",
+    "ProcessRefused",
     "SandboxRun",
     "VirtualClock",
     "plan_for_modules",
@@ -86,15 +90,35 @@ class NetworkAttempt:
     stack: tuple[traceback.FrameSummary, ...]
 
 
+class ProcessRefused(PermissionError):
+    """Raised inside user code that starts a process its controller may not start (``processes:``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessAttempt:
+    #: the audit event: ``subprocess.Popen``, ``os.system``, ``os.fork``, ``os.exec``, ``pty.spawn``, ...
+    call: str
+    #: the command line as a shell would show it ("" for a fork, which runs no command)
+    command: str
+    stack: tuple[traceback.FrameSummary, ...]
+
+    def describe(self) -> str:
+        return f"{self.call} {self.command}" if self.command else f"{self.call}()"
+
+
 class SandboxRun:
     """What one sandboxed call observed (filled in while it runs)."""
 
-    __slots__ = ("_rng", "clock", "network", "on_sleep", "seed")
+    __slots__ = ("_rng", "clock", "network", "on_sleep", "processes", "processes_allowed", "seed")
 
     def __init__(self, clock: VirtualClock, seed: bytes) -> None:
         self.clock = clock
         self.seed = seed
         self.network: list[NetworkAttempt] = []
+        #: processes the call tried to start while its controller may not (each refused)
+        self.processes: list[ProcessAttempt] = []
+        #: the controller's ``processes: allowed`` (set by the caller): starts are let through, contained
+        self.processes_allowed = False
         self._rng: random.Random | None = None
         #: told of every sleep before the clock moves (a kopf daemon parks at its first sleep)
         self.on_sleep: Callable[[float], None] | None = None
@@ -391,6 +415,45 @@ def network_blocked(address: str) -> NetworkBlocked:
         f"kamera: connection to {address} refused: a controller under kamera must not open network "
         "connections of its own (the simulated API server is reached through the kubernetes client)",
     )
+
+
+#: the audit events of a new process (``os.forkpty`` is what ``pty.spawn`` and ``pty.fork`` call)
+PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
+                            "os.forkpty", "pty.spawn", "os.startfile"})
+
+
+def process_refused(event: str, args: tuple[Any, ...]) -> ProcessRefused | None:
+    """What the worker's audit hook raises for a process started by user code: None when no sandboxed
+    call runs (kamera's own forks between steps) or its controller allows processes; otherwise the
+    attempt is recorded — a finding even when the controller swallows the error."""
+    run = _ACTIVE
+    if run is None or run.processes_allowed:
+        return None
+    attempt = ProcessAttempt(event, command_line(event, args), tuple(traceback.extract_stack()[:-2]))
+    run.processes.append(attempt)
+    return ProcessRefused(
+        1, f"kamera: starting a process ({attempt.describe()}) is refused: kamera cannot model what a child "
+           "process does (fake the tool with `fakes:`, or set `processes: allowed` on the controller)")
+
+
+def command_line(event: str, args: tuple[Any, ...]) -> str:
+    """The command an audit event starts, shell-quoted: the argv where the event has one."""
+    argv: Any = None
+    if event == "os.system" and args:
+        return os.fsdecode(args[0]) if isinstance(args[0], (str, bytes)) else str(args[0])
+    if event == "subprocess.Popen" and len(args) > 1:
+        argv = args[1] if args[1] is not None else args[0]
+    elif event in ("os.exec", "os.posix_spawn") and len(args) > 1:
+        argv = args[1]
+    elif event == "os.spawn" and len(args) > 2:
+        argv = args[2]
+    elif event == "pty.spawn" and args:
+        argv = args[0]
+    if isinstance(argv, (str, bytes)):
+        return os.fsdecode(argv)
+    if isinstance(argv, (list, tuple)):
+        return shlex.join(os.fsdecode(a) if isinstance(a, (str, bytes, os.PathLike)) else str(a) for a in argv)
+    return ""
 
 
 def format_address(address: object) -> str:

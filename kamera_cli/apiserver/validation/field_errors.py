@@ -14,37 +14,14 @@ import functools
 import ipaddress
 import json
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Iterable
+from typing import Any
 
 Cause = dict[str, str]
-#: ``isinstance(x, MAPPING)`` is ``isinstance(x, Mapping)``, but a dict (what JSON gives) answers at
-#: the first, exact check instead of through the ABC's ``__instancecheck__``, a Python-level call
-#: that cost ~20 of them per Deployment write.
-MAPPING: Final = (dict, Mapping)
 
 
 class GoRepr(str):
     """A value already rendered the way Go's ``%#v`` prints it (structs kamera does not model)."""
-
-
-_GO_ESCAPES: Final = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-                      "\v": "\\v", "\\": "\\\\", '"': '\\"'}
-
-
-def _go_escape(c: str) -> str:
-    hit = _GO_ESCAPES.get(c)
-    if hit is not None:
-        return hit
-    if c.isprintable():
-        return c
-    n = ord(c)
-    return f"\\x{n:02x}" if n < 0x80 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
-
-
-def go_quote(text: str) -> str:
-    """Go's ``%q`` of a string (``strconv.Quote``), as upstream messages quote names and values."""
-    return '"' + "".join(map(_go_escape, text)) + '"'
 
 
 def go_value(value: Any) -> str:

@@ -17,11 +17,11 @@ from kamera_cli.apiserver.registry.kinds import ResourceInfo
 from kamera_cli.apiserver.registry.schema_plan import PY_TYPES as _PY_TYPES
 from kamera_cli.apiserver.registry.schema_plan import is_zero, needs_prune, typed_ok
 from kamera_cli.apiserver.validation import field_errors as F
-from kamera_cli.apiserver.validation.field_errors import MAPPING
 from kamera_cli.apiserver.validation.quantity import QuantityError, canonicalize, plan_for
 from kamera_cli.apiserver.validation.rbac import GROUP as _RBAC
 from kamera_cli.apiserver.validation.rbac import KINDS as _RBAC_KINDS
 from kamera_cli.apiserver.validation.rbac import path_segment_name
+from kamera_cli.model.objects import MAPPING
 
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
