@@ -380,15 +380,29 @@ class KopfOperator(ReconcilerFactory):
             return self.keep_memo(memory.memo)
 
 
-def metadata_matches(handler: Any, obj: Mapping[str, Any]) -> bool:
-    """Whether ``obj``'s labels and annotations pass the handler's ``labels=``/``annotations=`` filters,
-    as kopf's ``registries._matches_metadata`` decides; a callable value (which kopf calls with the
-    cause's kwargs) is taken to match, so only what surely does not match is left out."""
+def metadata_matches(handler: Any, obj: Mapping[str, Any], logger: Any = None) -> bool:
+    """Whether ``obj`` passes the handler's ``labels=``/``annotations=`` filters and its ``when=``
+    callback, as kopf's ``registries.match`` decides (``_matches_labels``, ``_matches_annotations``,
+    ``_matches_filter_callback``), with the body kwargs kopf gives them (``causes.ResourceCause``:
+    ``body``, ``spec``, ``meta``, ``status``, ``name``, ``namespace``, ``labels``, ...).  A callback that
+    raises, or needs a kwarg only a real event has, is taken to match: only what surely does not match
+    is left out (the tick or the event step then decides with kopf's own matching)."""
+    from kopf._cogs.structs import bodies
     from kopf._core.intents import filters
 
-    meta = obj.get("metadata") or {}
-    for pattern, content in ((handler.labels, meta.get("labels") or {}),
-                             (handler.annotations, meta.get("annotations") or {})):
+    body = bodies.Body(cast(Any, dict(obj)))
+    kwargs = {"body": body, "spec": body.spec, "meta": body.metadata, "status": body.status,
+              "uid": body.metadata.uid, "name": body.metadata.name, "namespace": body.metadata.namespace,
+              "labels": body.metadata.labels, "annotations": body.metadata.annotations,
+              "logger": logger or logging.getLogger("kopf.objects")}
+
+    def passes(check: Callable[..., Any], *args: Any) -> bool:
+        try:
+            return bool(check(*args, **kwargs))
+        except Exception:  # a filter that cannot be evaluated here is left to kopf
+            return True
+
+    for pattern, content in ((handler.labels, body.metadata.labels), (handler.annotations, body.metadata.annotations)):
         for key, value in (pattern or {}).items():
             if value is filters.MetaFilterToken.ABSENT:
                 if key in content:
@@ -396,9 +410,13 @@ def metadata_matches(handler: Any, obj: Mapping[str, Any]) -> bool:
             elif value is filters.MetaFilterToken.PRESENT:
                 if key not in content:
                     return False
-            elif not callable(value) and content.get(key) != value:
+            elif callable(value):
+                if not passes(value, content.get(key)):
+                    return False
+            elif content.get(key) != value:
                 return False
-    return True
+    when = getattr(handler, "when", None)
+    return when is None or passes(when)
 
 
 @contextlib.contextmanager
