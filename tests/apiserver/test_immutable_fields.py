@@ -35,6 +35,41 @@ def test_pod_image_may_change_but_not_the_rest_of_the_spec(api_client):
     assert body["message"].startswith('Pod "p" is invalid: spec: Forbidden: pod updates may not change fields')
 
 
+TOLERATION = {"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoExecute", "tolerationSeconds": 30}
+
+
+def _tolerant_pod(api_client) -> tuple[client.CoreV1Api, client.V1Pod]:
+    core = client.CoreV1Api(api_client)
+    core.create_namespaced_pod("default", {**POD, "spec": {**POD["spec"], "tolerations": [dict(TOLERATION)]}})
+    return core, core.read_namespaced_pod("p", "default")
+
+
+def test_a_pod_update_may_add_tolerations_and_change_their_seconds(api_client):
+    # ValidatePodUpdate / validateOnlyAddedTolerations: additions, and tolerationSeconds, are allowed
+    core, pod = _tolerant_pod(api_client)
+    pod.spec.tolerations[0].toleration_seconds = 60
+    pod.spec.tolerations.append(client.V1Toleration(key="gpu", operator="Exists", effect="NoSchedule"))
+    replaced = core.replace_namespaced_pod("p", "default", pod)
+    assert [(t.key, t.toleration_seconds) for t in replaced.spec.tolerations] == [("dedicated", 60), ("gpu", None)]
+
+
+@pytest.mark.parametrize("change", ["remove", "modify"])
+def test_a_pod_update_may_not_remove_or_modify_a_toleration(api_client, change):
+    core, pod = _tolerant_pod(api_client)
+    if change == "remove":
+        pod.spec.tolerations = [client.V1Toleration(key="gpu", operator="Exists", effect="NoSchedule")]
+    else:
+        pod.spec.tolerations[0].value = "web"
+    with pytest.raises(ApiException) as exc:
+        core.replace_namespaced_pod("p", "default", pod)
+    assert [(c["reason"], c["field"], c["message"]) for c in _invalid(exc)["details"]["causes"]] == [
+        ("FieldValueForbidden", "spec.tolerations",
+         "Forbidden: existing toleration can not be modified except its tolerationSeconds")]
+    with pytest.raises(ApiException) as exc:  # a JSON patch removing it is refused alike
+        core.patch_namespaced_pod("p", "default", [{"op": "remove", "path": "/spec/tolerations/0"}])
+    assert _invalid(exc)["details"]["causes"][0]["field"] == "spec.tolerations"
+
+
 def test_deployment_selector_is_immutable(api_client):
     apps = client.AppsV1Api(api_client)
     d = apps.create_namespaced_deployment("default", DEPLOY)

@@ -244,6 +244,33 @@ def test_kubernetes_models_first_imported_inside_a_reconcile_still_work(tmp_path
     assert "kubernetes.client.models.v1alpha2_lease_candidate_spec" in sys.modules
 
 
+def test_a_controllers_signal_handler_is_recorded_not_installed() -> None:
+    """A module that calls ``signal.signal`` at import (k8s-sidecar's SIGTERM handler) may be re-imported on
+    a step's worker thread, and the process's signals are kamera's: the handler is recorded, never installed."""
+    import signal
+    import threading
+
+    before = signal.getsignal(signal.SIGTERM)
+    answers: list[object] = []
+
+    def handler(signum: int, frame: object) -> None:
+        pass
+
+    def install() -> None:
+        answers.append(signal.signal(signal.SIGTERM, handler))
+        answers.append(signal.signal(signal.SIGTERM, signal.SIG_DFL))
+
+    with sandboxed(VirtualClock(0.0), b"seed"):
+        worker = threading.Thread(target=install)
+        worker.start()
+        worker.join()
+    assert answers[1] is handler  # the previous handler, as signal.signal returns it
+    assert signal.getsignal(signal.SIGTERM) is before
+    from kamera_cli.adapters.sandbox import fence
+
+    assert signal.signal is fence._real_signal  # put back
+
+
 @pytest.mark.parametrize(("event", "args", "shown"), [
     ("subprocess.Popen", ("sleep", ["sleep", "300"], None, None), "sleep 300"),
     ("subprocess.Popen", (None, "echo 'a b' | wc", None, None), "echo 'a b' | wc"),

@@ -161,7 +161,7 @@ class ProgramFactory(EntrypointLoader):
     def unload(self) -> None:
         """End the suspended programs (on the sandbox's worker thread, where they live), then unload."""
         if self._parking and self.containment is not None:
-            from kamera_cli.adapters.reconcile.running import call_sandboxed
+            from kamera_cli.adapters.sandbox.calls import call_sandboxed
             from kamera_cli.adapters.sandbox.fence import VirtualClock
 
             call_sandboxed(self, lambda: self._parking.clear(self.containment), budget_seconds=5.0,

@@ -17,6 +17,8 @@ being one.  While a sandbox is active:
   ``os.urandom``, ``secrets`` and ``random.SystemRandom`` are deliberately left alone: code that asks
   for OS entropy is asking for unpredictability, and faking it silently could hide a real bug.
   ``random.Random()`` instances a controller creates itself are seeded from the OS too.
+* ``signal.signal`` records the controller's handler and returns the one it set before, without
+  installing it: the process and its signals are kamera's, and a step may run on a worker thread.
 * opening a network connection (``socket.connect``/``connect_ex``, ``socket.create_connection``,
   a datagram ``sendto``, resolving a non-local name with ``getaddrinfo``) raises
   :class:`NetworkBlocked` inside the user code and is recorded on the side, so kamera reports it
@@ -36,6 +38,7 @@ import ipaddress
 import os
 import random
 import shlex
+import signal
 import socket
 import time
 import traceback
@@ -516,8 +519,25 @@ def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
 # ---------------------------------------------------------------------------------------------------------------
 # patch plans
 #: (owner, attribute, real, stand-in) for the process-wide patches
+_real_signal = signal.signal
+#: what user code asked ``signal.signal`` for, by signal number (recorded, never installed)
+_USER_HANDLERS: dict[int, Any] = {}
+
+
+def _signal(signalnum: Any, handler: Any, /) -> Any:
+    """A controller's signal handler is recorded, not installed: the process is kamera's (its own SIGTERM
+    and SIGUSR1 handling must stay), and a module re-imported on a step's worker thread would otherwise
+    fail with "signal only works in main thread". Returns the handler the controller set before, as
+    ``signal.signal`` does."""
+    number = int(signalnum)
+    previous = _USER_HANDLERS.get(number, signal.getsignal(number))  # getsignal refuses unknown numbers
+    _USER_HANDLERS[number] = handler
+    return previous
+
+
 _GLOBAL_PATCHES: tuple[tuple[Any, str, Any, Any], ...] = (
     (time, "time", _real_time, _time),
+    (signal, "signal", _real_signal, _signal),
     (time, "time_ns", _real_time_ns, _time_ns),
     (time, "monotonic", _real_monotonic, _monotonic),
     (time, "monotonic_ns", _real_monotonic_ns, _monotonic_ns),

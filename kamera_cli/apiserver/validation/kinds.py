@@ -19,7 +19,7 @@ from kamera_cli.apiserver.validation import networking as validation_net
 from kamera_cli.apiserver.validation import rbac as validation_rbac
 from kamera_cli.apiserver.validation import service as validation_service
 from kamera_cli.apiserver.validation.field_errors import Cause, GoRepr
-from kamera_cli.apiserver.validation.pod import validate_pod_spec, validate_template
+from kamera_cli.apiserver.validation.pod import validate_pod_spec, validate_statefulset_template, validate_template
 from kamera_cli.apiserver.validation.pod_annotations import annotation_agreement, pod_annotations
 from kamera_cli.apiserver.validation.quantity import QuantityError, value_of
 from kamera_cli.model.objects import MAPPING
@@ -177,7 +177,7 @@ def _replication_controller(obj: Obj) -> list[Cause]:
 
 
 def _statefulset(obj: Obj) -> list[Cause]:
-    """``ValidateStatefulSetSpec``."""
+    """``ValidateStatefulSetSpec``: its template only as ``validate_statefulset_template`` says."""
     spec, out = _counted(obj)
     policy = spec.get("podManagementPolicy")
     if policy not in (None, "OrderedReady", "Parallel"):
@@ -191,7 +191,9 @@ def _statefulset(obj: Obj) -> list[Cause]:
     partition = (strategy.get("rollingUpdate") or {}).get("partition") if isinstance(
         strategy.get("rollingUpdate"), Mapping) else None
     out += F.nonnegative("spec.updateStrategy.rollingUpdate.partition", partition)
-    _templated(spec, "statefulset", "StatefulSet", out)
+    selector = _workload_selector(spec, "statefulset", out)
+    _matches_template(selector, spec, out)
+    out += validate_statefulset_template(spec.get("template"), "spec.template")
     return out
 
 

@@ -266,3 +266,26 @@ def validate_template(template: Any, path: str, *, restart: tuple[str, ...], own
     if not out:
         _VALID.add(template, key)
     return out
+
+
+def validate_statefulset_template(template: Any, path: str) -> list[Cause]:
+    """``ValidatePodTemplateSpecForStatefulSet`` and the template rules of ``ValidateStatefulSetSpec``
+    (pkg/apis/apps/validation/validation.go): the template's pod-specific annotations, restartPolicy
+    Always and no activeDeadlineSeconds -- never the pod spec.
+
+    Why not the spec: upstream leaves it unchecked on purpose (its TODO: the containers mount the
+    ``volumeClaimTemplates``, which are volumes only in the pods the controller makes), so the canonical
+    StatefulSet -- a container mounting a claim template -- must be accepted; a wrong spec shows up as
+    pods the controller cannot create, as on a real cluster.  (The selector-matches-labels rule is the
+    caller's, shared with the other workloads.)"""
+    if not isinstance(template, MAPPING):
+        return [F.required(path)]
+    spec = _mapping(template, "spec")
+    out = pod_annotations(_mapping(template, "metadata").get("annotations"), spec, f"{path}.annotations")
+    policy = spec.get("restartPolicy") or ""
+    if policy != "Always":
+        out.append(F.not_supported(f"{path}.spec.restartPolicy", policy, ("Always",)))
+    if spec.get("activeDeadlineSeconds") is not None:
+        out.append(F.forbidden(f"{path}.spec.activeDeadlineSeconds",
+                               "activeDeadlineSeconds in StatefulSet is not Supported"))
+    return out

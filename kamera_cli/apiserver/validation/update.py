@@ -56,8 +56,29 @@ def _pod(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
         return out
 
     old_spec, new_spec = old.get("spec"), new.get("spec")
+    out = _only_added_tolerations(_get(old, "spec", "tolerations"), _get(new, "spec", "tolerations"))
     if mutable_removed(old_spec) != mutable_removed(new_spec):
-        return [cause("FieldValueForbidden", "spec", _POD_MESSAGE)]
+        out.append(cause("FieldValueForbidden", "spec", _POD_MESSAGE))
+    return out
+
+
+def _toleration_key(toleration: Any) -> Any:
+    """A toleration as ``validateOnlyAddedTolerations`` compares it: without ``tolerationSeconds``, and
+    with empty fields dropped (Go's ``DeepEqual`` sees an absent string and ``""`` alike)."""
+    if not isinstance(toleration, MAPPING):
+        return toleration
+    return {k: v for k, v in toleration.items() if k != "tolerationSeconds" and v not in ("", None)}
+
+
+def _only_added_tolerations(old: Any, new: Any) -> Causes:
+    """``validateOnlyAddedTolerations`` (pkg/apis/core/validation, from ``ValidatePodUpdate``): every
+    existing toleration must still be there, only its ``tolerationSeconds`` may change; one cause at
+    most.  (Its ``ValidateTolerations`` of the new list is the create-time rule, which runs anyway.)"""
+    kept = [_toleration_key(t) for t in new] if isinstance(new, list) else []
+    for toleration in old if isinstance(old, list) else ():
+        if _toleration_key(toleration) not in kept:
+            return [cause("FieldValueForbidden", "spec.tolerations",
+                          "Forbidden: existing toleration can not be modified except its tolerationSeconds")]
     return []
 
 
