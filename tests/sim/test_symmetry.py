@@ -174,6 +174,13 @@ def test_reduced_and_full_search_agree_on_generated_families(tmp_path: Path, kin
     _agree(_write(tmp_path, kind=kind, size=2, nodes=nodes, fates=fates, backoff=backoff))
 
 
+def test_three_replicas_over_two_nodes_agree_with_the_full_search(tmp_path: Path) -> None:
+    """The scheduler picks a node by a hash of the pod's name (docs/semantics.md, "Symmetry"): with
+    two nodes and pods that may fail, the merged search still finds every outcome up to renaming."""
+    full, reduced = _agree(_write(tmp_path, kind="replicaset", size=3, nodes=2, fates=True, backoff=0))
+    assert reduced < full
+
+
 def test_symmetry_merges_what_partial_order_reduction_alone_does_not(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Three pods of a Job that may each fail: the fates' orders are one state each up to renaming."""
