@@ -70,6 +70,25 @@ def test_a_pod_update_may_not_remove_or_modify_a_toleration(api_client, change):
     assert _invalid(exc)["details"]["causes"][0]["field"] == "spec.tolerations"
 
 
+def test_a_pod_update_may_remove_scheduling_gates_but_not_add_them(api_client):
+    # ValidatePodUpdate / validateOnlyDeletedSchedulingGates: removing gates is how a pod is released
+    core = client.CoreV1Api(api_client)
+    gates = [{"name": "example.com/quota"}, {"name": "example.com/data"}]
+    core.create_namespaced_pod("default", {**POD, "spec": {**POD["spec"], "schedulingGates": gates}})
+    pod = core.read_namespaced_pod("p", "default")
+    pod.spec.scheduling_gates = [client.V1PodSchedulingGate(name="example.com/data")]
+    assert [g.name for g in core.replace_namespaced_pod("p", "default", pod).spec.scheduling_gates] == [
+        "example.com/data"]
+    with pytest.raises(ApiException) as exc:
+        core.patch_namespaced_pod("p", "default", [{"op": "add", "path": "/spec/schedulingGates/-",
+                                                    "value": {"name": "example.com/late"}}])
+    assert [(c["reason"], c["field"], c["message"]) for c in _invalid(exc)["details"]["causes"]] == [
+        ("FieldValueForbidden", "spec.schedulingGates[1].name",
+         "Forbidden: only deletion is allowed, but found new scheduling gate 'example.com/late'")]
+    assert core.patch_namespaced_pod("p", "default", [{"op": "remove", "path": "/spec/schedulingGates"}]
+                                     ).spec.scheduling_gates is None
+
+
 def test_deployment_selector_is_immutable(api_client):
     apps = client.AppsV1Api(api_client)
     d = apps.create_namespaced_deployment("default", DEPLOY)

@@ -48,7 +48,7 @@ def _pod(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
         if not isinstance(spec, MAPPING):
             return spec
         out = {k: v for k, v in spec.items() if k not in ("activeDeadlineSeconds", "tolerations",
-                                                          "terminationGracePeriodSeconds")}
+                                                          "terminationGracePeriodSeconds", "schedulingGates")}
         for key in ("containers", "initContainers"):
             if isinstance(out.get(key), list):
                 out[key] = [{k: v for k, v in c.items() if k != "image"} if isinstance(c, MAPPING) else c
@@ -57,6 +57,7 @@ def _pod(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
 
     old_spec, new_spec = old.get("spec"), new.get("spec")
     out = _only_added_tolerations(_get(old, "spec", "tolerations"), _get(new, "spec", "tolerations"))
+    out += _only_deleted_gates(_get(old, "spec", "schedulingGates"), _get(new, "spec", "schedulingGates"))
     if mutable_removed(old_spec) != mutable_removed(new_spec):
         out.append(cause("FieldValueForbidden", "spec", _POD_MESSAGE))
     return out
@@ -68,6 +69,20 @@ def _toleration_key(toleration: Any) -> Any:
     if not isinstance(toleration, MAPPING):
         return toleration
     return {k: v for k, v in toleration.items() if k != "tolerationSeconds" and v not in ("", None)}
+
+
+def _gate_names(gates: Any) -> list[Any]:
+    return [g.get("name") if isinstance(g, MAPPING) else g for g in gates] if isinstance(gates, list) else []
+
+
+def _only_deleted_gates(old: Any, new: Any) -> Causes:
+    """``validateOnlyDeletedSchedulingGates`` (from ``ValidatePodUpdate``): a controller releases a gated
+    pod by removing its gates, so removals pass; a gate the old pod lacked is one cause each, in list
+    order (upstream walks a map, in random order)."""
+    before = set(_gate_names(old))
+    return [cause("FieldValueForbidden", f"spec.schedulingGates[{i}].name",
+                  f"Forbidden: only deletion is allowed, but found new scheduling gate '{name}'")
+            for i, name in enumerate(_gate_names(new)) if name not in before]
 
 
 def _only_added_tolerations(old: Any, new: Any) -> Causes:
