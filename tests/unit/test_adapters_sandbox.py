@@ -299,3 +299,42 @@ def test_a_process_started_in_a_sandboxed_call_is_recorded_and_refused_unless_al
         run.processes_allowed = True
         assert process_refused("os.fork", ()) is None
         assert len(run.processes) == 1
+
+
+def _run_once(tmp_path: Path, code: str, budget: float = 5) -> Any:
+    write(tmp_path, "ctrl.py", code)
+    factory = load_reconciler("ctrl.py:reconcile", tmp_path, scenario="demo", controller="odd")
+    try:
+        return run_reconcile(factory, Request("default", "x"), None, budget_seconds=budget,
+                             clock=VirtualClock(EPOCH), seed=b"")
+    finally:
+        factory.unload()
+
+
+def test_a_reconcile_that_closes_stdout_silences_only_itself(tmp_path: Path) -> None:
+    """It closed its own stream: kamera still reads what it printed, and nothing breaks (issue #28)."""
+    outcome = _run_once(tmp_path, """
+        import sys
+        def reconcile(request):
+            print("before")
+            sys.stdout.close()
+            sys.stderr.close()
+            return {"requeue_after": 5}
+        """)
+    assert outcome.kind == "ok", outcome.error
+    assert outcome.result.requeue_after == 5 and outcome.output == "before"
+    print("kamera's own stdout still works")
+
+
+def test_a_returned_object_whose_attributes_never_answer_is_an_overrun(tmp_path: Path) -> None:
+    """Reading the result runs under the step's budget: a timeout finding, not a kamera that hangs."""
+    outcome = _run_once(tmp_path, """
+        class Hang:
+            def __getattr__(self, name):
+                while True:
+                    pass
+        def reconcile(request):
+            return Hang()
+        """, budget=1)
+    assert outcome.kind == "timeout"
+    assert "__getattr__" in outcome.error.traceback

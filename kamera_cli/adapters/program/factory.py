@@ -17,10 +17,11 @@ The explorer knows each as a controller with keys of its own: the program and th
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,7 @@ from kamera_cli.adapters.program.threads import ProgramDeadlocked, Threads
 from kamera_cli.adapters.sandbox.fence import active_run
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader, arity_of
 from kamera_cli.adapters.sandbox.process import ProcessView
+from kamera_cli.adapters.sandbox.servers import idle_servers
 from kamera_cli.adapters.sandbox.values import Request, Result
 from kamera_cli.errors import EntrypointError
 from kamera_cli.model.objects import KindRef
@@ -117,6 +119,16 @@ class ProgramFactory(EntrypointLoader):
                                   hint="pip install greenlet (or reinstall kamera-cli with its dependencies)")
         super().__init__(entrypoint, base_dir, scenario=scenario, controller=controller, env=env)
         self.memory_owner = controller
+
+    def scope(self) -> contextlib.AbstractContextManager[None]:
+        """The loader's scope, with servers idle: a program's health or metrics endpoint (``http.server``,
+        ``wsgiref``, ``prometheus_client``) binds nothing, and its ``serve_forever`` returns at once."""
+        return self._scope()
+
+    @contextlib.contextmanager
+    def _scope(self) -> Iterator[None]:
+        with super().scope(), idle_servers():
+            yield
 
     #: a program sees the clock through its sleeps, so its steps are kept in order (never reordered)
     @property

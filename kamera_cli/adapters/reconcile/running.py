@@ -120,8 +120,11 @@ def run_reconcile(
 
     Not re-entrant and not thread-safe: kamera runs one reconcile at a time per process.
     """
+    # the result is read in the step too, under its budget: a returned object whose attributes never
+    # answer is the controller's overrun, not a kamera that hangs (issue #28)
     raw = call_sandboxed(
-        factory, lambda: factory.invoke(request, client), budget_seconds=budget_seconds, clock=clock, seed=seed
+        factory, lambda: _read_result(factory.invoke(request, client)), budget_seconds=budget_seconds, clock=clock,
+        seed=seed,
     )
     roots = factory.module_set.roots
     base = str(factory.base_dir)
@@ -139,11 +142,18 @@ def run_reconcile(
         retry = failure_retry(raw.error) if kind in ("api-error", "exception") else None
         return ReconcileOutcome(kind, result=retry or (_REQUEUE if kind == "api-error" else None), error=error,
                                 output=out)
+    if isinstance(raw.value, InvalidResult):
+        return ReconcileOutcome("exception", error=ErrorInfo("InvalidResult", str(raw.value), ""), output=out)
+    return ReconcileOutcome("ok", result=raw.value, output=out)
+
+
+def _read_result(value: Any) -> Result | InvalidResult:
+    """What the reconcile returned, read as a Result (or why it cannot be): the refusal is a value, so
+    that kamera's own exception is never taken for one the controller raised."""
     try:
-        result = normalise_result(raw.value)
+        return normalise_result(value)
     except InvalidResult as exc:
-        return ReconcileOutcome("exception", error=ErrorInfo("InvalidResult", str(exc), ""), output=out)
-    return ReconcileOutcome("ok", result=result, output=out)
+        return exc
 
 
 def run_mapper(

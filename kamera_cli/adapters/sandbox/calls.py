@@ -171,7 +171,7 @@ def call_sandboxed(
     call = _Call(fn, contextvars.copy_context())
     stuck_at: tuple[traceback.FrameSummary, ...] = ()
     worker = _get_worker()
-    printed = io.StringIO()
+    printed = _StepOutput()
     # catch_warnings: a warning shown "once" is shown once per step, not once per process (what a
     # step prints must not depend on the steps this process ran before), and filters a controller
     # sets stay in its step
@@ -212,6 +212,14 @@ def call_sandboxed(
 
 #: the most a step's log keeps of what the controller printed
 OUTPUT_LIMIT = 4000
+
+
+class _StepOutput(io.StringIO):
+    """A step's ``sys.stdout``/``sys.stderr``: closing it closes nothing (a controller that calls
+    ``sys.stdout.close()`` silences only itself; kamera still reads what it printed, issue #28)."""
+
+    def close(self) -> None:
+        pass
 
 
 @contextlib.contextmanager
