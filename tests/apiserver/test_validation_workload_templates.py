@@ -141,3 +141,31 @@ def test_a_deployment_may_surge_and_be_unavailable_at_once_and_surge_over_100_pe
     deploy["spec"].pop("updateStrategy")
     deploy["spec"]["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": "200%"}}
     assert server.create(deploy)["spec"]["strategy"]["rollingUpdate"]["maxSurge"] == "200%"
+
+
+# -- ValidatePodTemplateSpec / ValidatePodTemplateSpecForStatefulSet: the template's own metadata ----------
+
+_BAD_META = {"labels": {"app": "db", "bad key!": "x", "tier": "not a value"}, "annotations": {"ok/": "y"}}
+_BAD_CAUSES = [
+    ("FieldValueInvalid", "spec.template.labels",
+     "Invalid value: \"bad key!\": name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+     "start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+     "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"),
+    ("FieldValueInvalid", "spec.template.labels",
+     "Invalid value: \"not a value\": a valid label must be an empty string or consist of alphanumeric "
+     "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+     "'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"),
+    ("FieldValueInvalid", "spec.template.annotations",
+     "Invalid value: \"ok/\": name part must be non-empty")]
+
+
+@pytest.mark.parametrize("kind", ["StatefulSet", "Deployment"])
+def test_template_labels_and_annotations_are_validated_at_the_template_path(server, kind):
+    obj = _statefulset()
+    obj["kind"] = kind
+    if kind == "Deployment":
+        obj["spec"] = {k: v for k, v in obj["spec"].items() if k in ("selector", "template")}
+        obj["spec"]["template"]["spec"]["volumes"] = [{"name": "data", "emptyDir": {}}]
+    obj["spec"]["template"]["metadata"] = copy.deepcopy(_BAD_META)
+    causes = _causes(server, obj)
+    assert causes[:3] == _BAD_CAUSES and len(causes) == 3

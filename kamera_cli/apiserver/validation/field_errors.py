@@ -14,7 +14,7 @@ import functools
 import ipaddress
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 Cause = dict[str, str]
@@ -162,6 +162,26 @@ def qualified_name(value: str) -> list[str]:
 def label_value(value: str) -> list[str]:
     out = [_max_len(63)] if len(value) > 63 else []
     return out + ([] if _VALUE_RE.match(value) else [_VALUE_MSG])
+
+
+ANNOTATIONS_LIMIT = 256 * 1024  # TotalAnnotationSizeLimitB
+
+
+def labels_and_annotations(labels: Any, annotations: Any, path: str) -> list[Cause]:
+    """``ValidateLabels`` and ``ValidateAnnotations`` of one object's (or template's) metadata at
+    ``path.labels`` / ``path.annotations``: qualified keys (annotation keys lower-cased), label values,
+    256 KiB of annotations in all.  Maps that are not maps of strings are the schema's to refuse."""
+    out: list[Cause] = []
+    labels = labels if isinstance(labels, Mapping) else {}
+    for key in sorted(labels):
+        out += each_invalid(f"{path}.labels", key, qualified_name(str(key)))
+        out += each_invalid(f"{path}.labels", labels[key], label_value(str(labels[key])))
+    annotations = annotations if isinstance(annotations, Mapping) else {}
+    for key in sorted(annotations):
+        out += each_invalid(f"{path}.annotations", key, qualified_name(str(key).lower()))
+    if sum(len(str(k)) + len(str(v)) for k, v in annotations.items()) > ANNOTATIONS_LIMIT:
+        out.append(too_long(f"{path}.annotations", ANNOTATIONS_LIMIT))
+    return out
 
 
 @functools.lru_cache(maxsize=4096)
