@@ -89,6 +89,25 @@ def test_a_pod_update_may_remove_scheduling_gates_but_not_add_them(api_client):
                                      ).spec.scheduling_gates is None
 
 
+def test_a_gated_pod_may_gain_node_selector_entries_only(api_client):
+    # ValidatePodUpdate: while gated, additions to spec.nodeSelector are allowed, no mutations or deletions
+    core = client.CoreV1Api(api_client)
+    core.create_namespaced_pod("default", {**POD, "spec": {**POD["spec"], "nodeSelector": {"disk": "ssd"},
+                                                           "schedulingGates": [{"name": "example.com/q"}]}})
+    patched = core.patch_namespaced_pod("p", "default", {"spec": {"nodeSelector": {"zone": "a"}}})
+    assert patched.spec.node_selector == {"disk": "ssd", "zone": "a"}
+    with pytest.raises(ApiException) as exc:
+        core.patch_namespaced_pod("p", "default", {"spec": {"nodeSelector": {"disk": "hdd"}}})
+    assert [(c["reason"], c["field"], c["message"]) for c in _invalid(exc)["details"]["causes"]] == [
+        ("FieldValueInvalid", "spec.nodeSelector",
+         'Invalid value: map[string]string{"disk":"hdd", "zone":"a"}: only additions to spec.nodeSelector are '
+         "allowed (no mutations or deletions)")]
+    core.patch_namespaced_pod("p", "default", [{"op": "remove", "path": "/spec/schedulingGates"}])
+    with pytest.raises(ApiException) as exc:  # released: the spec is fixed again
+        core.patch_namespaced_pod("p", "default", {"spec": {"nodeSelector": {"rack": "1"}}})
+    assert _invalid(exc)["details"]["causes"][0]["field"] == "spec"
+
+
 def test_deployment_selector_is_immutable(api_client):
     apps = client.AppsV1Api(api_client)
     d = apps.create_namespaced_deployment("default", DEPLOY)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kamera_cli.apiserver.errors import cause
+from kamera_cli.apiserver.validation import field_errors as F
 from kamera_cli.apiserver.validation import service as validation_service
 from kamera_cli.apiserver.validation.quantity import QuantityError, value_of
 from kamera_cli.model.objects import MAPPING
@@ -44,11 +45,15 @@ def _immutable(old: Mapping[str, Any], new: Mapping[str, Any], *path: str) -> Ca
 
 
 def _pod(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
+    # a gated pod's nodeSelector may gain entries (how a queue such as Kueue places it before release)
+    gated = bool(_get(old, "spec", "schedulingGates"))
+    mutable = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds", "schedulingGates",
+               *(("nodeSelector",) if gated else ()))
+
     def mutable_removed(spec: Any) -> Any:
         if not isinstance(spec, MAPPING):
             return spec
-        out = {k: v for k, v in spec.items() if k not in ("activeDeadlineSeconds", "tolerations",
-                                                          "terminationGracePeriodSeconds", "schedulingGates")}
+        out = {k: v for k, v in spec.items() if k not in mutable}
         for key in ("containers", "initContainers"):
             if isinstance(out.get(key), list):
                 out[key] = [{k: v for k, v in c.items() if k != "image"} if isinstance(c, MAPPING) else c
@@ -58,9 +63,21 @@ def _pod(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
     old_spec, new_spec = old.get("spec"), new.get("spec")
     out = _only_added_tolerations(_get(old, "spec", "tolerations"), _get(new, "spec", "tolerations"))
     out += _only_deleted_gates(_get(old, "spec", "schedulingGates"), _get(new, "spec", "schedulingGates"))
+    if gated:
+        out += _only_added_selector(_get(old, "spec", "nodeSelector"), _get(new, "spec", "nodeSelector"))
     if mutable_removed(old_spec) != mutable_removed(new_spec):
         out.append(cause("FieldValueForbidden", "spec", _POD_MESSAGE))
     return out
+
+
+def _only_added_selector(old: Any, new: Any) -> Causes:
+    """``ValidatePodUpdate`` for a gated pod: ``spec.nodeSelector`` may only gain entries."""
+    before = old if isinstance(old, MAPPING) else {}
+    after = new if isinstance(new, MAPPING) else {}
+    if all(key in after and after[key] == value for key, value in before.items()):
+        return []
+    return [F.invalid("spec.nodeSelector", dict(after),
+                      "only additions to spec.nodeSelector are allowed (no mutations or deletions)")]
 
 
 def _toleration_key(toleration: Any) -> Any:
