@@ -83,3 +83,61 @@ def test_the_pods_of_the_canonical_statefulset_are_valid_pods():
     StatefulSetController().reconcile(h.cluster, "default", "db", "")
     [pod] = h.pods()
     assert {"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}} in pod["spec"]["volumes"]
+
+
+# -- validateRollingUpdateStatefulSet, ValidatePersistentVolumeClaimRetentionPolicy, ordinals ------------
+
+def test_statefulset_max_unavailable_retention_and_ordinals(server):
+    sts = _statefulset()
+    sts["spec"].update(updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0}},
+                       persistentVolumeClaimRetentionPolicy={"whenDeleted": "Keep"}, ordinals={"start": -1})
+    assert _causes(server, sts) == [
+        ("FieldValueInvalid", "spec.updateStrategy.rollingUpdate.maxUnavailable",
+         'Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:""}: cannot be 0'),
+        ("FieldValueNotSupported", "spec.persistentVolumeClaimRetentionPolicy.whenDeleted",
+         'Unsupported value: "Keep": supported values: "Retain", "Delete"'),
+        ("FieldValueInvalid", "spec.ordinals.start", "Invalid value: -1: must be greater than or equal to 0")]
+    sts["spec"].update(updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "50%"}},
+                       persistentVolumeClaimRetentionPolicy={"whenDeleted": "Delete"}, ordinals={"start": 3})
+    assert server.create(sts)["spec"]["persistentVolumeClaimRetentionPolicy"] == {"whenDeleted": "Delete",
+                                                                                  "whenScaled": "Retain"}
+
+
+# -- ValidateDaemonSetSpec / ValidateRollingUpdateDaemonSet ------------------------------------------------
+
+def _daemonset(rolling: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": dict(LABELS)},
+                     "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": rolling},
+                     "template": {"metadata": {"labels": dict(LABELS)},
+                                  "spec": {"containers": [{"name": "agent", "image": "agent:1"}]}}}}
+
+
+@pytest.mark.parametrize(("rolling", "expected"), [
+    ({"maxUnavailable": 0, "maxSurge": "25%"}, []),
+    ({"maxUnavailable": "10%"}, []),  # maxSurge defaults to 0
+    ({"maxSurge": 1}, [  # maxUnavailable defaults to 1: a surge then needs maxUnavailable 0
+        ("FieldValueInvalid", "spec.updateStrategy.rollingUpdate.maxSurge",
+         'Invalid value: intstr.IntOrString{Type:0, IntVal:1, StrVal:""}: may not be set when maxUnavailable is '
+         "non-zero")]),
+    ({"maxUnavailable": 0, "maxSurge": 0}, [
+        ("FieldValueRequired", "spec.updateStrategy.rollingUpdate.maxUnavailable",
+         "Required value: cannot be 0 when maxSurge is 0")]),
+    ({"maxUnavailable": 0, "maxSurge": "150%"}, [
+        ("FieldValueInvalid", "spec.updateStrategy.rollingUpdate.maxSurge",
+         'Invalid value: "150%": must not be greater than 100%')]),
+])
+def test_a_daemonset_rolls_with_exactly_one_of_surge_and_unavailability(server, rolling, expected):
+    if expected:
+        assert _causes(server, _daemonset(rolling)) == expected
+    else:
+        assert server.create(_daemonset(rolling))["metadata"]["name"] == "agent"
+
+
+def test_a_deployment_may_surge_and_be_unavailable_at_once_and_surge_over_100_percent(server):
+    # ValidateRollingUpdateDeployment caps maxUnavailable only, and allows both non-zero
+    deploy = _daemonset({})
+    deploy["kind"] = "Deployment"
+    deploy["spec"].pop("updateStrategy")
+    deploy["spec"]["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": "200%"}}
+    assert server.create(deploy)["spec"]["strategy"]["rollingUpdate"]["maxSurge"] == "200%"
