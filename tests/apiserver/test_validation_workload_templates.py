@@ -169,3 +169,82 @@ def test_template_labels_and_annotations_are_validated_at_the_template_path(serv
     obj["spec"]["template"]["metadata"] = copy.deepcopy(_BAD_META)
     causes = _causes(server, obj)
     assert causes[:3] == _BAD_CAUSES and len(causes) == 3
+
+
+# -- no false refusal: a pod spec using the features real manifests use passes in every kind's template ---
+
+_RICH_SPEC: dict[str, Any] = {
+    "initContainers": [
+        {"name": "sidecar", "image": "envoy", "restartPolicy": "Always",  # a native sidecar, with probes
+         "readinessProbe": {"tcpSocket": {"port": 9901}}, "startupProbe": {"httpGet": {"path": "/", "port": "admin"}},
+         "ports": [{"name": "admin", "containerPort": 9901}]},
+        {"name": "init", "image": "busybox", "command": ["sh", "-c", "true"]}],
+    "containers": [{
+        "name": "app", "image": "app:1", "ports": [{"name": "http", "containerPort": 8080}],
+        "livenessProbe": {"grpc": {"port": 8081}, "initialDelaySeconds": 5},
+        "readinessProbe": {"httpGet": {"path": "/healthz", "port": "http"}, "successThreshold": 2},
+        "lifecycle": {"preStop": {"exec": {"command": ["sleep", "5"]}}, "postStart": {"sleep": {"seconds": 1}}},
+        "resources": {"requests": {"cpu": "100m", "memory": "128Mi", "hugepages-2Mi": "2Mi"},
+                      "limits": {"memory": "256Mi", "hugepages-2Mi": "2Mi", "nvidia.com/gpu": "1"}},
+        "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                {"name": "MEM", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1Mi"}}}],
+        "envFrom": [{"configMapRef": {"name": "cfg"}, "prefix": "CFG_"}],
+        "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "allowPrivilegeEscalation": False,
+                            "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]},
+                            "seccompProfile": {"type": "RuntimeDefault"}},
+        "volumeMounts": [{"name": "cfg", "mountPath": "/etc/cfg", "readOnly": True},
+                         {"name": "tmp", "mountPath": "/tmp"}, {"name": "token", "mountPath": "/var/run/token"},
+                         {"name": "scratch", "mountPath": "/scratch"}]}],
+    "volumes": [
+        {"name": "cfg", "configMap": {"name": "cfg", "items": [{"key": "a", "path": "a.conf"}]}},
+        {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}},
+        {"name": "token", "projected": {"sources": [
+            {"serviceAccountToken": {"path": "token", "audience": "api", "expirationSeconds": 3600}},
+            {"downwardAPI": {"items": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}}]}},
+        {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {
+            "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}],
+    "securityContext": {"fsGroup": 2000, "runAsNonRoot": True,
+                        "sysctls": [{"name": "net.ipv4.ip_local_port_range", "value": "1024 65535"}]},
+    "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                                   "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": LABELS},
+                                   "matchLabelKeys": ["pod-template-hash"]}],
+    "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                                            "labelSelector": {"matchLabels": LABELS}}}]}},
+    "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+                     "tolerationSeconds": 300}],
+    "terminationGracePeriodSeconds": 60, "priorityClassName": "high", "serviceAccountName": "app",
+    "automountServiceAccountToken": False, "dnsConfig": {"options": [{"name": "ndots", "value": "2"}]},
+    "hostAliases": [{"ip": "127.0.0.1", "hostnames": ["foo.local"]}], "os": {"name": "linux"},
+    "readinessGates": [{"conditionType": "example.com/ready"}], "shareProcessNamespace": True,
+    "enableServiceLinks": False}
+
+
+def _rich(kind: str) -> dict[str, Any]:
+    template = {"metadata": {"labels": dict(LABELS),
+                             "annotations": {"kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z"}},
+                "spec": copy.deepcopy(_RICH_SPEC)}
+    meta = {"name": "w", "namespace": "default"}
+    if kind == "PodTemplate":
+        return {"apiVersion": "v1", "kind": kind, "metadata": meta, "template": template}
+    if kind in ("Job", "CronJob"):
+        template["spec"]["restartPolicy"] = "Never"
+        job = {"template": template}
+        if kind == "Job":
+            return {"apiVersion": "batch/v1", "kind": kind, "metadata": meta, "spec": job}
+        return {"apiVersion": "batch/v1", "kind": kind, "metadata": meta,
+                "spec": {"schedule": "*/5 * * * *", "timeZone": "Europe/Paris", "jobTemplate": {"spec": job}}}
+    if kind == "ReplicationController":
+        return {"apiVersion": "v1", "kind": kind, "metadata": meta, "spec": {"template": template}}
+    extra = {"StatefulSet": {"serviceName": "w"},
+             "Deployment": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%",
+                                                                                   "maxUnavailable": 0}}}}
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": meta,
+            "spec": {"selector": {"matchLabels": dict(LABELS)}, "template": template, **extra.get(kind, {})}}
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job", "CronJob",
+                                  "PodTemplate", "ReplicationController"])
+def test_a_rich_valid_template_is_accepted_by_every_kind(server, kind):
+    created = server.create(_rich(kind))
+    assert created["kind"] == kind and created["metadata"]["name"] == "w"
