@@ -8,6 +8,8 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from kamera_cli.apiserver.errors import ApiError
+
 POD = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "a"}]}}
 DEPLOY = {"metadata": {"name": "d"}, "spec": {
     "selector": {"matchLabels": {"app": "d"}},
@@ -106,6 +108,37 @@ def test_a_gated_pod_may_gain_node_selector_entries_only(api_client):
     with pytest.raises(ApiException) as exc:  # released: the spec is fixed again
         core.patch_namespaced_pod("p", "default", {"spec": {"nodeSelector": {"rack": "1"}}})
     assert _invalid(exc)["details"]["causes"][0]["field"] == "spec"
+
+
+@pytest.mark.parametrize(("before", "after", "message"), [
+    (None, 60, None), (60, 30, None),
+    (60, 90, "Invalid value: 90: must be less than or equal to previous value"),
+    (60, None, "Invalid value: null: must not update from a positive integer to nil value")])
+def test_a_pod_deadline_may_be_set_or_shortened_only(server, before, after, message):
+    # ValidatePodUpdate's activeDeadlineSeconds rules
+    spec = {**POD["spec"], **({"activeDeadlineSeconds": before} if before else {})}
+    pod = server.create({"apiVersion": "v1", "kind": "Pod", "metadata": {**POD["metadata"], "namespace": "default"},
+                         "spec": spec})
+    pod["spec"] = {k: v for k, v in pod["spec"].items() if k != "activeDeadlineSeconds"}
+    if after is not None:
+        pod["spec"]["activeDeadlineSeconds"] = after
+    if message is None:
+        assert server.update(pod)["spec"].get("activeDeadlineSeconds") == after
+        return
+    with pytest.raises(ApiError) as exc:
+        server.update(pod)
+    assert [(c["field"], c["message"]) for c in exc.value.body["details"]["causes"]] == [
+        ("spec.activeDeadlineSeconds", message)]
+
+
+def test_a_pod_grace_period_is_fixed_unless_a_negative_one_becomes_1(server):
+    pod = server.create({"apiVersion": "v1", "kind": "Pod", "metadata": {**POD["metadata"], "namespace": "default"},
+                         "spec": {**POD["spec"], "terminationGracePeriodSeconds": -5}})
+    with pytest.raises(ApiError) as exc:
+        server.update({**pod, "spec": {**pod["spec"], "terminationGracePeriodSeconds": 10}})
+    assert exc.value.body["details"]["causes"][0]["field"] == "spec"
+    assert server.update({**pod, "spec": {**pod["spec"], "terminationGracePeriodSeconds": 1}}
+                         )["spec"]["terminationGracePeriodSeconds"] == 1
 
 
 def test_deployment_selector_is_immutable(api_client):

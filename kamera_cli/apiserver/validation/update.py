@@ -46,9 +46,14 @@ def _immutable(old: Mapping[str, Any], new: Mapping[str, Any], *path: str) -> Ca
 
 def _pod(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
     # a gated pod's nodeSelector may gain entries (how a queue such as Kueue places it before release)
+    deadline = _deadline(_get(old, "spec", "activeDeadlineSeconds"), _get(new, "spec", "activeDeadlineSeconds"))
+    if deadline:
+        return deadline
     gated = bool(_get(old, "spec", "schedulingGates"))
-    mutable = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds", "schedulingGates",
-               *(("nodeSelector",) if gated else ()))
+    old_grace = _get(old, "spec", "terminationGracePeriodSeconds")
+    relaxed = isinstance(old_grace, int) and old_grace < 0 and _get(new, "spec", "terminationGracePeriodSeconds") == 1
+    mutable = ("activeDeadlineSeconds", "tolerations", "schedulingGates", *(("nodeSelector",) if gated else ()),
+               *(("terminationGracePeriodSeconds",) if relaxed else ()))
 
     def mutable_removed(spec: Any) -> Any:
         if not isinstance(spec, MAPPING):
@@ -68,6 +73,20 @@ def _pod(old: Mapping[str, Any], new: Mapping[str, Any]) -> Causes:
     if mutable_removed(old_spec) != mutable_removed(new_spec):
         out.append(cause("FieldValueForbidden", "spec", _POD_MESSAGE))
     return out
+
+
+def _deadline(old: Any, new: Any) -> Causes:
+    """``ValidatePodUpdate``'s ``activeDeadlineSeconds`` rules (the update stops at the first): within
+    0..2^31-1, never raised, never unset once set; setting it where there was none is allowed."""
+    path = "spec.activeDeadlineSeconds"
+    if isinstance(new, int):
+        if not 0 <= new <= 2147483647:
+            return [F.invalid(path, new, "must be between 0 and 2147483647, inclusive")]
+        if isinstance(old, int) and old < new:
+            return [F.invalid(path, new, "must be less than or equal to previous value")]
+    elif new is None and old is not None:
+        return [F.invalid(path, None, "must not update from a positive integer to nil value")]
+    return []
 
 
 def _only_added_selector(old: Any, new: Any) -> Causes:
