@@ -283,13 +283,14 @@ def test_a_controllers_signal_handler_is_recorded_not_installed() -> None:
     ("os.fork", (), ""),
 ])
 def test_a_process_event_is_shown_as_its_command_line(event: str, args: tuple[Any, ...], shown: str) -> None:
-    from kamera_cli.adapters.sandbox.fence import command_line
+    from kamera_cli.adapters.sandbox.child_processes import command_line
 
     assert command_line(event, args) == shown
 
 
 def test_a_process_started_in_a_sandboxed_call_is_recorded_and_refused_unless_allowed() -> None:
-    from kamera_cli.adapters.sandbox.fence import ProcessRefused, process_refused
+    from kamera_cli.adapters.sandbox.child_processes import ProcessRefused
+    from kamera_cli.adapters.sandbox.fence import process_refused
 
     assert process_refused("os.system", ("true",)) is None  # no call of user code runs: kamera's own
     with sandboxed(VirtualClock(0.0), b"s") as run:

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kamera_cli.adapters.sandbox.calls import KAMERA_DIR, CallRecord, ReconcileAbort, call_sandboxed, clean_text
-from kamera_cli.adapters.sandbox.fence import NetworkAttempt, ProcessAttempt, VirtualClock
+from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt
+from kamera_cli.adapters.sandbox.fence import NetworkAttempt, VirtualClock
 from kamera_cli.adapters.sandbox.loading import (
     InvalidMapping,
     Mapper,

@@ -10,7 +10,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from kamera_cli.adapters.sandbox.fence import PROCESS_EVENTS, format_address, network_blocked, process_refused
+from kamera_cli.adapters.sandbox.addresses import format_address
+from kamera_cli.adapters.sandbox.child_processes import PROCESS_EVENTS
+from kamera_cli.adapters.sandbox.fence import network_blocked, process_refused
 
 _audit_installed = False
 

@@ -32,7 +32,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kamera_cli.adapters.sandbox.fence import NetworkAttempt, ProcessAttempt, VirtualClock, sandboxed
+from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt
+from kamera_cli.adapters.sandbox.fence import NetworkAttempt, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader
 from kamera_cli.errors import InternalError
 

@@ -34,10 +34,7 @@ per process; the stand-ins read the active one, and fall back to the real functi
 from __future__ import annotations
 
 import datetime as _dt
-import ipaddress
-import os
 import random
-import shlex
 import signal
 import socket
 import time
@@ -49,12 +46,13 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from kamera_cli.adapters.sandbox.addresses import format_address, is_local_name
+from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt, ProcessRefused, command_line
+
 __all__ = [
     "NetworkAttempt",
     "NetworkBlocked",
     "PatchPlan",
-    "ProcessAttempt",
-    "ProcessRefused",
     "SandboxRun",
     "VirtualClock",
     "plan_for_modules",
@@ -88,22 +86,6 @@ class NetworkAttempt:
     address: str
     #: the user-visible stack at the attempt, as ``traceback.StackSummary`` lines
     stack: tuple[traceback.FrameSummary, ...]
-
-
-class ProcessRefused(PermissionError):
-    """Raised inside user code that starts a process its controller may not start (``processes:``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessAttempt:
-    #: the audit event: ``subprocess.Popen``, ``os.system``, ``os.fork``, ``os.exec``, ``pty.spawn``, ...
-    call: str
-    #: the command line as a shell would show it ("" for a fork, which runs no command)
-    command: str
-    stack: tuple[traceback.FrameSummary, ...]
-
-    def describe(self) -> str:
-        return f"{self.call} {self.command}" if self.command else f"{self.call}()"
 
 
 class SandboxRun:
@@ -417,11 +399,6 @@ def network_blocked(address: str) -> NetworkBlocked:
     )
 
 
-#: the audit events of a new process (``os.forkpty`` is what ``pty.spawn`` and ``pty.fork`` call)
-PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
-                            "os.forkpty", "pty.spawn", "os.startfile"})
-
-
 def process_refused(event: str, args: tuple[Any, ...]) -> ProcessRefused | None:
     """What the worker's audit hook raises for a process started by user code: None when no sandboxed
     call runs (kamera's own forks between steps) or its controller allows processes; otherwise the
@@ -434,36 +411,6 @@ def process_refused(event: str, args: tuple[Any, ...]) -> ProcessRefused | None:
     return ProcessRefused(
         1, f"kamera: starting a process ({attempt.describe()}) is refused: kamera cannot model what a child "
            "process does (fake the tool with `fakes:`, or set `processes: allowed` on the controller)")
-
-
-def command_line(event: str, args: tuple[Any, ...]) -> str:
-    """The command an audit event starts, shell-quoted: the argv where the event has one."""
-    argv: Any = None
-    if event == "os.system" and args:
-        return os.fsdecode(args[0]) if isinstance(args[0], (str, bytes)) else str(args[0])
-    if event == "subprocess.Popen" and len(args) > 1:
-        argv = args[1] if args[1] is not None else args[0]
-    elif event in ("os.exec", "os.posix_spawn") and len(args) > 1:
-        argv = args[1]
-    elif event == "os.spawn" and len(args) > 2:
-        argv = args[2]
-    elif event == "pty.spawn" and args:
-        argv = args[0]
-    if isinstance(argv, (str, bytes)):
-        return os.fsdecode(argv)
-    if isinstance(argv, (list, tuple)):
-        return shlex.join(os.fsdecode(a) if isinstance(a, (str, bytes, os.PathLike)) else str(a) for a in argv)
-    return ""
-
-
-def format_address(address: object) -> str:
-    if isinstance(address, tuple) and len(address) >= 2:
-        host, port = address[0], address[1]
-        host_text = f"[{host}]" if isinstance(host, str) and ":" in host else str(host)
-        return f"{host_text}:{port}"
-    if isinstance(address, bytes):
-        return address.decode("utf-8", "replace")
-    return str(address)
 
 
 def _connect(self: socket.socket, address: Any, /) -> None:
@@ -494,24 +441,8 @@ def _create_connection(address: tuple[str, int], *args: Any, **kwargs: Any) -> s
     raise network_blocked(format_address(address))
 
 
-def _is_local_name(host: object) -> bool:
-    if host is None:
-        return True
-    if isinstance(host, bytes):
-        host = host.decode("ascii", "replace")
-    if not isinstance(host, str):
-        return False
-    if host.lower() in ("localhost", "localhost.", ""):
-        return True
-    try:
-        ipaddress.ip_address(host.split("%", 1)[0])
-    except ValueError:
-        return False
-    return True
-
-
 def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-    if _ACTIVE is not None and not _is_local_name(host):
+    if _ACTIVE is not None and not is_local_name(host):
         raise network_blocked(format_address((host, port)))
     return _real_getaddrinfo(host, port, *args, **kwargs)
 
