@@ -15,13 +15,13 @@ __all__ = ["ExternalStore", "NoSimulation", "Request", "Result", "VersionConflic
 
 def __getattr__(name: str) -> Any:
     if name in ("Request", "Result"):
-        from kamera_cli.adapters.reconcile import values as reconcile
+        from kamera_cli.adapters.sandbox import values as reconcile
 
         return getattr(reconcile, name)
     if name in ("ExternalStore", "NoSimulation", "VersionConflict"):
-        from kamera_cli.apiserver.storage import external
+        from kamera_cli.apiserver import external_store
 
-        return getattr(external, name)
+        return getattr(external_store, name)
     if name == "check":
         from kamera_cli import runner
 

@@ -287,8 +287,14 @@ def import_command(
         actions = f", {report.actions} user action(s)" if report.actions else ""
         typer.echo(f"wrote {report.out_dir}: {report.objects} object(s) of {report.kinds} kind(s), "
                    f"{report.crds} CRD(s){actions} in {len(report.files)} file(s)")
-        typer.echo(f"next: name the controllers under test in {Path(report.out_dir) / 'scenario.yaml'} (TODO), "
-                   f"then: kamera check {report.out_dir}")
+        scenario_file = Path(report.out_dir) / "scenario.yaml"
+        if report.builtins:
+            typer.echo(f"it runs now with the built-in controllers {', '.join(report.builtins)}: "
+                       f"kamera check {report.out_dir}")
+            typer.echo(f"next: add your controllers in {scenario_file} (TODO), and invariants")
+        else:
+            typer.echo(f"next: name the controllers under test in {scenario_file} (TODO), "
+                       f"then: kamera check {report.out_dir}")
         return int(ExitCode.OK)
 
     _run(body)

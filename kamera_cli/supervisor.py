@@ -126,7 +126,7 @@ def _worker_main(conn: Connection, path: str, overrides: runner.Overrides, slot:
     signal.signal(signal.SIGUSR1, lambda *_: stop.append("interrupted"))
     containment = _isolate_network() if isolate else "in-process fence only: isolation turned off"
     install_audit_fence(block_processes=containment != "network namespace")
-    conn.send(("containment", containment))
+    conn.send(("containment", containment, _namespace_id()))
 
     def on_step(text: str) -> None:
         data = text.encode("utf-8", "replace")[: _SLOT_BYTES - 2]
@@ -190,6 +190,53 @@ def _isolate_network() -> str:
     return "network namespace"
 
 
+def _namespace_id() -> str:
+    """This process's network namespace (``net:[inode]``) when it has one of its own, else ""."""
+    try:
+        mine = os.readlink("/proc/self/ns/net")
+        return mine if mine != os.readlink(f"/proc/{os.getppid()}/ns/net") else ""
+    except OSError:
+        return ""
+
+
+def kill_namespace(namespace: str) -> int:
+    """SIGKILL every process in a worker's network namespace; how many there were.
+
+    Why the namespace and not the process group: a child that calls ``setsid`` (``start_new_session=True``),
+    double-forks or daemonises leaves the worker's group, and is reparented away from it, but every
+    process the worker started shares its network namespace (only privilege in a user namespace of its
+    own could leave it).  Repeated until none is left: one may fork while the others are killed."""
+    if not namespace:
+        return 0
+    killed: set[int] = set()
+    for _ in range(50):
+        found = []
+        with contextlib.suppress(OSError):
+            for entry in os.listdir("/proc"):
+                if not entry.isdigit() or int(entry) == os.getpid():
+                    continue
+                with contextlib.suppress(OSError):
+                    if os.readlink(f"/proc/{entry}/ns/net") == namespace:
+                        found.append(int(entry))
+        alive = [pid for pid in found if not _is_zombie(pid)]
+        if not alive:
+            break
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        time.sleep(0.01)
+    return len(killed)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b")")[2].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
+
+
 # ---------------------------------------------------------------------------- the supervisor side
 class _Job:
     """One scenario file in one worker, and everything known about it from outside."""
@@ -216,6 +263,8 @@ class _Job:
         self.result: ScenarioResult | None = None
         self.error: tuple[int, str] | None = None
         self.containment = ""
+        #: the worker's network namespace ("net:[inode]"), whose every process is killed when it ends
+        self.namespace = ""
         self.stop_reason = ""  # why it was asked to stop, or killed
         self.stop_sent_at: float | None = None
         self.killed = ""  # why it was killed from outside
@@ -243,7 +292,7 @@ class _Job:
             elif kind == "result":
                 self.result = msg[1]
             elif kind == "containment":
-                self.containment = msg[1]
+                self.containment, self.namespace = msg[1], msg[2]
             elif kind in ("error", "internal"):
                 self.error = (msg[1], msg[2]) if kind == "error" else (int(ExitCode.INTERNAL), msg[1])
 
@@ -282,6 +331,7 @@ class _Job:
             self.killed = why
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
+        kill_namespace(self.namespace)
 
     def resident_bytes(self) -> int:
         return _group_rss(self.pid)
@@ -290,6 +340,7 @@ class _Job:
         self.process.join(5)
         with contextlib.suppress(ProcessLookupError, PermissionError):  # anything it left behind goes too
             os.killpg(self.pid, signal.SIGKILL)
+        kill_namespace(self.namespace)  # and what left its group (setsid, a double fork, a daemon)
         result = self.result if self.result is not None else self._without_result()
         self.log.close()
         self.slot.close()

@@ -1,5 +1,10 @@
 """Loading users' controllers and calling one reconcile at a time, deterministically.
 
+One package per controller shape — ``reconcile/``, ``kopf/``, ``program/``, ``metacontroller/``, which
+do not import each other — over ``sandbox/`` (fence, audit hooks, entry points, module loading,
+fakes, the ``Request``/``Result`` values), with ``asyncio/`` (coroutines inside a step) between: every
+shape may use it, it uses only the sandbox (import-linter contracts in pyproject.toml).
+
 Public surface (see ``docs/controllers.md`` for the user's side of the contract):
 
 * :func:`check_entrypoint` — static check of an entry point (``kamera validate``), imports nothing;
@@ -20,7 +25,6 @@ from kamera_cli.adapters.reconcile.running import (
     run_mapper,
     run_reconcile,
 )
-from kamera_cli.adapters.reconcile.values import InvalidResult, Request, Result, normalise_result
 from kamera_cli.adapters.sandbox.audit_hooks import install_audit_fence
 from kamera_cli.adapters.sandbox.entrypoints import check_entrypoint
 from kamera_cli.adapters.sandbox.fence import NetworkBlocked, VirtualClock
@@ -32,6 +36,7 @@ from kamera_cli.adapters.sandbox.loading import (
     load_reconciler,
     requests_from_mapping,
 )
+from kamera_cli.adapters.sandbox.values import InvalidResult, Request, Result, normalise_result
 
 __all__ = [
     "ErrorInfo",

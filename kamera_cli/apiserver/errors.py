@@ -2,7 +2,9 @@
 
 Why one module: every refusal the server produces must look exactly like the real one (the
 controller under test branches on ``e.status`` and sometimes on ``reason`` or the message), so the
-wording lives in one place instead of being improvised at each call site.
+wording lives in one place instead of being improvised at each call site.  ``go_quote`` (Go's ``%q``)
+is here for the same reason: validation's field errors and patching's conflict messages both quote
+names and values as upstream does, and neither package may import the other.
 """
 
 from __future__ import annotations
@@ -12,6 +14,24 @@ from typing import Any
 from kamera_cli.errors import KameraError
 
 JSONDict = dict[str, Any]
+
+_GO_ESCAPES: dict[str, str] = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+                      "\v": "\\v", "\\": "\\\\", '"': '\\"'}
+
+
+def _go_escape(c: str) -> str:
+    hit = _GO_ESCAPES.get(c)
+    if hit is not None:
+        return hit
+    if c.isprintable():
+        return c
+    n = ord(c)
+    return f"\\x{n:02x}" if n < 0x80 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
+
+
+def go_quote(text: str) -> str:
+    """Go's ``%q`` of a string (``strconv.Quote``), as upstream messages quote names and values."""
+    return '"' + "".join(map(_go_escape, text)) + '"'
 
 
 class ApiError(KameraError):

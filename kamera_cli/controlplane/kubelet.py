@@ -9,6 +9,8 @@ where it is to its next resting point:
   ``spec.nodeName`` and ``PodScheduled``) and started: its outcome is the explorer's choice among
   the scenario's rule for it (``ready``, ``running``, ``crashLoop``, ``failed``, ``succeeded``,
   ``pending``), written through ``pods/status`` as the kubelet's status manager writes it;
+* a pod with ``schedulingGates`` is left alone until a controller removes them (the scheduler's
+  SchedulingGates PreEnqueue plugin; the removal is an update, which brings the pod back);
 * a pod no node can take gets ``PodScheduled=False`` / ``Unschedulable`` (the scheduler's wording);
 * a pod being deleted (``deletionTimestamp`` set) is removed once its grace period has elapsed on
   the virtual clock (the kubelet's final ``gracePeriodSeconds=0`` delete).
@@ -77,7 +79,7 @@ class Kubelet:
         return next((rule for rule in self.rules if rule.applies(pod)), None)
 
     def choices(self, obj: Mapping[str, Any] | None) -> tuple[str, ...]:
-        if obj is None or deleting(obj) or spec(obj).get("nodeName"):
+        if obj is None or deleting(obj) or spec(obj).get("nodeName") or spec(obj).get("schedulingGates"):
             return ()
         if status(obj).get("phase") not in (None, "Pending"):
             return ()
@@ -92,6 +94,8 @@ class Kubelet:
             return self._terminate(cluster, pod)
         if spec(pod).get("nodeName") or status(pod).get("phase") not in (None, "Pending"):
             return NO_REQUEUE  # started already: nothing moves until someone changes it
+        if spec(pod).get("schedulingGates"):
+            return NO_REQUEUE  # the scheduler's SchedulingGates plugin: not queued until the gates are gone
         outcome = choice or self.outcomes_for(pod)[0]
         nodes = [n for n in cluster.list("v1", "Node") if _schedulable(n, pod)]
         if not nodes:

@@ -53,6 +53,8 @@ class ImportReport:
     actions: int
     warnings: tuple[Problem, ...]
     notes: tuple[str, ...]
+    #: the built-in controllers the scaffold enabled (the scenario runs without one of the user's)
+    builtins: tuple[str, ...] = ()
 
 
 def _time(option: str, value: str) -> datetime | None:
@@ -94,6 +96,7 @@ def import_scenario(options: ImportOptions) -> ImportReport:
         objects=len(imported.objects),
         kinds=len({s.ref.kind_ref for s in imported.objects}),
         crds=len(imported.crds),
+        builtins=written.builtins,
         actions=len(timeline.actions),
         warnings=tuple(sorted(warnings, key=Problem.sort_key)),
         notes=tuple(notes),

@@ -31,8 +31,13 @@ _BUILTINS_FOR = {
     KindRef("apps", "v1", "DaemonSet"): ("daemonset",),
     KindRef("batch", "v1", "Job"): ("job",),
     KindRef("", "v1", "Pod"): ("kubelet",),
-    KindRef("", "v1", "Service"): ("endpoints", "endpointslice"),
     KindRef("", "v1", "PersistentVolumeClaim"): ("pvc-binder",),
+}
+#: built-ins the scaffold names but leaves off: they follow every pod change of every Service, which
+#: multiplies the states of a search (the fixture's Deployment and two Services: 137 states with the
+#: workload built-ins, more than 3,000 unfinished with these too); on when a controller reads Endpoints
+_OPTIONAL_FOR = {
+    KindRef("", "v1", "Service"): ("endpoints", "endpointslice"),
 }
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$")  # the schema's metadata.name pattern
 _CLUSTER_FILE = "_cluster"  # '_' cannot start a namespace name, so no namespace file collides
@@ -80,6 +85,7 @@ class Written:
     files: list[str] = field(default_factory=list)
     seed_files: list[str] = field(default_factory=list)
     crd_files: list[str] = field(default_factory=list)
+    builtins: tuple[str, ...] = ()
 
 
 #: spec.explore.maxDepth grows with the timeline (the scenario's default is 50 steps)
@@ -181,7 +187,13 @@ def scenario_text(imported: Imported, *, name: str, inputs: Sequence[str], timel
                   written: Written) -> str:
     counts = _kind_counts(imported)
     example = _example_kind(imported, counts)
-    builtins = sorted({b for k, _ in counts for b in _BUILTINS_FOR.get(k, ())})
+    found = sorted({b for k, _ in counts for b in _BUILTINS_FOR.get(k, ())})
+    # with an audit timeline, every placement of every action among the built-ins' steps multiplies the
+    # search (the fixture's 7 actions: 53 states with one controller, unfinished after 10 minutes with
+    # the deployment and kubelet built-ins too): there they are offered, not enabled
+    builtins = [] if timeline.actions else found
+    written.builtins = tuple(builtins)
+    optional = sorted({b for k, _ in counts for b in _OPTIONAL_FOR.get(k, ())})
     sources = ", ".join(inputs) if inputs else "no manifests"
     and_log = f" and {timeline.source}" if timeline.source else ""
     lines = [
@@ -189,15 +201,19 @@ def scenario_text(imported: Imported, *, name: str, inputs: Sequence[str], timel
         f"# {len(imported.objects)} seed object(s) of {len(counts)} kind(s) in {len(written.seed_files)} file(s), "
         f"{len(imported.crds)} CustomResourceDefinition(s)"
         + (f", {len(timeline.actions)} user action(s) from the audit log." if timeline.source else "."),
-        "# Next: name the controllers under test below (TODO), add invariants, then run kamera check on this folder.",
+        ("# It runs as it is: the built-in controllers for the workload kinds found are enabled below. Next: add"
+         if builtins else "# Next:")
+        + " your controllers where the TODO says, add invariants, then run kamera check on this folder.",
         f"apiVersion: {API_VERSION}",
         f"kind: {KIND}",
         "metadata:",
         f"  name: {json.dumps(name)}",
         f"  description: {json.dumps('Imported from ' + sources + and_log, ensure_ascii=False)}",
         "spec:",
-        "  # TODO(kamera import): the controllers under test. Until at least one is named here (or a",
-        '  # built-in under spec.cluster.builtins), kamera check stops with "no controllers to check".',
+        "  # TODO(kamera import): your controllers under test go here."
+        + ("" if builtins else ' Until at least one is named (or a'),
+        *([] if builtins else
+          ['  # built-in under spec.cluster.builtins), kamera check stops with "no controllers to check".']),
         "  # The seed holds these kinds:",
         *[f"  #   {k} ({n})" for k, n in counts],
         "  # For example:",
@@ -209,9 +225,26 @@ def scenario_text(imported: Imported, *, name: str, inputs: Sequence[str], timel
     ]
     if builtins:
         lines += [
-            "  # Built-in controllers acting on kinds found above (uncomment to run them with yours):",
+            "  # The built-in controllers that act on the kinds found above, enabled so that kamera validate and",
+            "  # kamera check run on this folder at once (docs/builtins.md); they run with your controllers.",
+            "  cluster:",
+            f"    builtins: [{', '.join(builtins)}]",
+        ]
+        if optional:
+            lines += [f"    # {', '.join(optional)}: left off, since they react to every pod of every Service, which",
+                      "    # multiplies the states to explore; add them when your controllers read Endpoints."]
+    elif found:
+        lines += [
+            "  # Built-in controllers acting on the kinds found above, left off because every placement of the",
+            "  # replayed actions among their steps multiplies the search; uncomment when your controllers wait",
+            "  # for workloads (docs/builtins.md):",
             "  # cluster:",
-            f"  #   builtins: [{', '.join(builtins)}]",
+            f"  #   builtins: [{', '.join(found)}]",
+        ]
+    elif optional:
+        lines += [
+            f"  # Built-ins for the Services found ({', '.join(optional)}), left off: add them under",
+            "  # spec.cluster.builtins when your controllers read Endpoints or EndpointSlices.",
         ]
     if written.crd_files:
         lines += ["  crds:", *[f"    - {f}" for f in written.crd_files]]

@@ -17,6 +17,10 @@ from kamera_cli.apiserver.storage.external import entry_parts
 __all__ = ["vacuity_hint"]
 
 _QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
+#: a literal compared with a ``kind`` (``@.kind == 'X'``, ``'X' == @.kind``): the only literals that are
+#: kinds; ``@.metadata.labels.app == 'task'`` names no kind, whatever kind is spelled like it
+_STRING = r"(?:'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\")"
+_KIND_COMPARED = re.compile(r"[@$]\.kind\s*[!=]=\s*" + _STRING + "|" + _STRING + r"\s*[!=]=\s*[@$]\.kind\b")
 _NAME = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)")
 #: names of the state document itself and JSONPath functions, never fields of an object
 _NOT_FIELDS = frozenset({"items", "external", "length", "count", "match", "search", "value"})
@@ -47,7 +51,11 @@ def _closest(word: str, choices: Iterable[str]) -> str | None:
 
 
 def vacuity_hint(expressions: Sequence[str], objects: Iterable[Mapping[str, Any]]) -> str:
-    """One sentence pointing at the likely slip, or the kinds present; "" when nothing helps."""
+    """One sentence pointing at the likely slip, or the kinds present; "" when nothing helps.
+
+    ``objects``: those of the states the invariant was judged on, so that "the kinds present" are the
+    kinds it could have selected.  A kind is suggested only for a literal compared with ``kind``, a
+    field only for a name in a path."""
     kinds: set[str] = set()
     keys: set[str] = set()
     stores: set[str] = set()
@@ -71,8 +79,8 @@ def vacuity_hint(expressions: Sequence[str], objects: Iterable[Mapping[str, Any]
                     "the stores are " + ", ".join(sorted(stores)) if stores else "no fake stored anything")
                 hints.append(f"no external store {m.group(1)!r}; {known}")
             keys.add(m.group(1))  # named as a store, not as a field
-        for m in _QUOTED.finditer(text):
-            literal = m.group(1) if m.group(1) is not None else m.group(2)
+        for m in _KIND_COMPARED.finditer(text):
+            literal = next(g for g in m.groups() if g is not None)
             if literal in kinds:
                 continue
             near = _closest(literal, kinds)

@@ -277,24 +277,41 @@ class Judge:
             # distinct outcomes they are, the figure the stats and the converged list give
             counted = (f"{cov.states} converged states, {outcomes} distinct outcome{'s' if outcomes != 1 else ''}, "
                        f"{cov.selected} node(s) selected")
+        query = "forEach" if spec.for_each is not None else "select"
+        if cov.selected == 0 and spec.vacuous != "allowed" and self._selects_somewhere(spec):
+            # a clean-up invariant (count: 0) whose objects existed mid-run: the select is no typo
+            return Check(check_name, Verdict.PASSED, f"holds ({counted}; its {query} selected something in an "
+                         "explored state, so it is not vacuous)", position=position)
         if cov.selected == 0 and spec.vacuous != "allowed":
-            query = "forEach" if spec.for_each is not None else "select"
-            hint = vacuity_hint([spec.for_each or "", spec.select], self._sample_objects())
+            hint = vacuity_hint([spec.for_each or "", spec.select], self._judged_objects(spec))
             allow = ("; if nothing is the point (count: 0, exists: false), say so with vacuous: allowed"
                      if spec.expect.count == 0 or spec.expect.exists is False else "")
             return Check(check_name, Verdict.FAILED,
                          f"vacuous: its {query} selected nothing in any of the {counted.split(',')[0]} it was "
-                         f"evaluated on" + (f" ({hint})" if hint else "") + allow, position=position)
+                         f"evaluated on, nor in any other explored state" + (f" ({hint})" if hint else "") + allow,
+                         position=position)
         return Check(check_name, Verdict.PASSED, f"holds ({counted})", position=position)
 
     def _selected(self, spec: InvariantSpec, node: int) -> tuple[SelectedNode, ...]:
         document = state_document(self.search.state(node).snapshot.objects())
         return tuple(SelectedNode(*item) for item in compile_invariant(spec).selected(document))
 
-    def _sample_objects(self) -> list[Any]:
-        """Objects of the initial state and every converged state: what the user's expression met."""
-        nodes = [*self.search.initial[:1], *self.search.converged[:20]]
+    def _judged_objects(self, spec: InvariantSpec) -> list[Any]:
+        """Objects of (up to 50 of) the states the invariant was judged on — the converged ones, or every
+        state for ``when: always`` —: what its hint may say is present."""
+        graph = self.search.graph
+        nodes = self.search.converged[:50] if spec.when == "converged" else range(min(graph.num_states, 50))
         return [obj for n in nodes for obj in self.search.state(n).snapshot.objects()]
+
+    def _selects_somewhere(self, spec: InvariantSpec) -> bool:
+        """Whether the invariant's first query selects a node in any explored state: vacuity means
+        "selected nothing anywhere", a typo, not "nothing is left", a clean-up (issue #28).  An
+        ``always`` invariant was evaluated on every state already."""
+        if spec.when == "always":
+            return False
+        compiled = compile_invariant(spec)
+        return any(compiled.evaluate_counting(state_document(self.search.state(n).snapshot.objects()))[1]
+                   for n in range(min(self.search.graph.num_states, VACUITY_STATES)))
 
     # -- replay
     def _verified(self, cex: Counterexample, *paths: Sequence[ex.Edge[Any]]) -> Counterexample:
@@ -328,6 +345,10 @@ class Judge:
             steps=steps_of([e.label for e in path[:at]]), nodes=node_ids(path[:at]),
         ))
         return [e.label for e in path]
+
+
+#: how many explored states a vacuous-looking invariant's query is tried on, in search order
+VACUITY_STATES = 20_000
 
 
 @dataclass

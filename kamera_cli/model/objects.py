@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from kamera_cli.model.frozen import fast_init
 
 JSON = Any  # a JSON value: dict, list, str, int, float, bool or None
 Manifest = Mapping[str, Any]  # one Kubernetes object as JSON; never mutated once shared
+#: ``isinstance(x, MAPPING)`` is ``isinstance(x, Mapping)``, but a dict (what JSON gives) answers at
+#: the first, exact check instead of through the ABC's ``__instancecheck__``, a Python-level call
+#: that cost ~20 of them per Deployment write.
+MAPPING: Final = (dict, Mapping)
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -74,6 +74,9 @@ class ControllerSpec:
     #: an ``every`` sweep's first tick: at the start (``start``) or one period later (``afterPeriod``); a
     #: ``schedule`` sweep's first tick is always its first schedule point after the start
     first_tick: Literal["start", "afterPeriod"] = "start"
+    #: ``processes: allowed``: the controller's code may start processes (docs/controllers.md); else a
+    #: process start is refused and is the step's finding
+    processes_allowed: bool = False
 
     @property
     def shape(self) -> Literal["reconciler", "kopf", "metacontroller", "program", "sweep", "handler"]:

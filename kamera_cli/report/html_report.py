@@ -65,6 +65,38 @@ def _script_hash(source: str) -> str:
 
 # --- the data the page script reads -------------------------------------------------------------
 
+#: scenarios are listed failing first: what a reader opens the report for
+_ORDER = {Verdict.ERROR: 0, Verdict.FAILED: 1, Verdict.INCONCLUSIVE: 2, Verdict.PASSED: 3}
+
+
+def failing_first(result: CheckResult) -> CheckResult:
+    """The result with its scenarios in report order: errors, failures, inconclusive, passes (stable)."""
+    return replace(result, scenarios=tuple(sorted(result.scenarios, key=lambda s: _ORDER[s.verdict])))
+
+
+def abbreviations(actors: list[str]) -> dict[str, str]:
+    """Short, distinct edge labels for a graph's actors: ``garbage-collector`` -> ``gc``.
+
+    Why: a full controller name on every transition is unreadable at the zoom a whole graph is drawn
+    at; one to three letters are, with the legend (and a hover) saying what each stands for. A name
+    of at most 3 characters is kept; others take the first letter of each word (split on ``-``,
+    ``_``, ``/``, ``.``, ``:`` and spaces), or their first two letters for a one-word name, with a
+    number added when two would read the same.
+    """
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for actor in sorted(set(actors), key=lambda a: (len(a) > 3, a)):  # names kept as they are claim theirs first
+        words = [w for w in actor.replace("_", "-").replace("/", "-").replace(".", "-").replace(":", "-")
+                 .replace(" ", "-").split("-") if w]
+        short = actor if len(actor) <= 3 else ("".join(w[0] for w in words) if len(words) > 1 else actor[:2])
+        candidate, n = short, 2
+        while candidate in taken:
+            candidate, n = f"{short}{n}", n + 1
+        taken.add(candidate)
+        out[actor] = candidate
+    return out
+
+
 
 def page_data(result: CheckResult) -> dict[str, Any]:
     """What ``report.js`` draws: per scenario its graph and the state ids of each counterexample."""
@@ -77,7 +109,8 @@ def page_data(result: CheckResult) -> dict[str, Any]:
                     paths.append({"id": f"{ci}.{xi}", "check": check.name, "kind": cx.kind, "summary": cx.summary,
                                   "nodes": list(cx.nodes), "loop_start": len(cx.steps) if cx.loop else -1,
                                   "alternative": list(cx.alternative_nodes)})
-        scenarios.append({"name": s.name, "verdict": s.verdict.value, "paths": paths,
+        labels = abbreviations([e.actor for e in s.graph.edges]) if s.graph is not None else {}
+        scenarios.append({"name": s.name, "verdict": s.verdict.value, "paths": paths, "abbrev": labels,
                           "graph": graph_json(s.graph) if s.graph is not None else None})
     return {"scenarios": scenarios}
 
@@ -134,11 +167,35 @@ def _steps(steps: tuple[Step, ...], nodes: tuple[int, ...], offset: int, role: s
     return "".join(_step(step, node_after(i), role) for i, step in enumerate(steps))
 
 
+def _timeline_list(cx: Counterexample) -> str:
+    """The counterexample's actions at a glance, one line each, before the steps in full.
+
+    Why: the full steps carry diffs and tracebacks, so a long path takes screens; this list is the
+    story's outline (who did what to which object, in order, and where a loop returns).
+    """
+    def items(steps: tuple[Step, ...]) -> str:
+        return "".join(f'<li value="{step.index}">{_e(step.headline().partition(" ")[2])}</li>' for step in steps)
+
+    if not (cx.steps or cx.loop or cx.alternative):
+        return ""
+    parts = ['<div class="actions"><h4>actions</h4>']
+    if cx.alternative:
+        parts.append(f'<p class="dim">path A</p><ol class="actions">{items(cx.steps)}</ol>'
+                     f'<p class="dim">path B</p><ol class="actions">{items(cx.alternative)}</ol>')
+    else:
+        parts.append(f'<ol class="actions">{items(cx.steps)}{items(cx.loop)}</ol>')
+        if cx.loop:
+            parts.append(f'<p class="loop">↺ back to step {cx.loop[0].index}</p>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
 def _counterexample(cx: Counterexample, scenario: int, path_id: str) -> str:
     button = (f'<button type="button" class="show-path" data-scenario="{scenario}" data-path="{_e(path_id)}">'
               "show in graph</button>") if (cx.nodes or cx.alternative_nodes) else ""
     out = [f'<details class="cex" open><summary><span class="cex-kind">{_e(cx.kind)}</span>: {_e(cx.summary)}'
            f"</summary>{button}"]
+    out.append(_timeline_list(cx))
     start = f' data-node="{cx.nodes[0]}"' if cx.nodes else ""
     if cx.alternative:
         out.append(f'<h4>path A</h4><ol class="timeline"{start}>{_steps(cx.steps, cx.nodes, 0, "path-a")}</ol>')
@@ -227,6 +284,7 @@ _EXPLORER = """<section id="explorer"><h2>State graph</h2>
 <i class="lg unexpanded"></i>not expanded
 <i class="lg path"></i>highlighted path</span>
 </div>
+<p id="edge-legend" class="legend"></p>
 <p id="graph-note" class="graph-note"></p>
 <div class="explorer-body"><div id="graph" role="img" aria-label="explored state graph"></div>
 <aside id="inspector"><div id="state-panel"><p class="dim">Click a state (or a transition) to see its objects.
@@ -242,6 +300,7 @@ Drag to pan, scroll to zoom.</p></div>
 def to_html(result: CheckResult, *, generated_at: str | None = None) -> str:
     """The complete page. ``generated_at`` (ISO 8601) is shown in the header; now when omitted."""
     when = generated_at or datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    result = failing_first(result)
     verdict = result.verdict
     scripts = [_asset(CYTOSCAPE_ASSET), _asset("report.js")]
     csp = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; "

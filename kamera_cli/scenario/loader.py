@@ -399,6 +399,7 @@ class _Loader(Reader):
                         name=name, entrypoint="", for_kind=None, program=program, handler=handler, every=every,
                         program_kinds=tuple(program_kinds), timeout=timeout, position=self.position(path),
                         env=tuple(sorted((str(k), str(v)) for k, v in _dict(raw.get("env")).items())),
+                        processes_allowed=raw.get("processes") == "allowed",
                     ))
                 continue
             if (for_kind is None and not isinstance(kopf, str) and not manifest) or not name \
@@ -415,6 +416,7 @@ class _Loader(Reader):
                     apply_strategy=str(raw.get("applyStrategy") or "dynamic-apply"),
                     ssa_field_manager=str(raw.get("ssaFieldManager") or "metacontroller"),
                     env=tuple(sorted((str(k), str(v)) for k, v in _dict(raw.get("env")).items())),
+                    processes_allowed=raw.get("processes") == "allowed",
                     for_kind=for_kind,
                     owns=tuple(k for k in owns if k is not None),
                     watches=tuple(watches),

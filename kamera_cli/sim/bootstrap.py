@@ -51,7 +51,7 @@ PROGRAM_KIND = KindRef("kamera.dev", "v1", "Program")
 
 def _view(spec: ControllerSpec) -> ProcessView:
     """What the controller's code sees around it: its ``env``, its ``args`` and its files."""
-    return ProcessView.in_pod(spec.env, spec.args, spec.files)
+    return ProcessView.in_pod(spec.env, spec.args, spec.files, processes_allowed=spec.processes_allowed)
 
 
 def initial_snapshot(scenario: Scenario, registry: Registry, warnings: list[str] | None = None) -> Snapshot:
@@ -124,9 +124,9 @@ class Simulation:
         scenario = self.scenario
         # the external store's kind is served only where fakes keep state in it
         crds = (*scenario.crds, EXTERNAL_CRD) if scenario.fakes else scenario.crds
+        # Pods are deleted gracefully whatever runs on their node (podStrategy.CheckGracefulDelete): without
+        # the kubelet built-in a bound pod then stays Terminating, as on a cluster whose kubelet is gone
         self.registry = Registry.builtin().with_crds(crds)
-        if "kubelet" not in scenario.cluster.builtins:  # nothing would end a bound pod's grace period
-            self.registry = self.registry.without_graceful_deletion()
         snapshot = initial_snapshot(scenario, self.registry, self.warnings)
         self._containment = Containment()
         self._containment.__enter__()

@@ -325,7 +325,8 @@ class ControllerRuntime:
                     overran = getattr(self.factory, "timeout_text", "")  # a program never returns: it blocks
                     what = {"timeout": overran or "did not return within its time budget",
                             "exit": "tried to exit the process",
-                            "network": "opened a network connection of its own"}.get(
+                            "network": "opened a network connection of its own",
+                            "process": "started a process"}.get(
                                 outcome_kind, "ended" if err and err.type_name == "ProgramEnded"
                                 else "would block forever")
                     note = what

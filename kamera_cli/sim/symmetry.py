@@ -24,6 +24,7 @@ interchangeable with its siblings, and the run's notes say so.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,7 +39,8 @@ from kamera_cli.model.objects import ObjectRef
 from kamera_cli.model.scenario import Scenario
 from kamera_cli.sim.state import SimState
 
-_KEY = "symmetry"
+#: prepared snapshots kept (past this they are forgotten wholesale)
+_PREPARED_LIMIT = 4096
 _SUFFIX = "bcdfghjklmnpqrstvwxz2456789"
 #: a token of a text that could be a name made from generateName: "<prefix>-<5 suffix characters>"
 _LOOKALIKE = re.compile(rf"(?<![-a-z0-9.])[a-z0-9][-a-z0-9.]*-[{_SUFFIX}]{{5}}(?![-a-z0-9.])")
@@ -94,15 +96,33 @@ def generated_groups(snapshot: Snapshot, pinned: frozenset[str] = frozenset()) -
     found: dict[tuple[str, str, str, str], list[str]] = {}
     _count, _acc, entries = snapshot.weighed_members()
     for ref, obj, _member in entries:
-        meta = obj.get("metadata")
-        prefix = meta.get("generateName") if isinstance(meta, dict) else None
-        if isinstance(prefix, str) and prefix and ref.name not in pinned and generated_from(ref.name, prefix):
+        prefix = _PREFIXES.derive(obj, _generated_prefix)
+        if prefix and ref.name not in pinned:
             found.setdefault((ref.api_version, ref.kind, ref.namespace, prefix), []).append(ref.name)
     return [Group(*key, names=tuple(sorted(names))) for key, names in sorted(found.items())]
 
 
+def _generated_prefix(obj: Any) -> str:
+    """The object's ``generateName`` when its name was made from it, else ""."""
+    meta = obj.get("metadata")
+    prefix = meta.get("generateName") if isinstance(meta, dict) else None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return prefix if isinstance(prefix, str) and isinstance(name, str) and generated_from(name, prefix) else ""
+
+
+# whether (and from what) an object's name was generated, by identity
+_PREFIXES: IdentityCache[str] = IdentityCache(20_000)
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(n) for n in names))
+
+
 def _alternation(names: Iterable[str]) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(n) for n in sorted(names, key=lambda n: (-len(n), n))))
+    """One pattern matching any of ``names``, the longest first (states share their name sets, so the
+    compiled patterns are kept)."""
+    return _compiled(tuple(sorted(names, key=lambda n: (-len(n), n))))
 
 
 @dataclass(frozen=True)
@@ -127,8 +147,7 @@ class Symmetry:
     def __init__(self, pinned: frozenset[str] = frozenset()) -> None:
         #: names the scenario spells out: never renamed
         self.pinned = pinned
-        # the snapshot's cache key: another symmetry (other pinned names) prepares its own
-        self._key = "\0".join((_KEY, *sorted(pinned)))
+        self._by_fingerprint: dict[str, _Prepared] = {}
 
     def generated(self, snapshot: Snapshot) -> Mapping[str, str]:
         """The snapshot's renamable generated names, each with its blinded digest (empty: none)."""
@@ -158,7 +177,15 @@ class Symmetry:
         return Canon(fingerprint_of(prep.count, acc), ordered, prep.pattern)
 
     def _prepared(self, snapshot: Snapshot) -> _Prepared:
-        return snapshot.derived(self._key, self._prepare)
+        # by the snapshot's fingerprint: what is prepared is a function of the texts the fingerprint
+        # digests, and a search meets the same cluster in many states (with other pending work)
+        fp = snapshot.fingerprint()
+        hit = self._by_fingerprint.get(fp)
+        if hit is None:
+            if len(self._by_fingerprint) >= _PREPARED_LIMIT:
+                self._by_fingerprint.clear()
+            hit = self._by_fingerprint[fp] = self._prepare(snapshot)
+        return hit
 
     def _prepare(self, snapshot: Snapshot) -> _Prepared:
         groups = generated_groups(snapshot, self.pinned)
@@ -179,8 +206,21 @@ class Symmetry:
             if mine or (any(p in text for p in prefixes) and pattern.search(text)):
                 touched.append((ref, text, term))
             if mine:
-                blind[ref.name] = _sha(pattern.sub(lambda m: placeholder[m.group(0)], text))
+                blind[ref.name] = _blind(obj, text, pattern, placeholder)
         return _Prepared(tuple(groups), pattern, blind, aliases, count, acc, tuple(touched))
+
+
+# a member's blinded digest, by identity, with the pattern it was blinded by (the same in most states)
+_BLINDED: IdentityCache[tuple[re.Pattern[str], str]] = IdentityCache(20_000)
+
+
+def _blind(obj: Any, text: str, pattern: re.Pattern[str], placeholder: Mapping[str, str]) -> str:
+    hit = _BLINDED.get(obj)
+    if hit is not None and hit[0] is pattern:
+        return hit[1]
+    digest = _sha(pattern.sub(lambda m: placeholder[m.group(0)], text))
+    _BLINDED.put(obj, (pattern, digest))
+    return digest
 
 
 def _aliases(snapshot: Snapshot, groups: Sequence[Group]) -> dict[str, tuple[str, str]]:

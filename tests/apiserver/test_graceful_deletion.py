@@ -173,9 +173,9 @@ def test_delete_preconditions_are_worded_by_before_delete(api_client, field, wor
     assert body["details"] == {"name": "d", "group": "apps", "kind": "Deployment"}
 
 
-# -- kamera: a cluster simulated without a kubelet deletes pods at once -----------------------------
+# -- kamera: graceful whatever runs on the node; only unit harnesses turn it off ---------------------
 
-def test_without_a_node_agent_bound_pods_go_at_once() -> None:
+def test_a_harness_playing_the_kubelet_may_delete_bound_pods_at_once() -> None:
     from kamera_cli.apiserver import ApiServer, Registry, Snapshot
 
     from .crds import WIDGET
@@ -187,6 +187,27 @@ def test_without_a_node_agent_bound_pods_go_at_once() -> None:
     server.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
                    **{k: v for k, v in _pod().items() if k != "metadata"}})
     assert _delete(server)[0] == 200 and server.snapshot.get(P) is None
+
+
+def test_a_scenario_without_the_kubelet_leaves_a_deleted_bound_pod_terminating() -> None:
+    # podStrategy.CheckGracefulDelete does not ask what runs on the node: the statefulset built-in's
+    # delete of db-2 (bound to node-1) marks it Terminating, and nothing ends its grace period
+    from pathlib import Path
+
+    from kamera_cli.runner import explore
+    from kamera_cli.scenario import load_scenario
+    from kamera_cli.sim.bootstrap import Simulation
+
+    example = Path(__file__).resolve().parents[2] / "scenarios/workloads/scale-down-before-move/fixed"
+    scenario = load_scenario(example / "scenario.yaml")
+    assert "kubelet" not in scenario.cluster.builtins
+    with Simulation(scenario) as sim:
+        assert sim.registry.graceful_deletion
+    (final,) = explore(scenario).result.converged
+    pods = {o["metadata"]["name"]: o["metadata"] for o in final.objects if o["kind"] == "Pod"}
+    assert sorted(pods) == ["db-0", "db-1", "db-2"]
+    assert pods["db-2"]["deletionGracePeriodSeconds"] == 30 and "deletionTimestamp" in pods["db-2"]
+    assert "deletionTimestamp" not in pods["db-0"] and "deletionTimestamp" not in pods["db-1"]
 
 
 # -- the DELETE handler: 202 when the object stays and orphanDependents=false was asked for -----------

@@ -8,6 +8,8 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from kamera_cli.apiserver.errors import ApiError
+
 POD = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "a"}]}}
 DEPLOY = {"metadata": {"name": "d"}, "spec": {
     "selector": {"matchLabels": {"app": "d"}},
@@ -33,6 +35,110 @@ def test_pod_image_may_change_but_not_the_rest_of_the_spec(api_client):
         core.replace_namespaced_pod("p", "default", pod)
     body = _invalid(exc)
     assert body["message"].startswith('Pod "p" is invalid: spec: Forbidden: pod updates may not change fields')
+
+
+TOLERATION = {"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoExecute", "tolerationSeconds": 30}
+
+
+def _tolerant_pod(api_client) -> tuple[client.CoreV1Api, client.V1Pod]:
+    core = client.CoreV1Api(api_client)
+    core.create_namespaced_pod("default", {**POD, "spec": {**POD["spec"], "tolerations": [dict(TOLERATION)]}})
+    return core, core.read_namespaced_pod("p", "default")
+
+
+def test_a_pod_update_may_add_tolerations_and_change_their_seconds(api_client):
+    # ValidatePodUpdate / validateOnlyAddedTolerations: additions, and tolerationSeconds, are allowed
+    core, pod = _tolerant_pod(api_client)
+    pod.spec.tolerations[0].toleration_seconds = 60
+    pod.spec.tolerations.append(client.V1Toleration(key="gpu", operator="Exists", effect="NoSchedule"))
+    replaced = core.replace_namespaced_pod("p", "default", pod)
+    assert [(t.key, t.toleration_seconds) for t in replaced.spec.tolerations] == [("dedicated", 60), ("gpu", None)]
+
+
+@pytest.mark.parametrize("change", ["remove", "modify"])
+def test_a_pod_update_may_not_remove_or_modify_a_toleration(api_client, change):
+    core, pod = _tolerant_pod(api_client)
+    if change == "remove":
+        pod.spec.tolerations = [client.V1Toleration(key="gpu", operator="Exists", effect="NoSchedule")]
+    else:
+        pod.spec.tolerations[0].value = "web"
+    with pytest.raises(ApiException) as exc:
+        core.replace_namespaced_pod("p", "default", pod)
+    assert [(c["reason"], c["field"], c["message"]) for c in _invalid(exc)["details"]["causes"]] == [
+        ("FieldValueForbidden", "spec.tolerations",
+         "Forbidden: existing toleration can not be modified except its tolerationSeconds")]
+    with pytest.raises(ApiException) as exc:  # a JSON patch removing it is refused alike
+        core.patch_namespaced_pod("p", "default", [{"op": "remove", "path": "/spec/tolerations/0"}])
+    assert _invalid(exc)["details"]["causes"][0]["field"] == "spec.tolerations"
+
+
+def test_a_pod_update_may_remove_scheduling_gates_but_not_add_them(api_client):
+    # ValidatePodUpdate / validateOnlyDeletedSchedulingGates: removing gates is how a pod is released
+    core = client.CoreV1Api(api_client)
+    gates = [{"name": "example.com/quota"}, {"name": "example.com/data"}]
+    core.create_namespaced_pod("default", {**POD, "spec": {**POD["spec"], "schedulingGates": gates}})
+    pod = core.read_namespaced_pod("p", "default")
+    pod.spec.scheduling_gates = [client.V1PodSchedulingGate(name="example.com/data")]
+    assert [g.name for g in core.replace_namespaced_pod("p", "default", pod).spec.scheduling_gates] == [
+        "example.com/data"]
+    with pytest.raises(ApiException) as exc:
+        core.patch_namespaced_pod("p", "default", [{"op": "add", "path": "/spec/schedulingGates/-",
+                                                    "value": {"name": "example.com/late"}}])
+    assert [(c["reason"], c["field"], c["message"]) for c in _invalid(exc)["details"]["causes"]] == [
+        ("FieldValueForbidden", "spec.schedulingGates[1].name",
+         "Forbidden: only deletion is allowed, but found new scheduling gate 'example.com/late'")]
+    assert core.patch_namespaced_pod("p", "default", [{"op": "remove", "path": "/spec/schedulingGates"}]
+                                     ).spec.scheduling_gates is None
+
+
+def test_a_gated_pod_may_gain_node_selector_entries_only(api_client):
+    # ValidatePodUpdate: while gated, additions to spec.nodeSelector are allowed, no mutations or deletions
+    core = client.CoreV1Api(api_client)
+    core.create_namespaced_pod("default", {**POD, "spec": {**POD["spec"], "nodeSelector": {"disk": "ssd"},
+                                                           "schedulingGates": [{"name": "example.com/q"}]}})
+    patched = core.patch_namespaced_pod("p", "default", {"spec": {"nodeSelector": {"zone": "a"}}})
+    assert patched.spec.node_selector == {"disk": "ssd", "zone": "a"}
+    with pytest.raises(ApiException) as exc:
+        core.patch_namespaced_pod("p", "default", {"spec": {"nodeSelector": {"disk": "hdd"}}})
+    assert [(c["reason"], c["field"], c["message"]) for c in _invalid(exc)["details"]["causes"]] == [
+        ("FieldValueInvalid", "spec.nodeSelector",
+         'Invalid value: map[string]string{"disk":"hdd", "zone":"a"}: only additions to spec.nodeSelector are '
+         "allowed (no mutations or deletions)")]
+    core.patch_namespaced_pod("p", "default", [{"op": "remove", "path": "/spec/schedulingGates"}])
+    with pytest.raises(ApiException) as exc:  # released: the spec is fixed again
+        core.patch_namespaced_pod("p", "default", {"spec": {"nodeSelector": {"rack": "1"}}})
+    assert _invalid(exc)["details"]["causes"][0]["field"] == "spec"
+
+
+@pytest.mark.parametrize(("before", "after", "message"), [
+    (None, 60, None), (60, 30, None),
+    (60, 90, "Invalid value: 90: must be less than or equal to previous value"),
+    (60, None, "Invalid value: null: must not update from a positive integer to nil value")])
+def test_a_pod_deadline_may_be_set_or_shortened_only(server, before, after, message):
+    # ValidatePodUpdate's activeDeadlineSeconds rules
+    spec = {**POD["spec"], **({"activeDeadlineSeconds": before} if before else {})}
+    pod = server.create({"apiVersion": "v1", "kind": "Pod", "metadata": {**POD["metadata"], "namespace": "default"},
+                         "spec": spec})
+    pod["spec"] = {k: v for k, v in pod["spec"].items() if k != "activeDeadlineSeconds"}
+    if after is not None:
+        pod["spec"]["activeDeadlineSeconds"] = after
+    if message is None:
+        assert server.update(pod)["spec"].get("activeDeadlineSeconds") == after
+        return
+    with pytest.raises(ApiError) as exc:
+        server.update(pod)
+    assert [(c["field"], c["message"]) for c in exc.value.body["details"]["causes"]] == [
+        ("spec.activeDeadlineSeconds", message)]
+
+
+def test_a_pod_grace_period_is_fixed_unless_a_negative_one_becomes_1(server):
+    pod = server.create({"apiVersion": "v1", "kind": "Pod", "metadata": {**POD["metadata"], "namespace": "default"},
+                         "spec": {**POD["spec"], "terminationGracePeriodSeconds": -5}})
+    with pytest.raises(ApiError) as exc:
+        server.update({**pod, "spec": {**pod["spec"], "terminationGracePeriodSeconds": 10}})
+    assert exc.value.body["details"]["causes"][0]["field"] == "spec"
+    assert server.update({**pod, "spec": {**pod["spec"], "terminationGracePeriodSeconds": 1}}
+                         )["spec"]["terminationGracePeriodSeconds"] == 1
 
 
 def test_deployment_selector_is_immutable(api_client):

@@ -6,6 +6,7 @@ import pytest
 
 from kamera_cli.controlplane import Kubelet, PodRule
 from kamera_cli.controlplane.kubelet import started_status
+from kamera_cli.model.objects import ObjectRef
 from tests.controlplane.harness import Harness, pod
 
 
@@ -30,6 +31,23 @@ def test_a_pending_pod_is_bound_and_becomes_ready() -> None:
     assert st["hostIP"] in ("10.0.0.2", "10.0.0.3")
     assert st["qosClass"] == "BestEffort"
     assert st["containerStatuses"][0]["ready"] is True and "running" in st["containerStatuses"][0]["state"]
+
+
+def test_a_gated_pod_is_not_scheduled_until_its_gates_are_removed() -> None:
+    h = Harness()
+    h.create(pod("web", schedulingGates=[{"name": "example.com/quota"}]))
+    kubelet = Kubelet(default=("running", "failed"))
+    assert kubelet.choices(h.get("v1", "Pod", "web")) == ()
+    kubelet.reconcile(h.cluster, "default", "web", "")
+    gated = h.get("v1", "Pod", "web")
+    assert gated is not None and "nodeName" not in gated["spec"] and gated["status"]["phase"] == "Pending"
+    assert "conditions" not in gated["status"]  # no Unschedulable verdict either
+    h.server.patch(ObjectRef("v1", "Pod", "default", "web"), "json",
+                   [{"op": "remove", "path": "/spec/schedulingGates"}])
+    assert kubelet.choices(h.get("v1", "Pod", "web")) == ("running", "failed")
+    kubelet.reconcile(h.cluster, "default", "web", "running")
+    released = h.get("v1", "Pod", "web")
+    assert released is not None and released["spec"]["nodeName"] and released["status"]["phase"] == "Running"
 
 
 def test_node_selector_that_no_node_matches_is_unschedulable() -> None:

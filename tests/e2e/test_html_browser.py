@@ -141,13 +141,20 @@ def test_graph_is_drawn_and_a_click_shows_the_state(browser: Any, tmp_path: Path
 def test_a_livelock_loop_is_highlighted_from_its_timeline(browser: Any, tmp_path: Path) -> None:
     path, _result = _report(tmp_path, "quickstart", "bugs/livelock")
     page = Opened(browser, path)
-    page.page.click("section[data-scenario='1'] button.show-path")
-    assert page.page.eval_on_selector("#graph-scenario", "s => s.value") == "1"
+    # the failing scenario is listed first, though it was checked second
+    assert "bug-livelock" in page.page.inner_text("section[data-scenario='0'] h2")
+    page.page.click("section[data-scenario='0'] button.show-path")
+    assert page.page.eval_on_selector("#graph-scenario", "s => s.value") == "0"
+    # transitions carry short labels, explained by the legend, full on hover
+    labels = page.page.evaluate("() => window.kameraReport.cy.edges().map(e => e.data('label')).sort()")
+    assert set(labels) <= {"au", "de"} and labels
+    legend = page.page.inner_text("#edge-legend")
+    assert "au = autoscaler" in legend and "de = deployer" in legend
     counts = page.page.evaluate("""() => { const cy = window.kameraReport.cy;
         return {loop: cy.edges('.onloop').length, path: cy.edges('.onpath').length,
                 nodes: cy.nodes('.onpath').length}; }""")
     assert counts == {"loop": 2, "path": 1, "nodes": 3}
-    page.page.click("section[data-scenario='1'] li.step.loop >> nth=0 >> button.goto")
+    page.page.click("section[data-scenario='0'] li.step.loop >> nth=0 >> button.goto")
     assert page.page.inner_text("#state-panel").startswith("State ")
     assert page.page.evaluate("window.kameraReport.cy.nodes(':selected').length") == 1
     page.screenshot("html-report-livelock.png")

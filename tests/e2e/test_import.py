@@ -36,9 +36,13 @@ def test_import_then_check_with_the_quickstart_controller(tmp_path: Path) -> Non
     assert "warning: " in stderr and "owner ReplicaSet 'web-6d4cf56db6'" in stderr
     assert "note: skipped 1 object(s): Events" in stderr
 
-    code, stdout, _ = invoke("check", str(out))  # the scaffold as written: one clear problem
-    assert code == 2
-    assert "scenario.yaml:" in stdout and "$.spec.controllers: no controllers to check" in stdout
+    # the scaffold as written runs at once: the built-ins for the imported Deployment and Pod
+    assert "it runs now with the built-in controllers deployment, kubelet: kamera check" in stdout
+    code, stdout, _ = invoke("validate", str(out))
+    assert code == 0 and "ok " in stdout
+    code, stdout, stderr = invoke("check", str(out))
+    assert code == 0, stdout + stderr
+    assert "✓ shop PASSED" in stdout and "1 converged" in stdout
 
     scenario = out / "scenario.yaml"
     scenario.write_text(scenario.read_text(encoding="utf-8").replace("  controllers: []", WIDGET),
@@ -75,6 +79,7 @@ def test_import_an_audit_log_and_replay_it_against_the_controller(tmp_path: Path
     text = (out / "scenario.yaml").read_text(encoding="utf-8")
     assert "  # not replayed: " in text and "deletecollection" in text
     assert "  explore:\n    maxDepth: 120\n" in text  # 50 + 10 per action: room for the whole timeline
+    assert "  # cluster:\n  #   builtins: [deployment, kubelet]\n" in text  # offered, not enabled, with actions
     (out / "scenario.yaml").write_text(text.replace("  controllers: []", WIDGET), encoding="utf-8")
     shutil.copytree(QUICKSTART / "controllers", out / "controllers")
     code, stdout, stderr = invoke("check", str(out))

@@ -209,3 +209,18 @@ def test_a_timer_is_not_spawned_for_an_object_its_filters_do_not_select(tmp_path
     """)
     assert result.verdict is Verdict.PASSED, result.checks
     assert not [s for c in result.converged for s in c.path if s.actor == TIMER]
+
+
+def test_a_when_filter_that_excludes_the_object_spawns_no_timer(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import kopf
+        @kopf.on.create("example.com", "v1", "widgets")
+        def hello(**_):
+            return {"said": "hi"}
+        @kopf.timer("example.com", "v1", "widgets", interval=60, when=lambda name, **_: name != "demo")
+        def tick(**_):
+            return {"ran": True}
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    assert not [s for c in result.converged for s in c.path if s.actor == TIMER]
+    assert "tick" not in widget(result)["status"]

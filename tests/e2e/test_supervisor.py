@@ -60,8 +60,8 @@ def test_a_forked_child_does_not_hold_stdout_or_outlive_kamera(tmp_path: Path) -
         select.select([], [], [], 120)
         os._exit(0)
     """
-    started = time.monotonic()
-    proc = kamera(str(scenario_with(tmp_path, code)), timeout=60)  # capture_output waits for every writer
+    started = time.monotonic()  # capture_output waits for every writer
+    proc = kamera(str(scenario_with(tmp_path, code, processes_allowed=True)), timeout=60)
     assert time.monotonic() - started < 30
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "child alive" not in proc.stdout

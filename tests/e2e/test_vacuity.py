@@ -63,6 +63,36 @@ def test_count_zero_must_allow_vacuity_explicitly(tmp_path: Path) -> None:
     assert check.verdict is Verdict.PASSED
 
 
+def test_a_clean_up_invariant_whose_objects_existed_mid_run_is_not_vacuous(tmp_path: Path) -> None:
+    """``count: 0`` at convergence over objects that existed before (widgets not yet Ready exist in the
+    initial state): nothing is left, which is the point, and no ``vacuous: allowed`` is needed."""
+    check = only_invariant(with_invariants(tmp_path, """\
+    - name: no widget is left unready
+      select: "$.items[?@.kind == 'Widget' && @.status.phase != 'Ready']"
+      expect: {count: 0}
+"""))
+    assert check.verdict is Verdict.PASSED, check.message
+    assert check.message == ("holds (1 converged state, 0 node(s) selected; its select selected something in an "
+                             "explored state, so it is not vacuous)")
+
+
+def test_a_kind_hint_only_for_a_comparison_on_kind_and_kinds_of_the_judged_states(tmp_path: Path) -> None:
+    """'task' compared with a label is no kind, even with a kind spelled 'Task' around; the kinds listed
+    are those of the converged states the invariant judged."""
+    objects = [{"kind": "ConfigMap", "metadata": {"labels": {"app": "x"}}}, {"kind": "Task", "metadata": {}}]
+    text = "$.items[?@.kind == 'ConfigMap' && @.metadata.labels.app == 'task']"
+    assert vacuity_hint([text], objects) == "the kinds present are ConfigMap, Task"
+    assert vacuity_hint(["$.items[?'task' == @.kind]"], objects) == "no object has kind 'task'; did you mean 'Task'?"
+    check = only_invariant(with_invariants(tmp_path, """\
+    - name: the demo's config
+      select: "$.items[?@.kind == 'ConfigMap' && @.metadata.labels.app == 'widget']"
+      expect: {max: 1}
+"""))
+    assert check.verdict is Verdict.FAILED
+    # a path names fields, so the hint is about the field; 'widget' is compared with a label, not a kind
+    assert check.message.endswith("nor in any other explored state (no object has a field 'app')"), check.message
+
+
 def test_holding_says_how_much_was_checked(tmp_path: Path) -> None:
     check = only_invariant(with_invariants(tmp_path, """\
     - name: every widget is ready

@@ -153,3 +153,35 @@ def test_args_are_for_programs_only(tmp_path: Path) -> None:
                     "    - {name: c, entrypoint: c.py:reconcile, for: v1/ConfigMap, args: [-v]}\n  seed: []\n")
     with pytest.raises(ScenarioError, match=r"scenario.yaml:6:.*'args' is a program's command line"):
         load_scenario(path)
+
+
+HEALTH = """
+import socketserver
+import threading
+from kubernetes import client, config, watch
+
+def main():
+    # a health endpoint nothing can reach (http.server's HTTPServer is this, plus a getfqdn)
+    server = socketserver.TCPServer(("", 8080), socketserver.BaseRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    config.load_kube_config()
+    v1 = client.CoreV1Api()
+    for event in watch.Watch().stream(v1.list_namespaced_config_map, "default"):
+        cm = event["object"]
+        if event["type"] != "DELETED" and cm.metadata.name != "seen" and not (cm.metadata.labels or {}).get("seen"):
+            v1.patch_namespaced_config_map(cm.metadata.name, "default", {"metadata": {"labels": {"seen": "yes"}}})
+"""
+
+
+def test_a_programs_own_server_binds_nothing_and_does_not_block(tmp_path: Path) -> None:
+    (tmp_path / "prog.py").write_text(HEALTH)
+    path = tmp_path / "scenario.yaml"
+    path.write_text(HEAD + textwrap.indent(textwrap.dedent("""\
+        controllers:
+          - {name: p, program: prog.py:main, watches: [v1/ConfigMap]}
+        seed: [{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}]
+        invariants:
+          - {name: labelled, select: "$.items[?@.kind == 'ConfigMap'].metadata.labels.seen", expect: {equals: "yes"}}
+        """), "  "))
+    result = explore(load_scenario(path)).result
+    assert result.verdict is Verdict.PASSED, [(c.name, c.message) for c in result.checks]

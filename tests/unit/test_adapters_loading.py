@@ -242,6 +242,14 @@ def test_sys_exit_at_import(tmp_path: Path) -> None:
     assert "importing ctrl.py called sys.exit(3)" in error_of("ctrl.py:reconcile", tmp_path)
 
 
+@pytest.mark.parametrize("raised", ["KeyboardInterrupt", "GeneratorExit", "BaseException('odd')"])
+def test_a_base_exception_at_import_is_a_load_error_naming_the_module(tmp_path: Path, raised: str) -> None:
+    """Not kamera's own interrupt nor an internal error (exit 3): the module raised it (issue #28)."""
+    write(tmp_path, "ctrl.py", f"def reconcile(request): pass\nraise {raised}\n")
+    name = raised.split("(")[0]
+    assert f"importing ctrl.py raised {name}" in error_of("ctrl.py:reconcile", tmp_path)
+
+
 def test_missing_attribute_suggests_close_names(tmp_path: Path) -> None:
     write(tmp_path, "ctrl.py", "def reconcile(request): pass\ndef helper(): pass\nVALUE = 1\n")
     text = error_of("ctrl.py:reconcil", tmp_path)

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime as RealDatetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -241,3 +242,100 @@ def test_kubernetes_models_first_imported_inside_a_reconcile_still_work(tmp_path
     finally:
         factory.unload()
     assert "kubernetes.client.models.v1alpha2_lease_candidate_spec" in sys.modules
+
+
+def test_a_controllers_signal_handler_is_recorded_not_installed() -> None:
+    """A module that calls ``signal.signal`` at import (k8s-sidecar's SIGTERM handler) may be re-imported on
+    a step's worker thread, and the process's signals are kamera's: the handler is recorded, never installed."""
+    import signal
+    import threading
+
+    before = signal.getsignal(signal.SIGTERM)
+    answers: list[object] = []
+
+    def handler(signum: int, frame: object) -> None:
+        pass
+
+    def install() -> None:
+        answers.append(signal.signal(signal.SIGTERM, handler))
+        answers.append(signal.signal(signal.SIGTERM, signal.SIG_DFL))
+
+    with sandboxed(VirtualClock(0.0), b"seed"):
+        worker = threading.Thread(target=install)
+        worker.start()
+        worker.join()
+    assert answers[1] is handler  # the previous handler, as signal.signal returns it
+    assert signal.getsignal(signal.SIGTERM) is before
+    from kamera_cli.adapters.sandbox import fence
+
+    assert signal.signal is fence._real_signal  # put back
+
+
+@pytest.mark.parametrize(("event", "args", "shown"), [
+    ("subprocess.Popen", ("sleep", ["sleep", "300"], None, None), "sleep 300"),
+    ("subprocess.Popen", (None, "echo 'a b' | wc", None, None), "echo 'a b' | wc"),
+    ("os.system", (b"ls -l",), "ls -l"),
+    ("os.exec", ("/bin/true", ("true", "a b"), None), "true 'a b'"),
+    ("os.posix_spawn", ("/bin/true", ["true"], {}), "true"),
+    ("os.spawn", (0, "/bin/true", ["true", "x"], None), "true x"),
+    ("pty.spawn", (["bash", "-i"],), "bash -i"),
+    ("pty.spawn", ("bash",), "bash"),
+    ("os.fork", (), ""),
+])
+def test_a_process_event_is_shown_as_its_command_line(event: str, args: tuple[Any, ...], shown: str) -> None:
+    from kamera_cli.adapters.sandbox.child_processes import command_line
+
+    assert command_line(event, args) == shown
+
+
+def test_a_process_started_in_a_sandboxed_call_is_recorded_and_refused_unless_allowed() -> None:
+    from kamera_cli.adapters.sandbox.child_processes import ProcessRefused
+    from kamera_cli.adapters.sandbox.fence import process_refused
+
+    assert process_refused("os.system", ("true",)) is None  # no call of user code runs: kamera's own
+    with sandboxed(VirtualClock(0.0), b"s") as run:
+        refused = process_refused("subprocess.Popen", ("kubectl", ["kubectl", "apply"], None, None))
+        assert isinstance(refused, ProcessRefused) and "subprocess.Popen kubectl apply" in str(refused)
+        assert [p.describe() for p in run.processes] == ["subprocess.Popen kubectl apply"]
+        run.processes_allowed = True
+        assert process_refused("os.fork", ()) is None
+        assert len(run.processes) == 1
+
+
+def _run_once(tmp_path: Path, code: str, budget: float = 5) -> Any:
+    write(tmp_path, "ctrl.py", code)
+    factory = load_reconciler("ctrl.py:reconcile", tmp_path, scenario="demo", controller="odd")
+    try:
+        return run_reconcile(factory, Request("default", "x"), None, budget_seconds=budget,
+                             clock=VirtualClock(EPOCH), seed=b"")
+    finally:
+        factory.unload()
+
+
+def test_a_reconcile_that_closes_stdout_silences_only_itself(tmp_path: Path) -> None:
+    """It closed its own stream: kamera still reads what it printed, and nothing breaks (issue #28)."""
+    outcome = _run_once(tmp_path, """
+        import sys
+        def reconcile(request):
+            print("before")
+            sys.stdout.close()
+            sys.stderr.close()
+            return {"requeue_after": 5}
+        """)
+    assert outcome.kind == "ok", outcome.error
+    assert outcome.result.requeue_after == 5 and outcome.output == "before"
+    print("kamera's own stdout still works")
+
+
+def test_a_returned_object_whose_attributes_never_answer_is_an_overrun(tmp_path: Path) -> None:
+    """Reading the result runs under the step's budget: a timeout finding, not a kamera that hangs."""
+    outcome = _run_once(tmp_path, """
+        class Hang:
+            def __getattr__(self, name):
+                while True:
+                    pass
+        def reconcile(request):
+            return Hang()
+        """, budget=1)
+    assert outcome.kind == "timeout"
+    assert "__getattr__" in outcome.error.traceback

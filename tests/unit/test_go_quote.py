@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kamera_cli.apiserver.validation.field_errors import go_quote
+from kamera_cli.apiserver.errors import go_quote
 
 
 @pytest.mark.parametrize(("text", "quoted"), [

@@ -89,8 +89,8 @@ def test_owner_uids_point_at_the_simulated_owner_so_the_collector_keeps_the_chil
     out = tmp_path / "scenario"
     import_scenario(ImportOptions(inputs=(CLUSTER, CRDS), out_dir=str(out)))
     text = (out / "scenario.yaml").read_text(encoding="utf-8")
-    (out / "scenario.yaml").write_text(text.replace("  controllers: []", "  controllers: []\n  cluster:\n"
-                                                    "    builtins: [endpoints]"), encoding="utf-8")
+    (out / "scenario.yaml").write_text(text.replace("    builtins: [deployment, kubelet]", "    builtins: [endpoints]"),
+                                       encoding="utf-8")
     scenario = load_scenario(out / "scenario.yaml")
     registry = Registry.builtin().with_crds(scenario.crds)
     snapshot = initial_snapshot(scenario, registry)
@@ -257,12 +257,25 @@ def test_output_folder_rules(tmp_path: Path) -> None:
         import_scenario(ImportOptions(inputs=(CLUSTER, CRDS), out_dir=str(tmp_path / "x"), name="Shop!"))
 
 
-def test_the_scaffold_loads_with_one_clear_problem(tmp_path: Path) -> None:
+def test_the_scaffold_enables_the_workload_builtins_and_loads(tmp_path: Path) -> None:
     out = tmp_path / "My Shop"
-    import_scenario(ImportOptions(inputs=(CLUSTER, CRDS), out_dir=str(out)))
+    report = import_scenario(ImportOptions(inputs=(CLUSTER, CRDS), out_dir=str(out)))
     text = (out / "scenario.yaml").read_text(encoding="utf-8")
     assert 'name: "my-shop"' in text and "#   example.com/v1/Widget (1)" in text
-    assert "#   builtins: [deployment, endpoints, endpointslice, kubelet]" in text
+    assert "\n  cluster:\n    builtins: [deployment, kubelet]\n" in text
+    assert "# endpoints, endpointslice: left off" in text
+    assert report.builtins == ("deployment", "kubelet")
+    scenario = load_scenario(out / "scenario.yaml")
+    assert scenario.controllers == ()
+
+
+def test_without_workload_kinds_the_scaffold_loads_with_one_clear_problem(tmp_path: Path) -> None:
+    only = tmp_path / "cm.yaml"
+    only.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: shop}\n", encoding="utf-8")
+    out = tmp_path / "plain"
+    assert import_scenario(ImportOptions(inputs=(str(only),), out_dir=str(out))).builtins == ()
+    text = (out / "scenario.yaml").read_text(encoding="utf-8")
+    assert "cluster:" not in text
     with pytest.raises(ScenarioError) as info:
         load_scenario(out / "scenario.yaml")
     [problem] = info.value.problems

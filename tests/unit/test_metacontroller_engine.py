@@ -359,7 +359,7 @@ def test_a_rolling_update_waits_for_the_status_checks_of_the_children_already_ro
 def test_a_step_resyncs_on_the_virtual_clock(cluster: Cluster, tmp_path: Any, answer: dict[str, Any], period: int,
                                              expected: tuple[float | None, bool]) -> None:
     from kamera_cli.adapters.metacontroller import load_metacontroller
-    from kamera_cli.adapters.reconcile.values import Request
+    from kamera_cli.adapters.sandbox.values import Request
 
     (tmp_path / "hooks.py").write_text(
         "import json\n"
@@ -472,7 +472,7 @@ def loaded(cluster: Cluster, tmp_path: Any, code: str) -> Any:
 
 
 def test_a_failed_sync_posts_metacontrollers_sync_error_event_and_fails(cluster: Cluster, tmp_path: Any) -> None:
-    from kamera_cli.adapters.reconcile.values import Request
+    from kamera_cli.adapters.sandbox.values import Request
 
     controller = loaded(cluster, tmp_path,
                         "def sync(request):\n"
@@ -546,7 +546,7 @@ def test_a_failed_sync_is_retried_through_the_rate_limited_work_queue(cluster: C
     """``AddRateLimited``: 5 ms doubled per failure of the parent, up to 1000 s; ``Forget`` on success;
     a 429 (``AddAfter``) leaves the count alone.  The count is the step's memory (explored state)."""
     from kamera_cli.adapters.metacontroller.controller import rate_limited_delay
-    from kamera_cli.adapters.reconcile.values import Request, failure_retry
+    from kamera_cli.adapters.sandbox.values import Request, failure_retry
 
     controller = loaded(cluster, tmp_path,
                         "def sync(request):\n"

@@ -22,7 +22,13 @@ from kamera_cli.model.graph import GraphEdge, GraphState, StateGraph
 from kamera_cli.model.objects import ObjectRef
 from kamera_cli.model.result import Check, CheckResult, Counterexample, ScenarioResult, Step, Verdict, Write
 from kamera_cli.report import to_html, write_html
-from kamera_cli.report.html_report import CYTOSCAPE_ASSET, CYTOSCAPE_VERSION, page_data
+from kamera_cli.report.html_report import (
+    CYTOSCAPE_ASSET,
+    CYTOSCAPE_VERSION,
+    abbreviations,
+    failing_first,
+    page_data,
+)
 
 try:
     from tests.unit.test_report_samples import everything, livelock
@@ -137,7 +143,7 @@ def test_the_data_island_reads_back_as_the_page_data() -> None:
     _text, page = _page(result)
     (island,) = [s for a, s in zip(page.tags("script"), page.scripts) if a.get("id") == "kamera-data"]
     data = json.loads(island)
-    assert data == json.loads(json.dumps(page_data(result)))
+    assert data == json.loads(json.dumps(page_data(failing_first(result))))
     (fight,) = [s for s in data["scenarios"] if s["graph"]]
     assert fight["paths"][0]["nodes"] == [0, 1, 2, 1] and fight["paths"][0]["loop_start"] == 1
     assert len(fight["graph"]["states"]) == 3 and fight["graph"]["omitted"]
@@ -180,7 +186,8 @@ def test_hostile_strings_stay_text() -> None:
     assert "\x1b" not in text, "ANSI escapes are dropped"
     (island,) = [s for a, s in zip(scripts, page.scripts) if a.get("id") == "kamera-data"]
     assert "<" not in island and "\u2028" not in island
-    assert json.loads(island)["scenarios"][0]["graph"]["objects"]["k"]["data"][" ".join(HOSTILE)] == " ".join(HOSTILE)
+    (drawn,) = [s for s in json.loads(island)["scenarios"] if s["graph"]]
+    assert drawn["graph"]["objects"]["k"]["data"][" ".join(HOSTILE)] == " ".join(HOSTILE)
 
 
 def test_without_a_graph_the_page_says_it_was_not_recorded() -> None:
@@ -203,3 +210,34 @@ def test_the_vendored_library_matches_its_recorded_checksum() -> None:
     recorded = re.search(r"file sha256 `([0-9a-f]{64})`", readme)
     assert recorded is not None
     assert hashlib.sha256((ASSETS / CYTOSCAPE_ASSET).read_bytes()).hexdigest() == recorded.group(1)
+
+
+def test_failing_scenarios_come_first_in_the_page_and_its_navigation() -> None:
+    result = everything()
+    _text, page = _page(result)
+    order = [a["id"] for tag, a in page.elements if tag == "section" and a.get("id", "").startswith("scenario-")]
+    verdicts = [a["class"].split()[-1] for tag, a in page.elements
+                if tag == "section" and a.get("id", "").startswith("scenario-")]
+    assert order == [f"scenario-{i}" for i in range(len(order))]
+    ranks = {"v-error": 0, "v-failed": 1, "v-inconclusive": 2, "v-passed": 3}
+    assert [ranks[v] for v in verdicts] == sorted(ranks[v] for v in verdicts)
+    assert verdicts[0] != "v-passed" and verdicts[-1] == "v-passed"
+    names = [s.name for s in failing_first(result).scenarios]
+    assert [d["name"] for d in page_data(failing_first(result))["scenarios"]] == names
+
+
+def test_edge_labels_are_short_distinct_and_explained() -> None:
+    labels = abbreviations(["garbage-collector", "widget", "widgets", "gc", "namespace-controller", "w"])
+    assert labels == {"garbage-collector": "gc2", "gc": "gc", "namespace-controller": "nc", "w": "w",
+                      "widget": "wi", "widgets": "wi2"}
+    assert len(set(labels.values())) == len(labels)
+    data = page_data(everything())
+    (fight,) = [s for s in data["scenarios"] if s["graph"]]
+    assert set(fight["abbrev"]) == {e["actor"] for e in fight["graph"]["edges"]}
+
+
+def test_a_counterexample_lists_its_actions_before_the_steps() -> None:
+    _text, page = _page(everything())
+    assert "actions" in page.visible and "↺ back to step" in page.visible
+    lists = [a for tag, a in page.elements if tag == "ol" and a.get("class") == "actions"]
+    assert lists, "no actions list"

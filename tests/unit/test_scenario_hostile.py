@@ -77,6 +77,16 @@ def test_non_utf8_and_control_characters_are_located(tmp_path: Path) -> None:
     assert ":4:" in problem and "'\\x01' is not allowed" in problem
 
 
+def test_a_nul_byte_is_located_by_line_and_column_in_the_scenario_and_in_a_file_it_names(tmp_path: Path) -> None:
+    """Issue #28 found 'line None' for a NUL byte: every reader error says file:line:col."""
+    (problem,) = problems_of(tmp_path, HEADER + "spec: {x: ab\x00}\n")
+    assert problem.startswith(f"{tmp_path / 'scenario.yaml'}:4:13: ") and "'\\x00' is not allowed" in problem
+    (tmp_path / "seed.yaml").write_bytes(b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\x00}\n")
+    problems = problems_of(tmp_path, HEADER + "spec:\n  controllers: []\n  seed: [seed.yaml]\n")
+    assert any(p.startswith(f"{tmp_path / 'seed.yaml'}:3:19: ") and "'\\x00' is not allowed" in p
+               for p in problems), problems
+
+
 def test_numbers_out_of_range_in_a_filter_and_a_duration(tmp_path: Path) -> None:
     problems = problems_of(tmp_path, HEADER + (
         "spec:\n  controllers: [{name: a, entrypoint: c.py:r, for: v1/ConfigMap}]\n  seed: []\n"
@@ -135,6 +145,9 @@ def test_mutated_examples_load_or_are_refused(tmp_path_factory: pytest.TempPathF
         load_scenario(folder / "scenario.yaml", check_entrypoint=lambda e, b: None)
     except ScenarioError as exc:
         assert exc.problems
+        for problem in exc.problems:  # a reader's error always knows where it stopped reading
+            if "invalid YAML" in problem.message or "not UTF-8" in problem.message:
+                assert problem.line > 0 and problem.column > 0, problem.render()
 
 
 @pytest.mark.parametrize(("selector", "said"), [

@@ -2,5 +2,5 @@
 scanning the API, startup), kopf's own per-event processing (``events``), its timers and daemons
 (``spawning``).
 
-Imports ``sandbox``, ``reconcile`` and ``asyncio``. docs/controllers.md, "kopf".
+Imports ``sandbox`` and ``asyncio``; no other shape. docs/controllers.md, "kopf".
 """

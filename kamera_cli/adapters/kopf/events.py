@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -34,9 +33,9 @@ from typing import Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.kopf import activities
-from kamera_cli.adapters.reconcile.values import Request, Result
 from kamera_cli.adapters.sandbox.fence import VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, ReconcileShape
+from kamera_cli.adapters.sandbox.values import Remembering, Request
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["KopfHandlerError", "KopfOperator", "load_kopf_operator", "supported"]
@@ -153,7 +152,12 @@ class KopfOperator(ReconcilerFactory):
         # the operator's memo: what startup handlers put there, every object's memo starts as a copy of
         self.memobase = ephemera.Memo()
         with self.scope(), sandboxed(VirtualClock(IMPORT_EPOCH), IMPORT_SEED, importing=True) as run:
+            run.processes_allowed = self.process.processes_allowed
             failed = activities.start(self.registry, self.settings, self.memobase, self.host)
+        if failed is None and run.processes:
+            failed = activities.StartFailure(
+                "a @kopf.on.login or @kopf.on.startup handler started a process",
+                f"{run.processes[0].describe()} (kamera refused it: it cannot model what a child process does)")
         if failed is None and run.network:
             failed = activities.StartFailure(
                 "a @kopf.on.login or @kopf.on.startup handler tried to open a network connection",
@@ -376,15 +380,29 @@ class KopfOperator(ReconcilerFactory):
             return self.keep_memo(memory.memo)
 
 
-def metadata_matches(handler: Any, obj: Mapping[str, Any]) -> bool:
-    """Whether ``obj``'s labels and annotations pass the handler's ``labels=``/``annotations=`` filters,
-    as kopf's ``registries._matches_metadata`` decides; a callable value (which kopf calls with the
-    cause's kwargs) is taken to match, so only what surely does not match is left out."""
+def metadata_matches(handler: Any, obj: Mapping[str, Any], logger: Any = None) -> bool:
+    """Whether ``obj`` passes the handler's ``labels=``/``annotations=`` filters and its ``when=``
+    callback, as kopf's ``registries.match`` decides (``_matches_labels``, ``_matches_annotations``,
+    ``_matches_filter_callback``), with the body kwargs kopf gives them (``causes.ResourceCause``:
+    ``body``, ``spec``, ``meta``, ``status``, ``name``, ``namespace``, ``labels``, ...).  A callback that
+    raises, or needs a kwarg only a real event has, is taken to match: only what surely does not match
+    is left out (the tick or the event step then decides with kopf's own matching)."""
+    from kopf._cogs.structs import bodies
     from kopf._core.intents import filters
 
-    meta = obj.get("metadata") or {}
-    for pattern, content in ((handler.labels, meta.get("labels") or {}),
-                             (handler.annotations, meta.get("annotations") or {})):
+    body = bodies.Body(cast(Any, dict(obj)))
+    kwargs = {"body": body, "spec": body.spec, "meta": body.metadata, "status": body.status,
+              "uid": body.metadata.uid, "name": body.metadata.name, "namespace": body.metadata.namespace,
+              "labels": body.metadata.labels, "annotations": body.metadata.annotations,
+              "logger": logger or logging.getLogger("kopf.objects")}
+
+    def passes(check: Callable[..., Any], *args: Any) -> bool:
+        try:
+            return bool(check(*args, **kwargs))
+        except Exception:  # a filter that cannot be evaluated here is left to kopf
+            return True
+
+    for pattern, content in ((handler.labels, body.metadata.labels), (handler.annotations, body.metadata.annotations)):
         for key, value in (pattern or {}).items():
             if value is filters.MetaFilterToken.ABSENT:
                 if key in content:
@@ -392,16 +410,13 @@ def metadata_matches(handler: Any, obj: Mapping[str, Any]) -> bool:
             elif value is filters.MetaFilterToken.PRESENT:
                 if key not in content:
                     return False
-            elif not callable(value) and content.get(key) != value:
+            elif callable(value):
+                if not passes(value, content.get(key)):
+                    return False
+            elif content.get(key) != value:
                 return False
-    return True
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Remembering(Result):
-    """A kopf step's result with the object's memo as kept until its next step (None: unchanged)."""
-
-    memory: str | None = None
+    when = getattr(handler, "when", None)
+    return when is None or passes(when)
 
 
 @contextlib.contextmanager

@@ -34,8 +34,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
-from kamera_cli.adapters.kopf.events import Remembering, metadata_matches
-from kamera_cli.adapters.reconcile.values import Request, Result
+from kamera_cli.adapters.kopf.events import metadata_matches
+from kamera_cli.adapters.sandbox.values import Remembering, Request, Result
 
 if TYPE_CHECKING:
     from kamera_cli.adapters.kopf.events import KopfOperator

@@ -5,7 +5,7 @@ the hook server's request handler in-process), ``apps`` (a hook server that is a
 application), ``apply`` (metacontroller's last-applied three-way merge), ``ssa`` (its server-side
 apply strategy), ``children`` (claiming, applying and deleting children), ``sync`` (one sync of one
 parent), ``controller`` (the loaded controller, its rate-limited retries).  docs/controllers.md,
-"metacontroller", says what is emulated.
+"metacontroller", says what is emulated.  Imports ``sandbox`` and ``asyncio`` (ASGI hooks); no other shape.
 """
 
 from __future__ import annotations

@@ -18,14 +18,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kamera_cli.adapters.kopf.events import Remembering
 from kamera_cli.adapters.metacontroller.apps import is_asgi, is_wsgi
 from kamera_cli.adapters.metacontroller.hooks import HookTarget, is_handler, neutered_servers
 from kamera_cli.adapters.metacontroller.manifest import MetaSpec
 from kamera_cli.adapters.metacontroller.rest import ResInfo, Rest, controller_of, meta, parent_selected
 from kamera_cli.adapters.metacontroller.ssa import DEFAULT_FIELD_MANAGER, SsaApplier
 from kamera_cli.adapters.metacontroller.sync import Engine
-from kamera_cli.adapters.reconcile.values import Request, Result, retry_failure
 from kamera_cli.adapters.sandbox.entrypoints import parse_entrypoint
 from kamera_cli.adapters.sandbox.fence import VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import (
@@ -36,6 +34,7 @@ from kamera_cli.adapters.sandbox.loading import (
     arity_of,
     package_chain,
 )
+from kamera_cli.adapters.sandbox.values import Remembering, Request, Result, retry_failure
 from kamera_cli.errors import EntrypointError
 from kamera_cli.model.objects import KindRef
 

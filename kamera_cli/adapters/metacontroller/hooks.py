@@ -27,12 +27,12 @@ import importlib.util
 import io
 import json
 import os
-import socketserver
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from kamera_cli.adapters.metacontroller.apps import AppError, asgi_post, wsgi_post
+from kamera_cli.adapters.sandbox.servers import idle_servers
 
 __all__ = ["HookAnswer", "HookError", "HookTarget", "call_hook", "neutered_servers"]
 
@@ -70,36 +70,21 @@ def neutered_servers() -> Iterator[list[Any]]:
 
     Yields the list of the servers the modules started (their handler may look at ``self.server``).
     """
-    base = socketserver.BaseServer
-    tcp = socketserver.TCPServer
-    saved = (base.serve_forever, tcp.server_bind, tcp.server_activate)
-    started: list[Any] = []
-
-    def serve_forever(self: Any, poll_interval: float = 0.5) -> None:
-        if self not in started:
-            started.append(self)
-
-    def nothing(self: Any) -> None:
-        return None
-
-    base.serve_forever = serve_forever  # type: ignore[method-assign]
-    tcp.server_bind = nothing  # type: ignore[method-assign]
-    tcp.server_activate = nothing  # type: ignore[method-assign]
     # Flask's own switch for "a server already runs this app": ``Flask.run`` returns at once (it
     # would otherwise look up the host's address over a UDP socket before serving)
     flask_cli = os.environ.get("FLASK_RUN_FROM_CLI")
     os.environ["FLASK_RUN_FROM_CLI"] = "true"
-    runners = _neuter_uvicorn(started)
-    try:
-        yield started
-    finally:
-        base.serve_forever, tcp.server_bind, tcp.server_activate = saved  # type: ignore[method-assign]
-        for module, run in runners:
-            module.run = run
-        if flask_cli is None:
-            os.environ.pop("FLASK_RUN_FROM_CLI", None)
-        else:
-            os.environ["FLASK_RUN_FROM_CLI"] = flask_cli
+    with idle_servers() as started:
+        runners = _neuter_uvicorn(started)
+        try:
+            yield started
+        finally:
+            for module, run in runners:
+                module.run = run
+            if flask_cli is None:
+                os.environ.pop("FLASK_RUN_FROM_CLI", None)
+            else:
+                os.environ["FLASK_RUN_FROM_CLI"] = flask_cli
 
 
 def _neuter_uvicorn(started: list[Any]) -> list[tuple[Any, Any]]:

@@ -2,5 +2,6 @@
 
 ``factory`` loads one; ``session`` records and replays its conversation with the API server;
 ``parking`` keeps a program suspended between steps (greenlet); ``threads`` and ``primitives`` run its
-threads as green threads. Imports ``sandbox`` and ``reconcile``. docs/controllers.md, "Programs".
+threads as green threads. Imports ``sandbox`` (its sandboxed call ends suspended threads at unload)
+and ``asyncio``; no other shape. docs/controllers.md, "Programs".
 """

@@ -17,10 +17,11 @@ The explorer knows each as a controller with keys of its own: the program and th
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,10 +30,11 @@ from kamera_cli.adapters.program import parking as program_parking
 from kamera_cli.adapters.program import primitives as program_primitives
 from kamera_cli.adapters.program.session import Entry, ProgramDiverged, ProgramParked, Session, watch_content
 from kamera_cli.adapters.program.threads import ProgramDeadlocked, Threads
-from kamera_cli.adapters.reconcile.values import Request, Result
 from kamera_cli.adapters.sandbox.fence import active_run
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader, arity_of
 from kamera_cli.adapters.sandbox.process import ProcessView
+from kamera_cli.adapters.sandbox.servers import idle_servers
+from kamera_cli.adapters.sandbox.values import Request, Result
 from kamera_cli.errors import EntrypointError
 from kamera_cli.model.objects import KindRef
 
@@ -118,6 +120,16 @@ class ProgramFactory(EntrypointLoader):
         super().__init__(entrypoint, base_dir, scenario=scenario, controller=controller, env=env)
         self.memory_owner = controller
 
+    def scope(self) -> contextlib.AbstractContextManager[None]:
+        """The loader's scope, with servers idle: a program's health or metrics endpoint (``http.server``,
+        ``wsgiref``, ``prometheus_client``) binds nothing, and its ``serve_forever`` returns at once."""
+        return self._scope()
+
+    @contextlib.contextmanager
+    def _scope(self) -> Iterator[None]:
+        with super().scope(), idle_servers():
+            yield
+
     #: a program sees the clock through its sleeps, so its steps are kept in order (never reordered)
     @property
     def time_dependent(self) -> bool:
@@ -161,7 +173,7 @@ class ProgramFactory(EntrypointLoader):
     def unload(self) -> None:
         """End the suspended programs (on the sandbox's worker thread, where they live), then unload."""
         if self._parking and self.containment is not None:
-            from kamera_cli.adapters.reconcile.running import call_sandboxed
+            from kamera_cli.adapters.sandbox.calls import call_sandboxed
             from kamera_cli.adapters.sandbox.fence import VirtualClock
 
             call_sandboxed(self, lambda: self._parking.clear(self.containment), budget_seconds=5.0,

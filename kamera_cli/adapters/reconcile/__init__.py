@@ -1,4 +1,6 @@
-"""The reconcile shape: ``Request``/``Result`` values and running one reconcile or watch mapper under budget.
+"""The reconcile shape: running one reconcile or watch mapper through the sandbox's call
+(``sandbox/calls.py``) and classifying what it returned or raised.
 
-Imports ``sandbox``. docs/controllers.md.
+Imports ``sandbox`` (whose ``values`` are the ``Request``/``Result`` every shape shares); no other
+shape. docs/controllers.md.
 """

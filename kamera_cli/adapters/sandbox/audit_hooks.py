@@ -10,9 +10,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from kamera_cli.adapters.sandbox.fence import format_address, network_blocked
+from kamera_cli.adapters.sandbox.addresses import format_address
+from kamera_cli.adapters.sandbox.child_processes import PROCESS_EVENTS
+from kamera_cli.adapters.sandbox.fence import network_blocked, process_refused
 
-_PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.startfile"})
 _audit_installed = False
 
 
@@ -25,7 +26,9 @@ def install_audit_fence(*, block_processes: bool) -> None:
     hook that raises aborts the call.  Audit hooks can never be removed, so this is only for a
     process that exists to run simulations (the supervisor's worker).  ``block_processes`` also
     refuses new processes: a child would not inherit the hook, so it is allowed only where a
-    network namespace contains it.
+    network namespace contains it.  Even there, a process user code starts during a step is refused
+    and recorded (``process_refused``: a finding naming the call and its command line) unless its
+    controller says ``processes: allowed`` — kamera cannot model what a child does.
     """
     global _audit_installed
     if _audit_installed:
@@ -37,7 +40,12 @@ def install_audit_fence(*, block_processes: bool) -> None:
             raise network_blocked(format_address(args[1]))
         if event in ("socket.sendto", "socket.sendmsg") and len(args) > 1 and args[1] is not None:
             raise network_blocked(format_address(args[1]))
-        if block_processes and event in _PROCESS_EVENTS:
+        if event not in PROCESS_EVENTS:
+            return
+        refused = process_refused(event, args)
+        if refused is not None:
+            raise refused
+        if block_processes and event != "os.fork":  # kamera's own split search forks its workers
             raise PermissionError(
                 f"kamera: starting a process ({event}) is refused: without a network namespace kamera "
                 "cannot contain what a child process does"

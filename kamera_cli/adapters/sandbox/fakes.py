@@ -5,7 +5,8 @@ Why before the controllers load: a controller binds what it calls at import (``i
 is loaded like a controller's module (its own module set, imported in the sandbox at the simulation's
 epoch) and stays loaded for the whole scenario: when a controller crashes and restarts, the external
 system keeps running, as a real one would; its *state* lives in kamera's external store, in the
-explored state (``apiserver/storage/external.py``), so it forks, survives and is judged with the cluster.
+explored state (``apiserver/external_store.py`` over ``apiserver/storage/external.py``), so it forks,
+survives and is judged with the cluster.
 
 What ``replace`` names is found at run time: the longest importable module prefix, then attributes.
 ``boto3.client`` with boto3 installed sets ``boto3.client``; without it, an empty ``boto3`` module is

@@ -17,6 +17,8 @@ being one.  While a sandbox is active:
   ``os.urandom``, ``secrets`` and ``random.SystemRandom`` are deliberately left alone: code that asks
   for OS entropy is asking for unpredictability, and faking it silently could hide a real bug.
   ``random.Random()`` instances a controller creates itself are seeded from the OS too.
+* ``signal.signal`` records the controller's handler and returns the one it set before, without
+  installing it: the process and its signals are kamera's, and a step may run on a worker thread.
 * opening a network connection (``socket.connect``/``connect_ex``, ``socket.create_connection``,
   a datagram ``sendto``, resolving a non-local name with ``getaddrinfo``) raises
   :class:`NetworkBlocked` inside the user code and is recorded on the side, so kamera reports it
@@ -32,8 +34,8 @@ per process; the stand-ins read the active one, and fall back to the real functi
 from __future__ import annotations
 
 import datetime as _dt
-import ipaddress
 import random
+import signal
 import socket
 import time
 import traceback
@@ -43,6 +45,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
+
+from kamera_cli.adapters.sandbox.addresses import format_address, is_local_name
+from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt, ProcessRefused, command_line
 
 __all__ = [
     "NetworkAttempt",
@@ -86,12 +91,16 @@ class NetworkAttempt:
 class SandboxRun:
     """What one sandboxed call observed (filled in while it runs)."""
 
-    __slots__ = ("_rng", "clock", "network", "on_sleep", "seed")
+    __slots__ = ("_rng", "clock", "network", "on_sleep", "processes", "processes_allowed", "seed")
 
     def __init__(self, clock: VirtualClock, seed: bytes) -> None:
         self.clock = clock
         self.seed = seed
         self.network: list[NetworkAttempt] = []
+        #: processes the call tried to start while its controller may not (each refused)
+        self.processes: list[ProcessAttempt] = []
+        #: the controller's ``processes: allowed`` (set by the caller): starts are let through, contained
+        self.processes_allowed = False
         self._rng: random.Random | None = None
         #: told of every sleep before the clock moves (a kopf daemon parks at its first sleep)
         self.on_sleep: Callable[[float], None] | None = None
@@ -390,14 +399,18 @@ def network_blocked(address: str) -> NetworkBlocked:
     )
 
 
-def format_address(address: object) -> str:
-    if isinstance(address, tuple) and len(address) >= 2:
-        host, port = address[0], address[1]
-        host_text = f"[{host}]" if isinstance(host, str) and ":" in host else str(host)
-        return f"{host_text}:{port}"
-    if isinstance(address, bytes):
-        return address.decode("utf-8", "replace")
-    return str(address)
+def process_refused(event: str, args: tuple[Any, ...]) -> ProcessRefused | None:
+    """What the worker's audit hook raises for a process started by user code: None when no sandboxed
+    call runs (kamera's own forks between steps) or its controller allows processes; otherwise the
+    attempt is recorded — a finding even when the controller swallows the error."""
+    run = _ACTIVE
+    if run is None or run.processes_allowed:
+        return None
+    attempt = ProcessAttempt(event, command_line(event, args), tuple(traceback.extract_stack()[:-2]))
+    run.processes.append(attempt)
+    return ProcessRefused(
+        1, f"kamera: starting a process ({attempt.describe()}) is refused: kamera cannot model what a child "
+           "process does (fake the tool with `fakes:`, or set `processes: allowed` on the controller)")
 
 
 def _connect(self: socket.socket, address: Any, /) -> None:
@@ -428,24 +441,8 @@ def _create_connection(address: tuple[str, int], *args: Any, **kwargs: Any) -> s
     raise network_blocked(format_address(address))
 
 
-def _is_local_name(host: object) -> bool:
-    if host is None:
-        return True
-    if isinstance(host, bytes):
-        host = host.decode("ascii", "replace")
-    if not isinstance(host, str):
-        return False
-    if host.lower() in ("localhost", "localhost.", ""):
-        return True
-    try:
-        ipaddress.ip_address(host.split("%", 1)[0])
-    except ValueError:
-        return False
-    return True
-
-
 def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-    if _ACTIVE is not None and not _is_local_name(host):
+    if _ACTIVE is not None and not is_local_name(host):
         raise network_blocked(format_address((host, port)))
     return _real_getaddrinfo(host, port, *args, **kwargs)
 
@@ -453,8 +450,25 @@ def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
 # ---------------------------------------------------------------------------------------------------------------
 # patch plans
 #: (owner, attribute, real, stand-in) for the process-wide patches
+_real_signal = signal.signal
+#: what user code asked ``signal.signal`` for, by signal number (recorded, never installed)
+_USER_HANDLERS: dict[int, Any] = {}
+
+
+def _signal(signalnum: Any, handler: Any, /) -> Any:
+    """A controller's signal handler is recorded, not installed: the process is kamera's (its own SIGTERM
+    and SIGUSR1 handling must stay), and a module re-imported on a step's worker thread would otherwise
+    fail with "signal only works in main thread". Returns the handler the controller set before, as
+    ``signal.signal`` does."""
+    number = int(signalnum)
+    previous = _USER_HANDLERS.get(number, signal.getsignal(number))  # getsignal refuses unknown numbers
+    _USER_HANDLERS[number] = handler
+    return previous
+
+
 _GLOBAL_PATCHES: tuple[tuple[Any, str, Any, Any], ...] = (
     (time, "time", _real_time, _time),
+    (signal, "signal", _real_signal, _signal),
     (time, "time_ns", _real_time_ns, _time_ns),
     (time, "monotonic", _real_monotonic, _monotonic),
     (time, "monotonic_ns", _real_monotonic_ns, _monotonic_ns),

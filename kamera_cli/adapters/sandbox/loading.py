@@ -30,7 +30,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from kamera_cli.adapters.reconcile.values import Request
 from kamera_cli.adapters.sandbox.entrypoints import EntrypointSyntaxError, ParsedEntrypoint, parse_entrypoint
 from kamera_cli.adapters.sandbox.fence import (
     EMPTY_PLAN,
@@ -42,6 +41,7 @@ from kamera_cli.adapters.sandbox.fence import (
 )
 from kamera_cli.adapters.sandbox.modules import ModuleSet, is_user_file
 from kamera_cli.adapters.sandbox.process import ProcessView, process_scope
+from kamera_cli.adapters.sandbox.values import Request
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["Mapper", "ReconcilerFactory", "load_mapper", "load_reconciler"]
@@ -210,9 +210,10 @@ class EntrypointLoader:
         clock = VirtualClock(IMPORT_EPOCH)
         with self.module_set.importing(), self.scope(), \
                 sandboxed(clock, IMPORT_SEED, importing=True) as run:
+            run.processes_allowed = self.process.processes_allowed
             try:
                 module = self._exec_entry_module()
-            except (KeyboardInterrupt, EntrypointError):
+            except EntrypointError:  # a KeyboardInterrupt is the module's own: the user's Ctrl-C reaches the supervisor
                 raise
             except SyntaxError as exc:
                 raise self._syntax_error(exc) from None
@@ -224,11 +225,15 @@ class EntrypointLoader:
                     "module top-level code must not exit; move it under `if __name__ == '__main__':`",
                 ) from None
             except BaseException as exc:
+                if run.processes:  # the refusal escaped: the process is the finding, not its PermissionError
+                    raise self._process_started(where, run.processes[0].describe()) from None
                 location = self._user_location(exc)
                 raise self._error(
                     f"{self._tried()}: importing {where} raised {_short(exc)}{location}", self.import_hint,
                 ) from None
         unbind_stand_ins(self.module_set.modules.values())
+        if run.processes:
+            raise self._process_started(where, run.processes[0].describe())
         if run.network:
             raise self._error(
                 f"{self._tried()}: importing {where} tried to open a network connection to {run.network[0].address}",
@@ -236,6 +241,11 @@ class EntrypointLoader:
                 "do not connect anywhere at import time",
             )
         return module
+
+    def _process_started(self, where: str, call: str) -> EntrypointError:
+        return self._error(f"{self._tried()}: importing {where} started a process: {call}",
+                           "kamera cannot model what a child process does; fake the tool with `fakes:`, or set "
+                           "`processes: allowed` on the controller")
 
     def _exec_entry_module(self) -> ModuleType:
         parsed = self.parsed

@@ -58,14 +58,16 @@ class ProcessView:
     env: tuple[tuple[str, str], ...] = ()
     args: tuple[str, ...] | None = None
     files: tuple[tuple[str, bytes], ...] = ()
+    #: ``processes: allowed``: the code may start processes (the worker's audit hook refuses them otherwise)
+    processes_allowed: bool = False
 
     @classmethod
     def in_pod(cls, env: tuple[tuple[str, str], ...], args: tuple[str, ...] | None,
-               files: tuple[tuple[str, bytes], ...]) -> ProcessView:
+               files: tuple[tuple[str, bytes], ...], *, processes_allowed: bool = False) -> ProcessView:
         """A controller's view in its pod: the service-account mount (namespace ``default``) under ``files``."""
         mounted = dict(service_account_files("default"))
         mounted.update(files)
-        return cls(env=env, args=args, files=tuple(sorted(mounted.items())))
+        return cls(env=env, args=args, files=tuple(sorted(mounted.items())), processes_allowed=processes_allowed)
 
     @classmethod
     def of(cls, env: Mapping[str, str] | ProcessView | None) -> ProcessView:

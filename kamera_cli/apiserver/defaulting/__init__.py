@@ -1,4 +1,6 @@
 """What the API server fills in: per-kind defaults, pod defaults, allocations and server-set metadata.
 
-Imports ``registry`` and ``validation``'s quantities; never ``server``. docs/apiserver.md.
+Imports ``validation``'s quantities (and ``validation`` imports ``defaulting.pod``'s memo: the two
+packages use each other's modules, never in a circle of modules); never ``server`` or
+``transports``. docs/apiserver.md.
 """

@@ -22,6 +22,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kamera_cli.apiserver.errors import go_quote
 from kamera_cli.apiserver.patch.apply import (
     Diff,
     WalkContext,
@@ -42,8 +43,8 @@ from kamera_cli.apiserver.patch.fieldsv1 import (
     prefixes,
 )
 from kamera_cli.apiserver.patch.typed import typed_nodes
-from kamera_cli.apiserver.validation.field_errors import MAPPING, go_quote
 from kamera_cli.model.frozen import fast_init
+from kamera_cli.model.objects import MAPPING
 
 __all__ = ["applied_memo_key", "remember_configuration", "remembered_configuration", "server_side_apply",
            "update_managed_fields"]

@@ -37,8 +37,9 @@ class Registry:
 
     def __init__(self, resources: Iterable[ResourceInfo], definitions: Mapping[str, Any],
                  crds: tuple[Mapping[str, Any], ...] = (), *, graceful_deletion: bool = True) -> None:
-        #: whether Pods bound to a node are deleted gracefully (``podStrategy.CheckGracefulDelete``):
-        #: a cluster simulated without a kubelet has nothing that would finish their termination
+        #: whether Pods bound to a node are deleted gracefully (``podStrategy.CheckGracefulDelete``);
+        #: always in a simulation, with or without the kubelet built-in (as upstream, whatever runs
+        #: on the node); only unit harnesses that play the kubelet by hand turn it off
         self.graceful_deletion = graceful_deletion
         self._resources = tuple(sorted(resources, key=lambda r: (r.group, version_priority(r.version), r.plural)))
         self._definitions = definitions
@@ -72,7 +73,8 @@ class Registry:
                         graceful_deletion=self.graceful_deletion)
 
     def without_graceful_deletion(self) -> Registry:
-        """The same served kinds, with every Pod deleted at once (no node agent will end its grace period)."""
+        """The same served kinds, with every Pod deleted at once: for unit harnesses that drive one
+        built-in's sync by hand and play the kubelet's final delete themselves; never a simulation."""
         return Registry(self._resources, self._definitions, self._crds, graceful_deletion=False)
 
     @property

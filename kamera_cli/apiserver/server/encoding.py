@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kamera_cli.apiserver.server.jsontext import compact
 from kamera_cli.apiserver.storage.identity import IdentityCache
+from kamera_cli.apiserver.storage.jsontext import compact
 
 # Serialised JSON of stored objects and of their managedFields lists.
 _CACHE: IdentityCache[bytes] = IdentityCache(20_000)

@@ -1,4 +1,6 @@
-"""The stored cluster: immutable snapshots with fingerprints, identity-keyed caches, external systems' entries.
+"""The stored cluster: immutable snapshots with fingerprints, their canonical JSON (``jsontext``),
+identity-keyed caches, and the format of external systems' entries (``external``).
 
-Imports ``registry`` and ``errors`` only. docs/apiserver.md, "Snapshots".
+Imports only ``model``; never ``server`` or ``transports`` (``ExternalStore``, which needs both, is
+``apiserver/external_store.py``). docs/apiserver.md, "Snapshot".
 """

@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 
 import immutables
 
-from kamera_cli.apiserver.server.jsontext import canonical
 from kamera_cli.apiserver.storage.identity import IdentityCache
+from kamera_cli.apiserver.storage.jsontext import canonical
 from kamera_cli.model.frozen import fast_init
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 

@@ -1,5 +1,11 @@
 """Routing of each client into the simulator, one module per HTTP client: the official client's urllib3
-(``urllib3.py``), aiohttp (kopf, kubernetes_asyncio), httpx (kr8s, lightkube), requests (pykube-ng)."""
+(``urllib3.py``, its loaders in ``kubeconfig.py``), aiohttp (kopf, kubernetes_asyncio), httpx (kr8s,
+lightkube), requests (pykube-ng); ``containment.py`` binds a server and guards the network.
+
+Imports no other package of the API server: the bound server is anything with ``handle``
+(``containment.HttpServer``). kr8s's sync calls run on ``kamera_cli.virtualtime``'s loop.
+docs/transport.md.
+"""
 
 from __future__ import annotations
 

@@ -2,5 +2,6 @@
 
 Owns every ``Validate*`` the simulated server runs (one module per contract area, named for the kind
 or the upstream file it follows), the ``field.Error`` wording, string formats and quantities. Imports
-``registry``/``storage`` values and ``errors``; never ``server`` or ``patch``. docs/apiserver.md.
+``registry``, ``defaulting.pod``'s memo and ``errors``; never ``server``, ``transports`` or ``patch``.
+docs/apiserver.md.
 """

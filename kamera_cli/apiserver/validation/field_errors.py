@@ -15,36 +15,13 @@ import ipaddress
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any
 
 Cause = dict[str, str]
-#: ``isinstance(x, MAPPING)`` is ``isinstance(x, Mapping)``, but a dict (what JSON gives) answers at
-#: the first, exact check instead of through the ABC's ``__instancecheck__``, a Python-level call
-#: that cost ~20 of them per Deployment write.
-MAPPING: Final = (dict, Mapping)
 
 
 class GoRepr(str):
     """A value already rendered the way Go's ``%#v`` prints it (structs kamera does not model)."""
-
-
-_GO_ESCAPES: Final = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-                      "\v": "\\v", "\\": "\\\\", '"': '\\"'}
-
-
-def _go_escape(c: str) -> str:
-    hit = _GO_ESCAPES.get(c)
-    if hit is not None:
-        return hit
-    if c.isprintable():
-        return c
-    n = ord(c)
-    return f"\\x{n:02x}" if n < 0x80 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
-
-
-def go_quote(text: str) -> str:
-    """Go's ``%q`` of a string (``strconv.Quote``), as upstream messages quote names and values."""
-    return '"' + "".join(map(_go_escape, text)) + '"'
 
 
 def go_value(value: Any) -> str:
@@ -185,6 +162,26 @@ def qualified_name(value: str) -> list[str]:
 def label_value(value: str) -> list[str]:
     out = [_max_len(63)] if len(value) > 63 else []
     return out + ([] if _VALUE_RE.match(value) else [_VALUE_MSG])
+
+
+ANNOTATIONS_LIMIT = 256 * 1024  # TotalAnnotationSizeLimitB
+
+
+def labels_and_annotations(labels: Any, annotations: Any, path: str) -> list[Cause]:
+    """``ValidateLabels`` and ``ValidateAnnotations`` of one object's (or template's) metadata at
+    ``path.labels`` / ``path.annotations``: qualified keys (annotation keys lower-cased), label values,
+    256 KiB of annotations in all.  Maps that are not maps of strings are the schema's to refuse."""
+    out: list[Cause] = []
+    labels = labels if isinstance(labels, Mapping) else {}
+    for key in sorted(labels):
+        out += each_invalid(f"{path}.labels", key, qualified_name(str(key)))
+        out += each_invalid(f"{path}.labels", labels[key], label_value(str(labels[key])))
+    annotations = annotations if isinstance(annotations, Mapping) else {}
+    for key in sorted(annotations):
+        out += each_invalid(f"{path}.annotations", key, qualified_name(str(key).lower()))
+    if sum(len(str(k)) + len(str(v)) for k, v in annotations.items()) > ANNOTATIONS_LIMIT:
+        out.append(too_long(f"{path}.annotations", ANNOTATIONS_LIMIT))
+    return out
 
 
 @functools.lru_cache(maxsize=4096)

@@ -18,10 +18,11 @@ from kamera_cli.apiserver.validation import field_errors as F
 from kamera_cli.apiserver.validation import networking as validation_net
 from kamera_cli.apiserver.validation import rbac as validation_rbac
 from kamera_cli.apiserver.validation import service as validation_service
-from kamera_cli.apiserver.validation.field_errors import MAPPING, Cause, GoRepr
-from kamera_cli.apiserver.validation.pod import validate_pod_spec, validate_template
+from kamera_cli.apiserver.validation.field_errors import Cause, GoRepr
+from kamera_cli.apiserver.validation.pod import validate_pod_spec, validate_statefulset_template, validate_template
 from kamera_cli.apiserver.validation.pod_annotations import annotation_agreement, pod_annotations
 from kamera_cli.apiserver.validation.quantity import QuantityError, value_of
+from kamera_cli.model.objects import MAPPING
 
 Obj = Mapping[str, Any]
 _MAX_DATA = 1024 * 1024  # core.MaxSecretSize, also the ConfigMap limit
@@ -116,6 +117,42 @@ def _rolling(rolling: Any, path: str, out: list[Cause]) -> None:
                              "may not be 0 when `maxSurge` is 0"))
 
 
+def _over_100(value: Any, path: str, out: list[Cause]) -> None:
+    """``IsNotMoreThan100Percent`` for a field ``_int_or_percent`` does not cap itself."""
+    if isinstance(value, str) and _PERCENT.match(value) and int(value[:-1]) > 100:
+        out.append(F.invalid(path, value, "must not be greater than 100%"))
+
+
+def _daemon_rolling(rolling: Any, path: str, out: list[Cause]) -> None:
+    """``ValidateRollingUpdateDaemonSet``: int-or-percent values, neither over 100%, and exactly one of
+    ``maxUnavailable`` and ``maxSurge`` non-zero (a Deployment may have both)."""
+    if not isinstance(rolling, MAPPING):
+        out.append(F.required(path))
+        return
+    unavailable = _int_or_percent(rolling.get("maxUnavailable"), f"{path}.maxUnavailable", out)
+    surge = _int_or_percent(rolling.get("maxSurge"), f"{path}.maxSurge", out)
+    _over_100(rolling.get("maxSurge"), f"{path}.maxSurge", out)
+    if unavailable and surge:
+        out.append(F.invalid(f"{path}.maxSurge", _intstr_repr(rolling.get("maxSurge")),
+                             "may not be set when maxUnavailable is non-zero"))
+    elif not unavailable and not surge:
+        out.append(F.required(f"{path}.maxUnavailable", "cannot be 0 when maxSurge is 0"))
+
+
+def _statefulset_rolling(rolling: Any, path: str, out: list[Cause]) -> None:
+    """``validateRollingUpdateStatefulSet``: a non-negative partition; ``maxUnavailable``, when set, an
+    int-or-percent that is not 0 and not over 100%."""
+    if not isinstance(rolling, MAPPING):
+        return
+    out += F.nonnegative(f"{path}.partition", rolling.get("partition"))
+    value = rolling.get("maxUnavailable")
+    if value is not None and _int_or_percent(value, f"{path}.maxUnavailable", out) == 0:
+        out.append(F.invalid(f"{path}.maxUnavailable", _intstr_repr(value), "cannot be 0"))
+
+
+_RETENTION = ("Retain", "Delete")
+
+
 def _templated(spec: Obj, what: str, owner: str, out: list[Cause]) -> None:
     """Selector (required, non-empty, matching the template) and the template with its owner's rules."""
     selector = _workload_selector(spec, what, out)
@@ -176,7 +213,7 @@ def _replication_controller(obj: Obj) -> list[Cause]:
 
 
 def _statefulset(obj: Obj) -> list[Cause]:
-    """``ValidateStatefulSetSpec``."""
+    """``ValidateStatefulSetSpec``: its template only as ``validate_statefulset_template`` says."""
     spec, out = _counted(obj)
     policy = spec.get("podManagementPolicy")
     if policy not in (None, "OrderedReady", "Parallel"):
@@ -187,10 +224,17 @@ def _statefulset(obj: Obj) -> list[Cause]:
                              "only allowed for updateStrategy 'RollingUpdate'"))
     elif strategy.get("type") not in (None, "OnDelete", "RollingUpdate"):
         out.append(F.invalid("spec.updateStrategy", strategy, "must be 'RollingUpdate' or 'OnDelete'"))
-    partition = (strategy.get("rollingUpdate") or {}).get("partition") if isinstance(
-        strategy.get("rollingUpdate"), Mapping) else None
-    out += F.nonnegative("spec.updateStrategy.rollingUpdate.partition", partition)
-    _templated(spec, "statefulset", "StatefulSet", out)
+    elif strategy.get("type") == "RollingUpdate":
+        _statefulset_rolling(strategy.get("rollingUpdate"), "spec.updateStrategy.rollingUpdate", out)
+    retention = spec.get("persistentVolumeClaimRetentionPolicy")
+    for key in ("whenDeleted", "whenScaled"):  # ValidatePersistentVolumeClaimRetentionPolicy
+        value = retention.get(key) if isinstance(retention, MAPPING) else "Retain"
+        if value not in _RETENTION:
+            out.append(F.not_supported(f"spec.persistentVolumeClaimRetentionPolicy.{key}", value or "", _RETENTION))
+    out += F.nonnegative("spec.ordinals.start", _mapping(spec, "ordinals").get("start"))
+    selector = _workload_selector(spec, "statefulset", out)
+    _matches_template(selector, spec, out)
+    out += validate_statefulset_template(spec.get("template"), "spec.template")
     return out
 
 
@@ -203,7 +247,7 @@ def _daemonset(obj: Obj) -> list[Cause]:
     _templated(spec, "daemonset", "DaemonSet", out)
     strategy = spec.get("updateStrategy") or {}
     if strategy.get("type") == "RollingUpdate":
-        _rolling(strategy.get("rollingUpdate"), "spec.updateStrategy.rollingUpdate", out)
+        _daemon_rolling(strategy.get("rollingUpdate"), "spec.updateStrategy.rollingUpdate", out)
     elif strategy.get("type") not in (None, "OnDelete"):
         out.append(F.not_supported("spec.updateStrategy.type", strategy["type"], ("OnDelete", "RollingUpdate")))
     return out

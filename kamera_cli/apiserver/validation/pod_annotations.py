@@ -18,8 +18,10 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from kamera_cli.apiserver.errors import go_quote
 from kamera_cli.apiserver.validation import field_errors as F
-from kamera_cli.apiserver.validation.field_errors import MAPPING, Cause
+from kamera_cli.apiserver.validation.field_errors import Cause
+from kamera_cli.model.objects import MAPPING
 
 Obj = Mapping[str, Any]
 _MIRROR = "kubernetes.io/config.mirror"
@@ -85,7 +87,7 @@ def pod_annotations(annotations: Any, spec: Obj, path: str) -> list[Cause]:
             if name not in names:
                 out.append(F.invalid(f"{path}[{key}]", name, "container not found"))
             if value not in ("", "runtime/default", "unconfined") and not value.startswith("localhost/"):
-                out.append(F.invalid(f"{path}[{key}]", value, f"invalid AppArmor profile name: {F.go_quote(value)}"))
+                out.append(F.invalid(f"{path}[{key}]", value, f"invalid AppArmor profile name: {go_quote(value)}"))
     return out
 
 

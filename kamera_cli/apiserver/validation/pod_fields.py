@@ -22,8 +22,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kamera_cli.apiserver.validation import field_errors as F
-from kamera_cli.apiserver.validation.field_errors import MAPPING, Cause, GoRepr
+from kamera_cli.apiserver.validation.field_errors import Cause, GoRepr
 from kamera_cli.apiserver.validation.pod_annotations import local_descending_path
+from kamera_cli.model.objects import MAPPING
 
 _ENV_NAME = "a valid environment variable name must consist only of printable ASCII characters other than '='"
 _ENV_FIELDS = ("metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName",

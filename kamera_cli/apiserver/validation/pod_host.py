@@ -24,7 +24,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kamera_cli.apiserver.validation import field_errors as F
-from kamera_cli.apiserver.validation.field_errors import MAPPING, Cause
+from kamera_cli.apiserver.validation.field_errors import Cause
+from kamera_cli.model.objects import MAPPING
 
 Obj = Mapping[str, Any]
 _UNDERSCORE_LABEL = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?"

@@ -17,11 +17,11 @@ from kamera_cli.apiserver.registry.kinds import ResourceInfo
 from kamera_cli.apiserver.registry.schema_plan import PY_TYPES as _PY_TYPES
 from kamera_cli.apiserver.registry.schema_plan import is_zero, needs_prune, typed_ok
 from kamera_cli.apiserver.validation import field_errors as F
-from kamera_cli.apiserver.validation.field_errors import MAPPING
 from kamera_cli.apiserver.validation.quantity import QuantityError, canonicalize, plan_for
 from kamera_cli.apiserver.validation.rbac import GROUP as _RBAC
 from kamera_cli.apiserver.validation.rbac import KINDS as _RBAC_KINDS
 from kamera_cli.apiserver.validation.rbac import path_segment_name
+from kamera_cli.model.objects import MAPPING
 
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -82,9 +82,6 @@ def validate_name(group: str, kind: str, name: str, field: str = "metadata.name"
     return out
 
 
-_ANNOTATIONS_LIMIT = 256 * 1024  # TotalAnnotationSizeLimitB
-
-
 def validate_metadata(meta: Mapping[str, Any]) -> list[dict[str, str]]:
     """``ValidateObjectMetaAccessor``: labels, annotations (keys and total size), owner references (at
     most one controller) and finalizer names, with upstream's paths and messages."""
@@ -95,15 +92,7 @@ def validate_metadata(meta: Mapping[str, Any]) -> list[dict[str, str]]:
                                    not all(isinstance(v, str) for v in values.values())):
             out.append(cause("FieldValueTypeInvalid", f"metadata.{key}", "Invalid value: must be a map of strings"))
             return out
-    labels = meta.get("labels") or {}
-    for key in sorted(labels):  # ValidateLabels
-        out += F.each_invalid("metadata.labels", key, F.qualified_name(str(key)))
-        out += F.each_invalid("metadata.labels", labels[key], F.label_value(labels[key]))
-    annotations = meta.get("annotations") or {}
-    for key in sorted(annotations):  # ValidateAnnotations
-        out += F.each_invalid("metadata.annotations", key, F.qualified_name(str(key).lower()))
-    if sum(len(k) + len(v) for k, v in annotations.items()) > _ANNOTATIONS_LIMIT:
-        out.append(F.too_long("metadata.annotations", _ANNOTATIONS_LIMIT))
+    out += F.labels_and_annotations(meta.get("labels"), meta.get("annotations"), "metadata")
     out += _owner_references(meta.get("ownerReferences"))
     finalizers = meta.get("finalizers") or []
     if isinstance(finalizers, list):  # ValidateFinalizers

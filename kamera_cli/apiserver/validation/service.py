@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kamera_cli.apiserver.validation import field_errors as F
-from kamera_cli.apiserver.validation.field_errors import MAPPING, Cause, GoRepr
+from kamera_cli.apiserver.validation.field_errors import Cause, GoRepr
 from kamera_cli.apiserver.validation.formats import is_cidr
+from kamera_cli.model.objects import MAPPING
 
 Obj = Mapping[str, Any]
 _TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")

@@ -30,8 +30,9 @@ from typing import Any
 
 from kamera_cli.apiserver.validation import field_errors as F
 from kamera_cli.apiserver.validation import networking as validation_net
-from kamera_cli.apiserver.validation.field_errors import MAPPING, Cause, GoRepr
+from kamera_cli.apiserver.validation.field_errors import Cause, GoRepr
 from kamera_cli.apiserver.validation.quantity import QuantityError, value_of
+from kamera_cli.model.objects import MAPPING
 
 Obj = Mapping[str, Any]
 _REPLICAS_MSG = "cannot be greater than status.replicas"

@@ -114,7 +114,12 @@
     var byId = new Map(), out = new Map(), inc = new Map();
     g.states.forEach(function (s) { byId.set(s.id, s); out.set(s.id, []); inc.set(s.id, []); });
     g.edges.forEach(function (e, i) { e.i = i; out.get(e.src).push(e); inc.get(e.dst).push(e); });
-    cur = { si: si, g: g, byId: byId, objects: g.objects, out: out, inc: inc, shown: new Map() };
+    cur = { si: si, g: g, byId: byId, objects: g.objects, out: out, inc: inc, shown: new Map(),
+      abbrev: scenarios[si].abbrev || {} };
+    // the edge labels' legend: each short label and the actor it stands for
+    var legend = Object.keys(cur.abbrev).sort().map(function (a) { return cur.abbrev[a] + " = " + a; });
+    $("edge-legend").textContent = legend.length ? "Transitions are labelled by who stepped: " + legend.join(", ") +
+      " (hover a transition for its full label)." : "";
   }
   function objectsOf(id) {
     var s = cur.byId.get(id);
@@ -220,7 +225,8 @@
       if (b === undefined) b = mode === "depth" ? "more" : undefined;
       if (b === undefined || (a === b && mode === "objects")) return;
       var key = a + ">" + b;
-      if (!edges.has(key)) edges.set(key, { id: "e" + e.i, source: a, target: b, label: e.actor, error: e.error, steps: [] });
+      if (!edges.has(key)) edges.set(key, { id: "e" + e.i, source: a, target: b, label: cur.abbrev[e.actor] || e.actor,
+        full: e.actor + (e.request ? " " + e.request : ""), error: e.error, steps: [] });
       edges.get(key).steps.push(e.i);
     });
     return { nodes: nodes, edges: Array.from(edges.values()), shown: shown, note: hiddenNote };
@@ -266,7 +272,7 @@
     { selector: "node.onpath", style: { "border-width": 4, "border-color": "#ff9800" } },
     { selector: "node:selected", style: { "overlay-color": "#fdd835", "overlay-opacity": 0.45, "overlay-padding": 6 } },
     { selector: "edge", style: { width: 1.2, "line-color": "#b0bec5", "target-arrow-color": "#b0bec5", "target-arrow-shape": "triangle",
-      "arrow-scale": 0.7, "curve-style": "bezier", label: "data(label)", "font-size": 7, "min-zoomed-font-size": 9,
+      "arrow-scale": 0.7, "curve-style": "bezier", label: "data(label)", "font-size": 10, "min-zoomed-font-size": 5,
       "text-rotation": "autorotate", color: "#555", "text-background-color": "#fff", "text-background-opacity": 0.8 } },
     { selector: "edge.error", style: { "line-color": "#c62828", "target-arrow-color": "#c62828", "line-style": "dashed" } },
     { selector: "edge.onpath", style: { width: 4, "line-color": "#ff9800", "target-arrow-color": "#ff9800", "z-index": 10 } },
@@ -286,7 +292,7 @@
       elements.push({ group: "nodes", data: { id: n.id, label: n.label, members: n.members }, position: pos.get(n.id), classes: n.classes.join(" ") });
     });
     model.edges.forEach(function (e) {
-      elements.push({ group: "edges", data: { id: e.id, source: e.source, target: e.target, label: e.label, steps: e.steps }, classes: e.error ? "error" : "" });
+      elements.push({ group: "edges", data: { id: e.id, source: e.source, target: e.target, label: e.label, full: e.full, steps: e.steps }, classes: e.error ? "error" : "" });
     });
     if (api.cy) api.cy.destroy();
     var big = elements.length > 3000;
@@ -294,6 +300,12 @@
       minZoom: 0.02, maxZoom: 4, hideEdgesOnViewport: big, textureOnViewport: big, boxSelectionEnabled: false });
     api.cy.on("tap", "node", function (ev) { onNode(ev.target); });
     api.cy.on("tap", "edge", function (ev) { showEdge(ev.target.data("steps")); });
+    // the full label on hover: the drawn one is abbreviated
+    api.cy.on("mouseover", "edge", function (ev) {
+      var n = ev.target.data("steps").length;
+      $("graph").title = ev.target.data("full") + (n > 1 ? " (+" + (n - 1) + " more)" : "");
+    });
+    api.cy.on("mouseout", "edge", function () { $("graph").title = ""; });
     fitTo(undefined, 45);
     $("graph").setAttribute("data-drawn-nodes", String(model.nodes.length));
     $("graph").setAttribute("data-drawn-edges", String(model.edges.length));

@@ -19,7 +19,7 @@ import math
 from decimal import Decimal
 from typing import Any
 
-from kamera_cli.apiserver.validation.field_errors import go_quote
+from kamera_cli.apiserver.errors import go_quote
 
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 

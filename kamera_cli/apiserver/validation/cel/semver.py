@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kamera_cli.apiserver.validation.field_errors import go_quote
+from kamera_cli.apiserver.errors import go_quote
 
 _DIGITS = frozenset("0123456789")
 _ALPHANUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-0123456789")

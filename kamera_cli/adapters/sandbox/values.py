@@ -100,6 +100,14 @@ class Result:
 _RETRY_ATTRIBUTE = "__kamera_retry__"
 
 
+@dataclass(frozen=True, slots=True)
+class Remembering(Result):
+    """A step's result with the memo its object keeps until its next step (None: unchanged): kopf's
+    ``memo``, and metacontroller's engine, which steps through the same factory shape."""
+
+    memory: str | None = None
+
+
 def retry_failure(exc: BaseException, result: Result) -> None:
     """Say how the framework around the code retries the step ``exc`` ends: ``result`` (a timed retry,
     with what the framework keeps in memory) instead of an immediate requeue.

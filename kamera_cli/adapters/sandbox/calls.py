@@ -1,0 +1,284 @@
+"""One call into user code, on a worker thread, under the sandbox and a wall-clock budget.
+
+Why a worker thread: a call that loops forever or blocks on something real must be reported as a
+finding, not hang kamera.  Each call is handed to a long-lived daemon worker thread and the caller
+waits for it with the wall-clock budget (the handoff costs ~10 µs; a new thread per call costs
+~100 µs).  On overrun, kamera records where the worker was, asks it to stop (an asynchronous
+exception, delivered at the next Python bytecode, so pure-Python busy loops do stop; code blocked
+inside C keeps its thread until it returns), restores every virtualised global and moves on with a
+fresh worker; the old one is never given work again and is left to end on its own as a daemon.
+``time.sleep`` is virtual inside a call, so the budget only ever catches busy loops and real
+blocking.  SIGALRM was not used: it only works on the main thread, and it cannot get kamera out of
+a loop that swallows ``BaseException``.
+
+Every controller shape calls user code through ``call_sandboxed`` (``reconcile/running.py`` for
+reconciles and mappers, ``program/`` to end a program's suspended threads); it returns a
+``CallRecord`` of what happened, which the caller classifies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import ctypes
+import io
+import os
+import re
+import sys
+import threading
+import traceback
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt
+from kamera_cli.adapters.sandbox.fence import NetworkAttempt, VirtualClock, sandboxed
+from kamera_cli.adapters.sandbox.loading import EntrypointLoader
+from kamera_cli.errors import InternalError
+
+__all__ = ["KAMERA_DIR", "OUTPUT_LIMIT", "CallRecord", "ReconcileAbort", "call_sandboxed", "clean_text"]
+
+#: kamera's own source directory: frames under it are kamera's, not the user's
+KAMERA_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+_ADAPTERS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+class ReconcileAbort(BaseException):
+    """Base of the simulator's own aborts (crash injection); never caught or reported by the adapters."""
+
+
+class _BudgetExceeded(BaseException):
+    """Injected into a reconcile thread that overran its budget, to make it unwind."""
+
+
+class _Call:
+    """One call into user code, handed to the worker thread; ``finished`` is released when it ends."""
+
+    __slots__ = ("cancelled", "context", "done", "error", "finished", "fn", "value")
+
+    def __init__(self, fn: Callable[[], Any], context: contextvars.Context) -> None:
+        self.fn = fn
+        self.context = context
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.done = False
+        #: set when the caller gave up before the worker even started (the sandbox is gone by then)
+        self.cancelled = False
+        self.finished = threading.Lock()
+        self.finished.acquire()
+
+    def run(self) -> None:
+        try:
+            if self.cancelled:
+                return
+            self.value = self.context.run(self.fn)
+        except BaseException as exc:  # classified by the caller, in the caller's thread
+            self.error = exc
+            _probe_text(exc)  # an exception whose __str__ never returns must hang here, within the budget
+        finally:
+            self.done = True
+            self.finished.release()
+
+
+def _probe_text(exc: BaseException) -> None:
+    """Render the exception (and its causes) once in the worker thread: the caller renders it again.
+
+    Why: kamera formats the controller's exception in its own thread; a ``__str__`` that loops would
+    hang kamera there, out of any budget.  Rendered first here, such a loop is the reconcile's own
+    overrun, caught by the budget like any busy loop.
+    """
+    seen = 0
+    current: BaseException | None = exc
+    while current is not None and seen < 5:
+        with contextlib.suppress(Exception):
+            traceback.format_exception_only(type(current), current)
+        current = current.__cause__ or current.__context__
+        seen += 1
+
+
+class _Worker:
+    """A long-lived daemon thread that runs one call at a time (a thread per call costs ~100 µs).
+
+    Replaced by a fresh one when a call overruns its budget: the old thread is asked to stop and is
+    never given work again.
+    """
+
+    def __init__(self) -> None:
+        self.abandoned = False
+        self._job: _Call | None = None
+        self._go = threading.Lock()
+        self._go.acquire()
+        self.thread = threading.Thread(target=self._loop, name="kamera-reconcile", daemon=True)
+        self.thread.start()
+
+    def submit(self, call: _Call) -> None:
+        self._job = call
+        self._go.release()
+
+    def _loop(self) -> None:
+        try:
+            while not self.abandoned:
+                self._go.acquire()
+                job, self._job = self._job, None
+                if job is not None:
+                    job.run()
+        except BaseException:  # a late stop request that landed between two jobs: just end the thread
+            return
+
+
+_worker: _Worker | None = None
+
+
+def _get_worker() -> _Worker:
+    global _worker
+    worker = _worker
+    if worker is None or not worker.thread.is_alive():
+        worker = _worker = _Worker()
+    return worker
+
+
+def _abandon(worker: _Worker, call: _Call) -> None:
+    global _worker
+    call.cancelled = True
+    worker.abandoned = True
+    if _worker is worker:
+        _worker = None
+    _stop(worker.thread)
+    # wake the thread if it is idle, so that it sees ``abandoned`` and ends instead of waiting forever
+    with contextlib.suppress(RuntimeError):  # already released: it had not picked the job up yet
+        worker._go.release()
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """What one sandboxed call did: its output, its value or error, a timeout, network and process attempts."""
+
+    output: str
+    value: Any
+    error: BaseException | None
+    timed_out: bool
+    stuck_at: tuple[traceback.FrameSummary, ...]
+    network: tuple[NetworkAttempt, ...]
+    processes: tuple[ProcessAttempt, ...] = ()
+
+
+def call_sandboxed(
+    loader: EntrypointLoader, fn: Callable[[], Any], *, budget_seconds: float, clock: VirtualClock, seed: bytes
+) -> CallRecord:
+    ms = loader.module_set
+    ms.activate()
+    plan = loader.patch_plan()
+    call = _Call(fn, contextvars.copy_context())
+    stuck_at: tuple[traceback.FrameSummary, ...] = ()
+    worker = _get_worker()
+    printed = _StepOutput()
+    # catch_warnings: a warning shown "once" is shown once per step, not once per process (what a
+    # step prints must not depend on the steps this process ran before), and filters a controller
+    # sets stay in its step
+    with (ms.on_path(), loader.scope(), _captured(printed), warnings.catch_warnings(),
+          sandboxed(clock, seed, plan) as run):
+        run.processes_allowed = loader.process.processes_allowed
+        worker.submit(call)
+        try:
+            finished = call.finished.acquire(timeout=max(budget_seconds, 0.0))
+        except BaseException:  # Ctrl-C while waiting: the worker is mid-call, so it cannot be reused
+            _abandon(worker, call)
+            raise
+        timed_out = not finished
+        if timed_out:
+            stuck_at = _stack_of(worker.thread)
+            _abandon(worker, call)
+        network = tuple(run.network)
+        processes = tuple(run.processes)
+        blocked = getattr(call.error, "blocked_address", None)
+        if not network and isinstance(blocked, str) and call.error is not None:
+            # refused before any socket existed (e.g. a urllib3 pool in requests): still the attempt
+            network = (NetworkAttempt(blocked or "an unknown address",
+                                      tuple(traceback.extract_tb(call.error.__traceback__))),)
+    if not timed_out:
+        ms.adopt_late_imports()
+        if isinstance(call.error, ReconcileAbort):
+            raise call.error
+        if (call.error is not None and not network and not processes and _raised_inside_kamera(call.error)
+                and not getattr(call.error, "controller_fault", False)):
+            raise InternalError(
+                f"{loader.scenario}: controller {loader.controller!r}: kamera failed while serving a call from the "
+                f"controller (a bug in kamera, not in the controller):\n"
+                + "".join(traceback.format_exception(call.error))
+            ) from call.error
+    return CallRecord(_output_text(printed.getvalue()), call.value, call.error, timed_out, stuck_at, network,
+                      processes)
+
+
+#: the most a step's log keeps of what the controller printed
+OUTPUT_LIMIT = 4000
+
+
+class _StepOutput(io.StringIO):
+    """A step's ``sys.stdout``/``sys.stderr``: closing it closes nothing (a controller that calls
+    ``sys.stdout.close()`` silences only itself; kamera still reads what it printed, issue #28)."""
+
+    def close(self) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _captured(buffer: io.StringIO) -> Iterator[None]:
+    """What user code prints belongs to its step's log, never to kamera's own output.
+
+    Swapping ``sys.stdout``/``sys.stderr`` is process-wide, which is what is wanted: the reconcile
+    runs on a worker thread while kamera's thread only waits for it.
+    """
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = buffer
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _output_text(text: str) -> str:
+    if len(text) > OUTPUT_LIMIT:
+        text = text[: OUTPUT_LIMIT] + f"\n… ({len(text) - OUTPUT_LIMIT} more characters)"
+    return clean_text(text.rstrip("\n")) if text else ""
+
+
+def _raised_inside_kamera(exc: BaseException) -> bool:
+    # An exception class may declare ``controller_fault = True``: kamera raises it on purpose because
+    # the controller did something impossible in a simulation (a watch that would block forever).
+    """True when the innermost frame is kamera's own (say, the simulated API server), outside the adapters."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    file = tb.tb_frame.f_code.co_filename
+    return file.startswith(KAMERA_DIR) and not file.startswith(_ADAPTERS_DIR)
+
+
+def _stack_of(thread: threading.Thread) -> tuple[traceback.FrameSummary, ...]:
+    frame = sys._current_frames().get(thread.ident or -1)
+    return tuple(traceback.extract_stack(frame)) if frame is not None else ()
+
+
+def _stop(thread: threading.Thread) -> None:
+    """Ask an overrunning reconcile thread to unwind, and give it a moment to do so."""
+    ident = thread.ident
+    if ident is None:
+        return
+    set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
+    set_async_exc(ctypes.c_ulong(ident), ctypes.py_object(_BudgetExceeded))
+    thread.join(0.05)
+
+
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """Text any reporter can write: control characters, line separators and lone surrogates escaped.
+
+    Why here, once: an exception message is the controller's text, and a lone surrogate in it made
+    the JSON and JUnit writers fail; escaping at the source keeps every reporter simple.
+    """
+    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
