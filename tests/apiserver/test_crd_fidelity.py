@@ -44,9 +44,20 @@ TASK = crd("Task", "tasks", status=True, schema=SCHEMA)
 needs_cel = pytest.mark.skipif(not cel_available(), reason="cel-python (the 'cel' extra) is not installed")
 
 
+def _without_rules(node):
+    """The schema less its CEL rules: what the tests of formats and pruning use without cel-python, where
+    a CRD with rules is refused (an extra never decides a verdict)."""
+    if isinstance(node, dict):
+        return {k: _without_rules(v) for k, v in node.items() if k != "x-kubernetes-validations"}
+    if isinstance(node, list):
+        return [_without_rules(v) for v in node]
+    return node
+
+
 @pytest.fixture
 def tasks():
-    return make_server(Registry.builtin().with_crds([TASK]))
+    task = TASK if cel_available() else crd("Task", "tasks", status=True, schema=_without_rules(SCHEMA))
+    return make_server(Registry.builtin().with_crds([task]))
 
 
 def _task(**spec):
