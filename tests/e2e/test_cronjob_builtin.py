@@ -55,7 +55,8 @@ def test_two_bounded_cronjob_runs_complete_and_every_namespace_has_its_account(t
 
 
 def test_the_reduced_cronjob_runs_agree_with_the_unreduced_search(tmp_path: Path) -> None:
-    (tmp_path / "scenario.yaml").write_text(SCENARIO.replace("  cluster:\n", "  explore: {reduction: none}\n  cluster:\n"))
+    unreduced = SCENARIO.replace("  cluster:\n", "  explore: {reduction: none}\n  cluster:\n")
+    (tmp_path / "scenario.yaml").write_text(unreduced)
     (result,) = kamera_cli.check(tmp_path).scenarios
     assert result.verdict is Verdict.PASSED, [(c.name, c.message) for c in result.checks]
     assert (result.stats.states, result.stats.converged_states) == (208, 1)
