@@ -9,6 +9,7 @@ report, timings left out, must be the same text.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -26,6 +27,14 @@ SCENARIOS = ROOT / "scenarios"
 #: slow test below runs every example)
 REPRESENTATIVE = ("bugs/order-dependent", "bugs/stale-read", "shapes/metacontroller", "kopf/duplicate-child",
                   "shapes/program/mirror", "shapes/program/handler")
+
+
+#: the optional packages some examples need: without one, those examples are refused (exit 2), never run
+EXTRAS = ("kopf", "kr8s", "lightkube", "pykube", "kubernetes_asyncio", "celpy")
+
+
+def _installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
 
 
 def _strip_timings(value: Any) -> Any:
@@ -62,7 +71,9 @@ def _same(runs: list[tuple[int, str]]) -> None:
 
 
 def test_results_are_identical_across_processes_and_hash_seeds(tmp_path: Path) -> None:
-    runs = _runs(tmp_path, [str(SCENARIOS / rel) for rel in REPRESENTATIVE], ("0", "4242", "31337"))
+    # a plain install refuses the kopf example (issue #28: an extra never decides a verdict); the rest still run
+    chosen = [rel for rel in REPRESENTATIVE if _installed("kopf") or not rel.startswith("kopf/")]
+    runs = _runs(tmp_path, [str(SCENARIOS / rel) for rel in chosen], ("0", "4242", "31337"))
     assert runs[0][0] == 1  # the bugs fail: the comparison is of real counterexamples
     report = json.loads(runs[0][1])
     assert sum(len(c.get("counterexamples") or ()) for s in report["scenarios"] for c in s["checks"]) >= 4
@@ -70,6 +81,9 @@ def test_results_are_identical_across_processes_and_hash_seeds(tmp_path: Path) -
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not all(_installed(m) for m in EXTRAS),
+                    reason="every example needs every extra (kopf, kr8s, lightkube, pykube-ng, kubernetes_asyncio, "
+                           "cel-python); without one its examples are refused with exit 2")
 def test_every_example_is_identical_across_processes_and_hash_seeds(tmp_path: Path) -> None:
     """Every example, the thread-racing workqueue among them (minutes under load)."""
     _same(_runs(tmp_path, [str(SCENARIOS)], ("1", "2")))
