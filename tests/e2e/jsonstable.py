@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-#: timings, and the work counts that say how much each process did rather than what was found
+#: timings, and the work counts that say how much each process did rather than what was found (the
+#: reduction's fully expanded states by cause, ``global_steps``, are counted by the serial search only)
 VOLATILE = frozenset({"elapsed_seconds", "states_per_second", "started_at", "reconciles", "memo_hits",
-                      "memo_hit_rate", "rate"})
+                      "memo_hit_rate", "rate", "global_steps"})
 
 
 def stable(value: object, volatile: frozenset[str] = VOLATILE) -> object:
