@@ -29,6 +29,7 @@ __all__ = [
     "StreamRaw",
     "bind",
     "canned_pool_manager",
+    "guard_requests",
     "http_response",
     "status_body",
 ]
@@ -55,6 +56,20 @@ def _current() -> Dispatcher | None:
 def bind(current: Callable[[], Dispatcher | None]) -> None:
     """How to find the containment that answers now (``containment.py`` calls it once)."""
     _finders.append(current)
+
+
+#: checks every request passes before it is sent anywhere: ``(method, path) -> refusal or None``
+_guards: list[Callable[[str, str], BaseException | None]] = []
+
+
+def guard_requests(check: Callable[[str, str], BaseException | None]) -> None:
+    """Have ``check`` see every request first; the exception it returns is raised to the caller instead.
+
+    Why a hook: the simulator refuses requests from threads a reconcile started (the sandbox knows
+    them, and this package may not import the sandbox).  Installing the same check twice is a no-op.
+    """
+    if check not in _guards:
+        _guards.append(check)
 
 
 class Dispatcher(Protocol):
@@ -279,6 +294,10 @@ class PoolManagerStandIn:
     ) -> urllib3.HTTPResponse:
         method = method.upper()
         path, query = _split_url(method, url, fields)
+        for check in _guards:
+            refusal = check(method, path)
+            if refusal is not None:
+                raise refusal
         owner = self._owner if self._owner is not None else _current()
         preload = bool(urlopen_kw.get("preload_content", True))
         body = _body_bytes(urlopen_kw.get("body"))

@@ -1,0 +1,75 @@
+"""The thread watch on its own: what is recorded, what is refused, what quiescence reports (issue #28)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from kamera_cli.adapters.sandbox.threads import ThreadCallRefused, refuse_thread_request, watching_threads
+
+USER_CODE = """
+import threading
+
+def start(release, seen):
+    def child():
+        seen.append(refuse_thread_request("GET", "/api/v1/namespaces/default/pods"))
+
+    def parent():
+        release.wait(5)
+        t = threading.Thread(target=child)
+        t.start()
+        t.join()
+
+    threading.Thread(target=parent, daemon=True).start()
+
+def helper(seen):
+    t = threading.Thread(target=lambda: seen.append(sum(range(10))))
+    t.start()
+    t.join()
+"""
+
+
+def _user_module(tmp_path: Path) -> dict[str, Any]:
+    """``USER_CODE`` compiled as a file of the scenario's folder, so that its frames are the user's."""
+    file = tmp_path / "ctrl.py"
+    file.write_text(USER_CODE)
+    namespace: dict[str, Any] = {"refuse_thread_request": refuse_thread_request}
+    exec(compile(USER_CODE, str(file), "exec"), namespace)
+    return namespace
+
+
+def test_a_stray_threads_own_threads_are_refused_after_the_step(tmp_path: Path) -> None:
+    code = _user_module(tmp_path)
+    release = threading.Event()
+    seen: list[Any] = []
+    stopped: list[threading.Thread] = []
+    real_start = threading.Thread.start
+    with watching_threads((str(tmp_path),), threading.get_ident()) as watch:
+        code["start"](release, seen)
+        (stray,) = watch.quiesce(0.05, stop=stopped.append)
+    assert stray.outlived and stray.attempts == ()
+    # (running.py shows the site relative to the scenario's folder)
+    assert stray.describe() == f"a thread started at {tmp_path / 'ctrl.py'}:14: it was still running 0.05 s " \
+                               "after the step ended"
+    assert len(stopped) == 1
+    release.set()  # the step is over: the thread now starts a thread of its own, which calls the API
+    stopped[0].join(5)
+    (refusal,) = seen
+    assert isinstance(refusal, ThreadCallRefused)
+    assert "GET /api/v1/namespaces/default/pods refused: it comes from a thread the reconcile started " \
+           "(at ctrl.py:14)" in str(refusal)
+    assert threading.Thread.start is not real_start  # patched while a stray thread ran
+    with watching_threads((str(tmp_path),), threading.get_ident()):
+        pass
+    assert threading.Thread.start is real_start  # put back by the next call's end, no stray thread running
+
+
+def test_a_joined_helper_is_no_finding_and_other_threads_are_never_refused(tmp_path: Path) -> None:
+    code = _user_module(tmp_path)
+    seen: list[Any] = []
+    with watching_threads((str(tmp_path),), threading.get_ident()) as watch:
+        code["helper"](seen)
+        assert watch.quiesce(0.05, stop=lambda t: None) == ()
+    assert seen == [45]
+    assert refuse_thread_request("GET", "/api/v1/pods") is None  # kamera's own thread
