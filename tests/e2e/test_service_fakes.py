@@ -337,3 +337,28 @@ def test_the_fakes_state_is_explored_state(tmp_path: Path) -> None:
     assert any(ref.kind == "Entry" and ref.name == "log:order" for ref, _ in differ.state_diff), differ.state_diff
     # every counterexample replayed to the state it names (a replay that diverges is a finding of its own)
     assert not [c for check in result.checks for c in check.counterexamples if c.kind == "nondeterministic-controller"]
+
+
+@pytest.mark.parametrize(("attr", "message"), [
+    ("Scheduler", "spec.fakes url 'http://*-scheduler.*.svc:8786/api/**': with 'fakes/scheduler.py:Scheduler' is "
+                  "type, none of the shapes a fake by URL may have"),
+    ("WORKERS", "with 'fakes/scheduler.py:WORKERS' is list, none of the shapes"),
+    ("missing", "has no attribute 'missing'"),
+])
+def test_a_with_of_the_wrong_shape_is_a_located_usage_error(tmp_path: Path, attr: str, message: str) -> None:
+    path = _scenario(tmp_path, "requests", shape=attr)
+    (tmp_path / "fakes" / "scheduler.py").write_text(FAKE + "\nclass Scheduler:\n    pass\n\nWORKERS = []\n")
+    proc = subprocess.run([sys.executable, "-m", "kamera_cli", "check", str(path)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "300"})
+    text = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode == 2, text
+    assert f" {path}:9: spec.fakes url " in text and message in text, text  # the entry's file:line, then what
+    if attr != "missing":
+        assert "a WSGI application (environ, start_response), an ASGI application" in text, text
+
+
+def test_validate_accepts_the_example() -> None:
+    example = Path(__file__).resolve().parents[2] / "scenarios" / "shapes" / "http-fake"
+    proc = subprocess.run([sys.executable, "-m", "kamera_cli", "validate", str(example)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -265,13 +265,14 @@ def install_fakes(fakes: Iterable[tuple[str, str]], base_dir: str | os.PathLike[
             try:
                 fake = _Fake(target, base_dir, scenario=scenario, loaded=loaded)
             except EntrypointError as exc:
-                raise EntrypointError(f"{where}: spec.fakes url {url!r}: {exc}") from None
+                # located at the entry (its file:line already names the scenario)
+                raise EntrypointError(f"{where}: spec.fakes url {url!r}: {str(exc).removeprefix(scenario + ': ')}") \
+                    from None
             installed.fakes.append(fake)
             handler = handler_for(fake.value, repr(target))
             if handler is None:
                 raise EntrypointError(f"{where}: spec.fakes url {url!r}: with {target!r} is "
                                       f"{type(fake.value).__name__}, none of the shapes a fake by URL may have",
-                                      scenario=scenario,
                                       hint=f"name {SHAPES}")
             installed.services.append((url, handler))
         for dotted, target in fakes:
