@@ -362,3 +362,47 @@ def test_validate_accepts_the_example() -> None:
     proc = subprocess.run([sys.executable, "-m", "kamera_cli", "validate", str(example)], capture_output=True,
                           text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+KOPF_OPERATOR = '''
+"""The dask-kubernetes shape: a kopf handler asks a scheduler over aiohttp, the client kopf itself uses."""
+import aiohttp
+import kopf
+
+
+@kopf.on.create("v1", "configmaps", labels={"dask": "group"})
+async def ask_scheduler(name, patch, **_):
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"http://{name}-scheduler.default.svc:8786/api/v1/teams/{name}", data=name) as answer:
+            answer.raise_for_status()
+            patch["data"] = {"answer": (await answer.json())["path"]}
+'''
+
+
+def test_a_kopf_handler_asks_a_fake_over_aiohttp(tmp_path: Path) -> None:
+    """kopf's own requests still reach the simulated API server; the handler's reach the fake."""
+    _needs("kopf")
+    (tmp_path / "fakes").mkdir()
+    (tmp_path / "fakes" / "scheduler.py").write_text(FAKE)
+    (tmp_path / "operator.py").write_text(KOPF_OPERATOR)
+    path = tmp_path / "scenario.yaml"
+    path.write_text('''
+apiVersion: kamera.dev/v1alpha1
+kind: Scenario
+metadata: {name: kopf-service}
+spec:
+  controllers:
+    - {name: groups, kopf: operator.py}
+  fakes:
+    - {url: "http://*-scheduler.*.svc:8786/api/**", with: fakes/scheduler.py:asgi}
+  seed:
+    - {apiVersion: v1, kind: ConfigMap, metadata: {name: team-a, namespace: default, labels: {dask: group}}}
+  invariants:
+    - name: the handler was answered by the fake
+      select: "$.items[?@.kind == 'ConfigMap' && @.metadata.name == 'team-a'].data.answer"
+      expect: {equals: /api/v1/teams/team-a}
+    - name: the fake recorded it
+      select: "$.external.scheduler['/api/v1/teams/team-a'].body"
+      expect: {equals: team-a}
+''')
+    assert _failed(path) == (Verdict.PASSED, [])
