@@ -240,3 +240,68 @@ def test_the_same_url_faked_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         "    - {url: 'http://sched.svc', with: fakes/scheduler.py:app}\n")})
     assert got == ["scenario.yaml:9:13: $.spec.fakes[1].url: url 'http://sched.svc' is already faked by "
                    "spec.fakes[0] (fake each URL once)"]
+
+
+# -- real frameworks (not kamera dependencies: .ci/run installs them for the tests named after them) -----
+
+
+def _ask(handler: Any, method: str, url: str, body: bytes = b"") -> ServiceResponse:
+    answer: ServiceResponse = handler(ServiceRequest(method, url, (("Content-Type", "application/json"),), body))
+    return answer
+
+
+def test_a_flask_app_as_a_fake() -> None:
+    pytest.importorskip("flask", reason="Flask is not installed (not a kamera dependency)")
+    from flask import Flask, jsonify, request
+
+    app = Flask("scheduler")
+
+    @app.post("/api/v1/retire_workers")
+    def retire() -> Any:
+        return jsonify({"workers": [f"worker-{n}" for n in range(request.get_json()["n"])]})
+
+    handler = handler_for(app, "flask")
+    assert handler is not None and shape_of(app) == "wsgi"
+    answer = _ask(handler, "POST", "http://dask-scheduler.default.svc:8787/api/v1/retire_workers", b'{"n": 2}')
+    assert (answer.status, json.loads(answer.body)) == (200, {"workers": ["worker-0", "worker-1"]})
+    assert _ask(handler, "GET", "http://dask-scheduler.default.svc:8787/nowhere").status == 404
+
+
+def test_a_starlette_app_as_a_fake_also_from_a_running_loop() -> None:
+    pytest.importorskip("starlette", reason="Starlette is not installed (not a kamera dependency)")
+    import asyncio
+
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def workers(request: Request) -> JSONResponse:
+        return JSONResponse({"path": request.url.path, "idle": request.query_params.get("idle")})
+
+    app = Starlette(routes=[Route("/api/v1/workers", workers)])
+    handler = handler_for(app, "starlette")
+    assert handler is not None and shape_of(app) == "asgi"
+    url = "http://dask-scheduler.default.svc:8787/api/v1/workers?idle=1"
+    assert json.loads(_ask(handler, "GET", url).body) == {"path": "/api/v1/workers", "idle": "1"}
+
+    async def from_a_coroutine() -> ServiceResponse:  # as aiohttp and httpx.AsyncClient ask
+        return _ask(handler, "GET", url)
+
+    assert json.loads(asyncio.run(from_a_coroutine()).body)["idle"] == "1"
+
+
+def test_a_fastapi_app_as_a_fake() -> None:
+    pytest.importorskip("fastapi", reason="FastAPI is not installed (not a kamera dependency)")
+    from fastapi import FastAPI
+
+    app = FastAPI()
+
+    @app.post("/api/v1/retire_workers")
+    async def retire(body: dict[str, int]) -> dict[str, list[str]]:
+        return {"workers": [f"worker-{n}" for n in range(body["n"])]}
+
+    handler = handler_for(app, "fastapi")
+    assert handler is not None and shape_of(app) == "asgi"
+    answer = _ask(handler, "POST", "http://dask-scheduler.default.svc:8787/api/v1/retire_workers", b'{"n": 1}')
+    assert (answer.status, json.loads(answer.body)) == (200, {"workers": ["worker-0"]})
