@@ -21,7 +21,7 @@ from typing import Any
 from kamera_cli.apiserver.transports.urllib3 import BodyRaw, body_bytes, http_response
 from kamera_cli.model.services import ServiceRequest, ServiceResponse, UrlPattern
 
-__all__ = ["Handler", "find", "install_routes", "patch_urllib3", "serves_host"]
+__all__ = ["Handler", "absolute_url", "call", "find", "install_routes", "patch_urllib3", "serves_host"]
 
 #: a fake, as the sandbox adapted it: one request in, one response out (raises what the fake raised)
 Handler = Callable[[ServiceRequest], ServiceResponse]
