@@ -18,10 +18,12 @@ and only add the owners to what the step read (docs/semantics.md, "Partial-order
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from kamera_cli.apiserver import Registry, Snapshot
+from kamera_cli.apiserver.server.selectors import SelectorError, parse_label_selector
 from kamera_cli.explore import Footprint
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.sim.labels import WriteRec
@@ -63,6 +65,37 @@ def claim_tokens(kind: KindRef, namespace: str, selector: Mapping[str, Any] | No
             key = str(expr.get("key", ""))
             return out | {("label", kind.group, kind.kind, namespace, key, str(v)) for v in expr.get("values") or ()}
     return out | {list_token(kind, namespace)}
+
+
+def query_tokens(info: Any, namespace: str, query: Sequence[tuple[str, str]]) -> set[Hashable]:
+    """What a list query reads, narrowed by its selectors where a write's marks make that sound.
+
+    A field selector ``metadata.name=X`` answers from one object (kr8s's ``get`` is such a list), so
+    it reads that object's token, which every write of it writes; ``metadata.namespace=X`` scopes an
+    all-namespaces list to X. In a namespace, a label selector's equality (or ``in``) requirement reads
+    the label tokens of its values: an object entering, leaving or changing in the answer carries the
+    pair before or after the write, and ``write_marks`` marks both. Anything else reads the list.
+    """
+    fields = dict(query).get("fieldSelector", "")
+    labels = dict(query).get("labelSelector", "")
+    name = ""
+    for raw in fields.split(",") if fields and "\\" not in fields else ():
+        m = re.match(r"^\s*(metadata\.name|metadata\.namespace)\s*(==|=)\s*(\S*)\s*$", raw)
+        if m and m.group(1) == "metadata.name":
+            name = m.group(3)
+        elif m and info.namespaced and not namespace:
+            namespace = m.group(3)
+    if name and (namespace or not info.namespaced):
+        return {("obj", info.group, info.kind, namespace, name)}
+    if labels and namespace:
+        try:
+            requirements = parse_label_selector(labels)
+        except SelectorError:
+            requirements = ()
+        for req in requirements:
+            if req.op in ("=", "in"):
+                return {("label", info.group, info.kind, namespace, req.key, v) for v in req.values}
+    return {("list", info.group, info.kind, namespace or "*")}
 
 
 def write_marks(w: WriteRec) -> set[Hashable]:
@@ -110,7 +143,7 @@ def step_footprint(registry: Registry, process: Hashable, regions: Sequence[tupl
                 return None
             info, namespace = scope
             if (info.group, info.kind, namespace or "") not in claimed:
-                reads.add(("list", info.group, info.kind, namespace or "*"))
+                reads |= query_tokens(info, namespace, region[2] if len(region) > 2 else ())
     reads.update(list_token(kind, ns) for kind, ns in listed)
     marks: set[Hashable] = set()
     for w in writes:

@@ -54,5 +54,5 @@ def test_the_environment_s_cluster_receives_nothing(rel: str, tmp_path: Path) ->
     if (reason := missing_client(f"shapes/{rel}")) is not None:
         pytest.skip(reason)
     output, connections, received = check_against_the_environment_s_cluster(SHAPES / rel / "scenario.yaml", tmp_path)
-    assert "9 states" in output, output
+    assert "5 states" in output, output
     assert (connections, received) == (0, 0)

@@ -103,6 +103,10 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     # a fake of AWS IAM whose keys are explored state (issue 12): a crash between minting and storing leaks one
     "shapes/credential-leak": (1, {"deterministic", "invariant: one access key per namespace"}, 96, 2),
     "shapes/credential-leak/fixed": (0, set(), 80, 1),
+    # a fake by URL (a Dask scheduler's HTTP API): a crash between its retirement and the Pod's deletion
+    "shapes/http-fake": (1, {"deterministic", "invariant: every worker Pod is a running worker of the scheduler"},
+                         9, 2),
+    "shapes/http-fake/fixed": (0, set(), 7, 1),
     # metacontroller (issue 12): the IndexedJob example's hook server, stuck on a failed pod, and its fix
     "shapes/metacontroller": (1, {"invariant: a settled job has finished"}, 38, 4),
     "shapes/metacontroller/fixed": (0, set(), 26, 3),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from kamera_cli.model.result import CheckName, Verdict
+from kamera_cli.model.scenario import FakeSpec
 from kamera_cli.runner import explore
 from tests.sim.conftest import CONFIGMAP, MakeScenario
 
@@ -126,6 +127,47 @@ def test_an_idle_pool_worker_that_calls_the_api_in_a_later_step_is_that_steps_fi
     (cex,) = check.counterexamples
     assert "it tried GET /api/v1/namespaces/default/configmaps/x" in cex.summary
     assert cex.steps[-1].request == "default/y"
+
+
+SERVICE = """
+import threading
+import urllib3
+from kamera_cli import ServiceResponse
+
+CALLED = []
+
+
+def answer(request):
+    CALLED.append(request.url)
+    return ServiceResponse.of_json({"ok": True})
+
+
+def _ask():
+    try:
+        urllib3.PoolManager().request("GET", "http://billing.default.svc:8080/charge")
+    except Exception as exc:
+        CALLED.append(type(exc).__name__)
+
+
+def asks_a_service(request):
+    threading.Thread(target=_ask).start()
+
+
+def asks_in_the_reconcile(request):
+    urllib3.PoolManager().request("GET", "http://billing.default.svc:8080/charge")
+"""
+
+
+@pytest.mark.parametrize(("attr", "verdict"), [("asks_a_service", Verdict.FAILED),
+                                               ("asks_in_the_reconcile", Verdict.PASSED)])
+def test_a_stray_thread_is_refused_a_service_faked_by_url_too(make_scenario: MakeScenario, attr: str,
+                                                              verdict: Verdict) -> None:
+    fake = FakeSpec(replace="", with_="ctrl.py:answer", url="http://billing.default.svc:8080/**")
+    result = explore(make_scenario(SERVICE, [("widget", attr, CONFIGMAP)], [CM], fakes=(fake,))).result
+    check = next(c for c in result.checks if c.name == CheckName.NO_CONTROLLER_ERRORS)
+    assert check.verdict is verdict
+    if verdict is Verdict.FAILED:
+        assert "it tried GET http://billing.default.svc:8080/charge" in check.counterexamples[0].summary
 
 
 def test_nothing_a_stray_thread_sends_reaches_the_cluster(make_scenario: MakeScenario) -> None:

@@ -220,11 +220,18 @@ def _start(self: threading.Thread) -> None:
 
 @contextlib.contextmanager
 def watching_threads(roots: tuple[str, ...], owner: int) -> Iterator[ThreadWatch]:
-    """Record the threads user code starts on the OS thread ``owner`` for the duration of the block."""
+    """Record the threads user code starts on the OS thread ``owner`` for the duration of the block.
+
+    ``Thread.start`` is patched only where it is the real one: a program's stand-in (``program/primitives.py``)
+    may be in place across steps — a program step abandoned at its budget never takes it out — and the
+    threads it starts are green threads kamera schedules, never stray ones.  That stand-in hands every
+    other thread to what ``Thread.start`` was when it went in: this module's ``_start``.
+    """
     global _WATCH
     watch = ThreadWatch(roots, owner)
     _WATCH = watch
-    threading.Thread.start = _start  # type: ignore[method-assign]
+    if threading.Thread.start is _real_start:
+        threading.Thread.start = _start  # type: ignore[method-assign]
     try:
         yield watch
     finally:

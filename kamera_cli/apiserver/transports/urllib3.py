@@ -28,7 +28,9 @@ __all__ = [
     "PoolManagerStandIn",
     "StreamRaw",
     "bind",
+    "body_bytes",
     "canned_pool_manager",
+    "check_guards",
     "guard_requests",
     "http_response",
     "status_body",
@@ -70,6 +72,14 @@ def guard_requests(check: Callable[[str, str], BaseException | None]) -> None:
     """
     if check not in _guards:
         _guards.append(check)
+
+
+def check_guards(method: str, target: str) -> None:
+    """Raise what a guard refuses ``method target`` with: an API path, or the URL of a service faked by URL."""
+    for check in _guards:
+        refusal = check(method, target)
+        if refusal is not None:
+            raise refusal
 
 
 class Dispatcher(Protocol):
@@ -249,7 +259,8 @@ def _field_value(value: Any) -> str:
     return str(value)
 
 
-def _body_bytes(body: Any) -> bytes | None:
+def body_bytes(body: Any) -> bytes | None:
+    """A request body as bytes, whatever urllib3 was handed (bytes, text, a file, a JSON value)."""
     if body is None:
         return None
     if isinstance(body, bytes):
@@ -263,6 +274,8 @@ def _body_bytes(body: Any) -> bytes | None:
     if read is not None:
         data = read()
         return data.encode() if isinstance(data, str) else bytes(data)
+    if not isinstance(body, (dict, list)) and hasattr(body, "__iter__"):  # chunks (``chunked=True``)
+        return b"".join(chunk.encode() if isinstance(chunk, str) else bytes(chunk) for chunk in body)
     return json.dumps(body).encode()
 
 
@@ -294,13 +307,10 @@ class PoolManagerStandIn:
     ) -> urllib3.HTTPResponse:
         method = method.upper()
         path, query = _split_url(method, url, fields)
-        for check in _guards:
-            refusal = check(method, path)
-            if refusal is not None:
-                raise refusal
+        check_guards(method, path)
         owner = self._owner if self._owner is not None else _current()
         preload = bool(urlopen_kw.get("preload_content", True))
-        body = _body_bytes(urlopen_kw.get("body"))
+        body = body_bytes(urlopen_kw.get("body"))
         if owner is None:
             msg = f"no kamera simulation is bound: {method} {path} was not sent anywhere"
             return http_response(503, JSON_HEADERS, BodyRaw(status_body(503, "ServiceUnavailable", msg)), preload)
@@ -324,7 +334,7 @@ def canned_pool_manager(status: int, body: bytes) -> Any:
             **urlopen_kw: Any,
         ) -> urllib3.HTTPResponse:
             _split_url(method, url, fields)
-            _body_bytes(urlopen_kw.get("body"))
+            body_bytes(urlopen_kw.get("body"))
             return http_response(status, JSON_HEADERS, BodyRaw(body), bool(urlopen_kw.get("preload_content", True)))
 
     return _Canned()
