@@ -95,8 +95,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "workloads/cron-report": (0, set(), 69, 1),
     "workloads/cron-report/at-start": (1, {"no controller errors"}, 235, 1),
     # the quickstart controller on the other clients, routed in-process (issue 12): its counts exactly
-    "shapes/kr8s": (0, set(), 9, 1),
-    "shapes/kr8s/asyncio": (0, set(), 9, 1),
+    "shapes/kr8s": (0, set(), 5, 1),
+    "shapes/kr8s/asyncio": (0, set(), 5, 1),
     "shapes/lightkube": (0, set(), 5, 1),
     "shapes/lightkube/asyncio": (0, set(), 5, 1),
     "shapes/pykube": (0, set(), 5, 1),
