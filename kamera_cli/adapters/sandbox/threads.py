@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import sysconfig
 import threading
 import time
 import traceback
@@ -48,6 +49,7 @@ _KEPT_ATTEMPTS = 4
 #: how often the quiescence looks again at threads it cannot join (an idle executor's workers)
 _POLL_SECONDS = 0.005
 _POOL_FILE = os.path.join("concurrent", "futures", "thread.py")
+_STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 
 _real_start = threading.Thread.start
 _real_monotonic = time.monotonic
@@ -111,17 +113,25 @@ class ThreadWatch:
         self.records: list[_Record] = []
 
     def start(self, thread: threading.Thread) -> bool:
-        """Record ``thread`` if user code on the call's thread starts it."""
+        """Record ``thread`` if user code on the call's thread starts it.
+
+        The caller of ``start()`` must be the scenario's code, or the standard library's thread machinery
+        (an executor, a ``Timer``, ``asyncio.to_thread``) called from it: a thread an installed library
+        starts on its own behalf (kr8s's event loop, a client's pool) is the library's design, not the
+        controller's, even when the controller's call made the library start it.
+        """
         if threading.get_ident() != self.owner:
             return False
         stack = traceback.extract_stack()[:-2]
-        user = [i for i, frame in enumerate(stack) if is_user_file(frame.filename, self.roots)]
-        if not user:
+        caller = len(stack) - 1
+        while caller >= 0 and _is_stdlib(stack[caller].filename):
+            caller -= 1
+        if caller < 0 or not is_user_file(stack[caller].filename, self.roots):
             return False
-        site = stack[user[-1]]
+        site = stack[caller]
         base = self.roots[0]
         shown = os.path.relpath(site.filename, base) if site.filename.startswith(base) else site.filename
-        self.records.append(_attach(thread, _Record(thread, tuple(stack[: user[-1] + 1]), f"{shown}:{site.lineno}",
+        self.records.append(_attach(thread, _Record(thread, tuple(stack[: caller + 1]), f"{shown}:{site.lineno}",
                                                     self)))
         return True
 
@@ -149,6 +159,10 @@ class ThreadWatch:
             if alive or record.attempts:
                 found.append(StrayThread(record.site, tuple(record.attempts), alive, seconds))
         return tuple(found)
+
+
+def _is_stdlib(file: str) -> bool:
+    return file.startswith(_STDLIB_DIR) and "-packages" not in file
 
 
 def _busy(thread: threading.Thread) -> bool:
