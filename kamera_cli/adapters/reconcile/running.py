@@ -312,16 +312,17 @@ def _format_tb(exc: BaseException, roots: tuple[str, ...], base: str, depth: int
 
 def _fenced(raw: CallRecord, budget: float, roots: tuple[str, ...],
             base: str) -> tuple[OutcomeKind, ErrorInfo] | None:
-    """What the sandbox caught, in order of precedence (each may be the cause of what follows: a refused
-    connection raises, a stuck thread keeps the call from returning); None when it caught nothing."""
+    """What the sandbox caught, in order of precedence (a refused connection or process raises, which
+    may be what the call then did; a call that overran is reported where it was stuck, whatever its
+    threads did); None when it caught nothing."""
     if raw.network:
         return "network", _network_error(raw.network, roots, base)
     if raw.processes:
         return "process", _process_error(raw.processes, roots, base)
-    if raw.threads:
-        return "thread", _thread_error(raw.threads, roots, base)
     if raw.timed_out:
         return "timeout", _timeout_error(raw, budget, roots, base)
+    if raw.threads:
+        return "thread", _thread_error(raw.threads, roots, base)
     return None
 
 
