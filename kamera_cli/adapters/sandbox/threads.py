@@ -8,17 +8,19 @@ depend on timing, and dropping it silently would hide a bug.  The rule, which is
 whatever the scheduler does (docs/controllers.md, "Threads a reconcile starts"):
 
 * while a reconcile (or a watch mapper) runs, every ``threading.Thread`` its code starts — directly,
-  through ``threading.Timer`` or an executor the reconcile submits to — is recorded with its start
-  site, the innermost frame of the scenario's own code in the ``start()`` stack.  Threads a library
-  starts on its own behalf (kopf's executor, the client's pool) have no such frame and are not
-  recorded;
-* an API request from a recorded thread is refused, at any time and whatever step runs then: it
-  raises :class:`ThreadCallRefused` in the thread, nothing reaches the simulated cluster, and the
-  attempt is kept on the thread's record;
+  or through the standard library's ``Timer``, executors, ``asyncio.to_thread`` — is recorded with
+  its start site, the stack down to the scenario's frame that called ``start()``.  Threads an
+  installed library starts on its own behalf (kopf's executor, kr8s's loop) are not recorded; the
+  threads a recorded thread starts are;
+* an API request (or a request to a service faked by URL) from a recorded thread is refused, at any
+  time and whatever step runs then: it raises :class:`ThreadCallRefused` in the thread, nothing
+  reaches the simulated cluster, and the attempt is kept on the thread's record (network and process
+  attempts too, through the fence);
 * when the reconcile returns, kamera waits (``QUIESCE_SECONDS`` of wall-clock time at most, with the
   step's virtual clock still in place, so ``time.sleep`` costs nothing) for the threads it started to
-  end.  A thread still running the scenario's code after that outlived its step: it is asked to stop
-  and it is a finding.  A thread that made API calls is a finding whenever it made them.
+  end; an executor's worker waiting for work counts as ended.  A thread still running after that
+  outlived its step: it is asked to stop and it is a finding.  A thread that tried anything is a
+  finding whenever it tried.
 
 A program (``program`` shape) runs its threads as green threads kamera schedules; its ``Thread.start``
 stand-in replaces this one for the program's own threads, so none of this applies to them.
