@@ -83,6 +83,16 @@ def pool_by_name(request):
         POOL.submit(core.read_namespaced_config_map, "x", request.namespace).result()
 
 
+async def reads_through_to_thread(request):
+    import asyncio
+    await asyncio.to_thread(core.read_namespaced_config_map, request.name, request.namespace)
+
+
+def reads_on_a_timer(request):
+    timer = threading.Timer(5, core.read_namespaced_config_map, args=(request.name, request.namespace))
+    timer.start()
+
+
 def reads_from_the_pool(request):
     POOL.submit(core.read_namespaced_config_map, request.name, request.namespace).result()
 """
@@ -105,6 +115,8 @@ def _line(start_call: str) -> int:
     ("keeps_creating", "target=_keep_creating", "it tried POST /api/v1/namespaces/default/configmaps"),
     ("creates_later", "target=_later", "it was still running 0.25 s after the step ended"),
     ("dials_later", "target=_dial", "it tried a connection to example.com:443"),
+    ("reads_through_to_thread", "await asyncio.to_thread", "it tried GET /api/v1/namespaces/default/configmaps/x"),
+    ("reads_on_a_timer", "timer.start()", "it was still running 0.25 s after the step ended"),
     ("reads_from_the_pool", "POOL.submit(core.read_namespaced_config_map, request.name",
      "it tried GET /api/v1/namespaces/default/configmaps/x"),
 ])
