@@ -52,6 +52,7 @@ _KEPT_ATTEMPTS = 4
 _POLL_SECONDS = 0.005
 _POOL_FILE = os.path.join("concurrent", "futures", "thread.py")
 _STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+_KAMERA_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 _real_start = threading.Thread.start
 _real_monotonic = time.monotonic
@@ -126,7 +127,7 @@ class ThreadWatch:
             return False
         stack = traceback.extract_stack()[:-2]
         caller = len(stack) - 1
-        while caller >= 0 and _is_stdlib(stack[caller].filename):
+        while caller >= 0 and _is_machinery(stack[caller].filename):
             caller -= 1
         if caller < 0 or not is_user_file(stack[caller].filename, self.roots):
             return False
@@ -163,8 +164,9 @@ class ThreadWatch:
         return tuple(found)
 
 
-def _is_stdlib(file: str) -> bool:
-    return file.startswith(_STDLIB_DIR) and "-packages" not in file
+def _is_machinery(file: str) -> bool:
+    """The standard library's, or kamera's own (a program's ``Thread.start`` stand-in calls this one's)."""
+    return file.startswith(_KAMERA_DIR) or (file.startswith(_STDLIB_DIR) and "-packages" not in file)
 
 
 def _busy(thread: threading.Thread) -> bool:
