@@ -6,14 +6,17 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from kamera_cli.adapters.sandbox.threads import ThreadCallRefused, refuse_thread_request, watching_threads
+from kamera_cli.adapters.sandbox.threads import ThreadOutlived, refuse_thread_request, watching_threads
 
 USER_CODE = """
 import threading
 
 def start(release, seen):
     def child():
-        seen.append(refuse_thread_request("GET", "/api/v1/namespaces/default/pods"))
+        try:
+            refuse_thread_request("GET", "/api/v1/namespaces/default/pods")
+        except BaseException as exc:
+            seen.append(exc)
 
     def parent():
         release.wait(5)
@@ -43,22 +46,21 @@ def test_a_stray_threads_own_threads_are_refused_after_the_step(tmp_path: Path) 
     code = _user_module(tmp_path)
     release = threading.Event()
     seen: list[Any] = []
-    stopped: list[threading.Thread] = []
     real_start = threading.Thread.start
     with watching_threads((str(tmp_path),), threading.get_ident()) as watch:
         code["start"](release, seen)
-        (stray,) = watch.quiesce(0.05, stop=stopped.append)
+        (stray,) = watch.quiesce(0.05)
     assert stray.outlived and stray.attempts == ()
     # (running.py shows the site relative to the scenario's folder)
-    assert stray.describe() == f"a thread started at {tmp_path / 'ctrl.py'}:14: it was still running 0.05 s " \
+    assert stray.describe() == f"a thread started at {tmp_path / 'ctrl.py'}:17: it was still running 0.05 s " \
                                "after the step ended"
-    assert len(stopped) == 1
+    (parent,) = (r.thread for r in watch.records)
     release.set()  # the step is over: the thread now starts a thread of its own, which calls the API
-    stopped[0].join(5)
-    (refusal,) = seen
-    assert isinstance(refusal, ThreadCallRefused)
-    assert "GET /api/v1/namespaces/default/pods refused: it comes from a thread the reconcile started " \
-           "(at ctrl.py:14)" in str(refusal)
+    parent.join(5)
+    (refusal,) = seen  # the child inherits its parent's fate: stopped at its first call out
+    assert isinstance(refusal, ThreadOutlived)
+    assert "GET /api/v1/namespaces/default/pods refused, and the thread stopped: it outlived the step that " \
+           "started it (at ctrl.py:17)" in str(refusal)
     with watching_threads((str(tmp_path),), threading.get_ident()):
         pass
     assert threading.Thread.start is real_start  # put back by the next call's end, no stray thread running
@@ -69,6 +71,6 @@ def test_a_joined_helper_is_no_finding_and_other_threads_are_never_refused(tmp_p
     seen: list[Any] = []
     with watching_threads((str(tmp_path),), threading.get_ident()) as watch:
         code["helper"](seen)
-        assert watch.quiesce(0.05, stop=lambda t: None) == ()
+        assert watch.quiesce(0.05) == ()
     assert seen == [45]
     assert refuse_thread_request("GET", "/api/v1/pods") is None  # kamera's own thread

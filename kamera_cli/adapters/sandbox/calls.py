@@ -194,7 +194,7 @@ def call_sandboxed(
             stuck_at = _stack_of(worker.thread)
             _abandon(worker, call)
         # the threads it started end within the step, or are its finding (a timed-out call waits no more)
-        strays = started.quiesce(0.0 if timed_out else QUIESCE_SECONDS, stop=_stop)
+        strays = started.quiesce(0.0 if timed_out else QUIESCE_SECONDS)
         network = tuple(run.network)
         processes = tuple(run.processes)
         blocked = _blocked_address(call.error)

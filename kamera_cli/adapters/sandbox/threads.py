@@ -19,7 +19,8 @@ whatever the scheduler does (docs/controllers.md, "Threads a reconcile starts"):
 * when the reconcile returns, kamera waits (``QUIESCE_SECONDS`` of wall-clock time at most, with the
   step's virtual clock still in place, so ``time.sleep`` costs nothing) for the threads it started to
   end; an executor's worker waiting for work counts as ended.  A thread still running after that
-  outlived its step: it is asked to stop and it is a finding.  A thread that tried anything is a
+  outlived its step: it is a finding, and its next call out raises :class:`ThreadOutlived` (no
+  ``except Exception`` catches it), so that it unwinds there.  A thread that tried anything is a
   finding whenever it tried.
 
 A program (``program`` shape) runs its threads as green threads kamera schedules; its ``Thread.start``
@@ -40,8 +41,8 @@ from dataclasses import dataclass
 
 from kamera_cli.adapters.sandbox.modules import is_user_file
 
-__all__ = ["QUIESCE_SECONDS", "StrayThread", "ThreadCallRefused", "ThreadWatch", "note_thread_attempt",
-           "refuse_thread_request", "watching_threads"]
+__all__ = ["QUIESCE_SECONDS", "StrayThread", "ThreadCallRefused", "ThreadOutlived", "ThreadWatch",
+           "note_thread_attempt", "refuse_thread_request", "watching_threads"]
 
 #: how long, in wall-clock seconds, kamera waits at a step's end for the threads it started to end
 QUIESCE_SECONDS = 0.25
@@ -63,6 +64,10 @@ class ThreadCallRefused(ConnectionRefusedError):
 
     #: raised inside kamera's transport on purpose: the controller's doing, not a kamera bug
     controller_fault = True
+
+
+class ThreadOutlived(BaseException):
+    """Raised in a thread that outlived its step at its next call out: kamera's request that it end there."""
 
 
 class _Record:
@@ -138,12 +143,13 @@ class ThreadWatch:
                                                     self)))
         return True
 
-    def quiesce(self, seconds: float, *, stop: Callable[[threading.Thread], None]) -> tuple[StrayThread, ...]:
+    def quiesce(self, seconds: float) -> tuple[StrayThread, ...]:
         """Wait for the call's threads to end; report those that called the API or still run.
 
         An executor's worker waiting for its next work item counts as ended (the pool outlives the
         step by design and runs nothing until a later step submits to it).  A thread still running is
-        asked to ``stop``: a loop left spinning would eat the explorer's CPU.
+        stopped at its next call out (``note_thread_attempt``): a loop left calling would eat the explorer's CPU.
+        Not with an asynchronous exception, which lands at any bytecode — in a ``gc`` callback too.
         """
         deadline = _real_monotonic() + seconds
         while True:
@@ -158,7 +164,6 @@ class ThreadWatch:
             alive = _busy(record.thread)
             if alive:
                 record.outlived = True
-                stop(record.thread)
             if alive or record.attempts:
                 found.append(StrayThread(record.site, tuple(record.attempts), alive, seconds))
         return tuple(found)
@@ -270,6 +275,9 @@ def note_thread_attempt(what: str) -> str | None:
     record = _record_of(threading.current_thread())
     if record is None:
         return None
+    if record.outlived:
+        raise ThreadOutlived(f"kamera: {what} refused, and the thread stopped: it outlived the step that started it "
+                             f"(at {record.shown})")
     watch = _WATCH
     if record.watch is None and not record.outlived and watch is not None:
         # an executor's worker the step submitted to (it was idle at its own step's end): this step's
