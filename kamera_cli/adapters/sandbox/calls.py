@@ -184,6 +184,8 @@ class CallRecord:
     processes: tuple[ProcessAttempt, ...] = ()
     #: threads the call started that called the API or outlived it (``threads.py``)
     threads: tuple[StrayThread, ...] = ()
+    #: ``(sys.stdout or sys.stderr, stack)`` of each close of the step's output streams
+    closed_output: tuple[tuple[str, tuple[traceback.FrameSummary, ...]], ...] = ()
 
 
 def call_sandboxed(
@@ -235,7 +237,7 @@ def call_sandboxed(
                 + "".join(traceback.format_exception(call.error))
             ) from call.error
     return CallRecord(_output_text(printed.getvalue()), call.value, call.error, timed_out, stuck_at, network,
-                      processes, strays)
+                      processes, strays, tuple(printed.closed_by))
 
 
 def _blocked_address(error: BaseException | None) -> str | None:
@@ -256,14 +258,15 @@ OUTPUT_LIMIT = 4000
 
 
 class _StepOutput(io.StringIO):
-    """A step's ``sys.stdout``/``sys.stderr``: closing it closes nothing (a controller that calls
-    ``sys.stdout.close()`` silences only itself; kamera still reads what it printed, issue #28).
+    """What a step printed, stdout and stderr interleaved.
 
     What a fenced thread writes (one that outlived its step, or kamera's worker abandoned at its budget)
     is dropped: it belongs to an earlier step, and the scheduler decides when it lands."""
 
-    def close(self) -> None:
-        pass
+    def __init__(self) -> None:
+        super().__init__()
+        #: ``(stream name, stack)`` of each ``close()`` user code called on the step's stdout or stderr
+        self.closed_by: list[tuple[str, tuple[traceback.FrameSummary, ...]]] = []
 
     def write(self, text: str) -> int:
         if is_fenced(threading.current_thread()):
@@ -271,15 +274,45 @@ class _StepOutput(io.StringIO):
         return super().write(text)
 
 
+class _StepStream(io.TextIOBase):
+    """A step's ``sys.stdout`` or ``sys.stderr``, writing into its ``_StepOutput``.
+
+    Closing it closes nothing, and is the step's finding (issue #28): in a real process every later
+    ``print`` would raise ``ValueError: I/O operation on closed file``; kamera keeps reading what the
+    controller prints and says where it closed the stream."""
+
+    def __init__(self, name: str, output: _StepOutput) -> None:
+        super().__init__()
+        self._name = name
+        self._output = output
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        return self._output.write(text)
+
+    def __del__(self) -> None:
+        """Nothing: ``IOBase.__del__`` calls ``close()``, which would read as the controller's."""
+
+    def close(self) -> None:
+        if not is_fenced(threading.current_thread()) and len(self._output.closed_by) < 4:
+            self._output.closed_by.append((self._name, tuple(traceback.extract_stack()[:-1])))
+
+
 @contextlib.contextmanager
-def _captured(buffer: io.StringIO) -> Iterator[None]:
+def _captured(buffer: _StepOutput) -> Iterator[None]:
     """What user code prints belongs to its step's log, never to kamera's own output.
 
     Swapping ``sys.stdout``/``sys.stderr`` is process-wide, which is what is wanted: the reconcile
     runs on a worker thread while kamera's thread only waits for it.
     """
     saved = sys.stdout, sys.stderr
-    sys.stdout = sys.stderr = buffer
+    sys.stdout, sys.stderr = _StepStream("sys.stdout", buffer), _StepStream("sys.stderr", buffer)
     try:
         yield
     finally:
