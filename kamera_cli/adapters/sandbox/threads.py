@@ -12,7 +12,10 @@ whatever the scheduler does (docs/controllers.md, "Threads a reconcile starts"):
   its start site, the stack down to the scenario's frame that called ``start()``.  Threads an
   installed library starts on its own behalf (kopf's executor, kr8s's loop) are not recorded; the
   threads a recorded thread starts are;
-* an API request (or a request to a service faked by URL) from a recorded thread is refused, at any
+* a call from a recorded thread while the reconcile is blocked in ``Future.result``/``Thread.join``
+  waiting for exactly that thread's work (or a chain of such waits) is the step's own and goes through;
+  one made before the reconcile reaches that wait is held until it does (``_waited_for``);
+* any other API request (or a request to a service faked by URL) from a recorded thread is refused, at any
   time and whatever step runs then: it raises :class:`ThreadCallRefused` in the thread, nothing
   reaches the simulated cluster, and the attempt is kept on the thread's record (network and process
   attempts too, through the fence);
@@ -38,6 +41,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import FrameType
 
 from kamera_cli.adapters.sandbox.modules import is_user_file
 
@@ -57,6 +61,11 @@ _KAMERA_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__
 
 _real_start = threading.Thread.start
 _real_monotonic = time.monotonic
+_real_sleep = time.sleep
+_THREADING_FILE = os.path.join(_STDLIB_DIR, "threading.py")
+_FUTURE_FILE = os.path.join("concurrent", "futures", "_base.py")
+#: how many threads a chain of waits may pass through (the step waits for A, which waits for B, ...)
+_WAIT_HOPS = 8
 
 
 class ThreadCallRefused(ConnectionRefusedError):
@@ -119,6 +128,8 @@ class ThreadWatch:
         #: the OS thread the call runs on: only threads started from it (or from its threads) are recorded
         self.owner = owner
         self.records: list[_Record] = []
+        #: set when the step's call returned: a thread's call no longer waits to be the step's own
+        self.closing = False
 
     def start(self, thread: threading.Thread) -> bool:
         """Record ``thread`` if user code on the call's thread starts it.
@@ -151,6 +162,7 @@ class ThreadWatch:
         stopped at its next call out (``note_thread_attempt``): a loop left calling would eat the explorer's CPU.
         Not with an asynchronous exception, which lands at any bytecode — in a ``gc`` callback too.
         """
+        self.closing = True
         deadline = _real_monotonic() + seconds
         while True:
             busy = [r.thread for r in self.records if _busy(r.thread)]
@@ -307,9 +319,102 @@ def note_thread_attempt(what: str) -> str | None:
         record.watch = watch
         record.attempts = []
         watch.records.append(record)
+    if record.watch is not None and _waited_for(record.watch):
+        return None  # the step waits for this very work: the call is the step's own
     if record.watch is not None and len(record.attempts) < _KEPT_ATTEMPTS and what not in record.attempts:
         record.attempts.append(what)
     return record.shown
+
+
+def _waited_for(watch: ThreadWatch) -> bool:
+    """True once the step's thread waits for the current thread's work; False once it cannot.
+
+    Why wait: the step blocked in ``future.result()`` or ``thread.join()`` for this work runs nothing
+    else, so a call made now lands at one place in the step's order, whatever the scheduler does.  A
+    call made while the step still runs its own code (between ``submit`` and ``result``), or waits for
+    another of its threads, is held until the step waits for this one, so that where it lands never
+    depends on who ran first.  Refused as before once the step returned, or when it blocks on anything
+    else (an event loop awaiting ``asyncio.to_thread``, an ``Event``, a queue): kamera cannot tell
+    what that wait needs, and holding the call could hold the step to its budget.
+    """
+    me = threading.current_thread()
+    while not watch.closing:
+        state = _wait_state(watch.owner, me)
+        if state != "running":
+            return state == "mine"
+        _real_sleep(_POLL_SECONDS)
+    return False
+
+
+#: innermost standard-library functions in which a thread is blocked on something (not computing)
+_BLOCKING = frozenset({"wait", "select", "poll", "get", "acquire", "sleep", "_wait_for_tstate_lock"})
+
+
+def _wait_state(owner: int, me: threading.Thread) -> str:
+    """``mine`` when the thread ``owner`` waits (directly, or through threads it waits for) for ``me``'s
+    work, ``running`` while it computes or waits for another thread that runs, ``blocked`` otherwise."""
+    frames = sys._current_frames()
+    frame = frames.get(owner)
+    for _ in range(_WAIT_HOPS):
+        waited = _waited_object(frame)
+        if waited is None:
+            return "blocked" if _blocked(frame) else "running"
+        thread = waited if isinstance(waited, threading.Thread) else _running(waited, frames)
+        if _ended(waited, thread):
+            return "running"  # what it waits for is done: it returns at once
+        if thread is None:
+            return "blocked"
+        if thread is me:
+            return "mine"
+        frame = frames.get(thread.ident or -1)
+    return "blocked"
+
+
+#: standard-library functions that wait only for a moment (``Thread.start`` waits for the new thread
+#: to run, which may first be the very thread asking)
+_PASSING = frozenset({"start", "submit", "_adjust_thread_count", "__enter__", "__exit__"})
+
+
+def _ended(waited: object, thread: threading.Thread | None) -> bool:
+    if isinstance(waited, threading.Thread):
+        return not waited.is_alive()
+    done = getattr(waited, "done", None)
+    return thread is None and callable(done) and bool(done())
+
+
+def _blocked(frame: FrameType | None) -> bool:
+    """In a blocking wait of the standard library (not one that returns as soon as it started a thread)."""
+    names = []
+    while frame is not None and frame.f_code.co_filename.startswith(_STDLIB_DIR):
+        names.append(frame.f_code.co_name)
+        frame = frame.f_back
+    return not _PASSING.intersection(names) and bool(_BLOCKING.intersection(names))
+
+
+def _waited_object(frame: FrameType | None) -> object | None:
+    """The ``Thread`` a thread joins or the ``Future`` whose result it waits for (its innermost standard
+    library frames only: a wait further out is not what it is blocked on now)."""
+    while frame is not None and frame.f_code.co_filename.startswith(_STDLIB_DIR):
+        code = frame.f_code
+        if (code.co_filename == _THREADING_FILE and code.co_name == "join") or (
+                code.co_filename.endswith(_FUTURE_FILE) and code.co_name == "result"):
+            return frame.f_locals.get("self")
+        frame = frame.f_back
+    return None
+
+
+def _running(future: object | None, frames: dict[int, FrameType]) -> threading.Thread | None:
+    """The executor thread whose work item is ``future`` now."""
+    if future is None:
+        return None
+    for thread in threading.enumerate():
+        frame = frames.get(thread.ident or -1)
+        while frame is not None:
+            if (frame.f_code.co_filename.endswith(_POOL_FILE) and frame.f_code.co_name == "run"
+                    and getattr(frame.f_locals.get("self"), "future", None) is future):
+                return thread
+            frame = frame.f_back
+    return None
 
 
 def refuse_thread_request(method: str, path: str) -> BaseException | None:
