@@ -19,12 +19,13 @@ from __future__ import annotations
 import gc
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
 from kamera_cli.explore.model import ALWAYS, Footprint, Model, Property, Transition, unwrap
 from kamera_cli.explore.problems import Problems, finish
-from kamera_cli.explore.reduction import PERSISTENT, Reducible, Reduction, persistent_subset
+from kamera_cli.explore.proviso import closes_cycle
+from kamera_cli.explore.reduction import PERSISTENT, Future, Reducible, Reduction, inherit, persistent_subset
 from kamera_cli.explore.result import (
     CONVERGED_LEAF,
     DEPTH_CUT,
@@ -236,6 +237,8 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
     reduced_count = 0
     global_causes: dict[str, int] = {}
     horizon_of = getattr(reducer, "horizon", None)
+    # the groups' futures a discovered state inherited from the step that found it (reduction.Future)
+    futures_at: dict[int, dict[Hashable, Future]] = {}
 
     def process_steps(state: S, process: object) -> tuple[list[A], list[Transition[S]]]:
         assert reducer is not None
@@ -363,10 +366,13 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
         ts: list[Transition[S]] | None = None
         order: Sequence[int] = range(len(acts))
         rest: list[int] = []
+        futures = futures_at.pop(node, None) if reducer is not None else None
         if reducer is not None and len(acts) > 1:
             ts = [successor(state, a) for a in acts]
+            futures = {} if futures is None else futures
             chosen = persistent_subset(reducer, state, acts, ts, process_steps, fingerprint,
-                                       horizon_of(state) if horizon_of is not None else None, global_causes)
+                                       horizon_of(state) if horizon_of is not None else None, global_causes,
+                                       futures)
             if chosen is not None and not visible(bool(conv[node]), chosen[0], ts, chosen[1]):
                 order = chosen[0]
                 taken = set(order)
@@ -399,8 +405,13 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
                         converged_nodes.append(dst)
                     if has_properties:
                         check(dst, s2, c)
-                elif dst <= node:
-                    proviso_ok = False  # the cycle proviso: a reduced state's edges must lead to newer states
+                    if futures:
+                        assert reducer is not None
+                        passed = inherit(futures, reducer.process(a), a, reducer.footprint(state, a, t))
+                        if passed:
+                            futures_at[dst] = passed
+                elif rest and proviso_ok and closes_cycle(first_edge, last_edge, graph.e_dst, node, dst):
+                    proviso_ok = False  # the cycle proviso (proviso.py): a reduced state closing a cycle expands fully
                 add_src(node)
                 add_action(a)
                 add_label(t.label)

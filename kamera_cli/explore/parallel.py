@@ -31,6 +31,7 @@ from kamera_cli.explore.model import Model, pack_state, unpack_state, unwrap
 from kamera_cli.explore.parallel_pool import BATCH, Pool, WorkerDied
 from kamera_cli.explore.parallel_worker import check
 from kamera_cli.explore.problems import Problems, finish
+from kamera_cli.explore.proviso import closes_cycle
 from kamera_cli.explore.reduction import Reducible
 from kamera_cli.explore.result import (
     CONVERGED_LEAF,
@@ -339,8 +340,8 @@ class _Coordinator:
                         self._violations(dst, details)
                     self.owner[dst] = worker
                     kept.append((dst, fp, nd))
-                elif dst <= node:
-                    proviso_ok = False
+                elif rest and proviso_ok and closes_cycle(g.first_edge, g.last_edge, g.e_dst, node, dst):
+                    proviso_ok = False  # the serial search's cycle proviso (proviso.py)
                 g.e_src.append(node)
                 g.e_action.append(acts[i])
                 g.e_label.append(REMOTE)

@@ -224,3 +224,24 @@ def actor_reads(registry: Registry, after: Snapshot, write: WriteRec) -> frozens
             return None
         owners.add(object_token(live))
     return frozenset(owners)
+
+
+def owner_root(registry: Registry, snapshot: Snapshot, kind: Any, namespace: str, name: str) -> Hashable | None:
+    """The object at the root of ``name``'s controller ownerReferences, as a reduction unit key, or
+    ``None`` when the object is not there. Only a key: a wrong guess costs reduction, never soundness
+    (docs/semantics.md, "Partial-order reduction": units)."""
+    info = registry.lookup(str(kind.api_version), str(kind.kind))
+    if info is None:
+        return None
+    ref = ObjectRef(str(kind.api_version), str(kind.kind), namespace if info.namespaced else "", name)
+    obj = snapshot.get(ref)
+    if obj is None:
+        return None
+    for _ in range(8):  # ownership chains are short; a longer (or circular) one stops here
+        owner = next((o for o in _owner_refs(obj) if isinstance(o, Mapping) and o.get("controller") is True), None)
+        up = _live_owner(registry, snapshot, ref.namespace, owner) if owner is not None else None
+        found = snapshot.get(up) if up is not None else None
+        if up is None or found is None:
+            break
+        ref, obj = up, found
+    return ("root", ref.kind_ref.group, ref.kind, ref.namespace, ref.name)

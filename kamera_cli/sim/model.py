@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,7 +21,7 @@ from kamera_cli.apiserver.storage.snapshot import is_record
 from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec, Perturbations, covers
-from kamera_cli.sim.footprints import actor_reads, process_of, step_footprint
+from kamera_cli.sim.footprints import actor_reads, owner_root, process_of, step_footprint
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
 from kamera_cli.sim.runtime import ControllerRuntime, Fault, ReconcileRun
@@ -218,6 +218,17 @@ class KubeModel:
 
     def footprint(self, state: SimState, act: Act, transition: Transition[SimState]) -> Footprint | None:
         return transition.footprint
+
+    def unit(self, state: SimState, process: Hashable) -> Hashable:
+        """The reduction's unit of a reconcile request: the object at the root of its object's
+        controller ownerReferences (a WebApp for its Deployment's, ReplicaSet's and Pods'
+        requests), so work on one owned tree is weighed as one; anything else is its own unit."""
+        if not (isinstance(process, tuple) and len(process) == 4 and process[0] == "reconcile"):
+            return process
+        ctrl = self.controllers.get(process[1])
+        if ctrl is None or getattr(ctrl, "for_kind", None) is None:
+            return process
+        return owner_root(self.registry, state.snapshot, ctrl.for_kind, process[2], process[3]) or process
 
     def _global_state(self, state: SimState) -> str:
         """Why no step from this state may be reordered ("" when they may; see docs/semantics.md).
