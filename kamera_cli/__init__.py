@@ -10,7 +10,8 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["ExternalStore", "NoSimulation", "Request", "Result", "VersionConflict", "__version__", "check"]
+__all__ = ["ExternalStore", "NoSimulation", "Request", "Result", "ServiceRequest", "ServiceResponse", "VersionConflict",
+           "__version__", "check"]
 
 
 def __getattr__(name: str) -> Any:
@@ -22,6 +23,10 @@ def __getattr__(name: str) -> Any:
         from kamera_cli.apiserver import external_store
 
         return getattr(external_store, name)
+    if name in ("ServiceRequest", "ServiceResponse"):  # what a fake by URL is called with and answers
+        from kamera_cli.model import services
+
+        return getattr(services, name)
     if name == "check":
         from kamera_cli import runner
 

@@ -248,13 +248,17 @@ class ClusterSpec:
 
 @dataclass(frozen=True, slots=True)
 class FakeSpec:
-    """An external system's stand-in: what ``replace`` names is ``with_`` while the scenario runs."""
+    """An external system's stand-in: what ``replace`` names is ``with_`` while the scenario runs; or,
+    for a fake by URL, ``with_`` answers the HTTP requests whose URL ``url`` matches."""
 
-    #: a dotted name: a module (``boto3``) or an attribute of one (``boto3.client``, ``requests.get``)
+    #: a dotted name: a module (``boto3``) or an attribute of one (``boto3.client``, ``requests.get``); "" for
+    #: a fake by URL
     replace: str
     #: ``path.py:attr`` / ``package.module:attr`` (an object), or ``path.py`` / ``package.module`` (a module)
     with_: str
     position: Position = Position("")
+    #: a fake by URL: the pattern (``model.services.UrlPattern``'s syntax); "" for a ``replace`` fake
+    url: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,10 @@
 """``spec.fakes``: stand-ins for the external systems controllers call (clouds, HTTP APIs).
 
 Why its own module: each entry is checked beyond the schema, and located at its field — a
-``replace`` that is not a dotted Python name or names kamera itself, a ``with`` whose file is
-missing or whose entry point is malformed, the same name replaced twice — without importing the
-fake (that happens when the scenario runs, where an import error is reported like a controller's).
+``replace`` that is not a dotted Python name or names kamera itself, a ``url`` that is not a valid
+pattern (``model/services.py``), a ``with`` whose file is missing or whose entry point is malformed,
+the same name replaced (or URL faked) twice — without importing the fake (that happens when the
+scenario runs, where an import error is reported like a controller's).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from kamera_cli.errors import KameraError
 from kamera_cli.model.scenario import FakeSpec, Position
+from kamera_cli.model.services import parse_url_pattern
 from kamera_cli.scenario.paths import Path_
 
 _ENTRYPOINT = re.compile(r"[^:\s][^:]*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -35,11 +37,17 @@ def parse_fakes(raw: Any, *, base_dir: str, add: Callable[[Path_, str, str], Non
         return ()  # absent, or the schema reports the wrong type
     out: list[FakeSpec] = []
     seen: dict[str, int] = {}
+    urls: dict[str, int] = {}
     for i, entry in enumerate(raw):
         path: Path_ = ("spec", "fakes", i)
         if not isinstance(entry, dict):
             continue  # the schema's
         replace, target = entry.get("replace"), entry.get("with")
+        if "url" in entry or "replace" not in entry:
+            spec = _url_fake(entry, path, base_dir, add, position, check_entrypoint, urls)
+            if spec is not None:
+                out.append(spec)
+            continue
         ok = True
         if not isinstance(replace, str) or not _DOTTED.fullmatch(replace):
             ok = False  # the schema's pattern reports it
@@ -66,6 +74,49 @@ def parse_fakes(raw: Any, *, base_dir: str, add: Callable[[Path_, str, str], Non
             seen[replace] = i
             out.append(FakeSpec(replace, target.strip(), position(path)))
     return tuple(out)
+
+
+def _url_fake(entry: dict[str, Any], path: Path_, base_dir: str, add: Callable[[Path_, str, str], None],
+              position: Callable[[Path_], Position], check_entrypoint: Callable[[str, str], str | None] | None,
+              urls: dict[str, int]) -> FakeSpec | None:
+    """A fake by URL (``url`` + ``with``), or None after reporting what is wrong with it."""
+    url, target = entry.get("url"), entry.get("with")
+    ok = True
+    if "url" not in entry:
+        add(path, "a fake needs 'replace' (a Python name) or 'url' (an HTTP service)", _HINT + _URL_HINT)
+        return None
+    if "replace" in entry:
+        add((*path, "url"), "a fake has either 'replace' or 'url', not both",
+            "replace: swaps a Python name; url: answers HTTP requests whatever client sends them")
+        ok = False
+    elif isinstance(url, str):
+        try:
+            parse_url_pattern(url)
+        except ValueError as exc:
+            add((*path, "url"), str(exc), _URL_SYNTAX)
+            ok = False
+        else:
+            if url in urls:
+                add((*path, "url"), f"url {url!r} is already faked by spec.fakes[{urls[url]}]", "fake each URL once")
+                ok = False
+    else:
+        ok = False  # the schema reports the type
+    if isinstance(target, str) and target.strip() and ":" not in target:
+        add((*path, "with"), f"with {target!r} names a module; a fake by URL names an object in one: "
+            "path/to/file.py:app or package.module:app", "for example" + _URL_HINT.removeprefix("; or"))
+        return None
+    if not (isinstance(target, str) and target.strip()) or not _target_ok(target.strip(), (*path, "with"), base_dir,
+                                                                       add, check_entrypoint):
+        return None
+    if not ok or not isinstance(url, str):
+        return None
+    urls[url] = int(path[-1])
+    return FakeSpec("", target.strip(), position(path), url=url)
+
+
+_URL_HINT = "; or url: http://*-scheduler.*.svc:8787, with: fakes/scheduler.py:app"
+_URL_SYNTAX = ("scheme://host[:port][/path]: '*' matches within one host label or path segment, a whole '**' label "
+               "or segment several; docs/controllers.md, 'HTTP services: fakes by URL'")
 
 
 def _in_folder(top: str, base_dir: str) -> bool:

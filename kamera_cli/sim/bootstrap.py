@@ -12,6 +12,7 @@ import contextlib
 import datetime
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
@@ -27,13 +28,15 @@ from kamera_cli.adapters.sandbox.process import ProcessView
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
 from kamera_cli.apiserver.storage.external import EXTERNAL_CRD, with_entries
 from kamera_cli.apiserver.transports.containment import Containment
+from kamera_cli.apiserver.transports.services import install_routes
 from kamera_cli.apiserver.validation.field_validation import dropped_fields
 from kamera_cli.controlplane import PodRule, make_builtins
 from kamera_cli.controlplane.cronjob import schedule_times
 from kamera_cli.controlplane.volumes import default_storage_class
 from kamera_cli.errors import EntrypointError, Problem, ScenarioError
 from kamera_cli.model.objects import KindRef, ObjectRef
-from kamera_cli.model.scenario import ConflictSpec, ControllerSpec, CrashSpec, Scenario, StaleReadSpec
+from kamera_cli.model.scenario import ConflictSpec, ControllerSpec, CrashSpec, Position, Scenario, StaleReadSpec
+from kamera_cli.model.services import parse_url_pattern
 from kamera_cli.sim.builtins import BuiltinFactory, builtin_wiring
 from kamera_cli.sim.labels import Finding
 from kamera_cli.sim.model import KubeModel, object_names
@@ -113,6 +116,8 @@ class Simulation:
     _containment: Containment | None = field(init=False, default=None)
     _factories: list[Any] = field(init=False, default_factory=list)
     _fakes: FakeSet | None = field(init=False, default=None)
+    #: takes the fakes by URL out of the transports' routes
+    _unroute: Callable[[], None] | None = field(init=False, default=None)
     #: located warnings found while building the initial cluster (fields the server dropped)
     warnings: list[str] = field(init=False, default_factory=list)
     #: programs and sweeps start with the simulation (one request each)
@@ -150,8 +155,11 @@ class Simulation:
                 # fakes store while imported is the external systems' state when the scenario starts.
                 setup = ApiServer(self.registry, snapshot, now=lambda: EPOCH)
                 containment.bind(setup)
-                self._fakes = install_fakes(((f.replace, f.with_) for f in scenario.fakes), base,
-                                            scenario=scenario.name)
+                self._fakes = install_fakes(
+                    ((f.replace, f.with_) for f in scenario.fakes if not f.url), base, scenario=scenario.name,
+                    services=((f.url, f.with_, _where(f.position, scenario.file)) for f in scenario.fakes if f.url))
+                self._unroute = install_routes((parse_url_pattern(url), handler)
+                                               for url, handler in self._fakes.services)
                 snapshot = with_entries(snapshot, setup.snapshot)
             # Controllers' top-level code may call the API at import (discovery for a DynamicClient, a
             # lookup): it sees the initial cluster; anything it writes is discarded.
@@ -382,6 +390,9 @@ class Simulation:
             with contextlib.suppress(Exception):  # unloading is best effort; never mask the real outcome
                 factory.unload()
         self._factories.clear()
+        if self._unroute is not None:
+            self._unroute()
+            self._unroute = None
         if self._fakes is not None:
             with contextlib.suppress(Exception):
                 self._fakes.restore()
@@ -389,6 +400,11 @@ class Simulation:
         if self._containment is not None:
             self._containment.__exit__(exc_type, exc, tb)
             self._containment = None
+
+
+def _where(position: Position, file: str) -> str:
+    """``file:line`` of a scenario entry, for errors found when it is loaded."""
+    return f"{position.file or file}:{position.line}" if position.line else (position.file or file)
 
 
 def _resolver(registry: Registry) -> Any:

@@ -92,14 +92,18 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "workloads/cron-report": (0, set(), 69, 1),
     "workloads/cron-report/at-start": (1, {"no controller errors"}, 235, 1),
     # the quickstart controller on the other clients, routed in-process (issue 12): its counts exactly
-    "shapes/kr8s": (0, set(), 9, 1),
-    "shapes/kr8s/asyncio": (0, set(), 9, 1),
+    "shapes/kr8s": (0, set(), 5, 1),
+    "shapes/kr8s/asyncio": (0, set(), 5, 1),
     "shapes/lightkube": (0, set(), 5, 1),
     "shapes/lightkube/asyncio": (0, set(), 5, 1),
     "shapes/pykube": (0, set(), 5, 1),
     # a fake of AWS IAM whose keys are explored state (issue 12): a crash between minting and storing leaks one
     "shapes/credential-leak": (1, {"deterministic", "invariant: one access key per namespace"}, 96, 2),
     "shapes/credential-leak/fixed": (0, set(), 80, 1),
+    # a fake by URL (a Dask scheduler's HTTP API): a crash between its retirement and the Pod's deletion
+    "shapes/http-fake": (1, {"deterministic", "invariant: every worker Pod is a running worker of the scheduler"},
+                         9, 2),
+    "shapes/http-fake/fixed": (0, set(), 7, 1),
     # metacontroller (issue 12): the IndexedJob example's hook server, stuck on a failed pod, and its fix
     "shapes/metacontroller": (1, {"invariant: a settled job has finished"}, 38, 4),
     "shapes/metacontroller/fixed": (0, set(), 26, 3),

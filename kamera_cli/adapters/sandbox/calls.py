@@ -191,7 +191,7 @@ def call_sandboxed(
             _abandon(worker, call)
         network = tuple(run.network)
         processes = tuple(run.processes)
-        blocked = getattr(call.error, "blocked_address", None)
+        blocked = _blocked_address(call.error)
         if not network and isinstance(blocked, str) and call.error is not None:
             # refused before any socket existed (e.g. a urllib3 pool in requests): still the attempt
             network = (NetworkAttempt(blocked or "an unknown address",
@@ -209,6 +209,19 @@ def call_sandboxed(
             ) from call.error
     return CallRecord(_output_text(printed.getvalue()), call.value, call.error, timed_out, stuck_at, network,
                       processes)
+
+
+def _blocked_address(error: BaseException | None) -> str | None:
+    """The address a refused connection named, also when a client wrapped the refusal in its own error
+    (``requests`` raises its ``ConnectionError`` from a faked host's pool, whose path no fake matched)."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        blocked = getattr(error, "blocked_address", None)
+        if isinstance(blocked, str):
+            return blocked
+        error = error.__cause__ or error.__context__
+    return None
 
 
 #: the most a step's log keeps of what the controller printed

@@ -28,6 +28,7 @@ from typing import Any
 
 from kamera_cli.adapters.sandbox.entrypoints import EntrypointSyntaxError, parse_entrypoint
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader
+from kamera_cli.adapters.sandbox.services import SHAPES, Handler, handler_for
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["FakeSet", "install_fakes"]
@@ -103,6 +104,8 @@ class FakeSet:
 
     def __init__(self) -> None:
         self.fakes: list[_Fake] = []
+        #: the fakes by URL, each as its pattern's text and one function of a request
+        self.services: list[tuple[str, Handler]] = []
         self._undo: list[Callable[[], None]] = []
         #: the modules loaded before any fake was put in place, and every object that stands in for something
         self._preexisting = frozenset(sys.modules)
@@ -248,11 +251,30 @@ def _importable(name: str) -> types.ModuleType | None:
     raise _ImportFailed(f"importing {name!r} raised {type(failure).__name__}: {failure}")
 
 
-def install_fakes(fakes: Iterable[tuple[str, str]], base_dir: str | os.PathLike[str], *, scenario: str) -> FakeSet:
-    """Load each ``(replace, with)`` fake and put it in place; on any error, undo what was done and raise."""
+def install_fakes(fakes: Iterable[tuple[str, str]], base_dir: str | os.PathLike[str], *, scenario: str,
+                  services: Iterable[tuple[str, str, str]] = ()) -> FakeSet:
+    """Load each ``(replace, with)`` fake and put it in place; on any error, undo what was done and raise.
+
+    ``services`` are the fakes by URL, ``(url, with, where)`` (``where``: the entry's ``file:line``): each
+    is loaded and made a function of a request (``FakeSet.services``), which the caller routes to.
+    """
     installed = FakeSet()
     loaded: dict[str, _Fake] = {}
     try:
+        for url, target, where in services:
+            try:
+                fake = _Fake(target, base_dir, scenario=scenario, loaded=loaded)
+            except EntrypointError as exc:
+                # located at the entry (its file:line already names the scenario)
+                raise EntrypointError(f"{where}: spec.fakes url {url!r}: {str(exc).removeprefix(scenario + ': ')}") \
+                    from None
+            installed.fakes.append(fake)
+            handler = handler_for(fake.value, repr(target))
+            if handler is None:
+                raise EntrypointError(f"{where}: spec.fakes url {url!r}: with {target!r} is "
+                                      f"{type(fake.value).__name__}, none of the shapes a fake by URL may have",
+                                      hint=f"name {SHAPES}")
+            installed.services.append((url, handler))
         for dotted, target in fakes:
             fake = _Fake(target, base_dir, scenario=scenario, loaded=loaded)
             installed.fakes.append(fake)

@@ -1,6 +1,7 @@
 """Routing of each client into the simulator, one module per HTTP client: the official client's urllib3
 (``urllib3.py``, its loaders in ``kubeconfig.py``), aiohttp (kopf, kubernetes_asyncio), httpx (kr8s,
-lightkube), requests (pykube-ng); ``containment.py`` binds a server and guards the network.
+lightkube), requests (pykube-ng); ``containment.py`` binds a server and guards the network;
+``services.py`` routes the requests a fake by URL answers (``spec.fakes[].url``).
 
 Imports no other package of the API server: the bound server is anything with ``handle``
 (``containment.HttpServer``). kr8s's sync calls run on ``kamera_cli.virtualtime``'s loop.

@@ -4,8 +4,9 @@ Why at ``ClientSession._request``: every aiohttp call — ``session.request``, `
 with or without ``async with`` — goes through it, whoever built the session and whatever connector
 it was given, so one replacement covers kopf's own API client and any other aiohttp user without
 knowing their code.  A request to the containment's cluster host is answered by the bound
-``ApiServer`` (no socket, no event-loop I/O); a request anywhere else is refused as a network
-attempt, like a socket the fence refuses.  The response stand-in offers what aiohttp clients read:
+``ApiServer`` (no socket, no event-loop I/O); one that a fake by URL answers (``spec.fakes[].url``,
+``transports/services.py``) is answered by that fake; a request anywhere else is refused as a
+network attempt, like a socket the fence refuses.  The response stand-in offers what aiohttp clients read:
 ``status``, ``headers``, ``reason``, ``json()``, ``text()``, ``read()``, ``content`` (line
 iteration, ``readline``, ``readany``, ``iter_chunked``: a watch stream), ``release()``,
 ``raise_for_status()`` and the async context-manager protocol.
@@ -16,7 +17,9 @@ from __future__ import annotations
 import json as _json
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from kamera_cli.apiserver.transports import services
 
 __all__ = ["SimulatedResponse", "route_request"]
 
@@ -170,12 +173,14 @@ def route_request(
             url = str(base.join(URL(url)))
         parts = urlsplit(url)
         host = f"{parts.scheme}://{parts.netloc}"
-        if owner is None or host != owner.host:
-            raise blocked(parts.netloc or url)
         query = parse_qsl(parts.query, keep_blank_values=True)
         if params:
             items = params.items() if isinstance(params, Mapping) else params
             query.extend((str(k), str(v)) for k, v in items)
+            url = urlunsplit(parts._replace(query=urlencode(query)))
+        service = services.find(url) if owner is None or host != owner.host else None
+        if service is None and (owner is None or host != owner.host):
+            raise blocked(parts.netloc or url)
         merged: dict[str, str] = {}
         for source in (getattr(session, "_default_headers", None), headers):
             if source:
@@ -190,8 +195,15 @@ def route_request(
             body = data.encode()
         elif isinstance(data, (bytes, bytearray)):
             body = bytes(data)
+        elif isinstance(data, Mapping):  # a form, as aiohttp encodes it
+            body = urlencode([(str(k), str(v)) for k, v in data.items()]).encode()
+            if not any(k.lower() == "content-type" for k in merged):
+                merged["Content-Type"] = "application/x-www-form-urlencoded"
         else:
             body = None
+        if service is not None:
+            answer = services.call(service, method, url, merged, body)
+            return SimulatedResponse(method, url, answer.status, dict(answer.headers), answer.body)
         server = owner.server
         if server is None:
             return SimulatedResponse(method, url, 503, {"Content-Type": "application/json"},

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import urllib3
 
-from kamera_cli.apiserver.transports import kubeconfig
+from kamera_cli.apiserver.transports import kubeconfig, services
 from kamera_cli.apiserver.transports.urllib3 import (
     JSON_HEADERS,
     TRUTHY,
@@ -381,7 +381,6 @@ class _Patches:
         setattr(target, name, value)
 
     def install(self) -> None:
-        import urllib3.connectionpool
         import urllib3.util.connection
         from kubernetes import client
         from kubernetes.client import rest
@@ -427,7 +426,9 @@ class _Patches:
             address = f"{host}:{port}" if port is not None else str(host)
             raise _network_blocked(address)
 
-        self._set(urllib3.connectionpool.HTTPConnectionPool, "__init__", no_pool)
+        # ... except for a host that a fake by URL answers (``spec.fakes[].url``): its pool answers
+        # from the fake, never from a connection
+        services.patch_urllib3(self._set, no_pool, _network_blocked)
         self._set(urllib3.util.connection, "create_connection", _blocked_connection)
         # Not simulated, so refused rather than let through: exec/attach/port-forward (websockets) and,
         # when the application has loaded it, the asyncio client's aiohttp session.

@@ -10,9 +10,11 @@ event hooks, auth flows.  The transport hands the request to the pool-manager st
 and httpx share one request path (idle-watch detection, the 503 with no simulation bound, the 500
 for a server bug) and a watch is read one event per chunk, lazily.
 
-A request to any other host goes to the client's own transport: a transport the user supplied
-(``httpx.MockTransport``) still works, and httpx's real ``HTTPTransport``/``AsyncHTTPTransport`` are
-refused while contained (``NetworkBlocked``, the controller's network attempt).
+A request that a fake by URL answers (``spec.fakes[].url``, ``transports/services.py``) goes to a
+transport that asks that fake.  A request to any other host goes to the client's own transport: a
+transport the user supplied (``httpx.MockTransport``) still works, and httpx's real
+``HTTPTransport``/``AsyncHTTPTransport`` are refused while contained (``NetworkBlocked``, the
+controller's network attempt).
 
 kamera hosts are recognised by name (``kamera-<hex>.invalid``, RFC 2606's reserved TLD): a client
 built under an earlier containment (kr8s caches its API objects per thread) still lands on the
@@ -26,6 +28,8 @@ import importlib
 import re
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
+
+from kamera_cli.apiserver.transports import services
 
 __all__ = ["is_kamera_host", "patch"]
 
@@ -82,15 +86,42 @@ def patch(module_name: str, set_attr: Callable[[Any, str, Any], None], send: Sen
         async def handle_async_request(self, request: Any) -> Any:
             return respond(request, await request.aread())
 
+    def faked(request: Any, handler: services.Handler, body: bytes) -> Any:
+        answer = services.call(handler, request.method, str(request.url), request.headers.multi_items(), body)
+        return mod.Response(answer.status, headers=list(answer.headers), content=answer.body,
+                            extensions={"http_version": b"HTTP/1.1"})
+
+    class ServiceTransport(mod.BaseTransport):  # type: ignore[misc]
+        """A faked service (``spec.fakes[].url``): answered by its fake, in-process."""
+
+        def __init__(self, handler: services.Handler) -> None:
+            self._handler = handler
+
+        def handle_request(self, request: Any) -> Any:
+            return faked(request, self._handler, request.read())
+
+    class AsyncServiceTransport(mod.AsyncBaseTransport):  # type: ignore[misc]
+        def __init__(self, handler: services.Handler) -> None:
+            self._handler = handler
+
+        async def handle_async_request(self, request: Any) -> Any:
+            return faked(request, self._handler, await request.aread())
+
     sync_transport, async_transport = SimulatedTransport(), AsyncSimulatedTransport()
     sync_for_url = mod.Client._transport_for_url
     async_for_url = mod.AsyncClient._transport_for_url
 
     def transport_for_url(client: Any, url: Any) -> Any:
-        return sync_transport if is_kamera_host(url.host) else sync_for_url(client, url)
+        if is_kamera_host(url.host):
+            return sync_transport
+        handler = services.find(str(url))
+        return ServiceTransport(handler) if handler is not None else sync_for_url(client, url)
 
     def async_transport_for_url(client: Any, url: Any) -> Any:
-        return async_transport if is_kamera_host(url.host) else async_for_url(client, url)
+        if is_kamera_host(url.host):
+            return async_transport
+        handler = services.find(str(url))
+        return AsyncServiceTransport(handler) if handler is not None else async_for_url(client, url)
 
     def refuse(transport: Any, request: Any) -> Any:
         url = request.url

@@ -28,6 +28,7 @@ __all__ = [
     "PoolManagerStandIn",
     "StreamRaw",
     "bind",
+    "body_bytes",
     "canned_pool_manager",
     "http_response",
     "status_body",
@@ -234,7 +235,8 @@ def _field_value(value: Any) -> str:
     return str(value)
 
 
-def _body_bytes(body: Any) -> bytes | None:
+def body_bytes(body: Any) -> bytes | None:
+    """A request body as bytes, whatever urllib3 was handed (bytes, text, a file, a JSON value)."""
     if body is None:
         return None
     if isinstance(body, bytes):
@@ -248,6 +250,8 @@ def _body_bytes(body: Any) -> bytes | None:
     if read is not None:
         data = read()
         return data.encode() if isinstance(data, str) else bytes(data)
+    if not isinstance(body, (dict, list)) and hasattr(body, "__iter__"):  # chunks (``chunked=True``)
+        return b"".join(chunk.encode() if isinstance(chunk, str) else bytes(chunk) for chunk in body)
     return json.dumps(body).encode()
 
 
@@ -281,7 +285,7 @@ class PoolManagerStandIn:
         path, query = _split_url(method, url, fields)
         owner = self._owner if self._owner is not None else _current()
         preload = bool(urlopen_kw.get("preload_content", True))
-        body = _body_bytes(urlopen_kw.get("body"))
+        body = body_bytes(urlopen_kw.get("body"))
         if owner is None:
             msg = f"no kamera simulation is bound: {method} {path} was not sent anywhere"
             return http_response(503, JSON_HEADERS, BodyRaw(status_body(503, "ServiceUnavailable", msg)), preload)
@@ -305,7 +309,7 @@ def canned_pool_manager(status: int, body: bytes) -> Any:
             **urlopen_kw: Any,
         ) -> urllib3.HTTPResponse:
             _split_url(method, url, fields)
-            _body_bytes(urlopen_kw.get("body"))
+            body_bytes(urlopen_kw.get("body"))
             return http_response(status, JSON_HEADERS, BodyRaw(body), bool(urlopen_kw.get("preload_content", True)))
 
     return _Canned()

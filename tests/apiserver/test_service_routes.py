@@ -1,0 +1,100 @@
+"""The transports' side of fakes by URL, without a scenario: each client over ``https``, the routes'
+order and their removal, and the pool refused again once a route is gone.
+
+Scenario-level behaviour (every shape, the fence's findings, the explored state, a real listener)
+is ``tests/e2e/test_service_fakes.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from kamera_cli.apiserver.transports.containment import Containment, NetworkBlocked
+from kamera_cli.apiserver.transports.services import Handler, find, install_routes
+from kamera_cli.model.services import ServiceRequest, ServiceResponse, parse_url_pattern
+
+
+def _echo(tag: str) -> Handler:
+    def handle(request: ServiceRequest) -> ServiceResponse:
+        return ServiceResponse.of_json({"tag": tag, "url": request.url, "method": request.method,
+                                        "body": request.text()})
+
+    return handle
+
+
+@pytest.fixture
+def routed() -> Iterator[None]:
+    undo = install_routes([(parse_url_pattern("https://vault.internal/v1/**"), _echo("v1")),
+                           (parse_url_pattern("https://**.internal"), _echo("any"))])
+    with Containment():
+        yield
+    undo()
+
+
+def _requests(url: str) -> str:
+    import requests
+
+    return requests.post(url, data="hi", timeout=5).text
+
+
+def _urllib3(url: str) -> str:
+    import urllib3
+
+    return urllib3.request("POST", url, body=b"hi").data.decode()
+
+
+def _httpx(url: str) -> str:
+    import httpx
+
+    return httpx.post(url, content=b"hi").text
+
+
+def _httpx_async(url: str) -> str:
+    import httpx
+
+    async def go() -> str:
+        async with httpx.AsyncClient() as http:
+            return (await http.post(url, content=b"hi")).text
+
+    return asyncio.run(go())
+
+
+def _aiohttp(url: str) -> str:
+    import aiohttp
+
+    async def go() -> str:
+        async with aiohttp.ClientSession() as session, session.post(url, data=b"hi") as response:
+            return await response.text()
+
+    return asyncio.run(go())
+
+
+CLIENTS: dict[str, tuple[str, Callable[[str], str]]] = {
+    "requests": ("requests", _requests), "urllib3": ("urllib3", _urllib3), "httpx": ("httpx", _httpx),
+    "httpx_async": ("httpx", _httpx_async), "aiohttp": ("aiohttp", _aiohttp)}
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_https_is_answered_by_the_first_matching_route(routed: None, client: str) -> None:
+    library, send = CLIENTS[client]
+    if importlib.util.find_spec(library) is None:
+        pytest.skip(f"{library} is not installed (pip install {library})")
+    first = json.loads(send("https://vault.internal/v1/secret/a?x=1"))
+    assert first == {"tag": "v1", "url": "https://vault.internal/v1/secret/a?x=1", "method": "POST", "body": "hi"}
+    assert json.loads(send("https://db.eu.internal/v2"))["tag"] == "any"
+
+
+def test_a_removed_route_answers_no_more() -> None:
+    undo = install_routes([(parse_url_pattern("http://s.svc"), _echo("s"))])
+    assert find("http://s.svc/x") is not None
+    undo()
+    assert find("http://s.svc/x") is None
+    import urllib3
+
+    with Containment(), pytest.raises(NetworkBlocked, match=r"s\.svc"):  # the pool is refused again
+        urllib3.PoolManager().request("GET", "http://s.svc/x")
