@@ -8,22 +8,21 @@ outside ``T`` taken from ``s`` contains an action dependent on one in ``T``; exp
 every finding and every property violation (docs/explorer.md, "Partial-order reduction").
 
 How ``T`` is chosen, from the footprints the model reports (``Reducible``): actions belong to
-*processes* (kamera: one reconcile request). A process is *free* at ``s`` when its future is known
-without the others: it has one enabled action, and running it alone (its *solo run*) wakes no
-other process, never reaches a step with an unknown (``None``) footprint, and ends or repeats a
-state within ``SOLO_LIMIT`` steps. Because a step is a function of what it reads, a free process
-behaves exactly as in its solo run as long as nothing writes what it reads. Free processes whose
-solo runs conflict with another process's footprint stop being free (iterated to a fixpoint). Then
-``T`` is every enabled action of the processes that are not free, or, when all are free, the
-actions of the first one. Every action outside ``T`` is a step of a free process, so every path
-outside ``T`` is an interleaving of solo-run prefixes, none of which touches what ``T`` reads,
-writes or wakes.
+*processes* (kamera: one reconcile request), processes to *units* (kamera: one owned tree). A unit's
+*future* at ``s`` is what its processes, and every process they wake, can do alone: a search of the
+states they reach with everything else frozen. A unit is *free* when that search is complete, meets
+no global step, and neither touches, nor wakes, nor is touched by any other unit (iterated to a
+fixpoint, free units by their futures, others by their first steps). ``T`` is every enabled action
+of the units that are not free, or, when all are free, the actions of the first one. Every action
+outside ``T`` is a step of a free unit's group, so every path outside ``T`` is an interleaving of
+the free groups' own paths, none of which touches what ``T`` reads, writes or wakes. Futures are
+inherited from state to state (``inherit``): searched once per tree, not once per state.
 
 Conditions kept (checked by the caller, ``checker.py``):
 - visibility: when ``T`` is not everything, no action in ``T`` may write what an ``always``
   property observes, nor change whether the state is converged;
-- cycle proviso: when a successor through ``T`` is not a new state, the state is expanded fully,
-  so every cycle of the reduced graph holds a fully expanded state (livelocks and ignored work).
+- cycle proviso: when an edge through ``T`` closes a cycle, the state is expanded fully, so every
+  cycle of the reduced graph holds a fully expanded state (livelocks and ignored work; proviso.py).
 """
 
 from __future__ import annotations
@@ -44,9 +43,6 @@ Reduction = Literal["persistent", "none"]
 PERSISTENT: Reduction = "persistent"
 NONE: Reduction = "none"
 
-#: the longest solo run followed before a process is treated as having an unknown future
-SOLO_LIMIT = 16
-
 
 @runtime_checkable
 class Reducible(Protocol[S_contra, A_contra]):
@@ -55,7 +51,8 @@ class Reducible(Protocol[S_contra, A_contra]):
     ``process``: the process an action belongs to (actions of one process are never reordered).
     ``footprint``: the step's footprint, or ``None`` when the step is global (time, external
     actions, anything whose effect the model cannot describe): a ``None`` among the enabled
-    actions, or in a solo run, makes the state fully expanded.
+    actions makes the state fully expanded, one in a unit's future makes that unit not free.
+    ``unit(state, process)`` (optional): the unit a process belongs to (by default its own).
     """
 
     def process(self, action: A_contra) -> Hashable: ...
@@ -63,7 +60,7 @@ class Reducible(Protocol[S_contra, A_contra]):
     def footprint(self, state: S_contra, action: A_contra, transition: Transition[Any]) -> Footprint | None: ...
 
 
-#: a solo run's length when it returns to a state it passed (no bound on how long it may run)
+#: a future's length when its search may go round a cycle or was cut (no bound on how long it runs)
 CYCLE = 1 << 30
 
 #: the cause counted when the deferred steps could reach a pending timer's instant

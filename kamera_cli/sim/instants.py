@@ -114,7 +114,8 @@ class Instant(float):
 
     # shifts by a constant stay tracked
     def __add__(self, other: Any) -> Any:
-        return self._shift(other) or self._opaque(float.__add__(self, other))
+        shifted = self._shift(other)
+        return shifted if shifted is not None else self._opaque(float.__add__(self, other))
 
     __radd__ = __add__
 
