@@ -119,7 +119,7 @@ class _GroupGraph:
             if act == action:
                 fp, enabled = self.prints[dst], self.enabled[dst]
                 group = fp.wakes | enabled
-                return Future(group, Footprint(None, fp.reads, fp.writes, fp.marks, group),
+                return Future(group, Footprint(None, fp.reads, fp.writes, fp.marks, group, fp.window),
                               self.lengths[dst], True, age, self, dst, enabled)
         return None
 
@@ -136,6 +136,7 @@ class _GroupGraph:
             writes: set[Hashable] = set()
             marks: set[Hashable] = set()
             wakes: set[Hashable] = set()
+            window: int | None = None
             best = 0
             for _a, w, fp in self.edges[v]:
                 for src in (fp, prints[w]):
@@ -144,8 +145,10 @@ class _GroupGraph:
                     writes |= src.writes
                     marks |= src.marks
                     wakes |= src.wakes
+                    if src.window is not None:
+                        window = src.window if window is None else min(window, src.window)
                 best = max(best, 1 + lengths[w])
-            prints[v] = Footprint(None, frozenset(reads), frozenset(writes), frozenset(marks), frozenset(wakes))
+            prints[v] = Footprint(None, frozenset(reads), frozenset(writes), frozenset(marks), frozenset(wakes), window)
             lengths[v] = best
         empty = Footprint(None)
         self.prints = [empty if p is None else p for p in prints]
@@ -250,10 +253,14 @@ def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
         # Every path outside the set is made of the free groups' paths, so it is at most their total
         # length; time alone must not enable anything along it (a timer falling due there would be
         # a process the argument never looked at), counting the steps an inherited future has aged.
-        if not free or horizon is None:
+        # ... and no step, deferred or taken, may move further than its footprint's window says
+        windows = [w for w in (*(fp.window for fp in prints), *(known[u].footprint.window for u in free))
+                   if w is not None]
+        limit = min([*windows, *([horizon] if horizon is not None else [])], default=None)
+        if not free or limit is None:
             break
         reach = sum(known[u].length for u in free) + max(known[u].age for u in free)
-        if reach < horizon:
+        if reach < limit:
             break
         if attempt == 0 and any(known[u].age for u in free):
             for u in free:
@@ -293,7 +300,7 @@ def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Has
         fp = first[procs[0]]
         for q in procs[1:]:
             fp = fp.union(first[q])
-        firsts[unit] = Footprint(unit, fp.reads, fp.writes, fp.marks, fp.wakes)
+        firsts[unit] = Footprint(unit, fp.reads, fp.writes, fp.marks, fp.wakes, fp.window)
     candidates = []
     for unit, procs in units.items():
         mine = frozenset(procs)
@@ -383,7 +390,7 @@ def _group_future(model: Reducible[S, A], roots: list[Hashable], state: S, steps
                 queue.append((dst, t.state))
             graph.edges[node].append((a, dst, fp))
     members = frozenset(group)
-    print_ = Footprint(None, total.reads, total.writes, total.marks, total.wakes | members)
+    print_ = Footprint(None, total.reads, total.writes, total.marks, total.wakes | members, total.window)
     if not complete:
         return Future(members, print_, CYCLE, False, enabled=frozenset(roots))
     graph.summarise()

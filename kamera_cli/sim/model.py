@@ -37,7 +37,7 @@ from kamera_cli.sim.state import (
     merge_pending,
 )
 from kamera_cli.sim.symmetry import Canon, Symmetry, state_notes, translate
-from kamera_cli.sim.timing import CLOCK_WINDOW, stable_over_window
+from kamera_cli.sim.timing import stable_window
 from kamera_cli.sim.triggers import MapperFailed, Triggers
 
 _NO_TICKS: Mapping[str, int] = {}
@@ -255,10 +255,8 @@ class KubeModel:
         if all(p.ready_at > clock for p in state.pending):
             clock = min(p.ready_at for p in state.pending)
         later = [p.ready_at for p in state.pending if p.ready_at > clock]
-        horizon = min(later) - clock if later else None
-        if self._builtins:  # a built-in step that depends on the clock is checked over a window only
-            horizon = CLOCK_WINDOW if horizon is None else min(horizon, CLOCK_WINDOW)
-        return horizon
+        # (a built-in step that depends on the clock says over how many steps in its footprint's window)
+        return min(later) - clock if later else None
 
     def successor(self, state: SimState, act: Act) -> Transition[SimState]:
         if act.kind == "reconcile":
@@ -466,9 +464,11 @@ class KubeModel:
         native = self.controllers[act.controller].native
         if run.requeue_after is not None and not native:
             return None, "the step set a timer"
-        if ((run.clocked or run.requeue_after is not None) and act.fault is None
-                and not stable_over_window(run, max(state.clock, _ready_at(state, act)), run_at)):
-            return None, "a built-in's outcome depends on the instant it runs at"
+        window: int | None = None
+        if (run.clocked or run.requeue_after is not None) and act.fault is None:
+            window = stable_window(run, max(state.clock, _ready_at(state, act)), run_at)
+            if window < 2:
+                return None, "a built-in's outcome depends on the instant it runs at"
         if getattr(self.controllers[act.controller].factory, "time_dependent", False):
             return None, "time-dependent controller (kopf)"
         extra: set[Any] = set()
@@ -481,9 +481,9 @@ class KubeModel:
                                    {process_of(i.controller, i.namespace, i.name) for i in new_items}, run.claims)
         if footprint is None:
             return None, "a list of an unknown collection"
-        if extra:
+        if extra or window is not None:
             footprint = Footprint(footprint.process, footprint.reads | extra, footprint.writes, footprint.marks,
-                                  footprint.wakes)
+                                  footprint.wakes, window)
         return footprint, ""
 
     def _actor(self, state: SimState, act: Act) -> Transition[SimState]:
