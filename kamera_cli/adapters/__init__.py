@@ -28,15 +28,15 @@ from kamera_cli.adapters.reconcile.running import (
 from kamera_cli.adapters.sandbox.audit_hooks import install_audit_fence
 from kamera_cli.adapters.sandbox.entrypoints import check_entrypoint
 from kamera_cli.adapters.sandbox.fence import NetworkBlocked, VirtualClock
-from kamera_cli.adapters.sandbox.loading import (
+from kamera_cli.adapters.sandbox.loading import Mapper, ReconcilerFactory, load_mapper, load_reconciler
+from kamera_cli.adapters.sandbox.values import (
     InvalidMapping,
-    Mapper,
-    ReconcilerFactory,
-    load_mapper,
-    load_reconciler,
+    InvalidResult,
+    Request,
+    Result,
+    normalise_result,
     requests_from_mapping,
 )
-from kamera_cli.adapters.sandbox.values import InvalidResult, Request, Result, normalise_result
 
 __all__ = [
     "ErrorInfo",

@@ -12,6 +12,7 @@ import contextlib
 import datetime
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,10 +26,12 @@ from kamera_cli.adapters.metacontroller import ParentView, ResInfo, load_metacon
 from kamera_cli.adapters.program.factory import PROGRAM_KEY, load_program
 from kamera_cli.adapters.sandbox.fakes import FakeSet, install_fakes
 from kamera_cli.adapters.sandbox.process import ProcessView
+from kamera_cli.adapters.sandbox.threads import refuse_thread_request
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
 from kamera_cli.apiserver.storage.external import EXTERNAL_CRD, with_entries
 from kamera_cli.apiserver.transports.containment import Containment
 from kamera_cli.apiserver.transports.services import install_routes
+from kamera_cli.apiserver.transports.urllib3 import guard_requests
 from kamera_cli.apiserver.validation.field_validation import dropped_fields
 from kamera_cli.controlplane import PodRule, make_builtins
 from kamera_cli.controlplane.cronjob import schedule_times
@@ -50,6 +53,9 @@ BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system"
 EPOCH = 1_767_225_600
 #: The ``for`` kind of programs, sweeps and handlers: no object has it (their keys come from their mappers).
 PROGRAM_KIND = KindRef("kamera.dev", "v1", "Program")
+
+# a thread a reconcile started never reaches the simulated cluster (adapters/sandbox/threads.py says why)
+guard_requests(refuse_thread_request)
 
 
 def _view(spec: ControllerSpec) -> ProcessView:
@@ -373,7 +379,7 @@ class Simulation:
                 requests = triggers.requests(None, obj, lambda kind, ns: object_names(snapshot, kind, ns))
             except MapperFailed as exc:  # a user's mapper failing on the initial list is a finding
                 findings.append(Finding("controller-error", exc.controller,
-                                        f"{exc} (on the initial list, for {ObjectRef.of(obj)})"))
+                                        f"{exc} (on the initial list)"))
                 continue
             for req in requests:
                 if req not in seed_requests:
@@ -428,7 +434,25 @@ def _sandboxed(mapper: Any, budget: float) -> Any:
                          seed=b"kamera-watch-mapper")
         if out.kind != "ok":
             err = out.error
-            raise MapperError(f"{err.type_name}: {err.message}" if err else out.kind)
+            raise MapperError(f"{_mapper_site(mapper, err.traceback if err else '')}, called with "
+                              f"{_object_label(obj)}: " + (f"{err.type_name}: {err.message}" if err else out.kind))
         return [(r.namespace, r.name) for r in out.requests]
 
     return call
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _mapper_site(mapper: Any, traceback_text: str) -> str:
+    """``mapper maps.py:owner_of (at maps.py:12)``: the entry point, and where in it things went wrong."""
+    frames = _FRAME.findall(traceback_text)
+    at = f" (at {frames[-1][0]}:{frames[-1][1]})" if frames else ""
+    return f"mapper {getattr(mapper, 'entrypoint', '?')}{at}"
+
+
+def _object_label(obj: Any) -> str:
+    try:
+        return str(ObjectRef.of(obj))
+    except Exception:  # an object the mapper was given is the cluster's: this is only for a message
+        return "an object"

@@ -330,7 +330,8 @@ class ControllerRuntime:
                     what = {"timeout": overran or "did not return within its time budget",
                             "exit": "tried to exit the process",
                             "network": "opened a network connection of its own",
-                            "process": "started a process"}.get(
+                            "process": "started a process",
+                            "thread": "started a stray thread"}.get(
                                 outcome_kind, "ended" if err and err.type_name == "ProgramEnded"
                                 else "would block forever")
                     note = what

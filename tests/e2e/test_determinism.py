@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
 
 #: one of each mechanism, small enough to run three times in about a minute on a loaded machine: reconciles
-#: with perturbations, a metacontroller hook server, kopf, a program with a watch, a handler (the
-#: slow test below runs every example)
+#: with perturbations, a metacontroller hook server, kopf, a program with a watch, a handler, a reconcile's
+#: stray thread (the slow test below runs every example)
 REPRESENTATIVE = ("bugs/order-dependent", "bugs/stale-read", "shapes/metacontroller", "kopf/duplicate-child",
-                  "shapes/program/mirror", "shapes/program/handler")
+                  "shapes/program/mirror", "shapes/program/handler", "bugs/stray-thread")
 
 
 #: the optional packages some examples need: without one, those examples are refused (exit 2), never run

@@ -35,6 +35,9 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "bugs/exception-one-ordering": (1, {"no controller errors"}, 13, 1),
     "bugs/orphaned-child": (1, {"invariant: no orphaned secrets"}, 4, 1),
     "bugs/orphaned-child/fixed": (0, set(), 7, 1),
+    # issue 28: a write handed to a background thread is refused and reported, so the backup never exists
+    "bugs/stray-thread": (1, {"no controller errors", "invariant: every wanted backup exists"}, 2, 1),
+    "bugs/stray-thread/fixed": (0, set(), 3, 1),
     # perturbation examples (issue 5): fails with its perturbation, passes without, fixed passes with it
     "bugs/crash-between-writes": (1, {"deterministic", "invariant: provisioned apps have credentials"}, 8, 2),
     "bugs/crash-between-writes/unperturbed": (0, set(), 3, 1),

@@ -39,6 +39,11 @@ _real_simple_queue = queue.SimpleQueue
 _real_threading_time = threading._time  # type: ignore[attr-defined]
 _real_queue_time = queue.time  # type: ignore[attr-defined]
 
+#: what ``Thread.start`` was when the stand-ins went in — the real one, or the sandbox's own stand-in
+#: (``sandbox/threads.py``, which records the threads a reconcile starts): what a thread started by
+#: anyone but a program runs, and what is put back
+_start_before: list[Any] = [_real_start]
+
 #: the program whose step runs on each OS thread (a sandbox runs one step at a time per thread)
 _local = threading.local()
 _guard = _real_allocate()
@@ -231,7 +236,7 @@ def _current_thread() -> Any:
 def _start(self: threading.Thread) -> None:
     threads = _program()
     if threads is None:
-        _real_start(self)
+        _start_before[0](self)
         return
     if not getattr(self, "_initialized", False):
         raise RuntimeError("thread.__init__() not called")
@@ -306,6 +311,7 @@ def installed(threads: Threads) -> Iterator[None]:
     global _depth
     with _guard:
         if _depth == 0:
+            _start_before[0] = threading.Thread.start
             for owner, attr, _real, stand_in in _PATCHES:
                 setattr(owner, attr, stand_in)
         _depth += 1
@@ -319,7 +325,7 @@ def installed(threads: Threads) -> Iterator[None]:
             _depth -= 1
             if _depth == 0:
                 for owner, attr, real, _stand_in in _PATCHES:
-                    setattr(owner, attr, real)
+                    setattr(owner, attr, _start_before[0] if owner is threading.Thread and attr == "start" else real)
 
 
 def main_thread_stand_in() -> threading.Thread:

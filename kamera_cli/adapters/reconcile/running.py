@@ -15,20 +15,24 @@ import os
 import sys
 import traceback
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from kamera_cli.adapters.sandbox.calls import KAMERA_DIR, CallRecord, ReconcileAbort, call_sandboxed, clean_text
 from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt
 from kamera_cli.adapters.sandbox.fence import NetworkAttempt, VirtualClock
-from kamera_cli.adapters.sandbox.loading import (
+from kamera_cli.adapters.sandbox.loading import Mapper, ReconcilerFactory
+from kamera_cli.adapters.sandbox.modules import is_user_file
+from kamera_cli.adapters.sandbox.threads import StrayThread
+from kamera_cli.adapters.sandbox.values import (
     InvalidMapping,
-    Mapper,
-    ReconcilerFactory,
+    InvalidResult,
+    Request,
+    Result,
+    failure_retry,
+    normalise_result,
     requests_from_mapping,
 )
-from kamera_cli.adapters.sandbox.modules import is_user_file
-from kamera_cli.adapters.sandbox.values import InvalidResult, Request, Result, failure_retry, normalise_result
 
 __all__ = [
     "ErrorInfo",
@@ -40,7 +44,7 @@ __all__ = [
     "run_reconcile",
 ]
 
-OutcomeKind = Literal["ok", "api-error", "exception", "exit", "timeout", "network", "process"]
+OutcomeKind = Literal["ok", "api-error", "exception", "exit", "timeout", "network", "process", "thread"]
 
 _REQUEUE = Result(requeue=True)
 
@@ -69,7 +73,8 @@ class ReconcileOutcome:
     retry a framework adapter attached to the exception, ``reconcile.retry_failure``), ``exception``
     (any other exception, or an unreadable return value: a controller error finding), ``exit``
     (``sys.exit``/``SystemExit``/``KeyboardInterrupt`` raised by user code), ``timeout`` (did not return
-    within the wall-clock budget) or ``network`` (tried to open a network connection; takes precedence
+    within the wall-clock budget), ``thread`` (a thread it started called the API or outlived the step:
+    ``sandbox/threads.py``) or ``network`` (tried to open a network connection; takes precedence
     over everything else, because the controller may have caught the error kamera raised).
     """
 
@@ -129,15 +134,11 @@ def run_reconcile(
     )
     roots = factory.module_set.roots
     base = str(factory.base_dir)
-    network = tuple(a.address for a in raw.network)
     out = raw.output
-    if raw.network:
-        return ReconcileOutcome("network", error=_network_error(raw.network, roots, base), network=network,
+    fenced = _fenced(raw, budget_seconds, roots, base)
+    if fenced is not None:
+        return ReconcileOutcome(fenced[0], error=fenced[1], network=tuple(a.address for a in raw.network),
                                 output=out)
-    if raw.processes:
-        return ReconcileOutcome("process", error=_process_error(raw.processes, roots, base), output=out)
-    if raw.timed_out:
-        return ReconcileOutcome("timeout", error=_timeout_error(raw, budget_seconds, roots, base), output=out)
     if raw.error is not None:
         kind, error = _classify(raw.error, roots, base)
         retry = failure_retry(raw.error) if kind in ("api-error", "exception") else None
@@ -160,25 +161,33 @@ def _read_result(value: Any) -> Result | InvalidResult:
 def run_mapper(
     mapper: Mapper, obj: dict[str, Any], *, budget_seconds: float, clock: VirtualClock, seed: bytes
 ) -> MapOutcome:
-    """Run one watch-mapper call under the same sandbox; a bad return value is an ``exception`` outcome."""
-    raw = call_sandboxed(mapper, lambda: mapper.call(obj), budget_seconds=budget_seconds, clock=clock, seed=seed)
+    """Run one watch-mapper call under the same sandbox; a bad return value is an ``exception`` outcome.
+
+    The returned value is read into requests inside the call, under its budget, as a reconcile's
+    result is: a generator that never ends or a name whose ``__hash__`` hangs is the mapper's timeout,
+    not a kamera that hangs (issue #28).
+    """
+    raw = call_sandboxed(mapper, lambda: _read_mapping(mapper.call(obj)), budget_seconds=budget_seconds,
+                         clock=clock, seed=seed)
     roots = mapper.module_set.roots
     base = str(mapper.base_dir)
-    network = tuple(a.address for a in raw.network)
-    if raw.network:
-        return MapOutcome("network", error=_network_error(raw.network, roots, base), network=network)
-    if raw.processes:
-        return MapOutcome("process", error=_process_error(raw.processes, roots, base))
-    if raw.timed_out:
-        return MapOutcome("timeout", error=_timeout_error(raw, budget_seconds, roots, base))
+    fenced = _fenced(raw, budget_seconds, roots, base)
+    if fenced is not None:
+        return MapOutcome(fenced[0], error=fenced[1], network=tuple(a.address for a in raw.network))
     if raw.error is not None:
         kind, error = _classify(raw.error, roots, base)
         return MapOutcome(kind, error=error)
+    if isinstance(raw.value, InvalidMapping):
+        return MapOutcome("exception", error=ErrorInfo("InvalidMapping", clean_text(str(raw.value)), ""))
+    return MapOutcome("ok", requests=raw.value)
+
+
+def _read_mapping(value: Any) -> tuple[Request, ...] | InvalidMapping:
+    """The mapper's answer as requests, or why it is not one (a value, as ``_read_result``'s refusal)."""
     try:
-        requests = requests_from_mapping(raw.value)
+        return requests_from_mapping(value)
     except InvalidMapping as exc:
-        return MapOutcome("exception", error=ErrorInfo("InvalidMapping", str(exc), ""))
-    return MapOutcome("ok", requests=requests)
+        return exc
 
 
 # -------------------------------------------------------------------------------------------------------------------
@@ -301,6 +310,22 @@ def _format_tb(exc: BaseException, roots: tuple[str, ...], base: str, depth: int
     return text
 
 
+def _fenced(raw: CallRecord, budget: float, roots: tuple[str, ...],
+            base: str) -> tuple[OutcomeKind, ErrorInfo] | None:
+    """What the sandbox caught, in order of precedence (a refused connection or process raises, which
+    may be what the call then did; a call that overran is reported where it was stuck, whatever its
+    threads did); None when it caught nothing."""
+    if raw.network:
+        return "network", _network_error(raw.network, roots, base)
+    if raw.processes:
+        return "process", _process_error(raw.processes, roots, base)
+    if raw.timed_out:
+        return "timeout", _timeout_error(raw, budget, roots, base)
+    if raw.threads:
+        return "thread", _thread_error(raw.threads, roots, base)
+    return None
+
+
 def _network_error(attempts: tuple[NetworkAttempt, ...], roots: tuple[str, ...], base: str) -> ErrorInfo:
     addresses = list(dict.fromkeys(a.address for a in attempts))
     first = attempts[0]
@@ -318,6 +343,17 @@ def _process_error(attempts: tuple[ProcessAttempt, ...], roots: tuple[str, ...],
                "it): fake the tool with `fakes:`, or set `processes: allowed` on the controller to let it run, "
                "contained")
     return ErrorInfo("ProcessStarted", message, _render(_user_frames(attempts[0].stack, roots, base)))
+
+
+def _thread_error(strays: tuple[StrayThread, ...], roots: tuple[str, ...], base: str) -> ErrorInfo:
+    first = strays[0]
+    site = _user_frames(first.site, roots, base)
+    shown = replace(first, site=tuple(site))
+    more = f" (and {len(strays) - 1} more thread(s))" if len(strays) > 1 else ""
+    message = (f"{shown.describe()}{more}; kamera runs a reconcile as one step and cannot order what the OS "
+               "schedules on other threads, so it refused every API call from them and applied nothing: make "
+               "the calls in the reconcile itself, or write the controller as a program")
+    return ErrorInfo("StrayThread", message, _render(site, "Where the thread was started (most recent call last):\n"))
 
 
 def _timeout_error(raw: CallRecord, budget: float, roots: tuple[str, ...], base: str) -> ErrorInfo:

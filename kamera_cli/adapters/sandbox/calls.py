@@ -35,6 +35,7 @@ from typing import Any
 from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt
 from kamera_cli.adapters.sandbox.fence import NetworkAttempt, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader
+from kamera_cli.adapters.sandbox.threads import QUIESCE_SECONDS, StrayThread, watching_threads
 from kamera_cli.errors import InternalError
 
 __all__ = ["KAMERA_DIR", "OUTPUT_LIMIT", "CallRecord", "ReconcileAbort", "call_sandboxed", "clean_text"]
@@ -161,6 +162,8 @@ class CallRecord:
     stuck_at: tuple[traceback.FrameSummary, ...]
     network: tuple[NetworkAttempt, ...]
     processes: tuple[ProcessAttempt, ...] = ()
+    #: threads the call started that called the API or outlived it (``threads.py``)
+    threads: tuple[StrayThread, ...] = ()
 
 
 def call_sandboxed(
@@ -177,7 +180,8 @@ def call_sandboxed(
     # step prints must not depend on the steps this process ran before), and filters a controller
     # sets stay in its step
     with (ms.on_path(), loader.scope(), _captured(printed), warnings.catch_warnings(),
-          sandboxed(clock, seed, plan) as run):
+          sandboxed(clock, seed, plan) as run,
+          watching_threads(ms.roots, worker.thread.ident or 0) as started):
         run.processes_allowed = loader.process.processes_allowed
         worker.submit(call)
         try:
@@ -189,6 +193,8 @@ def call_sandboxed(
         if timed_out:
             stuck_at = _stack_of(worker.thread)
             _abandon(worker, call)
+        # the threads it started end within the step, or are its finding (a timed-out call waits no more)
+        strays = started.quiesce(0.0 if timed_out else QUIESCE_SECONDS)
         network = tuple(run.network)
         processes = tuple(run.processes)
         blocked = _blocked_address(call.error)
@@ -200,7 +206,8 @@ def call_sandboxed(
         ms.adopt_late_imports()
         if isinstance(call.error, ReconcileAbort):
             raise call.error
-        if (call.error is not None and not network and not processes and _raised_inside_kamera(call.error)
+        if (call.error is not None and not network and not processes and not strays
+                and _raised_inside_kamera(call.error)
                 and not getattr(call.error, "controller_fault", False)):
             raise InternalError(
                 f"{loader.scenario}: controller {loader.controller!r}: kamera failed while serving a call from the "
@@ -208,7 +215,7 @@ def call_sandboxed(
                 + "".join(traceback.format_exception(call.error))
             ) from call.error
     return CallRecord(_output_text(printed.getvalue()), call.value, call.error, timed_out, stuck_at, network,
-                      processes)
+                      processes, strays)
 
 
 def _blocked_address(error: BaseException | None) -> str | None:

@@ -48,6 +48,7 @@ from typing import Any
 
 from kamera_cli.adapters.sandbox.addresses import format_address, is_local_name
 from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt, ProcessRefused, command_line
+from kamera_cli.adapters.sandbox.threads import note_thread_attempt
 
 __all__ = [
     "NetworkAttempt",
@@ -390,7 +391,8 @@ def _uuid1(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
 def network_blocked(address: str) -> NetworkBlocked:
     run = _ACTIVE
     stack = tuple(traceback.extract_stack()[:-2])
-    if run is not None:
+    # a thread a reconcile started: its own step's finding, whichever step runs now (sandbox/threads.py)
+    if note_thread_attempt(f"a connection to {address}") is None and run is not None:
         run.network.append(NetworkAttempt(address, stack))
     return NetworkBlocked(
         111,
@@ -404,10 +406,12 @@ def process_refused(event: str, args: tuple[Any, ...]) -> ProcessRefused | None:
     call runs (kamera's own forks between steps) or its controller allows processes; otherwise the
     attempt is recorded — a finding even when the controller swallows the error."""
     run = _ACTIVE
-    if run is None or run.processes_allowed:
-        return None
     attempt = ProcessAttempt(event, command_line(event, args), tuple(traceback.extract_stack()[:-2]))
-    run.processes.append(attempt)
+    # a thread a reconcile started is refused whatever its controller allows: its step's finding
+    if note_thread_attempt(f"a process: {attempt.describe()}") is None:
+        if run is None or run.processes_allowed:
+            return None
+        run.processes.append(attempt)
     return ProcessRefused(
         1, f"kamera: starting a process ({attempt.describe()}) is refused: kamera cannot model what a child "
            "process does (fake the tool with `fakes:`, or set `processes: allowed` on the controller)")

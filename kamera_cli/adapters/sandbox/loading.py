@@ -41,7 +41,7 @@ from kamera_cli.adapters.sandbox.fence import (
 )
 from kamera_cli.adapters.sandbox.modules import ModuleSet, is_user_file
 from kamera_cli.adapters.sandbox.process import ProcessView, process_scope
-from kamera_cli.adapters.sandbox.values import Request
+from kamera_cli.adapters.sandbox.values import Request, requests_from_mapping
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["Mapper", "ReconcilerFactory", "load_mapper", "load_reconciler"]
@@ -498,10 +498,6 @@ class ReconcilerFactory(EntrypointLoader):
         return ReconcileShape("class", args, init_client)
 
 
-class InvalidMapping(ValueError):
-    """A watch mapper returned something other than (namespace, name) pairs (a controller error finding)."""
-
-
 class Mapper(EntrypointLoader):
     """A loaded watch mapper: ``mapper(obj) -> tuple[Request, ...]`` (sorted, without duplicates)."""
 
@@ -525,43 +521,6 @@ class Mapper(EntrypointLoader):
                 _MAPPER_HINT,
             )
         return value
-
-
-def requests_from_mapping(value: Any) -> tuple[Request, ...]:
-    """Validate a mapper's answer and turn it into sorted, distinct requests."""
-    if value is None:
-        return ()
-    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
-        raise InvalidMapping(
-            f"watch mapper returned {type(value).__name__} {_clip(value)}; it must return an iterable of "
-            "(namespace, name) pairs"
-        )
-    found: dict[tuple[str, str], Request] = {}
-    for item in value:
-        if isinstance(item, Request):
-            request = item
-        elif isinstance(item, (tuple, list)) and len(item) == 2:
-            namespace, name = item
-            if not (namespace is None or isinstance(namespace, str)) or not isinstance(name, str) or not name:
-                raise InvalidMapping(
-                    f"watch mapper returned the pair {_clip(item)}; namespace must be a string (or None for a "
-                    "cluster-scoped object) and name a non-empty string"
-                )
-            request = Request(namespace or None, name)
-        else:
-            raise InvalidMapping(
-                f"watch mapper returned the item {_clip(item)}; each item must be a (namespace, name) pair"
-            )
-        found[(request.namespace or "", request.name)] = request
-    return tuple(found[key] for key in sorted(found))
-
-
-def _clip(value: object) -> str:
-    try:
-        text = repr(value)
-    except Exception:
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def load_reconciler(

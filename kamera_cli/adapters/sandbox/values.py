@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["InvalidResult", "Request", "Result", "failure_retry", "normalise_result", "retry_failure"]
+__all__ = ["MAX_MAPPED", "InvalidMapping", "InvalidResult", "Request", "Result", "failure_retry", "normalise_result",
+           "requests_from_mapping", "retry_failure"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,3 +188,55 @@ def _short_repr(value: object) -> str:
     except Exception:
         text = f"<{type(value).__name__} object>"
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# what a watch mapper returns
+class InvalidMapping(ValueError):
+    """A watch mapper returned something other than (namespace, name) pairs (a controller error finding)."""
+
+
+#: the most requests one mapper call may return (a mapper that fans out to every object of a big list
+#: still fits; a runaway generator is a finding, not a kamera that runs out of memory)
+MAX_MAPPED = 10_000
+
+
+def requests_from_mapping(value: Any) -> tuple[Request, ...]:
+    """Validate a mapper's answer and turn it into sorted, distinct requests.
+
+    Runs inside the mapper's sandboxed call (``reconcile/running.py``), under its budget: iterating a
+    returned generator, or a ``str`` subclass's ``__hash__``, is user code.  Names are copied into
+    plain ``str`` so that nothing of the user's classes reaches the explorer.
+    """
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+        raise InvalidMapping(
+            f"watch mapper returned {type(value).__name__} {_short_repr(value)}; it must return an iterable of "
+            "(namespace, name) pairs"
+        )
+    found: dict[tuple[str, str], Request] = {}
+    for count, item in enumerate(value, 1):
+        if count > MAX_MAPPED:
+            raise InvalidMapping(f"watch mapper returned more than {MAX_MAPPED} (namespace, name) pairs for one "
+                                 "object; kamera reads at most that many")
+        request = _request_of(item)
+        found[(request.namespace or "", request.name)] = request
+    return tuple(found[key] for key in sorted(found))
+
+
+def _request_of(item: Any) -> Request:
+    if isinstance(item, Request):
+        namespace, name = item.namespace, item.name
+    elif isinstance(item, (tuple, list)) and len(item) == 2:
+        namespace, name = item
+    else:
+        raise InvalidMapping(
+            f"watch mapper returned the item {_short_repr(item)}; each item must be a (namespace, name) pair")
+    if not (namespace is None or isinstance(namespace, str)) or not isinstance(name, str) or not name:
+        raise InvalidMapping(
+            f"watch mapper returned the pair {_short_repr(item)}; namespace must be a string (or None for a "
+            "cluster-scoped object) and name a non-empty string"
+        )
+    plain = None if namespace is None else str.__str__(namespace)
+    return Request(plain or None, str.__str__(name))

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kamera_cli.apiserver.transports.urllib3 import BodyRaw, body_bytes, http_response
+from kamera_cli.apiserver.transports.urllib3 import BodyRaw, body_bytes, check_guards, http_response
 from kamera_cli.model.services import ServiceRequest, ServiceResponse, UrlPattern
 
 __all__ = ["Handler", "absolute_url", "call", "find", "install_routes", "patch_urllib3", "serves_host"]
@@ -72,7 +72,8 @@ def absolute_url(scheme: str, host: str, port: int | None, target: str) -> str:
 
 def call(handler: Handler, method: str, url: str, headers: Mapping[str, str] | Iterable[tuple[str, str]] | None,
          body: bytes | None) -> ServiceResponse:
-    """Ask ``handler`` with one request as the fake sees it."""
+    """Ask ``handler`` with one request as the fake sees it (unless a guard refuses it: a reconcile's thread)."""
+    check_guards(method.upper(), url)
     pairs = headers.items() if isinstance(headers, Mapping) else headers or ()
     return handler(ServiceRequest(method.upper(), url, tuple((str(k), str(v)) for k, v in pairs), body or b""))
 

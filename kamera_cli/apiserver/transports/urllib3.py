@@ -30,6 +30,8 @@ __all__ = [
     "bind",
     "body_bytes",
     "canned_pool_manager",
+    "check_guards",
+    "guard_requests",
     "http_response",
     "status_body",
 ]
@@ -56,6 +58,28 @@ def _current() -> Dispatcher | None:
 def bind(current: Callable[[], Dispatcher | None]) -> None:
     """How to find the containment that answers now (``containment.py`` calls it once)."""
     _finders.append(current)
+
+
+#: checks every request passes before it is sent anywhere: ``(method, path) -> refusal or None``
+_guards: list[Callable[[str, str], BaseException | None]] = []
+
+
+def guard_requests(check: Callable[[str, str], BaseException | None]) -> None:
+    """Have ``check`` see every request first; the exception it returns is raised to the caller instead.
+
+    Why a hook: the simulator refuses requests from threads a reconcile started (the sandbox knows
+    them, and this package may not import the sandbox).  Installing the same check twice is a no-op.
+    """
+    if check not in _guards:
+        _guards.append(check)
+
+
+def check_guards(method: str, target: str) -> None:
+    """Raise what a guard refuses ``method target`` with: an API path, or the URL of a service faked by URL."""
+    for check in _guards:
+        refusal = check(method, target)
+        if refusal is not None:
+            raise refusal
 
 
 class Dispatcher(Protocol):
@@ -283,6 +307,7 @@ class PoolManagerStandIn:
     ) -> urllib3.HTTPResponse:
         method = method.upper()
         path, query = _split_url(method, url, fields)
+        check_guards(method, path)
         owner = self._owner if self._owner is not None else _current()
         preload = bool(urlopen_kw.get("preload_content", True))
         body = body_bytes(urlopen_kw.get("body"))

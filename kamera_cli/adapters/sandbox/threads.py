@@ -1,0 +1,305 @@
+"""Threads a reconcile starts: recorded with their start site, their API calls refused, quiesced at the step's end.
+
+Why: kamera runs a reconcile as one step on its worker thread and explores the order of steps, never
+the order in which the OS schedules threads.  A thread the reconcile starts runs on its own clock:
+whether its API call lands while the reconcile still runs, after it returned, or in another
+controller's step is the scheduler's choice, so applying the call would make what kamera explores
+depend on timing, and dropping it silently would hide a bug.  The rule, which is deterministic
+whatever the scheduler does (docs/controllers.md, "Threads a reconcile starts"):
+
+* while a reconcile (or a watch mapper) runs, every ``threading.Thread`` its code starts — directly,
+  or through the standard library's ``Timer``, executors, ``asyncio.to_thread`` — is recorded with
+  its start site, the stack down to the scenario's frame that called ``start()``.  Threads an
+  installed library starts on its own behalf (kopf's executor, kr8s's loop) are not recorded; the
+  threads a recorded thread starts are;
+* an API request (or a request to a service faked by URL) from a recorded thread is refused, at any
+  time and whatever step runs then: it raises :class:`ThreadCallRefused` in the thread, nothing
+  reaches the simulated cluster, and the attempt is kept on the thread's record (network and process
+  attempts too, through the fence);
+* when the reconcile returns, kamera waits (``QUIESCE_SECONDS`` of wall-clock time at most, with the
+  step's virtual clock still in place, so ``time.sleep`` costs nothing) for the threads it started to
+  end; an executor's worker waiting for work counts as ended.  A thread still running after that
+  outlived its step: it is a finding, and its next call out raises :class:`ThreadOutlived` (no
+  ``except Exception`` catches it), so that it unwinds there.  A thread that tried anything is a
+  finding whenever it tried.
+
+A program (``program`` shape) runs its threads as green threads kamera schedules; its ``Thread.start``
+stand-in replaces this one for the program's own threads, so none of this applies to them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import sysconfig
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from kamera_cli.adapters.sandbox.modules import is_user_file
+
+__all__ = ["QUIESCE_SECONDS", "StrayThread", "ThreadCallRefused", "ThreadOutlived", "ThreadWatch",
+           "note_thread_attempt", "refuse_thread_request", "watching_threads"]
+
+#: how long, in wall-clock seconds, kamera waits at a step's end for the threads it started to end
+QUIESCE_SECONDS = 0.25
+#: how many of a thread's refused calls are kept (a thread that retries in a loop makes thousands)
+_KEPT_ATTEMPTS = 4
+
+#: how often the quiescence looks again at threads it cannot join (an idle executor's workers)
+_POLL_SECONDS = 0.005
+_POOL_FILE = os.path.join("concurrent", "futures", "thread.py")
+_STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+_KAMERA_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+_real_start = threading.Thread.start
+_real_monotonic = time.monotonic
+
+
+class ThreadCallRefused(ConnectionRefusedError):
+    """Raised inside a thread a reconcile started when it calls the API: its order is the OS's, not kamera's."""
+
+    #: raised inside kamera's transport on purpose: the controller's doing, not a kamera bug
+    controller_fault = True
+
+
+class ThreadOutlived(BaseException):
+    """Raised in a thread that outlived its step at its next call out: kamera's request that it end there."""
+
+
+class _Record:
+    """What kamera knows of one thread user code started (mutable: its attempts accumulate)."""
+
+    __slots__ = ("attempts", "outlived", "shown", "site", "thread", "watch")
+
+    def __init__(self, thread: threading.Thread, site: tuple[traceback.FrameSummary, ...], shown: str,
+                 watch: ThreadWatch | None) -> None:
+        self.thread = thread
+        self.site = site
+        #: ``file:line`` of the start call, relative to the scenario's folder (what the thread is told)
+        self.shown = shown
+        self.watch: ThreadWatch | None = watch
+        self.attempts: list[str] = []
+        #: reported as still running at its step's end: its later calls are refused without a record
+        self.outlived = False
+
+
+@dataclass(frozen=True, slots=True)
+class StrayThread:
+    """A thread of one step that called the API, or outlived the step, as its finding reports it."""
+
+    #: the ``start()`` stack, from the outermost frame to the start call
+    site: tuple[traceback.FrameSummary, ...]
+    #: the API requests it tried (``POST /api/v1/namespaces/default/configmaps``), first ones only
+    attempts: tuple[str, ...]
+    #: still running when the step's quiescence ended
+    outlived: bool
+    #: how long the quiescence waited, in wall-clock seconds
+    waited: float = QUIESCE_SECONDS
+
+    def describe(self) -> str:
+        where = self.site[-1] if self.site else None
+        started = f"a thread started at {where.filename}:{where.lineno}" if where is not None else "a thread"
+        parts = []
+        if self.attempts:
+            parts.append(f"it tried {'; '.join(self.attempts)}")
+        if self.outlived:
+            parts.append(f"it was still running {self.waited:g} s after the step ended")
+        return f"{started}: {', and '.join(parts)}"
+
+
+class ThreadWatch:
+    """The threads one sandboxed call started; see the module docstring for what kamera does with them."""
+
+    def __init__(self, roots: tuple[str, ...], owner: int) -> None:
+        self.roots = roots
+        #: the OS thread the call runs on: only threads started from it (or from its threads) are recorded
+        self.owner = owner
+        self.records: list[_Record] = []
+
+    def start(self, thread: threading.Thread) -> bool:
+        """Record ``thread`` if user code on the call's thread starts it.
+
+        The caller of ``start()`` must be the scenario's code, or the standard library's thread machinery
+        (an executor, a ``Timer``, ``asyncio.to_thread``) called from it: a thread an installed library
+        starts on its own behalf (kr8s's event loop, a client's pool) is the library's design, not the
+        controller's, even when the controller's call made the library start it.
+        """
+        if threading.get_ident() != self.owner:
+            return False
+        stack = traceback.extract_stack()[:-2]
+        caller = len(stack) - 1
+        while caller >= 0 and _is_machinery(stack[caller].filename):
+            caller -= 1
+        if caller < 0 or not is_user_file(stack[caller].filename, self.roots):
+            return False
+        site = stack[caller]
+        base = self.roots[0]
+        shown = os.path.relpath(site.filename, base) if site.filename.startswith(base) else site.filename
+        self.records.append(_attach(thread, _Record(thread, tuple(stack[: caller + 1]), f"{shown}:{site.lineno}",
+                                                    self)))
+        return True
+
+    def quiesce(self, seconds: float) -> tuple[StrayThread, ...]:
+        """Wait for the call's threads to end; report those that called the API or still run.
+
+        An executor's worker waiting for its next work item counts as ended (the pool outlives the
+        step by design and runs nothing until a later step submits to it).  A thread still running is
+        stopped at its next call out (``note_thread_attempt``): a loop left calling would eat the explorer's CPU.
+        Not with an asynchronous exception, which lands at any bytecode — in a ``gc`` callback too.
+        """
+        deadline = _real_monotonic() + seconds
+        while True:
+            busy = [r.thread for r in self.records if _busy(r.thread)]
+            left = deadline - _real_monotonic()
+            if not busy or left <= 0:
+                break
+            busy[0].join(min(left, _POLL_SECONDS))
+        found = []
+        for record in self.records:
+            record.watch = None  # the step is over: later calls are refused without a record
+            alive = _busy(record.thread)
+            if alive:
+                record.outlived = True
+            if alive or record.attempts:
+                found.append(StrayThread(record.site, tuple(record.attempts), alive, seconds))
+        return tuple(found)
+
+
+def _is_machinery(file: str) -> bool:
+    """The standard library's, or kamera's own (a program's ``Thread.start`` stand-in calls this one's)."""
+    return file.startswith(_KAMERA_DIR) or (file.startswith(_STDLIB_DIR) and "-packages" not in file)
+
+
+def _busy(thread: threading.Thread) -> bool:
+    """Alive, and not an executor's worker waiting for work (``concurrent.futures``, asyncio's default)."""
+    if not thread.is_alive():
+        return False
+    frame = sys._current_frames().get(thread.ident or -1)
+    waiting = False
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.endswith(_POOL_FILE):
+            if code.co_name == "run":  # a work item runs: busy
+                return True
+            waiting = waiting or code.co_name == "_worker"
+        frame = frame.f_back
+    return not waiting
+
+
+_WATCH: ThreadWatch | None = None
+
+
+def _quiet_after_step(record: _Record, run: Callable[[], None]) -> Callable[[], None]:
+    """The thread's ``run``, silent about what kamera raised in it (a refusal, its request to stop) and
+    about anything once its step is over: kamera reports the thread itself, and a traceback printed by
+    ``threading.excepthook`` would carry the machine's paths into the step's log, or into kamera's output."""
+
+    def quiet() -> None:
+        try:
+            run()
+        except ThreadCallRefused:
+            pass
+        except BaseException:
+            if record.watch is not None:
+                raise
+
+    return quiet
+
+
+def _record_of(thread: threading.Thread) -> _Record | None:
+    record = getattr(thread, "_kamera_stray", None)
+    return record if isinstance(record, _Record) else None
+
+
+def _attach(thread: threading.Thread, record: _Record) -> _Record:
+    thread._kamera_stray = record  # type: ignore[attr-defined]
+    thread.run = _quiet_after_step(record, thread.run)  # type: ignore[method-assign]
+    _OUTSTANDING.append(record)
+    return record
+
+
+#: records whose thread may still run: while one does, ``Thread.start`` stays patched (a stray
+#: thread's own threads are stray too, whenever they are started)
+_OUTSTANDING: list[_Record] = []
+
+
+def _start(self: threading.Thread) -> None:
+    parent = _record_of(threading.current_thread())
+    if parent is not None:  # started by a stray thread: the same site, the same step, the same fate
+        child = _attach(self, _Record(self, parent.site, parent.shown, parent.watch))
+        child.outlived = parent.outlived
+        if parent.watch is not None:
+            parent.watch.records.append(child)
+    else:
+        watch = _WATCH
+        if watch is not None:
+            watch.start(self)
+    _real_start(self)
+
+
+@contextlib.contextmanager
+def watching_threads(roots: tuple[str, ...], owner: int) -> Iterator[ThreadWatch]:
+    """Record the threads user code starts on the OS thread ``owner`` for the duration of the block.
+
+    ``Thread.start`` is patched only where it is the real one: a program's stand-in (``program/primitives.py``)
+    may be in place across steps — a program step abandoned at its budget never takes it out — and the
+    threads it starts are green threads kamera schedules, never stray ones.  That stand-in hands every
+    other thread to what ``Thread.start`` was when it went in: this module's ``_start``.
+    """
+    global _WATCH
+    watch = ThreadWatch(roots, owner)
+    _WATCH = watch
+    if threading.Thread.start is _real_start:
+        threading.Thread.start = _start  # type: ignore[method-assign]
+    try:
+        yield watch
+    finally:
+        _WATCH = None
+        _OUTSTANDING[:] = [r for r in _OUTSTANDING if r.thread.is_alive()]
+        # a program's stand-in, installed inside, restores on its own; a stray thread still alive keeps
+        # the patch, so that the threads it starts are refused too (put back by a later call's end)
+        if threading.Thread.start is _start and not _OUTSTANDING:
+            threading.Thread.start = _real_start  # type: ignore[method-assign]
+
+
+def note_thread_attempt(what: str) -> str | None:
+    """On a recorded thread: keep ``what`` it tried (while its step collects) and say where it was started.
+
+    None on any other thread.  The fence calls it for network and process attempts too, so that a
+    thread's attempt is its own step's finding, never that of whichever step runs when it tries.
+    """
+    record = _record_of(threading.current_thread())
+    if record is None:
+        return None
+    if record.outlived:
+        raise ThreadOutlived(f"kamera: {what} refused, and the thread stopped: it outlived the step that started it "
+                             f"(at {record.shown})")
+    watch = _WATCH
+    if record.watch is None and not record.outlived and watch is not None:
+        # an executor's worker the step submitted to (it was idle at its own step's end): this step's
+        record.watch = watch
+        record.attempts = []
+        watch.records.append(record)
+    if record.watch is not None and len(record.attempts) < _KEPT_ATTEMPTS and what not in record.attempts:
+        record.attempts.append(what)
+    return record.shown
+
+
+def refuse_thread_request(method: str, path: str) -> BaseException | None:
+    """The refusal of an API request made on a recorded thread (None on any other thread).
+
+    Bound by the simulator as the client transport's guard (``apiserver.transports`` cannot import the
+    sandbox).
+    """
+    what = f"{method} {path}"
+    site = note_thread_attempt(what)
+    if site is None:
+        return None
+    return ThreadCallRefused(
+        111, f"kamera: {what} refused: it comes from a thread the reconcile started (at {site}); kamera runs a "
+             "reconcile as one step and cannot order calls the OS schedules (make them from the reconcile "
+             "itself, or write the controller as a program)")
