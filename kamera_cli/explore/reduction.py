@@ -240,10 +240,43 @@ def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
     if len(order) < 2:
         return None
     unit_of = getattr(model, "unit", None)
-    units: dict[Hashable, list[Hashable]] = {}
-    for p in order:
-        units.setdefault(unit_of(state, p) if unit_of is not None else p, []).append(p)
+    modes: list[dict[Hashable, list[Hashable]]] = [{("process", p): [p] for p in order}]
+    if unit_of is not None:
+        trees: dict[Hashable, list[Hashable]] = {}
+        for p in order:
+            trees.setdefault(("unit", unit_of(state, p)), []).append(p)
+        if len(trees) < len(order):
+            modes.append(trees)
     known = futures if futures is not None else {}
+    best: list[int] | None = None
+    first_cause = ""
+    for units in modes:
+        picked, cause = _choose(model, state, units, members, first, prints, actions, transitions, successors_of,
+                                fingerprint, horizon, known)
+        if picked is not None and len(picked) < len(actions) and (best is None or len(picked) < len(best)):
+            best = picked
+        first_cause = first_cause or cause
+    if best is None:
+        if first_cause:
+            _count(causes, first_cause)
+        return None
+    return best, prints
+
+
+def _choose(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashable]],
+            members: dict[Hashable, list[int]], first: dict[Hashable, Footprint], prints: list[Footprint],
+            actions: Sequence[A], transitions: Sequence[Transition[S]],
+            successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
+            fingerprint: Callable[[S], str], horizon: int | None,
+            known: dict[Hashable, Future]) -> tuple[list[int] | None, str]:
+    """The persistent set one grouping of the processes into units gives (indexes into ``actions``),
+    or ``None`` with the cause when it reduces nothing.
+
+    Two groupings are weighed (``persistent_subset``): every process its own unit, and processes by
+    the model's units (owned trees). Each is a persistent set on its own, so taking the smaller is
+    sound; both are functions of the state, so the choice is too. Their futures share ``known``
+    under keys that say which grouping they belong to.
+    """
     for unit, procs in units.items():  # a future whose unit has other processes here is not this one's
         if unit in known and known[unit].enabled != frozenset(procs):
             del known[unit]
@@ -267,12 +300,11 @@ def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
                 if known[u].age:
                     del known[u]  # worked out again at this state's instant
             continue
-        _count(causes, TIMER_IN_REACH)
-        return None
+        return None, TIMER_IN_REACH
     free_set = set(free)
     chosen = [u for u in units if u not in free_set] or [free[0]]
     picked = sorted(i for u in chosen for p in units[u] for i in members[p])
-    return None if len(picked) == len(actions) else (picked, prints)
+    return (None, "") if len(picked) == len(actions) else (picked, "")
 
 
 def _clash(mine: Future, theirs: Footprint, their_group: frozenset[Hashable]) -> bool:
