@@ -21,7 +21,7 @@ from kamera_cli.apiserver.storage.snapshot import is_record
 from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec, Perturbations, covers
-from kamera_cli.sim.footprints import actor_reads, owner_root, process_of, step_footprint
+from kamera_cli.sim.footprints import actor_reads, collector_footprint, owner_root, process_of, step_footprint
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
 from kamera_cli.sim.runtime import ControllerRuntime, Fault, ReconcileRun
@@ -72,6 +72,8 @@ class Act:
 
 GC = "garbage-collector"
 NS = "namespace-controller"
+#: the reduction's processes of the collector and the namespace controller (``KubeModel.process``)
+_ACTORS: frozenset[Hashable] = frozenset({("actor", GC, "0"), ("actor", NS, "0")})
 
 
 class KubeModel:
@@ -472,13 +474,15 @@ class KubeModel:
         if getattr(self.controllers[act.controller].factory, "time_dependent", False):
             return None, "time-dependent controller (kopf)"
         extra: set[Any] = set()
+        wakes: set[Hashable] = {process_of(i.controller, i.namespace, i.name) for i in new_items}
         for w in run.writes:
             owners = actor_reads(self.registry, run.snapshot, w)
-            if owners is None:
-                return None, "a write gives the garbage collector or namespace controller work"
-            extra.update(owners)
-        footprint = step_footprint(self.registry, self.process(act), run.regions, run.writes, listed,
-                                   {process_of(i.controller, i.namespace, i.name) for i in new_items}, run.claims)
+            if owners is None:  # may give the collector or the namespace controller work: wakes them
+                wakes |= _ACTORS
+            else:
+                extra.update(owners)
+        footprint = step_footprint(self.registry, self.process(act), run.regions, run.writes, listed, wakes,
+                                   run.claims)
         if footprint is None:
             return None, "a list of an unknown collection"
         if extra or window is not None:
@@ -495,8 +499,9 @@ class KubeModel:
         writes = journal_writes(server)
         findings: list[Finding] = []
         new_items: list[PendingItem] = []
+        listed: list[tuple[KindRef, str | None]] = []
         try:
-            new_items = self._triggered(server.snapshot, writes, state.clock + 1)
+            new_items = self._triggered(server.snapshot, writes, state.clock + 1, listed)
         except MapperFailed as exc:
             findings.append(Finding("controller-error", exc.controller, str(exc)))
         faults = self._age_views(state.faults, writes)
@@ -514,7 +519,39 @@ class KubeModel:
         what = work.describe()
         what = what[len(act.controller) + 2:] if what.startswith(act.controller + ": ") else what
         label = StepLabel(kind=act.controller, actor=act.controller, request=what, writes=tuple(writes))
-        return Transition(new_state, label, tuple(findings), cause=act.controller)
+        footprint: Footprint | None = None
+        if (act.controller == GC and self.footprints and not findings and not self._global_state(state)
+                and not ns and not self._actor_work(server.snapshot)[1]):
+            footprint = collector_footprint(self.registry, self.process(act), work.target, writes, listed,
+                                            self._wakes(server.snapshot, writes, new_items))
+        return Transition(new_state, label, tuple(findings), footprint, act.controller)
+
+    def _wakes(self, after: Snapshot, writes: Sequence[WriteRec], new_items: Sequence[PendingItem]) -> set[Hashable]:
+        """The processes a step's writes wake: the requests they enqueue, and the collector and the
+        namespace controller when a write may change their work (``actor_reads``)."""
+        wakes: set[Hashable] = {process_of(i.controller, i.namespace, i.name) for i in new_items}
+        if any(actor_reads(self.registry, after, w) is None for w in writes):
+            wakes |= _ACTORS
+        return wakes
+
+    def _action_footprint(self, state: SimState, act: Act, after: Snapshot, writes: Sequence[WriteRec],
+                          new_items: Sequence[PendingItem]) -> Footprint | None:
+        """A user action due at any step, applied without a refusal: it reads what it names (and its
+        namespace), writes what it wrote, and wakes the next action (docs/semantics.md)."""
+        spec = self.action_specs[act.index]
+        if not self.footprints or spec.at != "any" or self._global_state(state):
+            return None
+        named = [spec.target] if spec.target is not None else [ObjectRef.of(o) for o in spec.objects]
+        for ref in named:
+            info = self.registry.lookup(ref.api_version, ref.kind)
+            if not ref.name or info is None or info.namespaced != bool(ref.namespace):
+                return None  # a generated name, an unknown kind, a namespace left to defaulting
+        reads: list[tuple[Any, ...]] = [("obj", ref) for ref in named]
+        reads += [("obj", ObjectRef("v1", "Namespace", "", ref.namespace)) for ref in named if ref.namespace]
+        wakes = self._wakes(after, writes, new_items)
+        if act.index + 1 < len(self.action_specs):
+            wakes.add(self.process(Act("action", index=act.index + 1)))
+        return step_footprint(self.registry, self.process(act), reads, writes, (), wakes)
 
     def _action(self, state: SimState, act: Act) -> Transition[SimState]:
         spec = self.action_specs[act.index]
@@ -552,7 +589,9 @@ class KubeModel:
         )
         label = StepLabel(kind="action", actor=f"action {spec.name!r}", writes=tuple(writes),
                           note=("refused, as it may be: " if allowed else "failed: ") + error if error else "")
-        return Transition(new_state, label, tuple(findings), cause="a user action")
+        footprint = None if error or findings else self._action_footprint(state, act, server.snapshot, writes,
+                                                                          new_items)
+        return Transition(new_state, label, tuple(findings), footprint, "a user action")
 
     def _triggered(self, snapshot: Snapshot, writes: Sequence[WriteRec], ready_at: int,
                    listed: list[tuple[KindRef, str | None]] | None = None) -> list[PendingItem]:
