@@ -113,6 +113,7 @@ class _Observed:
         # past a pending timer and weighed requests one by one (tests/e2e/test_observed_model.py)
         self.horizon = model.horizon
         self.unit = model.unit
+        self.release = model.release
         self.pack = model.pack
         self.unpack = model.unpack
 

@@ -232,6 +232,8 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
     is_converged = model.is_converged
     actions_of = model.actions
     successor = model.successor
+    # what a state keeps only to be expanded (caches of derived data): let go of once it has been
+    release: Callable[[S], None] | None = getattr(model, "release", None)
 
     has_properties = bool(properties)
     reduced_count = 0
@@ -432,6 +434,8 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
             planned += len(order)
         last_edge[node] = eid
         status[node] = EXPANDED if taken_count == planned else PARTIAL
+        if release is not None:
+            release(state)
         if dfs and len(states) > first_new:
             stack.extend(range(len(states) - 1, first_new - 1, -1))
 

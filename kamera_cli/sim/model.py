@@ -218,6 +218,10 @@ class KubeModel:
             return process_of(act.controller, act.namespace, act.name)
         return (act.kind, act.controller, str(act.index))
 
+    def release(self, state: SimState) -> None:
+        """The explorer has expanded ``state``: its snapshot's caches (listings, the actors' work) go."""
+        state.snapshot.forget_derived()
+
     def footprint(self, state: SimState, act: Act, transition: Transition[SimState]) -> Footprint | None:
         return transition.footprint
 
