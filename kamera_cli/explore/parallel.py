@@ -157,11 +157,28 @@ class _Coordinator:
             self._take(worker, message[1])
         elif message[0] == "results":
             for node, result in message[1]:
+                self._learn(worker, result)
                 self.results[node] = result
             self.backlog[worker] -= len(message[1])
         else:
+            self._learn(worker, message[2])
             self.results[message[1]] = message[2]
             self.backlog[worker] -= 1
+
+    def _learn(self, worker: int, result: Any) -> None:
+        """Record the actions a worker numbered for the first time in ``result``, as it arrives.
+
+        A worker numbers each action once, in the order it sends its results; the coordinator merges
+        results in node order, which is not that order, so a later result may use a number an
+        unmerged one brought (a KeyError at the merge, seen with built-ins over two workers). The
+        coordinator's own worker does not number its actions (``Worker.numbering``)."""
+        if result[0] != "expanded":
+            return
+        new = result[1][1]
+        if new is not None:
+            table = self.act_tables[worker]
+            for number, act in new:
+                table[number] = self.actions.setdefault(act, act)
 
     def _add_node(self, state: Any, fp: str, depth: int, parent: int, converged: bool) -> int:
         g = self.graph
@@ -314,10 +331,8 @@ class _Coordinator:
             g.status[node] = DEPTH_CUT
             return None, False, 0
         _kind, (acts, new), succs, order, rest = result
-        if new is not None:  # numbered (``Worker._numbered``)
+        if new is not None:  # numbered (``Worker._numbered``); the numbers were learnt on arrival
             table = self.act_tables[worker]
-            for number, act in new:
-                table[number] = self.actions.setdefault(act, act)
             acts = [table[i] for i in acts]
         nd = d + 1
         eid = len(g.e_src)

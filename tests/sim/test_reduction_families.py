@@ -95,3 +95,16 @@ def test_two_owned_trees(tmp_path: Path, delete: bool) -> None:
     reduced = assert_reduction_agrees(load_scenario(path))
     assert reduced.search.complete
     assert reduced.search.stats.states * 10 < 2985
+
+
+def test_two_owned_trees_split_across_processes(tmp_path: Path) -> None:
+    """The split search with built-ins and owned trees: the same graph as the serial one. Two
+    workers once crashed here (an action numbered in a result merged after one that used the number)
+    and took minutes (every group's future searched again at every state: workers now pass them on)."""
+    from kamera_cli.runner import Overrides, check_file
+
+    path = webapps(tmp_path, 2, 2)
+    serial = check_file(path, Overrides())
+    split = check_file(path, Overrides(search_workers=2))
+    assert (split.stats.states, split.stats.transitions) == (serial.stats.states, serial.stats.transitions)
+    assert [(c.name, c.verdict) for c in split.checks] == [(c.name, c.verdict) for c in serial.checks]
