@@ -9,6 +9,7 @@ answers, so its recorded effects are replayed without running the code.
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -509,6 +510,18 @@ def _around_difference(x: str, y: str, width: int = 80) -> tuple[str, str]:
 _REPLAY_VARIANTS = 16
 
 
+_RFC3339 = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def _moved(stamp: str, then: str, now: str) -> str:
+    """``stamp``, written by a run at ``then``, as the same run at ``now`` writes it (same distance)."""
+    try:
+        shift = _dt.datetime.strptime(now, _RFC3339) - _dt.datetime.strptime(then, _RFC3339)
+        return (_dt.datetime.strptime(stamp, _RFC3339) + shift).strftime(_RFC3339)
+    except ValueError:  # not a time the server wrote: left as it is
+        return stamp
+
+
 def _with_rv(obj: Mapping[str, Any], rv: int, stamps: tuple[str, str] | None = None,
              recorded_before: Mapping[str, Any] | None = None,
              current_before: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -529,6 +542,10 @@ def _with_rv(obj: Mapping[str, Any], rv: int, stamps: tuple[str, str] | None = N
         for key in ("creationTimestamp", "deletionTimestamp"):
             if meta.get(key) == then and old.get(key) != then:
                 meta[key] = now
+        # a graceful delete's deadline (now + grace period) was stamped at the write too, later than now
+        stamped = meta.get("deletionTimestamp")
+        if isinstance(stamped, str) and stamped not in (now, old.get("deletionTimestamp")):
+            meta["deletionTimestamp"] = _moved(stamped, then, now)
     fields = meta.get("managedFields")
     if isinstance(fields, list) and (stamps is not None or current_before is not None):
         was = {_field_owner(f): f for f in old.get("managedFields") or [] if isinstance(f, dict)}

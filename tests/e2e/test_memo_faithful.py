@@ -25,14 +25,6 @@ ROOT = Path(__file__).resolve().parents[2]
 #: searched elsewhere with the memo (test_examples.py); without it, this one alone takes a minute; the
 #: threaded programs' steps are never memoised (docs/controllers.md), and each search takes ~30 s
 _SLOW = {"workloads/wait-for-deployment", "shapes/program/workqueue", "shapes/program/workqueue/fixed"}
-#: examples whose reported states differ with and without the memo in a field the fingerprint leaves out
-#: (RFC 3339 timestamps): counts, verdict and outcomes must still agree; an open bug, said in the session
-#: notes, and this test fails once it is fixed so the entry goes
-_KNOWN_SHOWN = {
-    "workloads/scale-down-before-move":
-        "a memoised graceful delete of a pod bound to a node without the kubelet reports deletionTimestamp "
-        "one second off the unmemoised search (00:00:31 vs 00:00:32)",
-}
 EXAMPLES = sorted(str(p.parent.relative_to(ROOT / "scenarios")) for p in (ROOT / "scenarios").rglob("scenario.yaml"))
 
 
@@ -60,10 +52,4 @@ def test_an_example_searched_with_and_without_the_memo_finds_the_same(example: s
         pytest.skip(reason)
     memoised = _summary(path, True)
     fresh = _summary(path, False)
-    if example in _KNOWN_SHOWN:
-        assert memoised[:4] == fresh[:4]
-        if memoised[4] != fresh[4]:
-            pytest.xfail(_KNOWN_SHOWN[example])
-        raise AssertionError(f"{example} now reports the same states with and without the memo: "
-                             "remove it from _KNOWN_SHOWN")
     assert memoised == fresh

@@ -97,10 +97,6 @@ def _at(marker: str) -> str:
 TIMEOUT = ", called with v1/Namespace default: Timeout: did not return within 0.5 s"
 
 
-# a hanging case's budget stop is an asynchronous exception; when the thread is blocked in C code it
-# lands later, in whatever that thread runs next (a gc finalizer): reported as unraisable, never as the
-# verdict (a known limit of stopping threads, docs/controllers.md)
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 @pytest.mark.parametrize(("mapper", "said"), [
     ("spins", _at("# spins") + TIMEOUT),
     ("hangs_iterating", _at("# never yields") + TIMEOUT),

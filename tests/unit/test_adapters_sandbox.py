@@ -312,18 +312,22 @@ def _run_once(tmp_path: Path, code: str, budget: float = 5) -> Any:
         factory.unload()
 
 
-def test_a_reconcile_that_closes_stdout_silences_only_itself(tmp_path: Path) -> None:
-    """It closed its own stream: kamera still reads what it printed, and nothing breaks (issue #28)."""
+def test_a_reconcile_that_closes_stdout_is_a_finding_and_breaks_nothing(tmp_path: Path) -> None:
+    """It closed its own stream: a located finding, kamera still reads what it printed, and nothing
+    breaks (issue #28)."""
     outcome = _run_once(tmp_path, """
         import sys
         def reconcile(request):
             print("before")
             sys.stdout.close()
             sys.stderr.close()
+            print("after")
             return {"requeue_after": 5}
         """)
-    assert outcome.kind == "ok", outcome.error
-    assert outcome.result.requeue_after == 5 and outcome.output == "before"
+    assert outcome.kind == "exception" and outcome.error is not None
+    assert outcome.error.summary().startswith("OutputClosed: closed sys.stdout and sys.stderr;")
+    assert 'File "ctrl.py", line 5, in reconcile' in outcome.error.traceback, outcome.error.traceback
+    assert outcome.output == "before\nafter"
     print("kamera's own stdout still works")
 
 

@@ -94,3 +94,19 @@ def test_output_without_the_time_is_left_alone() -> None:
     assert retimed_output("reconciled widget demo", 4, 10) == "reconciled widget demo"
     assert retimed_output("", 4, 10) == ""
     assert retimed_output("at 2026-01-01T00:00:04Z", 4, 4) == "at 2026-01-01T00:00:04Z"
+
+
+def test_a_graceful_delete_s_deadline_moves_with_the_replay_s_instant() -> None:
+    # recorded at T0 with a 30 s grace period (deadline T0+30); replayed at T1 the deadline is T1+30
+    # (workloads/scale-down-before-move reported it one second off under the memo)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}}
+    deleted = {**pod, "metadata": {**pod["metadata"], "deletionTimestamp": "2026-01-01T00:00:30Z",
+                                   "deletionGracePeriodSeconds": 30}}
+    replayed = _with_rv(deleted, 9, (T0, T1), pod, pod)
+    assert replayed["metadata"]["deletionTimestamp"] == "2026-01-01T00:00:31Z"
+
+
+def test_a_deadline_set_before_the_write_is_kept() -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "p", "namespace": "default", "deletionTimestamp": "2026-01-01T00:00:30Z"}}
+    assert _with_rv(pod, 9, (T0, T2), pod, pod)["metadata"]["deletionTimestamp"] == "2026-01-01T00:00:30Z"

@@ -323,7 +323,18 @@ def _fenced(raw: CallRecord, budget: float, roots: tuple[str, ...],
         return "timeout", _timeout_error(raw, budget, roots, base)
     if raw.threads:
         return "thread", _thread_error(raw.threads, roots, base)
+    if raw.closed_output:
+        return "exception", _closed_output_error(raw.closed_output, roots, base)
     return None
+
+
+def _closed_output_error(closes: tuple[tuple[str, tuple[traceback.FrameSummary, ...]], ...],
+                         roots: tuple[str, ...], base: str) -> ErrorInfo:
+    streams = list(dict.fromkeys(name for name, _ in closes))
+    message = (f"closed {' and '.join(streams)}; in a real process every later print to it raises ValueError "
+               "(I/O operation on closed file) and the operator's logs are gone: kamera closed nothing and kept "
+               "what the step printed")
+    return ErrorInfo("OutputClosed", message, _render(_user_frames(closes[0][1], roots, base)))
 
 
 def _network_error(attempts: tuple[NetworkAttempt, ...], roots: tuple[str, ...], base: str) -> ErrorInfo:

@@ -7,6 +7,14 @@ waits for it with the wall-clock budget (the handoff costs ~10 µs; a new thread
 exception, delivered at the next Python bytecode, so pure-Python busy loops do stop; code blocked
 inside C keeps its thread until it returns), restores every virtualised global and moves on with a
 fresh worker; the old one is never given work again and is left to end on its own as a daemon.
+
+The stop must never reach a later step (issue #28).  The asynchronous exception lands wherever the
+old thread evaluates next — inside a ``__del__`` or weakref callback that ``gc`` runs on it, say,
+which Python reports through ``sys.unraisablehook`` (printed into whichever step's output is being
+captured then) and which leaves the loop running.  So the old thread is *fenced* as well as stopped
+(``threads.fence_thread``): its every later call out (API, network, process) raises ``ThreadOutlived``
+and reaches nothing; what it prints is dropped by every step's capture; an unraisable it raises is
+kamera's (``_unraisable``): dropped, and the stop is asked again until it lands in code that unwinds.
 ``time.sleep`` is virtual inside a call, so the budget only ever catches busy loops and real
 blocking.  SIGALRM was not used: it only works on the main thread, and it cannot get kamera out of
 a loop that swallows ``BaseException``.
@@ -35,7 +43,13 @@ from typing import Any
 from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt
 from kamera_cli.adapters.sandbox.fence import NetworkAttempt, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader
-from kamera_cli.adapters.sandbox.threads import QUIESCE_SECONDS, StrayThread, watching_threads
+from kamera_cli.adapters.sandbox.threads import (
+    QUIESCE_SECONDS,
+    StrayThread,
+    fence_thread,
+    is_fenced,
+    watching_threads,
+)
 from kamera_cli.errors import InternalError
 
 __all__ = ["KAMERA_DIR", "OUTPUT_LIMIT", "CallRecord", "ReconcileAbort", "call_sandboxed", "clean_text"]
@@ -139,13 +153,19 @@ def _get_worker() -> _Worker:
     return worker
 
 
-def _abandon(worker: _Worker, call: _Call) -> None:
+def _abandon(worker: _Worker, call: _Call, stuck_at: tuple[traceback.FrameSummary, ...] = ()) -> None:
     global _worker
     call.cancelled = True
     worker.abandoned = True
     if _worker is worker:
         _worker = None
+    user = [f for f in stuck_at if not f.filename.startswith(KAMERA_DIR)]
+    fence_thread(worker.thread, f"abandoned at its budget at {user[-1].filename}:{user[-1].lineno}" if user
+                 else "abandoned at its budget")
+    _filter_unraisable()
     _stop(worker.thread)
+    if worker.thread.is_alive():
+        threading.Thread(target=_keep_stopping, args=(worker.thread,), name="kamera-stopper", daemon=True).start()
     # wake the thread if it is idle, so that it sees ``abandoned`` and ends instead of waiting forever
     with contextlib.suppress(RuntimeError):  # already released: it had not picked the job up yet
         worker._go.release()
@@ -164,6 +184,8 @@ class CallRecord:
     processes: tuple[ProcessAttempt, ...] = ()
     #: threads the call started that called the API or outlived it (``threads.py``)
     threads: tuple[StrayThread, ...] = ()
+    #: ``(sys.stdout or sys.stderr, stack)`` of each close of the step's output streams
+    closed_output: tuple[tuple[str, tuple[traceback.FrameSummary, ...]], ...] = ()
 
 
 def call_sandboxed(
@@ -192,7 +214,7 @@ def call_sandboxed(
         timed_out = not finished
         if timed_out:
             stuck_at = _stack_of(worker.thread)
-            _abandon(worker, call)
+            _abandon(worker, call, stuck_at)
         # the threads it started end within the step, or are its finding (a timed-out call waits no more)
         strays = started.quiesce(0.0 if timed_out else QUIESCE_SECONDS)
         network = tuple(run.network)
@@ -215,7 +237,7 @@ def call_sandboxed(
                 + "".join(traceback.format_exception(call.error))
             ) from call.error
     return CallRecord(_output_text(printed.getvalue()), call.value, call.error, timed_out, stuck_at, network,
-                      processes, strays)
+                      processes, strays, tuple(printed.closed_by))
 
 
 def _blocked_address(error: BaseException | None) -> str | None:
@@ -236,22 +258,61 @@ OUTPUT_LIMIT = 4000
 
 
 class _StepOutput(io.StringIO):
-    """A step's ``sys.stdout``/``sys.stderr``: closing it closes nothing (a controller that calls
-    ``sys.stdout.close()`` silences only itself; kamera still reads what it printed, issue #28)."""
+    """What a step printed, stdout and stderr interleaved.
+
+    What a fenced thread writes (one that outlived its step, or kamera's worker abandoned at its budget)
+    is dropped: it belongs to an earlier step, and the scheduler decides when it lands."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: ``(stream name, stack)`` of each ``close()`` user code called on the step's stdout or stderr
+        self.closed_by: list[tuple[str, tuple[traceback.FrameSummary, ...]]] = []
+
+    def write(self, text: str) -> int:
+        if is_fenced(threading.current_thread()):
+            return len(text)
+        return super().write(text)
+
+
+class _StepStream(io.TextIOBase):
+    """A step's ``sys.stdout`` or ``sys.stderr``, writing into its ``_StepOutput``.
+
+    Closing it closes nothing, and is the step's finding (issue #28): in a real process every later
+    ``print`` would raise ``ValueError: I/O operation on closed file``; kamera keeps reading what the
+    controller prints and says where it closed the stream."""
+
+    def __init__(self, name: str, output: _StepOutput) -> None:
+        super().__init__()
+        self._name = name
+        self._output = output
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        return self._output.write(text)
+
+    def __del__(self) -> None:
+        """Nothing: ``IOBase.__del__`` calls ``close()``, which would read as the controller's."""
 
     def close(self) -> None:
-        pass
+        if not is_fenced(threading.current_thread()) and len(self._output.closed_by) < 4:
+            self._output.closed_by.append((self._name, tuple(traceback.extract_stack()[:-1])))
 
 
 @contextlib.contextmanager
-def _captured(buffer: io.StringIO) -> Iterator[None]:
+def _captured(buffer: _StepOutput) -> Iterator[None]:
     """What user code prints belongs to its step's log, never to kamera's own output.
 
     Swapping ``sys.stdout``/``sys.stderr`` is process-wide, which is what is wanted: the reconcile
     runs on a worker thread while kamera's thread only waits for it.
     """
     saved = sys.stdout, sys.stderr
-    sys.stdout = sys.stderr = buffer
+    sys.stdout, sys.stderr = _StepStream("sys.stdout", buffer), _StepStream("sys.stderr", buffer)
     try:
         yield
     finally:
@@ -282,14 +343,54 @@ def _stack_of(thread: threading.Thread) -> tuple[traceback.FrameSummary, ...]:
     return tuple(traceback.extract_stack(frame)) if frame is not None else ()
 
 
-def _stop(thread: threading.Thread) -> None:
+def _stop(thread: threading.Thread, wait: float = 0.05) -> None:
     """Ask an overrunning reconcile thread to unwind, and give it a moment to do so."""
     ident = thread.ident
-    if ident is None:
+    if ident is None or not thread.is_alive():
         return
     set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
     set_async_exc(ctypes.c_ulong(ident), ctypes.py_object(_BudgetExceeded))
-    thread.join(0.05)
+    if wait:
+        thread.join(wait)
+
+
+#: how long, and how often, a stop is asked again of an abandoned thread that goes on running
+_STOP_RETRY_SECONDS = 30.0
+_STOP_RETRY_EVERY = 0.01
+
+
+def _keep_stopping(thread: threading.Thread) -> None:
+    """Ask ``thread`` to stop again and again until it ends (a finalizer may swallow each request).
+
+    From a thread of its own, never from the stopped thread's unraisable hook: a stop asked there lands
+    in the hook itself, which Python swallows too.  Bounded: code blocked in C, or looping around an
+    ``except BaseException``, may never end; fenced, it reaches nothing meanwhile.
+    """
+    pause = threading.Event()
+    for _ in range(int(_STOP_RETRY_SECONDS / _STOP_RETRY_EVERY)):
+        if not thread.is_alive():
+            return
+        _stop(thread, wait=0)
+        pause.wait(_STOP_RETRY_EVERY)
+
+
+def _filter_unraisable() -> None:
+    """Put ``_unraisable`` in front of whatever ``sys.unraisablehook`` is now (once; again if replaced)."""
+    hook = sys.unraisablehook
+    if getattr(hook, "kamera_filter", False):
+        return
+    sys.unraisablehook = _unraisable_before(hook)
+
+
+def _unraisable_before(previous: Callable[[Any], object]) -> Callable[[Any], object]:
+    def hook(unraisable: Any) -> object:
+        thread = threading.current_thread()
+        if not is_fenced(thread):
+            return previous(unraisable)
+        return None  # a fenced thread's unraisable belongs to no step (the stopper asks again)
+
+    hook.kamera_filter = True  # type: ignore[attr-defined]
+    return hook
 
 
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 
 from kamera_cli.adapters.sandbox.modules import is_user_file
 
-__all__ = ["QUIESCE_SECONDS", "StrayThread", "ThreadCallRefused", "ThreadOutlived", "ThreadWatch",
-           "note_thread_attempt", "refuse_thread_request", "watching_threads"]
+__all__ = ["QUIESCE_SECONDS", "StrayThread", "ThreadCallRefused", "ThreadOutlived", "ThreadWatch", "fence_thread",
+           "is_fenced", "note_thread_attempt", "refuse_thread_request", "watching_threads"]
 
 #: how long, in wall-clock seconds, kamera waits at a step's end for the threads it started to end
 QUIESCE_SECONDS = 0.25
@@ -79,7 +79,7 @@ class _Record:
                  watch: ThreadWatch | None) -> None:
         self.thread = thread
         self.site = site
-        #: ``file:line`` of the start call, relative to the scenario's folder (what the thread is told)
+        #: ``at file:line`` of the start call, relative to the scenario's folder (what the thread is told)
         self.shown = shown
         self.watch: ThreadWatch | None = watch
         self.attempts: list[str] = []
@@ -139,7 +139,7 @@ class ThreadWatch:
         site = stack[caller]
         base = self.roots[0]
         shown = os.path.relpath(site.filename, base) if site.filename.startswith(base) else site.filename
-        self.records.append(_attach(thread, _Record(thread, tuple(stack[: caller + 1]), f"{shown}:{site.lineno}",
+        self.records.append(_attach(thread, _Record(thread, tuple(stack[: caller + 1]), f"at {shown}:{site.lineno}",
                                                     self)))
         return True
 
@@ -215,11 +215,34 @@ def _record_of(thread: threading.Thread) -> _Record | None:
     return record if isinstance(record, _Record) else None
 
 
-def _attach(thread: threading.Thread, record: _Record) -> _Record:
+def _attach(thread: threading.Thread, record: _Record, *, running: bool = False) -> _Record:
     thread._kamera_stray = record  # type: ignore[attr-defined]
-    thread.run = _quiet_after_step(record, thread.run)  # type: ignore[method-assign]
+    if not running:  # a thread that runs already keeps the ``run`` it started with
+        thread.run = _quiet_after_step(record, thread.run)  # type: ignore[method-assign]
     _OUTSTANDING.append(record)
     return record
+
+
+def fence_thread(thread: threading.Thread, shown: str) -> None:
+    """Treat the running ``thread`` as one that outlived its step: its next call out raises
+    :class:`ThreadOutlived`, the threads it starts share its fate, and what it prints or leaves
+    unraisable belongs to no step (``is_fenced``).
+
+    For kamera's own worker thread abandoned at its budget (``calls.py``): a call that swallows the
+    budget's stop, or is stuck in C code when it is asked to stop, must never reach the simulated
+    cluster in whichever later step runs when it wakes.
+    """
+    record = _Record(thread, (), shown, None)
+    record.outlived = True
+    _attach(thread, record, running=True)
+    if threading.Thread.start is _real_start:
+        threading.Thread.start = _start  # type: ignore[method-assign]
+
+
+def is_fenced(thread: threading.Thread) -> bool:
+    """True for a thread whose step is over and which was still running at its end (or was abandoned)."""
+    record = _record_of(thread)
+    return record is not None and record.outlived
 
 
 #: records whose thread may still run: while one does, ``Thread.start`` stays patched (a stray
@@ -277,7 +300,7 @@ def note_thread_attempt(what: str) -> str | None:
         return None
     if record.outlived:
         raise ThreadOutlived(f"kamera: {what} refused, and the thread stopped: it outlived the step that started it "
-                             f"(at {record.shown})")
+                             f"({record.shown})")
     watch = _WATCH
     if record.watch is None and not record.outlived and watch is not None:
         # an executor's worker the step submitted to (it was idle at its own step's end): this step's
@@ -300,6 +323,6 @@ def refuse_thread_request(method: str, path: str) -> BaseException | None:
     if site is None:
         return None
     return ThreadCallRefused(
-        111, f"kamera: {what} refused: it comes from a thread the reconcile started (at {site}); kamera runs a "
+        111, f"kamera: {what} refused: it comes from a thread the reconcile started ({site}); kamera runs a "
              "reconcile as one step and cannot order calls the OS schedules (make them from the reconcile "
              "itself, or write the controller as a program)")
