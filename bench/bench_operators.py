@@ -217,6 +217,7 @@ FAMILIES: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
     "webapps-1-2": (webapps, 1, 2),
     "webapps-2-2": (webapps, 2, 2),
     "webapps-3-2": (webapps, 3, 2),
+    "webapps-1-3": (webapps, 1, 3),
     "webapps-3-3": (webapps, 3, 3),
     "owned-6": (owned_children, 6, 0),
     "owned-requests-10": (owned_requests, 10, 0),

@@ -109,9 +109,11 @@ class _Observed:
         self.actions = model.actions
         self.process = model.process
         self.footprint = model.footprint
-        # the reduction's time horizon: without it the supervised search deferred work past a
-        # pending timer and a built-in's clock window (tests/e2e/test_observed_model.py)
+        # the reduction's time horizon and units: without them the supervised search deferred work
+        # past a pending timer and weighed requests one by one (tests/e2e/test_observed_model.py)
         self.horizon = model.horizon
+        self.unit = model.unit
+        self.release = model.release
         self.pack = model.pack
         self.unpack = model.unpack
 

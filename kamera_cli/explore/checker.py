@@ -19,12 +19,13 @@ from __future__ import annotations
 import gc
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
 from kamera_cli.explore.model import ALWAYS, Footprint, Model, Property, Transition, unwrap
 from kamera_cli.explore.problems import Problems, finish
-from kamera_cli.explore.reduction import PERSISTENT, Reducible, Reduction, persistent_subset
+from kamera_cli.explore.proviso import closes_cycle
+from kamera_cli.explore.reduction import PERSISTENT, Future, Reducible, Reduction, inherit, persistent_subset
 from kamera_cli.explore.result import (
     CONVERGED_LEAF,
     DEPTH_CUT,
@@ -231,11 +232,15 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
     is_converged = model.is_converged
     actions_of = model.actions
     successor = model.successor
+    # what a state keeps only to be expanded (caches of derived data): let go of once it has been
+    release: Callable[[S], None] | None = getattr(model, "release", None)
 
     has_properties = bool(properties)
     reduced_count = 0
     global_causes: dict[str, int] = {}
     horizon_of = getattr(reducer, "horizon", None)
+    # the groups' futures a discovered state inherited from the step that found it (reduction.Future)
+    futures_at: dict[int, dict[Hashable, Future]] = {}
 
     def process_steps(state: S, process: object) -> tuple[list[A], list[Transition[S]]]:
         assert reducer is not None
@@ -363,10 +368,13 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
         ts: list[Transition[S]] | None = None
         order: Sequence[int] = range(len(acts))
         rest: list[int] = []
+        futures = futures_at.pop(node, None) if reducer is not None else None
         if reducer is not None and len(acts) > 1:
             ts = [successor(state, a) for a in acts]
+            futures = {} if futures is None else futures
             chosen = persistent_subset(reducer, state, acts, ts, process_steps, fingerprint,
-                                       horizon_of(state) if horizon_of is not None else None, global_causes)
+                                       horizon_of(state) if horizon_of is not None else None, global_causes,
+                                       futures)
             if chosen is not None and not visible(bool(conv[node]), chosen[0], ts, chosen[1]):
                 order = chosen[0]
                 taken = set(order)
@@ -399,8 +407,13 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
                         converged_nodes.append(dst)
                     if has_properties:
                         check(dst, s2, c)
-                elif dst <= node:
-                    proviso_ok = False  # the cycle proviso: a reduced state's edges must lead to newer states
+                    if futures:
+                        assert reducer is not None
+                        passed = inherit(futures, reducer.process(a), a, reducer.footprint(state, a, t))
+                        if passed:
+                            futures_at[dst] = passed
+                elif rest and proviso_ok and closes_cycle(first_edge, last_edge, graph.e_dst, node, dst):
+                    proviso_ok = False  # the cycle proviso (proviso.py): a reduced state closing a cycle expands fully
                 add_src(node)
                 add_action(a)
                 add_label(t.label)
@@ -421,6 +434,8 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
             planned += len(order)
         last_edge[node] = eid
         status[node] = EXPANDED if taken_count == planned else PARTIAL
+        if release is not None:
+            release(state)
         if dfs and len(states) > first_new:
             stack.extend(range(len(states) - 1, first_new - 1, -1))
 

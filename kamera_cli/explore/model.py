@@ -44,10 +44,15 @@ class Footprint:
     writes: frozenset[Hashable] = frozenset()
     marks: frozenset[Hashable] = frozenset()
     wakes: frozenset[Hashable] = frozenset()
+    #: the step commutes as described only with runs of fewer than this many other steps (a step
+    #: whose outcome depends on the time it runs at: kamera's clock-comparing built-ins); None: any
+    window: int | None = None
 
     def union(self, other: Footprint) -> Footprint:
+        window = self.window if other.window is None else other.window if self.window is None else \
+            min(self.window, other.window)
         return Footprint(self.process, self.reads | other.reads, self.writes | other.writes,
-                         self.marks | other.marks, self.wakes | other.wakes)
+                         self.marks | other.marks, self.wakes | other.wakes, window)
 
     def conflicts(self, other: Footprint) -> bool:
         """Dependent: one writes what the other reads or writes, or one wakes the other's process."""

@@ -31,6 +31,7 @@ from kamera_cli.explore.model import Model, pack_state, unpack_state, unwrap
 from kamera_cli.explore.parallel_pool import BATCH, Pool, WorkerDied
 from kamera_cli.explore.parallel_worker import check
 from kamera_cli.explore.problems import Problems, finish
+from kamera_cli.explore.proviso import closes_cycle
 from kamera_cli.explore.reduction import Reducible
 from kamera_cli.explore.result import (
     CONVERGED_LEAF,
@@ -156,11 +157,28 @@ class _Coordinator:
             self._take(worker, message[1])
         elif message[0] == "results":
             for node, result in message[1]:
+                self._learn(worker, result)
                 self.results[node] = result
             self.backlog[worker] -= len(message[1])
         else:
+            self._learn(worker, message[2])
             self.results[message[1]] = message[2]
             self.backlog[worker] -= 1
+
+    def _learn(self, worker: int, result: Any) -> None:
+        """Record the actions a worker numbered for the first time in ``result``, as it arrives.
+
+        A worker numbers each action once, in the order it sends its results; the coordinator merges
+        results in node order, which is not that order, so a later result may use a number an
+        unmerged one brought (a KeyError at the merge, seen with built-ins over two workers). The
+        coordinator's own worker does not number its actions (``Worker.numbering``)."""
+        if result[0] != "expanded":
+            return
+        new = result[1][1]
+        if new is not None:
+            table = self.act_tables[worker]
+            for number, act in new:
+                table[number] = self.actions.setdefault(act, act)
 
     def _add_node(self, state: Any, fp: str, depth: int, parent: int, converged: bool) -> int:
         g = self.graph
@@ -313,10 +331,8 @@ class _Coordinator:
             g.status[node] = DEPTH_CUT
             return None, False, 0
         _kind, (acts, new), succs, order, rest = result
-        if new is not None:  # numbered (``Worker._numbered``)
+        if new is not None:  # numbered (``Worker._numbered``); the numbers were learnt on arrival
             table = self.act_tables[worker]
-            for number, act in new:
-                table[number] = self.actions.setdefault(act, act)
             acts = [table[i] for i in acts]
         nd = d + 1
         eid = len(g.e_src)
@@ -339,8 +355,8 @@ class _Coordinator:
                         self._violations(dst, details)
                     self.owner[dst] = worker
                     kept.append((dst, fp, nd))
-                elif dst <= node:
-                    proviso_ok = False
+                elif rest and proviso_ok and closes_cycle(g.first_edge, g.last_edge, g.e_dst, node, dst):
+                    proviso_ok = False  # the serial search's cycle proviso (proviso.py)
                 g.e_src.append(node)
                 g.e_action.append(acts[i])
                 g.e_label.append(REMOTE)

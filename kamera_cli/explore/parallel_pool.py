@@ -195,6 +195,9 @@ class Pool:
         self.batches: list[list[tuple[Any, ...]]] = [[] for _ in range(1, n)]
         self.batched_nodes = [0] * (n - 1)
         self.local = Worker(self._local_reply, model, settings, reducer)
+        # its results are merged as they are, in node order, which is not the order it expands in: a
+        # numbering would meet a number before the result that brought it
+        self.local.numbering = False
         self.closed = False
         self.by_fd = {conn.fileno(): conn for conn in self.conns}
         self.poller = readable(self.conns)

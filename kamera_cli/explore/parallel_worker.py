@@ -12,12 +12,12 @@ import heapq
 import select
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
 from kamera_cli.explore.model import ALWAYS, Footprint, Model, Property, Transition, pack_state, unpack_state
-from kamera_cli.explore.reduction import Reducible, persistent_subset
+from kamera_cli.explore.reduction import Future, Reducible, inherit, persistent_subset
 from kamera_cli.explore.settings import SearchSettings
 
 #: results a worker in a process of its own sends together, at most (fewer when it is about to
@@ -71,6 +71,8 @@ class Worker:
                  settings: SearchSettings[Any], reducer: Reducible[Any, Any] | None) -> None:
         self.report = settings.worker_report
         self.reply, self.model, self.properties, self.reducer = reply, model, list(settings.properties), reducer
+        #: number actions for the coordinator (off in the coordinator's own worker: nothing crosses)
+        self.numbering = True
         self.max_depth, self.expand_converged = settings.max_depth, settings.expand_converged
 
         self.always = [p for p in self.properties if p.kind == ALWAYS]
@@ -80,6 +82,8 @@ class Worker:
         self.found: dict[int, dict[str, Any]] = {}  # node -> states its expansion discovered, until merged
         self.queue: list[tuple[int, str, int]] = []  # (node, fingerprint, depth)
         self.numbers: dict[Any, int] = {}  # actions sent to the coordinator, by number
+        #: the reduction's futures successors inherit, by fingerprint (``reduction.inherit``)
+        self.futures: dict[str, dict[Hashable, Future]] = {}
         #: results not sent yet (a worker in a process of its own sends them a few at a time: each
         #: message costs a pickle and a system call on both sides)
         self.outgoing: list[tuple[int, Any]] = []
@@ -174,6 +178,8 @@ class Worker:
             leaving = [q for q in queue if q[0] in wanted]
             self.queue = [q for q in queue if q[0] not in wanted]
             heapq.heapify(self.queue)
+        for _node, fp, _depth in leaving:
+            self.futures.pop(fp, None)
         return [(node, fp, depth, pack_state(self.model, self.store.pop(fp))) for node, fp, depth in leaving]
 
     def _expand(self, node: int, fp: str, depth: int) -> None:
@@ -191,7 +197,7 @@ class Worker:
             elif depth >= self.max_depth:
                 result = ("cut",)
             else:
-                result = self._successors(node, state, acts, converged)
+                result = self._successors(node, state, acts, converged, self.futures.pop(fp, None))
         if not self.batching:
             self.reply(("result", node, result))
             return
@@ -204,21 +210,31 @@ class Worker:
             self.reply(("results", self.outgoing))
             self.outgoing = []
 
-    def _successors(self, node: int, state: Any, acts: list[Any], converged: bool) -> tuple[Any, ...]:
+    def _successors(self, node: int, state: Any, acts: list[Any], converged: bool,
+                    futures: dict[Hashable, Future] | None) -> tuple[Any, ...]:
         model, reducer = self.model, self.reducer
         ts = [model.successor(state, a) for a in acts]
         order: list[int] = list(range(len(acts)))
         rest: list[int] = []
+        fps = [model.fingerprint(t.state) for t in ts]
         if reducer is not None and len(acts) > 1:
             horizon_of = getattr(reducer, "horizon", None)
+            futures = {} if futures is None else futures
             chosen = persistent_subset(reducer, state, acts, ts, self._process_steps, model.fingerprint,
-                                       horizon_of(state) if horizon_of is not None else None)
+                                       horizon_of(state) if horizon_of is not None else None, None, futures)
             if chosen is not None and not self._visible(converged, chosen[0], ts, chosen[1]):
                 order = chosen[0]
                 taken = set(order)
                 rest = [i for i in range(len(acts)) if i not in taken]
+            # the groups' futures a successor inherits, should this worker expand it (the choice
+            # never depends on them: reduction.py), as the serial search passes them on
+            for i in order:
+                if futures and fps[i] not in self.futures and fps[i] not in self.store:
+                    passed = inherit(futures, reducer.process(acts[i]), acts[i],
+                                     reducer.footprint(state, acts[i], ts[i]))
+                    if passed:
+                        self.futures[fps[i]] = passed
         found = self.found.setdefault(node, {})
-        fps = [model.fingerprint(t.state) for t in ts]
         # the state kept for a fingerprint is the first one the coordinator meets: in ``order``, then ``rest``
         for i in (*order, *rest):
             if fps[i] not in self.store:
@@ -243,6 +259,8 @@ class Worker:
         Why: a model repeats a few actions over and over (the same reconcile from thousands of
         states); pickling each anew, and building each again on the other side, cost the
         coordinator more than merging the expansion."""
+        if not self.numbering:
+            return acts, None
         numbers = self.numbers
         ids: list[Any] = []
         new: list[tuple[int, Any]] = []

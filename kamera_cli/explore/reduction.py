@@ -8,27 +8,28 @@ outside ``T`` taken from ``s`` contains an action dependent on one in ``T``; exp
 every finding and every property violation (docs/explorer.md, "Partial-order reduction").
 
 How ``T`` is chosen, from the footprints the model reports (``Reducible``): actions belong to
-*processes* (kamera: one reconcile request). A process is *free* at ``s`` when its future is known
-without the others: it has one enabled action, and running it alone (its *solo run*) wakes no
-other process, never reaches a step with an unknown (``None``) footprint, and ends or repeats a
-state within ``SOLO_LIMIT`` steps. Because a step is a function of what it reads, a free process
-behaves exactly as in its solo run as long as nothing writes what it reads. Free processes whose
-solo runs conflict with another process's footprint stop being free (iterated to a fixpoint). Then
-``T`` is every enabled action of the processes that are not free, or, when all are free, the
-actions of the first one. Every action outside ``T`` is a step of a free process, so every path
-outside ``T`` is an interleaving of solo-run prefixes, none of which touches what ``T`` reads,
-writes or wakes.
+*processes* (kamera: one reconcile request), processes to *units* (kamera: one owned tree). A unit's
+*future* at ``s`` is what its processes, and every process they wake, can do alone: a search of the
+states they reach with everything else frozen. A unit is *free* when that search is complete, meets
+no global step, and neither touches, nor wakes, nor is touched by any other unit (iterated to a
+fixpoint, free units by their futures, others by their first steps). ``T`` is every enabled action
+of the units that are not free, or, when all are free, the actions of the first one. Every action
+outside ``T`` is a step of a free unit's group, so every path outside ``T`` is an interleaving of
+the free groups' own paths, none of which touches what ``T`` reads, writes or wakes. Futures are
+inherited from state to state (``inherit``): searched once per tree, not once per state.
 
 Conditions kept (checked by the caller, ``checker.py``):
 - visibility: when ``T`` is not everything, no action in ``T`` may write what an ``always``
   property observes, nor change whether the state is converged;
-- cycle proviso: when a successor through ``T`` is not a new state, the state is expanded fully,
-  so every cycle of the reduced graph holds a fully expanded state (livelocks and ignored work).
+- cycle proviso: when an edge through ``T`` closes a cycle, the state is expanded fully, so every
+  cycle of the reduced graph holds a fully expanded state (livelocks and ignored work; proviso.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections import deque
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from kamera_cli.explore.model import Footprint, Transition
@@ -42,9 +43,6 @@ Reduction = Literal["persistent", "none"]
 PERSISTENT: Reduction = "persistent"
 NONE: Reduction = "none"
 
-#: the longest solo run followed before a process is treated as having an unknown future
-SOLO_LIMIT = 16
-
 
 @runtime_checkable
 class Reducible(Protocol[S_contra, A_contra]):
@@ -53,7 +51,8 @@ class Reducible(Protocol[S_contra, A_contra]):
     ``process``: the process an action belongs to (actions of one process are never reordered).
     ``footprint``: the step's footprint, or ``None`` when the step is global (time, external
     actions, anything whose effect the model cannot describe): a ``None`` among the enabled
-    actions, or in a solo run, makes the state fully expanded.
+    actions makes the state fully expanded, one in a unit's future makes that unit not free.
+    ``unit(state, process)`` (optional): the unit a process belongs to (by default its own).
     """
 
     def process(self, action: A_contra) -> Hashable: ...
@@ -61,25 +60,162 @@ class Reducible(Protocol[S_contra, A_contra]):
     def footprint(self, state: S_contra, action: A_contra, transition: Transition[Any]) -> Footprint | None: ...
 
 
-#: a solo run's length when it returns to a state it passed (no bound on how long it may run)
+#: a future's length when its search may go round a cycle or was cut (no bound on how long it runs)
 CYCLE = 1 << 30
 
 #: the cause counted when the deferred steps could reach a pending timer's instant
 TIMER_IN_REACH = "a timer falls due within the deferred steps"
 
 
+@dataclass(frozen=True, slots=True)
+class Future:
+    """What a process and everything it wakes may still do when run alone: its *group*.
+
+    ``footprint``: the union over every step of every path the group can take by itself;
+    ``processes``: the group; ``length``: the longest such path (``CYCLE`` when it may go round or
+    the search of it was cut, ``complete`` False); ``age``: steps taken since it was worked out.
+
+    A future is a property of the state. A step outside the group that neither writes what the
+    group reads, nor reads what it writes, nor wakes one of its processes leaves it as it was
+    (every step of the group reads the same values), and a step of the group itself leads to a
+    state of the group's own search, whose future that search already holds; so a successor
+    inherits futures (``inherit``) instead of searching the group again.
+    """
+
+    processes: frozenset[Hashable]
+    footprint: Footprint
+    length: int
+    complete: bool = True
+    age: int = 0
+    graph: _GroupGraph | None = field(default=None, compare=False, repr=False)
+    node: int = 0
+    #: the group's processes with a step at the state (the unit's enabled processes)
+    enabled: frozenset[Hashable] = frozenset()
+
+    def older(self) -> Future:
+        return Future(self.processes, self.footprint, self.length, self.complete, self.age + 1, self.graph,
+                      self.node, self.enabled)
+
+
+@dataclass(eq=False, slots=True)
+class _GroupGraph:
+    """A group's own search, kept so that the group's steps find their successors' futures.
+
+    Per node: its edges (action, node), the group's processes with a step there, and — filled in
+    once the search is complete and has no cycle — everything reachable from it (``prints``) and
+    the longest path from it (``lengths``).
+    """
+
+    edges: list[list[tuple[Any, int, Footprint]]]
+    enabled: list[frozenset[Hashable]]
+    prints: list[Footprint] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+
+    def after(self, node: int, action: Any, age: int) -> Future | None:
+        """The future at the node ``action`` leads to from ``node`` (None: the search has no summary)."""
+        if not self.prints:
+            return None
+        for act, dst, _fp in self.edges[node]:
+            if act == action:
+                fp, enabled = self.prints[dst], self.enabled[dst]
+                group = fp.wakes | enabled
+                return Future(group, Footprint(None, fp.reads, fp.writes, fp.marks, group, fp.window),
+                              self.lengths[dst], True, age, self, dst, enabled)
+        return None
+
+    def summarise(self) -> None:
+        """Fill ``prints`` and ``lengths`` by one pass in reverse topological order (no cycle)."""
+        n = len(self.edges)
+        order = _topological(self.edges)
+        if order is None:
+            return
+        prints: list[Footprint | None] = [None] * n
+        lengths = [0] * n
+        for v in reversed(order):
+            reads: set[Hashable] = set()
+            writes: set[Hashable] = set()
+            marks: set[Hashable] = set()
+            wakes: set[Hashable] = set()
+            window: int | None = None
+            best = 0
+            for _a, w, fp in self.edges[v]:
+                for src in (fp, prints[w]):
+                    assert src is not None
+                    reads |= src.reads
+                    writes |= src.writes
+                    marks |= src.marks
+                    wakes |= src.wakes
+                    if src.window is not None:
+                        window = src.window if window is None else min(window, src.window)
+                best = max(best, 1 + lengths[w])
+            prints[v] = Footprint(None, frozenset(reads), frozenset(writes), frozenset(marks), frozenset(wakes), window)
+            lengths[v] = best
+        empty = Footprint(None)
+        self.prints = [empty if p is None else p for p in prints]
+        self.lengths = lengths
+
+
+def _topological(edges: list[list[tuple[Any, int, Footprint]]]) -> list[int] | None:
+    """Nodes reachable from 0 in topological order, or ``None`` when the graph has a cycle."""
+    state = [0] * len(edges)  # 0 new, 1 on the path, 2 done
+    out: list[int] = []
+    stack: list[tuple[int, int]] = [(0, 0)]
+    state[0] = 1
+    while stack:
+        node, i = stack[-1]
+        if i < len(edges[node]):
+            stack[-1] = (node, i + 1)
+            nxt = edges[node][i][1]
+            if state[nxt] == 1:
+                return None
+            if state[nxt] == 0:
+                state[nxt] = 1
+                stack.append((nxt, 0))
+            continue
+        stack.pop()
+        state[node] = 2
+        out.append(node)
+    out.reverse()
+    return out
+
+
+def inherit(futures: Mapping[Hashable, Future], process: Hashable, action: Any, footprint: Footprint | None,
+            ) -> dict[Hashable, Future]:
+    """The futures known after ``action`` of ``process`` (footprint ``footprint``; none when global),
+    by unit. Whether a unit still has the same processes there is checked where they are used."""
+    if footprint is None or not futures:
+        return {}
+    out: dict[Hashable, Future] = {}
+    for unit, f in futures.items():
+        if process in f.processes:
+            if process in f.enabled and f.graph is not None:
+                found = f.graph.after(f.node, action, f.age + 1)
+                if found is not None and found.enabled:
+                    out[unit] = found
+            continue
+        if not footprint.wakes.isdisjoint(f.processes) or f.footprint.conflicts(footprint):
+            continue
+        out[unit] = f.older()
+    return out
+
+
 def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
                       transitions: Sequence[Transition[S]],
                       successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
                       fingerprint: Callable[[S], str], horizon: int | None = None,
-                      causes: dict[str, int] | None = None) -> tuple[list[int], list[Footprint]] | None:
+                      causes: dict[str, int] | None = None,
+                      futures: dict[Hashable, Future] | None = None) -> tuple[list[int], list[Footprint]] | None:
     """Indexes (into ``actions``) of a persistent set at ``state`` and every action's footprint, or
     ``None`` when the state must be expanded fully.
 
     ``successors_of(state, process)`` returns the process's enabled actions at ``state`` with their
     transitions. ``horizon``: how many steps can be taken from ``state`` before time alone enables
-    more work (a timer falls due); ``None`` when nothing is waiting for time. ``causes`` counts why a
-    state is expanded fully (a global step's ``Transition.cause``, or ``TIMER_IN_REACH``).
+    more work (a timer falls due, or a clock-dependent step leaves the window it was checked over);
+    ``None`` when nothing is waiting for time. ``causes`` counts why a state is expanded fully (a
+    global step's ``Transition.cause``, or ``TIMER_IN_REACH``). ``futures``: the groups' futures
+    known at ``state`` (inherited from its parent); the ones worked out here are added to it. What
+    is chosen never depends on which futures were known, only on the state: a known future is the
+    one that would be worked out, and one too old for the horizon is worked out again.
     """
     if len(actions) < 2:
         return None
@@ -103,70 +239,198 @@ def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
         members[p].append(i)
     if len(order) < 2:
         return None
-    solo: dict[Hashable, tuple[Footprint, int]] = {}
-    for p in order:
-        # a solo run only grows the first step's footprint, and conflicts only grow with footprints:
-        # a process whose first step already conflicts with another's can never be free, so its
-        # (costly) solo run is not worked out
-        if len(members[p]) == 1 and not any(first[p].conflicts(first[q]) for q in order if q != p):
-            run = _solo_run(model, p, transitions[members[p][0]].state, first[p], successors_of, fingerprint)
-            if run is not None:
-                solo[p] = run
-    free = [p for p in order if p in solo]
+    unit_of = getattr(model, "unit", None)
+    modes: list[dict[Hashable, list[Hashable]]] = [{("process", p): [p] for p in order}]
+    if unit_of is not None:
+        trees: dict[Hashable, list[Hashable]] = {}
+        for p in order:
+            trees.setdefault(("unit", unit_of(state, p)), []).append(p)
+        if len(trees) < len(order):
+            modes.append(trees)
+    known = futures if futures is not None else {}
+    best: list[int] | None = None
+    first_cause = ""
+    for units in modes:
+        picked, cause = _choose(model, state, units, members, first, prints, actions, transitions, successors_of,
+                                fingerprint, horizon, known)
+        if picked is not None and len(picked) < len(actions) and (best is None or len(picked) < len(best)):
+            best = picked
+        first_cause = first_cause or cause
+    if best is None:
+        if first_cause:
+            _count(causes, first_cause)
+        return None
+    return best, prints
+
+
+def _choose(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashable]],
+            members: dict[Hashable, list[int]], first: dict[Hashable, Footprint], prints: list[Footprint],
+            actions: Sequence[A], transitions: Sequence[Transition[S]],
+            successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
+            fingerprint: Callable[[S], str], horizon: int | None,
+            known: dict[Hashable, Future]) -> tuple[list[int] | None, str]:
+    """The persistent set one grouping of the processes into units gives (indexes into ``actions``),
+    or ``None`` with the cause when it reduces nothing.
+
+    Two groupings are weighed (``persistent_subset``): every process its own unit, and processes by
+    the model's units (owned trees). Each is a persistent set on its own, so taking the smaller is
+    sound; both are functions of the state, so the choice is too. Their futures share ``known``
+    under keys that say which grouping they belong to.
+    """
+    for unit, procs in units.items():  # a future whose unit has other processes here is not this one's
+        if unit in known and known[unit].enabled != frozenset(procs):
+            del known[unit]
+    for attempt in range(2):
+        free = _free_units(model, state, units, members, first, actions, transitions, successors_of,
+                           fingerprint, known)
+        # Every path outside the set is made of the free groups' paths, so it is at most their total
+        # length; time alone must not enable anything along it (a timer falling due there would be
+        # a process the argument never looked at), counting the steps an inherited future has aged.
+        # ... and no step, deferred or taken, may move further than its footprint's window says
+        windows = [w for w in (*(fp.window for fp in prints), *(known[u].footprint.window for u in free))
+                   if w is not None]
+        limit = min([*windows, *([horizon] if horizon is not None else [])], default=None)
+        if not free or limit is None:
+            break
+        reach = sum(known[u].length for u in free) + max(known[u].age for u in free)
+        if reach < limit:
+            break
+        if attempt == 0 and any(known[u].age for u in free):
+            for u in free:
+                if known[u].age:
+                    del known[u]  # worked out again at this state's instant
+            continue
+        return None, TIMER_IN_REACH
+    free_set = set(free)
+    chosen = [u for u in units if u not in free_set] or [free[0]]
+    picked = sorted(i for u in chosen for p in units[u] for i in members[p])
+    return (None, "") if len(picked) == len(actions) else (picked, "")
+
+
+def _clash(mine: Future, theirs: Footprint, their_group: frozenset[Hashable]) -> bool:
+    """Whether a free unit's group could interfere with another unit (its first steps, or its
+    group's future when it is free too)."""
+    if not mine.processes.isdisjoint(their_group) or not theirs.wakes.isdisjoint(mine.processes):
+        return True
+    return mine.footprint.conflicts(theirs)
+
+
+def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashable]],
+                members: dict[Hashable, list[int]], first: dict[Hashable, Footprint], actions: Sequence[A],
+                transitions: Sequence[Transition[S]],
+                successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
+                fingerprint: Callable[[S], str], known: dict[Hashable, Future]) -> list[Hashable]:
+    """The units whose groups are free at ``state``: every path their groups can take alone
+    interferes with no other unit (with no other free unit's paths either).
+
+    A unit whose first steps already conflict with another unit's (or are woken by them) can never
+    be free: its (costly) future is not worked out, nor used when inherited. Every other unit's
+    future is worked out, or inherited (the same value: what is chosen depends only on the state).
+    """
+    firsts: dict[Hashable, Footprint] = {}
+    for unit, procs in units.items():
+        fp = first[procs[0]]
+        for q in procs[1:]:
+            fp = fp.union(first[q])
+        firsts[unit] = Footprint(unit, fp.reads, fp.writes, fp.marks, fp.wakes, fp.window)
+    candidates = []
+    for unit, procs in units.items():
+        mine = frozenset(procs)
+        if any(firsts[unit].conflicts(firsts[v]) or not firsts[v].wakes.isdisjoint(mine) or
+               not firsts[unit].wakes.isdisjoint(units[v]) for v in units if v != unit):
+            continue
+        if unit not in known:
+            others = {q: first[q] for v, qs in units.items() if v != unit for q in qs}
+            steps = [(actions[i], transitions[i]) for p in procs for i in members[p]]
+            found = _group_future(model, procs, state, steps, successors_of, fingerprint, others)
+            if found is None:
+                continue
+            known[unit] = found
+        candidates.append(unit)
+    free = [u for u in candidates if known[u].complete]
     changed = True
     while changed:
         changed = False
-        for p in list(free):
-            mine = solo[p][0]
-            for q in order:
-                if q == p:
+        for u in list(free):
+            for v in units:
+                if v == u:
                     continue
-                theirs = solo[q][0] if q in free else first[q]
-                if mine.conflicts(theirs):
-                    free.remove(p)
+                theirs, group = ((known[v].footprint, known[v].processes) if v in free
+                                 else (firsts[v], frozenset(units[v])))
+                if _clash(known[u], theirs, group):
+                    free.remove(u)
                     changed = True
                     break
-    # Every path outside the set is made of the free processes' solo runs, so it is at most their
-    # total length; time alone must not enable anything along it (a timer falling due there would
-    # be a process the argument never looked at).
-    if free and horizon is not None and sum(solo[p][1] for p in free) >= horizon:
-        _count(causes, TIMER_IN_REACH)
-        return None
-    free_set = set(free)
-    chosen = [p for p in order if p not in free_set] or [free[0]]
-    picked = sorted(i for p in chosen for i in members[p])
-    return None if len(picked) == len(actions) else (picked, prints)
+    return free
+
+
+#: the most states one group's future is explored over before the group is taken as never free
+GROUP_LIMIT = 2048
+
+
+def _group_future(model: Reducible[S, A], roots: list[Hashable], state: S, steps: list[tuple[A, Transition[S]]],
+                  successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
+                  fingerprint: Callable[[S], str], others: Mapping[Hashable, Footprint]) -> Future | None:
+    """The future at ``state`` of the group of ``roots`` (a unit's processes; their steps there are
+    ``steps``): a search of the states the group reaches alone, the group growing by every process
+    one of its steps wakes.
+
+    ``None`` when the group plainly cannot be free (it wakes or touches another enabled process, a
+    step is global): the search stops at the first such step. A search cut at ``GROUP_LIMIT``
+    states gives an incomplete future, which a successor may inherit like a complete one.
+    """
+    group: set[Hashable] = set(roots)
+    total = Footprint(None)
+    index = {fingerprint(state): 0}
+    graph = _GroupGraph([[]], [frozenset(roots)])
+    queue: deque[tuple[int, S]] = deque([(0, state)])
+    complete = True
+    while queue:
+        node, here = queue.popleft()
+        if node == 0:
+            pairs = steps
+        else:
+            pairs = []
+            enabled = []
+            for member in sorted(group, key=repr):
+                acts, ts = successors_of(here, member)
+                if acts:
+                    enabled.append(member)
+                pairs.extend(zip(acts, ts))
+            graph.enabled[node] = frozenset(enabled)
+        for a, t in pairs:
+            fp = model.footprint(here, a, t)
+            if fp is None:
+                return None
+            for woken in fp.wakes - group:
+                if woken in others:
+                    return None
+                group.add(woken)
+            total = total.union(fp)
+            if any(total.conflicts(theirs) or not theirs.wakes.isdisjoint(group) for theirs in others.values()):
+                return None
+            key = fingerprint(t.state)
+            dst = index.get(key)
+            if dst is None:
+                if len(index) >= GROUP_LIMIT:
+                    complete = False
+                    queue.clear()
+                    break
+                dst = index[key] = len(graph.edges)
+                graph.edges.append([])
+                graph.enabled.append(frozenset())
+                queue.append((dst, t.state))
+            graph.edges[node].append((a, dst, fp))
+    members = frozenset(group)
+    print_ = Footprint(None, total.reads, total.writes, total.marks, total.wakes | members, total.window)
+    if not complete:
+        return Future(members, print_, CYCLE, False, enabled=frozenset(roots))
+    graph.summarise()
+    if not graph.prints:
+        return Future(members, print_, CYCLE, True, enabled=frozenset(roots))
+    return Future(members, print_, graph.lengths[0], True, 0, graph, 0, frozenset(roots))
 
 
 def _count(causes: dict[str, int] | None, cause: str) -> None:
     if causes is not None:
         causes[cause] = causes.get(cause, 0) + 1
-
-
-def _solo_run(model: Reducible[S, A], process: Hashable, after: S, footprint: Footprint,
-              successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
-              fingerprint: Callable[[S], str]) -> tuple[Footprint, int] | None:
-    """The union footprint of ``process`` running alone from ``after`` (its first step taken) and
-    the run's length in steps, or ``None`` when that future is not known: it wakes another
-    process, branches, or runs too long."""
-    if not footprint.wakes <= {process}:
-        return None
-    total = footprint
-    seen = {fingerprint(after)}
-    state = after
-    for steps in range(1, SOLO_LIMIT + 1):
-        acts, ts = successors_of(state, process)
-        if not acts:
-            return total, steps
-        if len(acts) > 1:
-            return None
-        fp = model.footprint(state, acts[0], ts[0])
-        if fp is None or not fp.wakes <= {process}:
-            return None
-        total = total.union(fp)
-        state = ts[0].state
-        key = fingerprint(state)
-        if key in seen:
-            return total, CYCLE  # it may go round for ever: its paths have no bound
-        seen.add(key)
-    return None

@@ -21,6 +21,7 @@ from kamera_cli.apiserver.defaulting.metadata import format_time
 from kamera_cli.controlplane import BuiltinController, ClusterError, Obj
 from kamera_cli.controlplane.objects import controller_ref, labels, selector_is_empty, selector_matches
 from kamera_cli.model.objects import KindRef, ObjectRef
+from kamera_cli.sim.instants import ClockLog, Instant
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,8 @@ class ServerCluster:
         #: the listings the step made, per (kind, namespace): ``None`` when it listed everything,
         #: else the claims (selector, controller uids) it listed for (``Cluster.claimable``)
         self.listings: dict[tuple[KindRef, str], list[Claim] | None] = {}
+        #: what the step compared the time with (sim/instants.py)
+        self.clock_log = ClockLog()
 
     def _ref(self, api_version: str, kind: str, namespace: str, name: str) -> ObjectRef:
         return ObjectRef(api_version, kind, namespace, name)
@@ -134,7 +137,7 @@ class ServerCluster:
     def now(self) -> int:
         self.read_clock = True
         self.compared_clock = True
-        return self._clock
+        return Instant.now(self._clock, self.clock_log)  # type: ignore[return-value]  # compares as the int
 
     def stamp(self) -> str:
         self.read_clock = True
@@ -164,6 +167,9 @@ class BuiltinFactory:
     compared_clock: bool = field(default=False, init=False)
     #: set by the last :meth:`invoke_native`: its listings (``ServerCluster.listings``)
     listings: Mapping[tuple[KindRef, str], Sequence[Claim] | None] = field(default_factory=dict, init=False)
+    #: set by the last :meth:`invoke_native`: for how many later instants its outcome is certainly the
+    #: same (None: unknown; sim/instants.py)
+    stable_for: int | None = field(default=None, init=False)
 
     @property
     def for_kind(self) -> KindRef:
@@ -181,11 +187,16 @@ class BuiltinFactory:
             # a request the server refused that the controller does not handle: it retries (requeue)
             self.read_clock, self.compared_clock = cluster.read_clock, cluster.compared_clock
             self.listings = cluster.listings
+            self.stable_for = cluster.clock_log.stable_for(clock, None)
             return ReconcileOutcome("api-error", result=Result(requeue=True),
                                     error=ErrorInfo("ApiException", exc.message, "", exc.status))
         self.read_clock, self.compared_clock = cluster.read_clock, cluster.compared_clock
         self.listings = cluster.listings
-        return ReconcileOutcome("ok", result=Result(requeue_after=outcome.requeue_after, retry=outcome.retry))
+        after = outcome.requeue_after
+        self.stable_for = cluster.clock_log.stable_for(clock, after)
+        if isinstance(after, Instant):
+            after = after.plain()
+        return ReconcileOutcome("ok", result=Result(requeue_after=after, retry=outcome.retry))
 
     # what the simulation calls on every factory
     def reload(self) -> None:

@@ -174,15 +174,10 @@ def _live_owner(registry: Registry, snapshot: Snapshot, namespace: str, owner: A
     The collector resolves owners by uid among every object; a reference it would resolve to an
     owner that is present and not deleting gives it nothing to do for this dependent.
     """
-    if not isinstance(owner, Mapping):
+    uid = owner.get("uid") if isinstance(owner, Mapping) else None
+    ref = _named_owner(registry, namespace, owner) if isinstance(uid, str) and uid else None
+    if ref is None:
         return None
-    api_version, kind, name, uid = (owner.get(k) for k in ("apiVersion", "kind", "name", "uid"))
-    if not all(isinstance(v, str) and v for v in (api_version, kind, name, uid)):
-        return None
-    info = registry.lookup(str(api_version), str(kind))
-    if info is None:
-        return None
-    ref = ObjectRef(str(api_version), str(kind), namespace if info.namespaced else "", str(name))
     found = snapshot.get(ref)
     meta = _meta(found)
     if found is None or meta.get("uid") != uid or meta.get("deletionTimestamp"):
@@ -224,3 +219,56 @@ def actor_reads(registry: Registry, after: Snapshot, write: WriteRec) -> frozens
             return None
         owners.add(object_token(live))
     return frozenset(owners)
+
+
+def owner_root(registry: Registry, snapshot: Snapshot, kind: Any, namespace: str, name: str) -> Hashable | None:
+    """The object at the root of ``name``'s controller ownerReferences, as a reduction unit key, or
+    ``None`` when the object is not there. Only a key: a wrong guess costs reduction, never soundness
+    (docs/semantics.md, "Partial-order reduction": units)."""
+    info = registry.lookup(str(kind.api_version), str(kind.kind))
+    if info is None:
+        return None
+    ref = ObjectRef(str(kind.api_version), str(kind.kind), namespace if info.namespaced else "", name)
+    obj = snapshot.get(ref)
+    if obj is None:
+        return None
+    for _ in range(8):  # ownership chains are short; a longer (or circular) one stops here
+        owner = next((o for o in _owner_refs(obj) if isinstance(o, Mapping) and o.get("controller") is True), None)
+        up = _live_owner(registry, snapshot, ref.namespace, owner) if owner is not None else None
+        found = snapshot.get(up) if up is not None else None
+        if up is None or found is None:
+            break
+        ref, obj = up, found
+    return ("root", ref.kind_ref.group, ref.kind, ref.namespace, ref.name)
+
+
+def collector_footprint(registry: Registry, process: Hashable, target: ObjectRef, writes: Iterable[WriteRec],
+                        listed: Iterable[tuple[KindRef, str | None]], wakes: Iterable[Hashable]) -> Footprint | None:
+    """The footprint of one garbage-collector step on ``target`` (docs/semantics.md, "The collector
+    as a process").
+
+    The collector's next item is the first of its work list, a function of every object's uid,
+    ownerReferences, deletionTimestamp and finalizers; a step that may change any of those is
+    global (``actor_reads``), so no reorderable step changes the list, and the item depends only on
+    the target it reads (and on owners by uid, which no reorderable step can bring back). The
+    caller keeps the step global while a namespace is terminating (the namespace controller's work
+    would change with it).
+    """
+    found = step_footprint(registry, process, [("obj", target)], writes, listed, wakes)
+    if found is None:
+        return None
+    owners = {object_token(ref) for w in writes if not w.refused for o in _owner_refs(w.before)
+              if (ref := _named_owner(registry, w.ref.namespace, o)) is not None}
+    return Footprint(found.process, found.reads | owners, found.writes, found.marks, found.wakes)
+
+
+def _named_owner(registry: Registry, namespace: str, owner: Any) -> ObjectRef | None:
+    if not isinstance(owner, Mapping):
+        return None
+    api_version, kind, name = (owner.get(k) for k in ("apiVersion", "kind", "name"))
+    if not all(isinstance(v, str) and v for v in (api_version, kind, name)):
+        return None
+    info = registry.lookup(str(api_version), str(kind))
+    if info is None:
+        return None
+    return ObjectRef(str(api_version), str(kind), namespace if info.namespaced else "", str(name))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,7 +21,7 @@ from kamera_cli.apiserver.storage.snapshot import is_record
 from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec, Perturbations, covers
-from kamera_cli.sim.footprints import actor_reads, process_of, step_footprint
+from kamera_cli.sim.footprints import actor_reads, collector_footprint, owner_root, process_of, step_footprint
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
 from kamera_cli.sim.runtime import ControllerRuntime, Fault, ReconcileRun
@@ -37,7 +37,7 @@ from kamera_cli.sim.state import (
     merge_pending,
 )
 from kamera_cli.sim.symmetry import Canon, Symmetry, state_notes, translate
-from kamera_cli.sim.timing import CLOCK_WINDOW, stable_over_window
+from kamera_cli.sim.timing import stable_window
 from kamera_cli.sim.triggers import MapperFailed, Triggers
 
 _NO_TICKS: Mapping[str, int] = {}
@@ -72,6 +72,8 @@ class Act:
 
 GC = "garbage-collector"
 NS = "namespace-controller"
+#: the reduction's processes of the collector and the namespace controller (``KubeModel.process``)
+_ACTORS: frozenset[Hashable] = frozenset({("actor", GC, "0"), ("actor", NS, "0")})
 
 
 class KubeModel:
@@ -216,8 +218,23 @@ class KubeModel:
             return process_of(act.controller, act.namespace, act.name)
         return (act.kind, act.controller, str(act.index))
 
+    def release(self, state: SimState) -> None:
+        """The explorer has expanded ``state``: its snapshot's caches (listings, the actors' work) go."""
+        state.snapshot.forget_derived()
+
     def footprint(self, state: SimState, act: Act, transition: Transition[SimState]) -> Footprint | None:
         return transition.footprint
+
+    def unit(self, state: SimState, process: Hashable) -> Hashable:
+        """The reduction's unit of a reconcile request: the object at the root of its object's
+        controller ownerReferences (a WebApp for its Deployment's, ReplicaSet's and Pods'
+        requests), so work on one owned tree is weighed as one; anything else is its own unit."""
+        if not (isinstance(process, tuple) and len(process) == 4 and process[0] == "reconcile"):
+            return process
+        ctrl = self.controllers.get(process[1])
+        if ctrl is None or getattr(ctrl, "for_kind", None) is None:
+            return process
+        return owner_root(self.registry, state.snapshot, ctrl.for_kind, process[2], process[3]) or process
 
     def _global_state(self, state: SimState) -> str:
         """Why no step from this state may be reordered ("" when they may; see docs/semantics.md).
@@ -244,10 +261,8 @@ class KubeModel:
         if all(p.ready_at > clock for p in state.pending):
             clock = min(p.ready_at for p in state.pending)
         later = [p.ready_at for p in state.pending if p.ready_at > clock]
-        horizon = min(later) - clock if later else None
-        if self._builtins:  # a built-in step that depends on the clock is checked over a window only
-            horizon = CLOCK_WINDOW if horizon is None else min(horizon, CLOCK_WINDOW)
-        return horizon
+        # (a built-in step that depends on the clock says over how many steps in its footprint's window)
+        return min(later) - clock if later else None
 
     def successor(self, state: SimState, act: Act) -> Transition[SimState]:
         if act.kind == "reconcile":
@@ -455,24 +470,28 @@ class KubeModel:
         native = self.controllers[act.controller].native
         if run.requeue_after is not None and not native:
             return None, "the step set a timer"
-        if ((run.clocked or run.requeue_after is not None) and act.fault is None
-                and not stable_over_window(run, max(state.clock, _ready_at(state, act)), run_at)):
-            return None, "a built-in's outcome depends on the instant it runs at"
+        window: int | None = None
+        if (run.clocked or run.requeue_after is not None) and act.fault is None:
+            window = stable_window(run, max(state.clock, _ready_at(state, act)), run_at)
+            if window < 2:
+                return None, "a built-in's outcome depends on the instant it runs at"
         if getattr(self.controllers[act.controller].factory, "time_dependent", False):
             return None, "time-dependent controller (kopf)"
         extra: set[Any] = set()
+        wakes: set[Hashable] = {process_of(i.controller, i.namespace, i.name) for i in new_items}
         for w in run.writes:
             owners = actor_reads(self.registry, run.snapshot, w)
-            if owners is None:
-                return None, "a write gives the garbage collector or namespace controller work"
-            extra.update(owners)
-        footprint = step_footprint(self.registry, self.process(act), run.regions, run.writes, listed,
-                                   {process_of(i.controller, i.namespace, i.name) for i in new_items}, run.claims)
+            if owners is None:  # may give the collector or the namespace controller work: wakes them
+                wakes |= _ACTORS
+            else:
+                extra.update(owners)
+        footprint = step_footprint(self.registry, self.process(act), run.regions, run.writes, listed, wakes,
+                                   run.claims)
         if footprint is None:
             return None, "a list of an unknown collection"
-        if extra:
+        if extra or window is not None:
             footprint = Footprint(footprint.process, footprint.reads | extra, footprint.writes, footprint.marks,
-                                  footprint.wakes)
+                                  footprint.wakes, window)
         return footprint, ""
 
     def _actor(self, state: SimState, act: Act) -> Transition[SimState]:
@@ -484,8 +503,9 @@ class KubeModel:
         writes = journal_writes(server)
         findings: list[Finding] = []
         new_items: list[PendingItem] = []
+        listed: list[tuple[KindRef, str | None]] = []
         try:
-            new_items = self._triggered(server.snapshot, writes, state.clock + 1)
+            new_items = self._triggered(server.snapshot, writes, state.clock + 1, listed)
         except MapperFailed as exc:
             findings.append(Finding("controller-error", exc.controller, str(exc)))
         faults = self._age_views(state.faults, writes)
@@ -503,7 +523,39 @@ class KubeModel:
         what = work.describe()
         what = what[len(act.controller) + 2:] if what.startswith(act.controller + ": ") else what
         label = StepLabel(kind=act.controller, actor=act.controller, request=what, writes=tuple(writes))
-        return Transition(new_state, label, tuple(findings), cause=act.controller)
+        footprint: Footprint | None = None
+        if (act.controller == GC and self.footprints and not findings and not self._global_state(state)
+                and not ns and not self._actor_work(server.snapshot)[1]):
+            footprint = collector_footprint(self.registry, self.process(act), work.target, writes, listed,
+                                            self._wakes(server.snapshot, writes, new_items))
+        return Transition(new_state, label, tuple(findings), footprint, act.controller)
+
+    def _wakes(self, after: Snapshot, writes: Sequence[WriteRec], new_items: Sequence[PendingItem]) -> set[Hashable]:
+        """The processes a step's writes wake: the requests they enqueue, and the collector and the
+        namespace controller when a write may change their work (``actor_reads``)."""
+        wakes: set[Hashable] = {process_of(i.controller, i.namespace, i.name) for i in new_items}
+        if any(actor_reads(self.registry, after, w) is None for w in writes):
+            wakes |= _ACTORS
+        return wakes
+
+    def _action_footprint(self, state: SimState, act: Act, after: Snapshot, writes: Sequence[WriteRec],
+                          new_items: Sequence[PendingItem]) -> Footprint | None:
+        """A user action due at any step, applied without a refusal: it reads what it names (and its
+        namespace), writes what it wrote, and wakes the next action (docs/semantics.md)."""
+        spec = self.action_specs[act.index]
+        if not self.footprints or spec.at != "any" or self._global_state(state):
+            return None
+        named = [spec.target] if spec.target is not None else [ObjectRef.of(o) for o in spec.objects]
+        for ref in named:
+            info = self.registry.lookup(ref.api_version, ref.kind)
+            if not ref.name or info is None or info.namespaced != bool(ref.namespace):
+                return None  # a generated name, an unknown kind, a namespace left to defaulting
+        reads: list[tuple[Any, ...]] = [("obj", ref) for ref in named]
+        reads += [("obj", ObjectRef("v1", "Namespace", "", ref.namespace)) for ref in named if ref.namespace]
+        wakes = self._wakes(after, writes, new_items)
+        if act.index + 1 < len(self.action_specs):
+            wakes.add(self.process(Act("action", index=act.index + 1)))
+        return step_footprint(self.registry, self.process(act), reads, writes, (), wakes)
 
     def _action(self, state: SimState, act: Act) -> Transition[SimState]:
         spec = self.action_specs[act.index]
@@ -541,7 +593,9 @@ class KubeModel:
         )
         label = StepLabel(kind="action", actor=f"action {spec.name!r}", writes=tuple(writes),
                           note=("refused, as it may be: " if allowed else "failed: ") + error if error else "")
-        return Transition(new_state, label, tuple(findings), cause="a user action")
+        footprint = None if error or findings else self._action_footprint(state, act, server.snapshot, writes,
+                                                                          new_items)
+        return Transition(new_state, label, tuple(findings), footprint, "a user action")
 
     def _triggered(self, snapshot: Snapshot, writes: Sequence[WriteRec], ready_at: int,
                    listed: list[tuple[KindRef, str | None]] | None = None) -> list[PendingItem]:

@@ -92,6 +92,9 @@ class ReconcileRun:
     #: a built-in compared the clock: the step depends on the time it runs at, not only on its reads
     #: (a stamp alone does not count: the timestamps it writes are not in fingerprints)
     clocked: bool = False
+    #: a clock-comparing built-in's step: for how many later instants its outcome is certainly the
+    #: same (None: unknown; sim/instants.py)
+    stable_for: int | None = None
     #: a built-in's claim listings, ``((kind, namespace), claims)``: the list regions of those kinds
     #: depend only on the objects the claims match (``Cluster.claimable``)
     claims: tuple[tuple[tuple[KindRef, str], tuple[Any, ...]], ...] = ()
@@ -165,7 +168,8 @@ class ControllerRuntime:
         run, regions, signature = self._execute(snapshot, item, clock, fault, views, choice, remembered)
         if self.native and self.factory.read_clock:
             key = timed_key
-            run = replace(run, clocked=self.factory.compared_clock)
+            run = replace(run, clocked=self.factory.compared_clock,
+                          stable_for=getattr(self.factory, "stable_for", None))
         if self.native:
             claims = tuple((key, tuple(c)) for key, c in self.factory.listings.items() if c is not None)
             if claims:

@@ -22,9 +22,13 @@ from collections.abc import Callable, Hashable
 
 from kamera_cli.sim.runtime import ReconcileRun
 
-#: how many later instants a clock-dependent built-in step is checked at, and so the longest run of
-#: deferred steps the reduction may reorder it past
+#: how many later instants a clock-dependent built-in step is run again at when its use of the clock
+#: could not be followed (sim/instants.py), and so the longest run of other steps it may be
+#: reordered past (its footprint's window)
 CLOCK_WINDOW = 24
+
+#: the longest window a step whose comparisons were recorded is given (any bound will do)
+LONG_WINDOW = 1 << 20
 
 
 def outcome_signature(run: ReconcileRun, clock: int) -> tuple[Hashable, ...]:
@@ -35,7 +39,14 @@ def outcome_signature(run: ReconcileRun, clock: int) -> tuple[Hashable, ...]:
             tuple(repr(f) for f in run.findings))
 
 
-def stable_over_window(run: ReconcileRun, clock: int, run_at: Callable[[int], ReconcileRun]) -> bool:
-    """Whether running the step at each of the next ``CLOCK_WINDOW`` instants gives this run's outcome."""
+def stable_window(run: ReconcileRun, clock: int, run_at: Callable[[int], ReconcileRun]) -> int:
+    """For how many later instants the step certainly has this run's outcome (0: not even the next):
+    known at once when the step's comparisons of the clock were recorded (sim/instants.py), else
+    found by running it again at each of the next ``CLOCK_WINDOW`` instants."""
+    if run.stable_for is not None:
+        return max(0, min(run.stable_for, LONG_WINDOW))
     expected = outcome_signature(run, clock)
-    return all(outcome_signature(run_at(clock + k), clock + k) == expected for k in range(1, CLOCK_WINDOW + 1))
+    for k in range(1, CLOCK_WINDOW + 1):
+        if outcome_signature(run_at(clock + k), clock + k) != expected:
+            return 0
+    return CLOCK_WINDOW

@@ -165,7 +165,7 @@ def test_collapse_modes_redraw_and_say_what_they_merged(browser: Any, tmp_path: 
     path, result = _report(tmp_path, "bugs/exception-one-ordering", limit=12)
     page = Opened(browser, path)
     note = page.page.inner_text("#graph-note")
-    assert "Recorded 12 of 19 explored states" in note and "Explored states per depth" in note
+    assert "Recorded 12 of 13 explored states" in note and "Explored states per depth" in note
     drawn = int(page.attr("#graph", "data-drawn-nodes"))
     assert drawn == 12
     page.page.select_option("#collapse", "depth")

@@ -57,8 +57,8 @@ def test_max_states_caps_the_graph_and_the_page_says_so(tmp_path: Path) -> None:
                            "--graph-states", "4", "-q")
     assert code == 1
     graph = _island(html.read_text(encoding="utf-8"))["scenarios"][0]["graph"]  # type: ignore[index]
-    assert graph["limit"] == 4 and graph["total_states"] == 19
-    assert "of 19 states are not recorded" in graph["omitted"]
+    assert graph["limit"] == 4 and graph["total_states"] == 13
+    assert "of 13 states are not recorded" in graph["omitted"]
     paths = _island(html.read_text(encoding="utf-8"))["scenarios"][0]["paths"]  # type: ignore[index]
     kept = {s["id"] for s in graph["states"]}
     assert paths and all(set(p["nodes"]) <= kept for p in paths), "counterexample paths are always kept"

@@ -145,3 +145,14 @@ class Workers:
 
     def footprint(self, state: object, action: object, transition: Transition[object]) -> object:
         return transition.footprint
+
+
+@dataclass
+class UnitWorkers(Workers):
+    """``Workers`` whose workers are grouped into reduction units (``unit``), as kamera groups the
+    requests of one owned tree. Which unit a worker is in must never change what is found."""
+
+    units: tuple[int, ...] = ()
+
+    def unit(self, state: object, process: int) -> object:
+        return ("unit", self.units[process]) if process < len(self.units) else process

@@ -7,7 +7,7 @@ searched both ways and must agree on everything kamera reports.
 
 from __future__ import annotations
 
-from explore_toys import Worker, Workers
+from explore_toys import UnitWorkers, Worker, Workers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -55,6 +55,51 @@ def test_reduced_search_reports_what_the_full_search_reports(model: Workers, sco
     assert {f.key for f in reduced.findings} == {f.key for f in full.findings}
     assert {v.property for v in reduced.violations} == {v.property for v in full.violations}
     assert set(reduced.graph.fingerprints) <= set(full.graph.fingerprints)
+
+
+@settings(max_examples=300, deadline=None)
+@given(systems(), st.lists(st.integers(0, 2), min_size=4, max_size=4))
+def test_any_grouping_into_units_reports_what_the_full_search_reports(model: Workers, units: list[int]) -> None:
+    """Units only say which processes' futures are worked out together: any grouping is sound."""
+    grouped = UnitWorkers(model.workers, model.initial_vars, model.watchers, units=tuple(units))
+    props: list[Property[object]] = [
+        Property("var0 is never 2", "always", lambda s: "two" if s[0][0] == 2 else None,  # type: ignore[index]
+                 lambda tok: tok == ("var", 0)),
+        Property("ends with var0 = 1", "converged", lambda s: None if s[0][0] == 1 else "no"),  # type: ignore[index]
+    ]
+    full, reduced = _both(grouped, props)
+    assert full.complete and reduced.complete
+    assert _converged(reduced) == _converged(full)
+    assert bool(reduced.deadlocks) == bool(full.deadlocks)
+    assert bool(reduced.livelocks) == bool(full.livelocks)
+    assert {f.key for f in reduced.findings} == {f.key for f in full.findings}
+    assert {v.property for v in reduced.violations} == {v.property for v in full.violations}
+
+
+def _chains(k: int, length: int) -> UnitWorkers:
+    """``k`` chains of ``length`` workers: each worker writes a variable of its own that wakes the
+    next worker of its chain (a WebApp's request waking its Deployment's, then its ReplicaSet's)."""
+    workers, watchers, units = [], {}, []
+    for c in range(k):
+        for i in range(length):
+            v = c * length + i
+            workers.append(Worker(reads=(v - 1,) if i else (), target=v, offsets=(1,)))
+            if i + 1 < length:
+                watchers[v] = (v + 1,)
+            units.append(c)
+    pending = frozenset(c * length for c in range(k))
+    model = UnitWorkers(workers, (0,) * (k * length), watchers, units=tuple(units))
+    model.initial_states = lambda: (((0,) * (k * length), pending),)  # type: ignore[method-assign]
+    return model
+
+
+def test_chains_that_wake_their_own_next_step_run_one_after_another() -> None:
+    """3 chains of 3 workers each waking the next: the full search interleaves them (4^3 = 64 states);
+    each chain's future is worked out once and the chains run one after the other (1 + 3 * 3)."""
+    full, reduced = _both(_chains(3, 3), [])
+    assert full.stats.states == 64
+    assert reduced.stats.states == 10
+    assert _converged(reduced) == _converged(full)
 
 
 def test_independent_workers_take_one_order() -> None:

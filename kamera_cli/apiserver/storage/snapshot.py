@@ -249,6 +249,12 @@ class Snapshot:
         snap._derived.update(derived)
         return snap
 
+    def forget_derived(self) -> None:
+        """Drop the listings and derived data cached on this snapshot (recomputed if asked again):
+        a state the search has expanded keeps only what its value needs."""
+        self._sorted = {}
+        self._derived = {}
+
     def cached(self, key: str) -> Any | None:
         """What ``derived(key, …)`` computed on this snapshot, if it has (None otherwise)."""
         return self._derived.get(key)
