@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
-from kamera_cli.explore.model import Model, pack_state, unpack_state, unwrap
+from kamera_cli.explore.model import Model, unpack_state, unwrap
 from kamera_cli.explore.parallel_pool import BATCH, Pool, WorkerDied
-from kamera_cli.explore.parallel_worker import check
+from kamera_cli.explore.parallel_worker import check, pack_node, unpack_node
 from kamera_cli.explore.problems import Problems, finish
 from kamera_cli.explore.proviso import closes_cycle
 from kamera_cli.explore.reduction import Reducible
@@ -124,7 +124,9 @@ class _Coordinator:
             self.owner[node] = 0
             self.backlog[worker] -= 1
             self.taken += 1
-            local.store[fp] = unpack_state(self.model, blob)
+            local.store[fp], futures = unpack_node(self.model, blob)
+            if futures:
+                local.futures[fp] = futures
             if queue:
                 heapq.heappush(local.queue, (node, fp, depth))
 
@@ -227,7 +229,7 @@ class _Coordinator:
             if worker == 0:
                 self.pool.local.store[self.fps[node]] = g.states[node]
             self._dispatch(node, self.fps[node], worker,
-                           None if worker == 0 else pack_state(model, g.states[node]))
+                           None if worker == 0 else pack_node(model, g.states[node], None))
         cursor, reduced, max_depth_seen = 0, 0, 0
         next_report = self.start + _POLL
         stopped = self.run_.is_stopped()

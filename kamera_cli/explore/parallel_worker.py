@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import pickle
 import select
 import time
 import traceback
@@ -64,6 +65,17 @@ def worker_main(conn: Connection, others: list[Connection], model: Model[Any, An
         conn.close()
 
 
+
+def pack_node(model: object, state: object, futures: dict[Hashable, Future] | None) -> bytes:
+    """A state moving to another process, with the futures it inherited: the receiver then chooses as
+    the serial search would (a node searched afresh may choose differently: docs/explorer.md)."""
+    return pickle.dumps((pack_state(model, state), futures or None), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack_node(model: object, blob: bytes) -> tuple[Any, dict[Hashable, Future] | None]:
+    packed, futures = pickle.loads(blob)
+    return unpack_state(model, packed), futures
+
 class Worker:
     """Expands the nodes it is given, smallest id first, and keeps the states it discovers."""
 
@@ -82,8 +94,10 @@ class Worker:
         self.found: dict[int, dict[str, Any]] = {}  # node -> states its expansion discovered, until merged
         self.queue: list[tuple[int, str, int]] = []  # (node, fingerprint, depth)
         self.numbers: dict[Any, int] = {}  # actions sent to the coordinator, by number
-        #: the reduction's futures successors inherit, by fingerprint (``reduction.inherit``)
+        #: the reduction's futures a queued state inherited, by fingerprint (``reduction.inherit``), and
+        #: those an expanded node offers its successors until the coordinator says which it keeps
         self.futures: dict[str, dict[Hashable, Future]] = {}
+        self.offered: dict[int, dict[str, dict[Hashable, Future]]] = {}
         #: results not sent yet (a worker in a process of its own sends them a few at a time: each
         #: message costs a pickle and a system call on both sides)
         self.outgoing: list[tuple[int, Any]] = []
@@ -135,14 +149,19 @@ class Worker:
         if tag == "expand":
             _tag, node, fp, depth, blob = message
             if blob is not None:
-                self.store[fp] = unpack_state(self.model, blob)
+                self.store[fp], futures = unpack_node(self.model, blob)
+                if futures:
+                    self.futures[fp] = futures
                 self.moved += 1
             heapq.heappush(self.queue, (node, fp, depth))
         elif tag == "merged":
             _tag, node, kept = message
             found = self.found.pop(node, {})
+            offered = self.offered.pop(node, {})
             for child, fp, depth in kept:
                 self.store[fp] = found[fp]
+                if fp in offered:
+                    self.futures[fp] = offered[fp]
                 heapq.heappush(self.queue, (child, fp, depth))
         elif tag == "give":
             self.reply(("given", self.give(message[1], message[2])))
@@ -153,6 +172,7 @@ class Worker:
         elif tag == "halt":
             self.queue.clear()
             self.found.clear()
+            self.offered.clear()
             self.reply(("halted", self.report() if self.report is not None else None, self.load()))
         elif tag == "quit":
             return False
@@ -178,9 +198,8 @@ class Worker:
             leaving = [q for q in queue if q[0] in wanted]
             self.queue = [q for q in queue if q[0] not in wanted]
             heapq.heapify(self.queue)
-        for _node, fp, _depth in leaving:
-            self.futures.pop(fp, None)
-        return [(node, fp, depth, pack_state(self.model, self.store.pop(fp))) for node, fp, depth in leaving]
+        return [(node, fp, depth, pack_node(self.model, self.store.pop(fp), self.futures.pop(fp, None)))
+                for node, fp, depth in leaving]
 
     def _expand(self, node: int, fp: str, depth: int) -> None:
         model = self.model
@@ -226,14 +245,16 @@ class Worker:
                 order = chosen[0]
                 taken = set(order)
                 rest = [i for i in range(len(acts)) if i not in taken]
-            # the groups' futures a successor inherits, should this worker expand it (the choice
-            # never depends on them: reduction.py), as the serial search passes them on
-            for i in order:
-                if futures and fps[i] not in self.futures and fps[i] not in self.store:
+        if reducer is not None and futures:
+            # what each successor inherits if it is new and this worker keeps it ("merged"): from its
+            # first step in ``order`` then ``rest``, as the serial search passes them on at discovery
+            offered = self.offered.setdefault(node, {})
+            for i in (*order, *rest):
+                if fps[i] not in offered:
                     passed = inherit(futures, reducer.process(acts[i]), acts[i],
                                      reducer.footprint(state, acts[i], ts[i]))
                     if passed:
-                        self.futures[fps[i]] = passed
+                        offered[fps[i]] = passed
         found = self.found.setdefault(node, {})
         # the state kept for a fingerprint is the first one the coordinator meets: in ``order``, then ``rest``
         for i in (*order, *rest):

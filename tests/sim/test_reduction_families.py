@@ -97,12 +97,18 @@ def test_two_owned_trees(tmp_path: Path, delete: bool) -> None:
     assert reduced.search.stats.states * 10 < 2985
 
 
-def test_two_owned_trees_split_across_processes(tmp_path: Path) -> None:
-    """The split search with built-ins and owned trees: the same graph as the serial one. Two
-    workers once crashed here (an action numbered in a result merged after one that used the number)
-    and took minutes (every group's future searched again at every state: workers now pass them on)."""
+@pytest.mark.parametrize("move_all", [False, True])
+def test_two_owned_trees_split_across_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                move_all: bool) -> None:
+    """The split search with built-ins and owned trees: the same graph as the serial one, also when
+    every new node moves to another process (its inherited futures go with it). Two workers once
+    crashed here (an action numbered in a result merged after one that used the number), took
+    minutes (every group's future searched again at every state), and then chose differently from
+    the serial search where a node inherited futures from another parent than the serial one's."""
+    from kamera_cli.explore import parallel
     from kamera_cli.runner import Overrides, check_file
 
+    monkeypatch.setattr(parallel._Coordinator, "_move_all", move_all)
     path = webapps(tmp_path, 2, 2)
     serial = check_file(path, Overrides())
     split = check_file(path, Overrides(search_workers=2))
