@@ -147,6 +147,8 @@ def step_footprint(registry: Registry, process: Hashable, regions: Sequence[tupl
     reads.update(list_token(kind, ns) for kind, ns in listed)
     marks: set[Hashable] = set()
     for w in writes:
+        if w.ref.namespace:  # whether it exists, or is terminating, decides a write's fate (refused too)
+            reads.add(object_token(ObjectRef("v1", "Namespace", "", w.ref.namespace)))
         if w.refused:
             continue
         written.add(object_token(w.ref))

@@ -524,10 +524,12 @@ class KubeModel:
         what = what[len(act.controller) + 2:] if what.startswith(act.controller + ": ") else what
         label = StepLabel(kind=act.controller, actor=act.controller, request=what, writes=tuple(writes))
         footprint: Footprint | None = None
-        if (act.controller == GC and self.footprints and not findings and not self._global_state(state)
-                and not ns and not self._actor_work(server.snapshot)[1]):
-            footprint = collector_footprint(self.registry, self.process(act), work.target, writes, listed,
-                                            self._wakes(server.snapshot, writes, new_items))
+        if self.footprints and not findings and not self._global_state(state):
+            wakes = self._wakes(server.snapshot, writes, new_items)
+            footprint = (collector_footprint(self.registry, self.process(act), work.target, writes, listed, wakes)
+                         if act.controller == GC else
+                         step_footprint(self.registry, self.process(act), [("obj", work.target)], writes, listed,
+                                        wakes))
         return Transition(new_state, label, tuple(findings), footprint, act.controller)
 
     def _wakes(self, after: Snapshot, writes: Sequence[WriteRec], new_items: Sequence[PendingItem]) -> set[Hashable]:

@@ -114,3 +114,20 @@ def test_two_owned_trees_split_across_processes(tmp_path: Path, monkeypatch: pyt
     split = check_file(path, Overrides(search_workers=2))
     assert (split.stats.states, split.stats.transitions) == (serial.stats.states, serial.stats.transitions)
     assert [(c.name, c.verdict) for c in split.checks] == [(c.name, c.verdict) for c in serial.checks]
+
+
+@pytest.mark.parametrize("at", ["any", "converged"])
+def test_a_namespace_deleted_while_owned_children_are_made(tmp_path: Path, at: str) -> None:
+    """A user deletes a namespace while controllers create owned children in it and in another: the
+    namespace controller's and the collector's steps are processes whose footprints the reduction
+    weighs (docs/semantics.md); every write reads its Namespace (a create in a terminating or gone
+    namespace is refused), so the outcomes must be the full search's."""
+    path = owned_children(tmp_path, 2)
+    text = path.read_text().replace("{name: mine, namespace: default}}\n",
+                                    "{name: mine, namespace: team}}\n", 1)
+    text = text.replace("  seed:\n", "  seed:\n    - {apiVersion: v1, kind: Namespace, metadata: {name: team}}\n", 1)
+    text += (f"  actions:\n    - {{name: remove, at: {at}, delete: {{apiVersion: v1, kind: Namespace, "
+             "name: team}}\n")
+    path.write_text(text)
+    reduced = assert_reduction_agrees(load_scenario(path))
+    assert reduced.search.complete
