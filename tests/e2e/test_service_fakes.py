@@ -24,7 +24,7 @@ from tests.e2e.test_supervisor import Listener
 
 #: each client, and the library it needs
 CLIENTS = {"requests": "requests", "urllib3": "urllib3", "httpx": "httpx", "httpx_async": "httpx",
-           "aiohttp": "aiohttp"}
+           "aiohttp": "aiohttp", "urllib": "urllib", "http_client": "http"}
 SHAPES = ("app", "asgi", "handle")
 
 FAKE = '''
@@ -72,6 +72,17 @@ CLIENT = "{client}"
 
 
 def ask(url, body):
+    if CLIENT == "urllib":
+        import urllib.request
+        with urllib.request.urlopen(url, data=body.encode()) as response:
+            return json.load(response)
+    if CLIENT == "http_client":
+        import http.client
+        from urllib.parse import urlsplit
+        parts = urlsplit(url)
+        connection = http.client.HTTPConnection(parts.hostname, parts.port)
+        connection.request("POST", parts.path, body=body)
+        return json.loads(connection.getresponse().read())
     if CLIENT == "requests":
         import requests
         return requests.post(url, data=body, timeout=5).json()
@@ -204,6 +215,15 @@ def via_httpx_async(path):
         async with httpx.AsyncClient() as http:
             return (await http.get(ADDR + path)).text
     return asyncio.run(go())
+def via_urllib(path):
+    import urllib.request
+    with urllib.request.urlopen(ADDR + path, timeout=2) as response:
+        return response.read().decode()
+def via_http_client(path):
+    import http.client
+    connection = http.client.HTTPConnection(ADDR.split("//")[1], timeout=2)
+    connection.request("GET", path)
+    return connection.getresponse().read().decode()
 def via_aiohttp(path):
     import aiohttp
     async def go():
@@ -235,8 +255,8 @@ def _listened(tmp_path: Path, port: int) -> Path:
         "import json\nfrom kubernetes import client, config\nconfig.load_kube_config()\ncore = client.CoreV1Api()\n"
         f"def reconcile(request):\n    if request.name != 'team-a':\n        return\n{code}\n"
         # answered: the fake's JSON for /faked/x; refused: an exception's name for /real
-        "    refused = ('NetworkBlocked', 'ConnectionError')\n"
-        "    ok = len(seen) == 5 and all(json.loads(a)['path'] == '/faked/x' and b in refused\n"
+        "    refused = ('NetworkBlocked', 'ConnectionError', 'URLError')\n"
+        "    ok = len(seen) == 7 and all(json.loads(a)['path'] == '/faked/x' and b in refused\n"
         "             for a, b in seen.values())\n"
         "    core.create_namespaced_config_map('team-a', client.V1ConfigMap(metadata=client.V1ObjectMeta("
         "name='seen'), data={'ok': str(ok), 'seen': json.dumps(seen, sort_keys=True)}))\n")
@@ -254,6 +274,25 @@ def test_a_matched_url_on_a_real_listener_never_reaches_it(tmp_path: Path, liste
     assert _failed(_listened(tmp_path, listener.port)) == (Verdict.PASSED, [])
     time.sleep(0.5)
     assert (listener.connections, listener.bytes) == (0, 0)
+
+
+@pytest.mark.parametrize("client", ["urllib", "http_client"])
+def test_a_host_no_pattern_names_meets_the_fence_at_a_real_listener(tmp_path: Path, listener: Listener,
+                                                                    client: str) -> None:
+    """The standard library's clients at the listener by a name no pattern matches (``localhost``, not the
+    faked ``127.0.0.1``): the socket fence's finding, as before fakes by URL, and not a byte sent."""
+    path = _scenario(tmp_path, client, url=f"http://127.0.0.1:{listener.port}/**")
+    controller = tmp_path / "controller.py"
+    controller.write_text(controller.read_text().replace(
+        'ask(f"http://{request.name}-scheduler.default.svc:8786/api/v1/teams/{request.name}"',
+        f'ask(f"http://localhost:{listener.port}/api/v1/teams/{{request.name}}"'))
+    verdict, failed = _failed(path)
+    time.sleep(0.5)
+    assert (listener.connections, listener.bytes) == (0, 0)
+    assert verdict is Verdict.FAILED
+    (finding,) = (m for m in failed if m.startswith("no controller errors"))
+    assert ("opened a network connection of its own: NetworkAccess: tried to open a network connection to "
+            f"localhost:{listener.port}") in finding, failed
 
 
 def test_supervised_no_byte_reaches_a_real_listener(tmp_path: Path, listener: Listener) -> None:
