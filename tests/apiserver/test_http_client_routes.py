@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -21,12 +22,16 @@ import pytest
 from kamera_cli.apiserver import ApiServer, Registry, Snapshot
 from kamera_cli.apiserver.transports.containment import Containment, NetworkBlocked
 from kamera_cli.apiserver.transports.http_client import parse_request, response_bytes
-from kamera_cli.apiserver.transports.services import install_routes
+from kamera_cli.apiserver.transports.services import absolute_url, install_routes
 from kamera_cli.model.services import ServiceRequest, ServiceResponse, parse_url_pattern
 from tests.e2e.test_supervisor import Listener
 
 
 def _service(request: ServiceRequest) -> ServiceResponse:
+    if request.path.endswith("/moved"):
+        return ServiceResponse(302, (("Location", "/api/target"),), b"")
+    if request.path.endswith("/away"):
+        return ServiceResponse(302, (("Location", "http://elsewhere.example/x"),), b"")
     if request.path.endswith("/missing"):
         return ServiceResponse.of_json({"error": "no such worker"}, status=404, headers=[("X-Why", "gone")])
     if request.path.endswith("/boom"):
@@ -67,6 +72,21 @@ def test_an_error_status_raises_http_error_as_urllib_does(routed: None) -> None:
 def test_a_fake_that_raises_raises_into_the_caller(routed: None) -> None:
     with pytest.raises(RuntimeError, match="the fake failed"):
         urllib.request.urlopen("http://sched.default.svc:8786/api/boom")
+
+
+def test_urlopen_follows_a_redirect_to_a_faked_url_and_is_refused_elsewhere(routed: None) -> None:
+    with urllib.request.urlopen("http://sched.default.svc:8786/api/moved") as response:
+        assert response.url == "http://sched.default.svc:8786/api/target"
+        assert json.load(response)["url"] == "http://sched.default.svc:8786/api/target"
+    # a redirect to a host no pattern names reaches the real connect, which a step's fence refuses
+    # (stood in for here, so that nothing is resolved or sent)
+    with pytest.MonkeyPatch.context() as patched:
+        def fence(*args: object, **kwargs: object) -> None:
+            raise ConnectionRefusedError("fenced")
+
+        patched.setattr(socket, "create_connection", fence)
+        with pytest.raises(urllib.error.URLError, match="fenced"):
+            urllib.request.urlopen("http://sched.default.svc:8786/api/away")
 
 
 def test_https_over_urlopen_and_https_connection(routed: None) -> None:
@@ -205,6 +225,11 @@ def test_a_chunked_body_with_trailers() -> None:
 def test_what_is_not_a_request_says_why(sent: bytes, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_request(bytearray(sent))
+
+
+def test_an_ipv6_address_is_bracketed_in_a_url() -> None:
+    assert absolute_url("http", "::1", 8080, "/x") == "http://[::1]:8080/x"
+    assert absolute_url("https", "fd00::2", 443, "/") == "https://[fd00::2]/"
 
 
 def test_a_response_is_framed_by_its_body() -> None:
