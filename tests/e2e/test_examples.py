@@ -115,6 +115,9 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "shapes/http-fake": (1, {"deterministic", "invariant: every worker Pod is a running worker of the scheduler"},
                          9, 2),
     "shapes/http-fake/fixed": (0, set(), 7, 1),
+    # the same through urllib.request (issue 27): a crash between Grafana's folder and its record, then 409 forever
+    "shapes/http-fake-urllib": (1, {"no controller errors"}, 80, 1),
+    "shapes/http-fake-urllib/fixed": (0, set(), 80, 1),
     # metacontroller (issue 12): the IndexedJob example's hook server, stuck on a failed pod, and its fix
     "shapes/metacontroller": (1, {"invariant: a settled job has finished"}, 48, 4),
     "shapes/metacontroller/fixed": (0, set(), 31, 3),
