@@ -117,6 +117,20 @@ def test_one_connection_carries_several_requests_chunked_and_low_level(routed: N
     conn.close()
 
 
+def test_what_is_not_a_complete_request_is_answered_as_a_server_would(routed: None) -> None:
+    conn = http.client.HTTPConnection("sched.default.svc", 8786)
+    conn.connect()
+    conn.send(b"nonsense\r\n\r\n")  # not HTTP: a 400, no fake asked
+    response = http.client.HTTPResponse(conn.sock)  # type: ignore[arg-type]
+    response.begin()
+    assert response.status == 400 and b"is not 'METHOD target HTTP/1.x'" in response.read()
+    conn.putrequest("POST", "/api/short")  # a body shorter than its Content-Length: a server still waits
+    conn.putheader("Content-Length", "10")
+    conn.endheaders(b"abc")
+    with pytest.raises(TimeoutError, match="before the request was complete"):
+        conn.getresponse()
+
+
 def test_a_faked_host_at_a_path_no_pattern_matches_is_refused(routed: None) -> None:
     conn = http.client.HTTPConnection("sched.default.svc", 8786)
     with pytest.raises(NetworkBlocked, match=r"sched\.default\.svc:8786") as info:
@@ -221,6 +235,7 @@ def test_a_chunked_body_with_trailers() -> None:
     (b"nonsense\r\n\r\n", "is not 'METHOD target HTTP/1.x'"),
     (b"GET / HTTP/1.1\r\nno colon\r\n\r\n", "has no name"),
     (b"GET / HTTP/1.1\r\nContent-Length: x\r\n\r\n", "is not a number"),
+    (b"PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n", "is not hexadecimal"),
 ])
 def test_what_is_not_a_request_says_why(sent: bytes, message: str) -> None:
     with pytest.raises(ValueError, match=message):

@@ -124,10 +124,9 @@ def _chunked(data: bytearray, at: int) -> tuple[bytes, int] | None:
         if eol < 0:
             return None
         size_text = bytes(data[at:eol]).split(b";", 1)[0].strip()
-        try:
-            size = int(size_text, 16)
-        except ValueError:
-            raise ValueError(f"the chunk size {size_text!r} is not hexadecimal") from None
+        if not size_text or any(c not in b"0123456789abcdefABCDEF" for c in size_text):
+            raise ValueError(f"the chunk size {size_text!r} is not hexadecimal")
+        size = int(size_text, 16)
         if size == 0:  # the last chunk, then trailer lines up to an empty one
             end = data.find(_HEAD_END, eol)
             return None if end < 0 else (bytes(body), end + len(_HEAD_END))
