@@ -30,6 +30,7 @@ from kamera_cli.sim.shipping import Shipping
 from kamera_cli.sim.state import (
     REQUEUE,
     RESTART,
+    STOP,
     TIMER,
     WATCH,
     FaultBook,
@@ -425,11 +426,14 @@ class KubeModel:
             # spawn_daemons is idempotent per handler), so its next tick is this requeue's
             new_items = [i for i in new_items if not (i.spawn and i.key == item.key)]
             delay = max(1, math.ceil(run.requeue_after))
-            new_items.append(
-                PendingItem(act.controller, act.namespace, act.name, clock + delay, TIMER,
-                            stable=not changed and not run.retry,
-                            woken=bool(getattr(ctrl.factory, "timer_shaped", False)), carry=run.carry)
-            )
+            # unless its own write made its filters stop matching: kopf stops it at that event
+            if any(i.source == STOP and i.key == item.key for i in new_items):
+                note = "stopped: its filters no longer match"
+            else:
+                new_items.append(PendingItem(
+                    act.controller, act.namespace, act.name, clock + delay, TIMER,
+                    stable=not changed and not run.retry,
+                    woken=bool(getattr(ctrl.factory, "timer_shaped", False)), carry=run.carry))
         pending = self._running(memory, merge_pending(state.pending, new_items, item))
         self._inherit_idle_actors(state.snapshot, run.snapshot, run.writes)
         new_state = SimState(
@@ -615,11 +619,16 @@ class KubeModel:
         items: list[PendingItem] = []
         track = bool(self.perturbations.stale_reads)
         spawns: set[tuple[str, str, str]] = set()
+        stops: set[tuple[str, str, str]] = set()
         for w in writes:
             if w.refused:
                 continue
             fresh = (str(w.ref.kind_ref),) if track else ()
-            for req in self.triggers.requests(w.before, w.after, lister, spawns):
+            for req in self.triggers.requests(w.before, w.after, lister, spawns, stops):
+                if req in stops:  # a timer or daemon whose filters stopped matching ends at this event
+                    stops.discard(req)
+                    items.append(PendingItem(*req, ready_at, STOP))
+                    continue
                 items.append(PendingItem(*req, ready_at, WATCH, fresh=fresh, spawn=req in spawns))
         return items
 
