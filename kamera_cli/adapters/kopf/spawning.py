@@ -63,6 +63,8 @@ class _Spawned:
     #: its own ticks are told from events (``Request.timer``): an event only arms the timer
     timer_shaped = True
     relists = False
+    #: the operator, not each of its timers and daemons, runs the cleanup handlers when it stops
+    stops_gracefully = False
 
     def __init__(self, operator: KopfOperator, handler_id: str) -> None:
         self.operator = operator
