@@ -255,3 +255,13 @@ def test_a_response_is_framed_by_its_body() -> None:
     assert response_bytes(599, [], b"").startswith(b"HTTP/1.1 599 \r\n")
     with pytest.raises(ValueError, match="line break"):
         response_bytes(200, [("X", "a\r\nSet-Cookie: b")], b"")
+
+
+def test_the_standard_library_is_put_back_when_the_last_containment_exits() -> None:
+    originals = (http.client.HTTPConnection.connect, http.client.HTTPSConnection.connect,
+                 urllib.request.proxy_bypass)
+    with Containment():
+        assert http.client.HTTPConnection.connect is not originals[0]
+        assert urllib.request.proxy_bypass is not originals[2]
+    assert (http.client.HTTPConnection.connect, http.client.HTTPSConnection.connect,
+            urllib.request.proxy_bypass) == originals

@@ -226,8 +226,9 @@ def patch(set_attr: Callable[[Any, str, Any], None], send: Send, blocked: Callab
     import urllib.request
 
     plain: Any = http.client.HTTPConnection
-    tls: Any = http.client.HTTPSConnection
-    plain_connect, tls_connect = plain.connect, tls.connect
+    tls: Any = getattr(http.client, "HTTPSConnection", None)  # absent from a Python built without ssl
+    plain_connect = plain.connect
+    tls_connect = tls.connect if tls is not None else plain_connect
 
     def wire_for(conn: Any, scheme: str) -> Wire | None:
         host, port = _host_port(conn)
@@ -238,7 +239,7 @@ def patch(set_attr: Callable[[Any, str, Any], None], send: Send, blocked: Callab
         return None
 
     def connect(conn: Any) -> None:
-        wire = wire_for(conn, "https" if isinstance(conn, tls) else "http")
+        wire = wire_for(conn, "https" if tls is not None and isinstance(conn, tls) else "http")
         if wire is None:
             plain_connect(conn)  # the real one: the sandbox's fence refuses it
         else:
@@ -260,5 +261,6 @@ def patch(set_attr: Callable[[Any, str, Any], None], send: Send, blocked: Callab
         return bool(real_bypass(host))
 
     set_attr(plain, "connect", connect)
-    set_attr(tls, "connect", connect_tls)
+    if tls is not None:
+        set_attr(tls, "connect", connect_tls)
     set_attr(urllib.request, "proxy_bypass", proxy_bypass)
