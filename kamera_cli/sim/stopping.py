@@ -79,7 +79,7 @@ class GracefulStops:
         seed = hashlib.sha256(f"{name}\0stop\0{fingerprint}".encode()).digest()
         ctrl.bind(server)
         try:
-            failed = ctrl.factory.stop(float(state.clock), seed)
+            failed = ctrl.factory.stop(float(state.clock), seed, ctrl.budget_seconds)
         finally:
             ctrl.bind(None)
         if failed is None:

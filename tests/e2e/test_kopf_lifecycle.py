@@ -114,6 +114,23 @@ def test_a_cleanup_handler_raising_what_kopf_does_not_catch_is_a_finding(tmp_pat
         cex.summary
 
 
+def test_a_cleanup_handler_that_never_returns_is_stopped_at_the_controller_s_budget(tmp_path: Path) -> None:
+    result = case(tmp_path, "cleanup", """
+        import kopf
+        @kopf.on.create("widgets")
+        def create(**_):
+            pass
+        @kopf.on.cleanup()
+        def drain(**_):
+            while True:
+                pass
+    """, (("env: {HANDOVER_ANNOTATION: widgets.example.com/handover}", "timeout: 1s"),))
+    (cex,) = errors(result).counterexamples
+    assert cex.summary.startswith("a @kopf.on.cleanup handler did not return within 1 s of wall-clock time"), \
+        cex.summary
+    assert 'operator.py", line 8, in drain' in cex.steps[-1].error
+
+
 def test_an_operator_that_never_started_runs_no_cleanup(tmp_path: Path) -> None:
     result = case(tmp_path, "cleanup", """
         import kopf

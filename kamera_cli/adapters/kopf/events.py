@@ -27,6 +27,7 @@ import contextlib
 import copy
 import json
 import logging
+import sys
 import traceback
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from types import ModuleType
@@ -34,8 +35,10 @@ from typing import Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.kopf import activities
+from kamera_cli.adapters.sandbox.calls import call_sandboxed
 from kamera_cli.adapters.sandbox.fence import EMPTY_PLAN, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, ReconcileShape
+from kamera_cli.adapters.sandbox.modules import is_user_file
 from kamera_cli.adapters.sandbox.values import Remembering, Request
 from kamera_cli.errors import EntrypointError
 
@@ -183,37 +186,58 @@ class KopfOperator(ReconcilerFactory):
             lambda: activities.start(self.registry, self.settings, self.memobase, self.host),
             VirtualClock(IMPORT_EPOCH), IMPORT_SEED, importing=True)
 
-    def stop(self, clock: float, seed: bytes) -> tuple[str, str] | None:
+    def stop(self, clock: float, seed: bytes, budget_seconds: float) -> tuple[str, str] | None:
         """kopf's graceful stop at virtual time ``clock``: its ``@kopf.on.cleanup`` handlers, with the
-        controller's ``env:`` and files, against whatever API server is bound (``activities.cleanup``).
-        None when they all succeeded, else (summary naming the handler and its line, details)."""
-        return self._activity(
-            "a @kopf.on.cleanup handler",
-            lambda: activities.cleanup(self.registry, self.settings, self.memobase, self.host),
-            VirtualClock(clock), seed, importing=False)
+        controller's ``env:`` and files, against whatever API server is bound (``activities.cleanup``),
+        as one sandboxed call under the controller's budget (a handler that never returns is its
+        finding, not a kamera that hangs).  None when they all succeeded, else (summary naming the
+        handler and its line, details)."""
+        who = "a @kopf.on.cleanup handler"
+        record = call_sandboxed(
+            self, lambda: activities.cleanup(self.registry, self.settings, self.memobase, self.host),
+            budget_seconds=budget_seconds, clock=VirtualClock(clock), seed=seed)
+        if record.timed_out:
+            return (f"{who} did not return within {budget_seconds:g} s of wall-clock time when the operator stopped "
+                    "(time.sleep is virtual; look for a busy loop or real blocking)",
+                    "Where it was when the budget ran out (most recent call last):\n"
+                    + "".join(traceback.format_list(self._stuck(record.stuck_at))).rstrip())
+        failed = record.value if record.error is None else _uncaught(who, record.error)
+        return self._judged(who, failed, record.processes, record.network)
+
+    def _stuck(self, stuck_at: Sequence[traceback.FrameSummary]) -> list[traceback.FrameSummary]:
+        """Where a handler that overran is: kopf runs a sync handler on a thread of its executor, so the
+        call's own stack waits in the event loop; the user's frames are on whichever thread runs them."""
+        stacks = [list(stuck_at)] + [traceback.extract_stack(f) for _ident, f in sorted(sys._current_frames().items())]
+        for stack in stacks:
+            frames = [f for f in stack if is_user_file(f.filename, self.module_set.roots)]
+            if frames:
+                return frames
+        return list(stuck_at)
 
     def _activity(self, who: str, run_activity: Callable[[], activities.StartFailure | None], clock: VirtualClock,
                   seed: bytes, *, importing: bool) -> tuple[str, str] | None:
-        """One of kopf's activities in the controller's sandbox: what failed (naming the handler and
-        the line of the user's file that raised), or None.  A process or network connection it tried
-        is a failure too (kamera refused it)."""
+        """One of kopf's activities in the controller's sandbox (``_judged``)."""
         plan = EMPTY_PLAN if importing else self.patch_plan()  # at import the module is not bound yet
         with self.scope(), sandboxed(clock, seed, plan, importing=importing) as run:
             run.processes_allowed = self.process.processes_allowed
             try:
                 failed = run_activity()
             except (Exception, SystemExit, KeyboardInterrupt) as exc:  # what kopf's handler call lets through
-                failed = activities.StartFailure(
-                    f"{who} failed: it raised {type(exc).__name__}, which kopf does not catch",
-                    "".join(traceback.format_exception(exc)).rstrip(), exc)
-        if failed is None and run.processes:
+                failed = _uncaught(who, exc)
+        return self._judged(who, failed, run.processes, run.network)
+
+    def _judged(self, who: str, failed: activities.StartFailure | None, processes: Sequence[Any],
+                network: Sequence[Any]) -> tuple[str, str] | None:
+        """What failed in an activity, naming the handler and the line of the user's file that raised, or
+        None.  A process or network connection it tried is a failure too (kamera refused it)."""
+        if failed is None and processes:
             failed = activities.StartFailure(
                 f"{who} started a process",
-                f"{run.processes[0].describe()} (kamera refused it: it cannot model what a child process does)")
-        if failed is None and run.network:
+                f"{processes[0].describe()} (kamera refused it: it cannot model what a child process does)")
+        if failed is None and network:
             failed = activities.StartFailure(
                 f"{who} tried to open a network connection",
-                f"to {', '.join(a.address for a in run.network)} (kamera refused it)")
+                f"to {', '.join(a.address for a in network)} (kamera refused it)")
         if failed is None:
             return None
         where = self._user_location(failed.error) if failed.error is not None else ""
@@ -429,6 +453,13 @@ class KopfOperator(ReconcilerFactory):
                 no_throttling=True,
             )
             return self.keep_memo(memory.memo)
+
+
+def _uncaught(who: str, exc: BaseException) -> activities.StartFailure:
+    """An exception kopf's handler call does not catch (``SystemExit``, ``KeyboardInterrupt``), or one
+    raised around it: the activity's failure all the same."""
+    return activities.StartFailure(f"{who} failed: it raised {type(exc).__name__}, which kopf does not catch",
+                                   "".join(traceback.format_exception(exc)).rstrip(), exc)
 
 
 def metadata_matches(handler: Any, obj: Mapping[str, Any], logger: Any = None) -> bool:
