@@ -463,7 +463,27 @@ def blind_readers(readers: frozenset[str], also: tuple[str, ...] = ()) -> bool:
     return all(any(part in path for part in (*_CLOCK_BLIND, *also)) for path in readers)
 
 
+#: ``metadata_matches`` answers by (handler, object) identity: every write's triggers ask each timer,
+#: daemon and the event processing about the same stored objects again and again (a search's memo
+#: replays share them), and building kopf's body kwargs was a fifth of a kopf search's time
+_MATCHED: dict[tuple[int, int], tuple[Any, Mapping[str, Any], bool]] = {}
+
+
 def metadata_matches(handler: Any, obj: Mapping[str, Any], logger: Any = None) -> bool:
+    """``_metadata_matches``, remembered per (handler, object) when no logger is given (see ``_MATCHED``)."""
+    if logger is not None:
+        return _metadata_matches(handler, obj, logger)
+    hit = _MATCHED.get((id(handler), id(obj)))
+    if hit is not None and hit[0] is handler and hit[1] is obj:
+        return hit[2]
+    answer = _metadata_matches(handler, obj)
+    if len(_MATCHED) > 100_000:
+        _MATCHED.clear()
+    _MATCHED[(id(handler), id(obj))] = (handler, obj, answer)
+    return answer
+
+
+def _metadata_matches(handler: Any, obj: Mapping[str, Any], logger: Any = None) -> bool:
     """Whether ``obj`` passes the handler's ``labels=``/``annotations=`` filters and its ``when=``
     callback, as kopf's ``registries.match`` decides (``_matches_labels``, ``_matches_annotations``,
     ``_matches_filter_callback``), with the body kwargs kopf gives them (``causes.ResourceCause``:
