@@ -21,9 +21,11 @@ from kamera_cli.apiserver.storage.snapshot import is_record
 from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec, Perturbations, covers
+from kamera_cli.sim import positions
 from kamera_cli.sim.footprints import actor_reads, collector_footprint, owner_root, process_of, step_footprint
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
+from kamera_cli.sim.positions import Positions
 from kamera_cli.sim.runtime import ControllerRuntime, Fault, ReconcileRun
 from kamera_cli.sim.shipping import Shipping
 from kamera_cli.sim.state import (
@@ -117,6 +119,11 @@ class KubeModel:
         #: the symmetry reduction over generated names (sim/symmetry.py); None: states are compared as
         #: they are (``reduction: none``)
         self.symmetry: Symmetry | None = None
+        #: programs whose position a fingerprint takes up to renaming (sim/positions.py), by owner
+        self._programs = {c.name: c.factory for c in controllers
+                          if getattr(c.factory, "exact_position", None) is not None
+                          and getattr(c.factory, "shape", "") == "program" and positions.ENABLED}
+        self._positions = Positions()
 
     # ------------------------------------------------------------------ explorer protocol
     def initial_states(self) -> Sequence[SimState]:
@@ -128,9 +135,21 @@ class KubeModel:
         return [SimState(self.initial, merge_pending((), items, None), self._start_clock)]
 
     def fingerprint(self, state: SimState) -> str:
-        if state._fp or self.symmetry is None:
+        if state._fp:
             return state.fingerprint(self._track_steps)
-        return state.fingerprint(self._track_steps, self.canon(state))
+        memory = self._positioned(state) if self._programs else None
+        if self.symmetry is None:
+            return state.fingerprint(self._track_steps, None, memory)
+        return state.fingerprint(self._track_steps, self.canon(state), memory)
+
+    def _positioned(self, state: SimState) -> tuple[tuple[str, str, str], ...]:
+        """The state's memory with each program's log digest replaced by its position (sim/positions.py);
+        at a converged state, without the programs: nothing runs from it, so where a program waits
+        can change nothing that is judged there (its cluster, its pod fates)."""
+        if self.is_converged(state):
+            return tuple(e for e in state.memory if e[0] not in self._programs)
+        return tuple((owner, key, self._positions.key(self._programs[owner], value, state.snapshot)
+                      if owner in self._programs else value) for owner, key, value in state.memory)
 
     def canon(self, state: SimState) -> Canon | None:
         """The state's canonical form under the symmetry reduction (None when it is off)."""
@@ -475,7 +494,13 @@ class KubeModel:
             window = stable_window(run, max(state.clock, _ready_at(state, act)), run_at)
             if window < 2:
                 return None, "a built-in's outcome depends on the instant it runs at"
-        if getattr(self.controllers[act.controller].factory, "time_dependent", False):
+        factory = self.controllers[act.controller].factory
+        if act.controller in self._programs:
+            # its position after the step, up to renaming, is the same wherever the step runs, unless the
+            # program observed the clock, its seed or the server's history (docs/semantics.md)
+            if run.memory is None or factory.exact_position(run.memory):
+                return None, "a program that observed the clock, its random seed or the server's history"
+        elif getattr(factory, "time_dependent", False):
             return None, "time-dependent controller (kopf)"
         extra: set[Any] = set()
         wakes: set[Hashable] = {process_of(i.controller, i.namespace, i.name) for i in new_items}
