@@ -33,6 +33,7 @@ from kamera_cli.sim.bootstrap import Simulation
 from kamera_cli.sim.labels import Finding
 from kamera_cli.sim.model import KubeModel
 from kamera_cli.sim.state import SimState
+from kamera_cli.sim.stopping import FailedStop, GracefulStops
 from kamera_cli.sim.symmetry import Symmetry, state_notes
 from kamera_cli.sim.symmetry import for_scenario as symmetry_for
 
@@ -205,6 +206,7 @@ class Judge:
                 for f in self.model.initial_findings]
         cexs += [self._finding_cex(rec, "controller-error") for rec in self.search.findings
                  if isinstance(rec.finding, Finding) and rec.finding.kind == "controller-error"]
+        cexs += self._stop_cexs()
         if cexs:
             return Check(CheckName.NO_CONTROLLER_ERRORS, Verdict.FAILED, cexs[0].summary, tuple(cexs), pos)
         if self.incomplete:
@@ -233,6 +235,31 @@ class Judge:
             return Check("actions apply", Verdict.PASSED, f"all {total} action(s) applied, or were refused as "
                          "their mayFail allows", position=pos)
         return Check("actions apply", Verdict.PASSED, f"all {total} action(s) applied without an error", position=pos)
+
+    def _stop_cexs(self) -> list[Counterexample]:
+        """Operators whose cleanup handlers fail when they stop where an execution converged
+        (sim/stopping.py): one counterexample per distinct failure, at the first such state found."""
+        stops = GracefulStops(self.model)
+        if not stops.any:
+            return []
+        first: dict[tuple[str, str, str], tuple[int, FailedStop]] = {}
+        counts: dict[tuple[str, str, str], int] = {}
+        for node in self.search.converged:
+            state = self.search.state(node)
+            if state.halted:
+                continue
+            for failed in stops.failures(state):
+                key = failed.finding.key
+                first.setdefault(key, (node, failed))
+                counts[key] = counts.get(key, 0) + 1
+        out = []
+        for key, (node, failed) in first.items():
+            edges = self.search.path_to(node)
+            more = f" (at {counts[key]} converged states)" if counts[key] > 1 else ""
+            out.append(Counterexample(kind="controller-error", summary=failed.finding.message.splitlines()[0] + more,
+                                      steps=steps_of([*(e.label for e in edges), failed.label]),
+                                      nodes=node_ids(edges, node)))
+        return out
 
     def _finding_cex(self, rec: ex.FindingRecord[Any], kind: str) -> Counterexample:
         f = rec.finding

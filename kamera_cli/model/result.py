@@ -84,7 +84,7 @@ class Step:
     """One step of a path: one reconcile, one built-in actor step, one external action or a time jump."""
 
     index: int  # 1-based position in the path
-    #: reconcile | garbage-collector | namespace-controller | action
+    #: reconcile | garbage-collector | namespace-controller | action | stop (a graceful stop: kopf cleanup)
     kind: str
     actor: str  # controller name, "garbage-collector", action name, ...
     request: str = ""  # "default/demo" for reconciles

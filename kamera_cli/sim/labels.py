@@ -32,7 +32,7 @@ class WriteRec:
 
 @dataclass(frozen=True, slots=True)
 class StepLabel:
-    kind: str  # reconcile | garbage-collector | namespace-controller | action
+    kind: str  # reconcile | garbage-collector | namespace-controller | action | stop (sim/stopping.py)
     actor: str
     request: str = ""
     writes: tuple[WriteRec, ...] = ()

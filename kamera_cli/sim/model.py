@@ -21,7 +21,7 @@ from kamera_cli.apiserver.storage.snapshot import is_record
 from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec, Perturbations, covers
-from kamera_cli.sim import positions
+from kamera_cli.sim import down, positions
 from kamera_cli.sim.footprints import actor_reads, collector_footprint, owner_root, process_of, step_footprint
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
@@ -31,6 +31,7 @@ from kamera_cli.sim.shipping import Shipping
 from kamera_cli.sim.state import (
     REQUEUE,
     RESTART,
+    STOP,
     TIMER,
     WATCH,
     FaultBook,
@@ -143,13 +144,8 @@ class KubeModel:
         return state.fingerprint(self._track_steps, self.canon(state), memory)
 
     def _positioned(self, state: SimState) -> tuple[tuple[str, str, str], ...]:
-        """The state's memory with each program's log digest replaced by its position (sim/positions.py);
-        at a converged state, without the programs: nothing runs from it, so where a program waits
-        can change nothing that is judged there (its cluster, its pod fates)."""
-        if self.is_converged(state):
-            return tuple(e for e in state.memory if e[0] not in self._programs)
-        return tuple((owner, key, self._positions.key(self._programs[owner], value, state.snapshot)
-                      if owner in self._programs else value) for owner, key, value in state.memory)
+        """The state's memory with each program's log digest replaced by its position (sim/positions.py)."""
+        return self._positions.memory(state.memory, self._programs, state.snapshot, self.is_converged(state))
 
     def canon(self, state: SimState) -> Canon | None:
         """The state's canonical form under the symmetry reduction (None when it is off)."""
@@ -420,12 +416,16 @@ class KubeModel:
             elif act.fault.kind == "crash":
                 faults = replace(faults, crashes=faults.crashes + 1)
                 memory = tuple(e for e in memory if e[0] != owner)  # a restarted process remembers nothing
-                restart = getattr(ctrl.factory, "restart_keys", None)  # programs: their own keys
-                new_items.extend(
-                    PendingItem(act.controller, ns, name, clock + 1, RESTART,
-                                relist=getattr(ctrl.factory, "relists", False))
-                    for ns, name in (restart(run.snapshot) if restart else object_names(run.snapshot, ctrl.for_kind))
-                )
+                if run.down:  # it never started again: no more steps of it on this path (sim/down.py)
+                    memory = down.marked(memory, self.owner(act.controller))
+                else:
+                    restart = getattr(ctrl.factory, "restart_keys", None)  # programs: their own keys
+                    new_items.extend(
+                        PendingItem(act.controller, ns, name, clock + 1, RESTART,
+                                    relist=getattr(ctrl.factory, "relists", False))
+                        for ns, name in (restart(run.snapshot) if restart
+                                         else object_names(run.snapshot, ctrl.for_kind))
+                    )
             elif act.fault.kind == "stale":
                 seen.update(dict(act.fault.lags))
         for kind_text, lag in seen.items():
@@ -439,12 +439,15 @@ class KubeModel:
             # spawn_daemons is idempotent per handler), so its next tick is this requeue's
             new_items = [i for i in new_items if not (i.spawn and i.key == item.key)]
             delay = max(1, math.ceil(run.requeue_after))
-            new_items.append(
-                PendingItem(act.controller, act.namespace, act.name, clock + delay, TIMER,
-                            stable=not changed and not run.retry,
-                            woken=bool(getattr(ctrl.factory, "timer_shaped", False)), carry=run.carry)
-            )
-        pending = merge_pending(state.pending, new_items, item)
+            # unless its own write made its filters stop matching: kopf stops it at that event
+            if any(i.source == STOP and i.key == item.key for i in new_items):
+                note = "stopped: its filters no longer match"
+            else:
+                new_items.append(PendingItem(
+                    act.controller, act.namespace, act.name, clock + delay, TIMER,
+                    stable=not changed and not run.retry,
+                    woken=bool(getattr(ctrl.factory, "timer_shaped", False)), carry=run.carry))
+        pending = self._running(memory, merge_pending(state.pending, new_items, item))
         self._inherit_idle_actors(state.snapshot, run.snapshot, run.writes)
         new_state = SimState(
             snapshot=run.snapshot,
@@ -536,7 +539,7 @@ class KubeModel:
         faults = self._age_views(state.faults, writes)
         new_state = SimState(
             snapshot=server.snapshot,
-            pending=merge_pending(state.pending, new_items, None),
+            pending=self._running(state.memory, merge_pending(state.pending, new_items, None)),
             clock=state.clock + 1,
             next_action=state.next_action,
             steps_since_action=state.steps_since_action + 1,
@@ -607,7 +610,7 @@ class KubeModel:
         faults = state.faults if error else self._age_views(state.faults, writes)
         new_state = SimState(
             snapshot=server.snapshot if not error else state.snapshot,
-            pending=merge_pending(state.pending, new_items, None),
+            pending=self._running(state.memory, merge_pending(state.pending, new_items, None)),
             clock=state.clock + 1,
             next_action=state.next_action + 1,
             steps_since_action=0,
@@ -635,13 +638,30 @@ class KubeModel:
         items: list[PendingItem] = []
         track = bool(self.perturbations.stale_reads)
         spawns: set[tuple[str, str, str]] = set()
+        stops: set[tuple[str, str, str]] = set()
         for w in writes:
             if w.refused:
                 continue
             fresh = (str(w.ref.kind_ref),) if track else ()
-            for req in self.triggers.requests(w.before, w.after, lister, spawns):
+            for req in self.triggers.requests(w.before, w.after, lister, spawns, stops):
+                if req in stops:  # a timer or daemon whose filters stopped matching ends at this event
+                    stops.discard(req)
+                    items.append(PendingItem(*req, ready_at, STOP))
+                    continue
                 items.append(PendingItem(*req, ready_at, WATCH, fresh=fresh, spawn=req in spawns))
         return items
+
+    def _running(self, memory: tuple[tuple[str, str, str], ...],
+                 pending: tuple[PendingItem, ...]) -> tuple[PendingItem, ...]:
+        """``pending`` without the work of controllers that are down on this path (sim/down.py)."""
+        gone = down.owners(memory)
+        if not gone:
+            return pending
+        return tuple(p for p in pending if self.owner(p.controller) not in gone)
+
+    def owner(self, controller: str) -> str:
+        """The process a controller is part of (a kopf operator's for its timers and daemons)."""
+        return getattr(self.controllers[controller].factory, "memory_owner", "") or controller
 
     def _stale_kinds(self, spec: Any, controller: str) -> list[KindRef]:
         """The kinds whose view may lag: the listed ones, else the kinds the controller watches."""

@@ -105,6 +105,16 @@ class Positions:
                 h.update(b"\x01" + token.encode())
         return "p:" + h.hexdigest()
 
+    def memory(self, memory: Iterable[tuple[str, str, str]], programs: Mapping[str, ProgramLogs], snapshot: Snapshot,
+               converged: bool) -> tuple[tuple[str, str, str], ...]:
+        """A state's memory as its fingerprint takes it: each program's log digest replaced by its
+        position; at a converged state, without the programs — nothing runs from it, so where a program
+        waits can change nothing that is judged there (its cluster, its pod fates)."""
+        if converged:
+            return tuple(e for e in memory if e[0] not in programs)
+        return tuple((owner, key, self.key(programs[owner], value, snapshot) if owner in programs else value)
+                     for owner, key, value in memory)
+
     def _shape(self, digest: str, entries: Iterable[_Entry]) -> _Shape:
         found = self._shapes.get(digest)
         if found is None:

@@ -98,6 +98,9 @@ class ReconcileRun:
     #: a built-in's claim listings, ``((kind, namespace), claims)``: the list regions of those kinds
     #: depend only on the objects the claims match (``Cluster.claimable``)
     claims: tuple[tuple[tuple[KindRef, str], tuple[Any, ...]], ...] = ()
+    #: the step crashed and the restarted process never started again (a kopf operator whose login
+    #: or startup handler now fails): on this path it takes no more steps
+    down: bool = False
 
 
 @dataclass
@@ -273,7 +276,14 @@ class ControllerRuntime:
         story = journal_writes(server)
         writes = tuple(w for w in story if not w.refused)
         findings: list[Finding] = []
-        note = ""
+        # a restart runs what a start runs (kopf: login, then startup handlers); when that now fails,
+        # the process never comes back on this path: the operator's error, as on its first start
+        restart_failed = getattr(self.factory, "last_start", None) if crashed else None
+        if restart_failed is not None:
+            findings.append(Finding("controller-error", self.name,
+                                    f"after a crash of {self.name!r}, its restart: {restart_failed[0]}",
+                                    restart_failed[1]))
+        note = "restarted, but its start failed: it takes no more steps on this path" if restart_failed else ""
         error_text = ""
         requeue_now = False
         requeue_after: float | None = None
@@ -355,6 +365,7 @@ class ControllerRuntime:
             output=outcome.output if outcome is not None else "",
             note=note,
             error_text=error_text,
+            down=restart_failed is not None,
         )
         # A timeout is memoised by what the reconcile had read before it overran: the same reads lead
         # the same (deterministic) code into the same loop, so it is a finding once, not once per state.

@@ -39,6 +39,9 @@ REQUEUE = "requeue"
 TIMER = "timer"
 RESTART = "restart"
 SEED = "seed"
+#: only while merging: the request ends the controller's pending tick (a kopf timer or daemon whose
+#: filters stopped matching) instead of enqueueing anything
+STOP = "stop"
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -203,11 +206,15 @@ class SimState:
 def merge_pending(
     pending: tuple[PendingItem, ...], new: list[PendingItem], consumed: PendingItem | None
 ) -> tuple[PendingItem, ...]:
-    """Coalesce new requests into the queue: one entry per key; work that is ready now wins over timers."""
+    """Coalesce new requests into the queue: one entry per key; work that is ready now wins over timers;
+    a stop (``STOP``) drops the key's entry."""
     table: dict[tuple[str, str, str], PendingItem] = {p.key: p for p in pending}
     if consumed is not None:
         table.pop(consumed.key, None)
     for item in new:
+        if item.source == STOP:
+            table.pop(item.key, None)
+            continue
         old = table.get(item.key)
         if old is None:
             table[item.key] = replace(item, spawn=False) if item.spawn else item

@@ -17,7 +17,7 @@ Mapper = Callable[[Mapping[str, Any]], Iterable[tuple[str | None, str]]]
 #: Lists the names of every object of a kind (in a namespace, or everywhere when None).
 Lister = Callable[[KindRef, str | None], list[tuple[str, str]]]
 #: How a change to an object reaches a timer-shaped controller: "reset" (re-arm it now), "spawn"
-#: (start it only if it is not running) or "" (not at all).
+#: (start it only if it is not running), "stop" (end it now: its pending tick goes) or "" (not at all).
 TimerEvents = Callable[[Mapping[str, Any] | None, Mapping[str, Any] | None], str]
 
 
@@ -70,11 +70,13 @@ class Triggers:
                 self._watch.setdefault(k, []).append((w, mapping))
 
     def requests(self, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
-                 lister: Lister, spawns: set[tuple[str, str, str]] | None = None) -> list[tuple[str, str, str]]:
+                 lister: Lister, spawns: set[tuple[str, str, str]] | None = None,
+                 stops: set[tuple[str, str, str]] | None = None) -> list[tuple[str, str, str]]:
         """(controller, namespace, name) requests one change to one object enqueues, deduplicated, in order.
 
         ``spawns`` collects the requests that only start a timer-shaped controller that is not
-        running (they must not replace its pending tick).
+        running (they must not replace its pending tick); ``stops`` the ones that end it (its pending
+        tick is dropped: they enqueue nothing).  Without ``stops`` a stop is left out.
         """
         obj = after if after is not None else before
         if obj is None:
@@ -91,6 +93,10 @@ class Triggers:
                     continue
                 if mode == "spawn" and spawns is not None:
                     spawns.add((w.controller, ns, name))
+                elif mode == "stop":
+                    if stops is None:
+                        continue
+                    stops.add((w.controller, ns, name))
             out.append((w.controller, ns, name))
         for w in self._owns.get(kind, ()):
             for version in (before, after):

@@ -224,3 +224,72 @@ def test_a_when_filter_that_excludes_the_object_spawns_no_timer(tmp_path: Path) 
     assert result.verdict is Verdict.PASSED, result.checks
     assert not [s for c in result.converged for s in c.path if s.actor == TIMER]
     assert "tick" not in widget(result)["status"]
+
+
+PAUSABLE = """
+    import kopf
+    @kopf.timer("example.com", "v1", "widgets", interval=60, initial_delay=30, labels={"paused": kopf.ABSENT})
+    def tick(**_):
+        return {"ran": True}
+"""
+
+
+def _label(name: str, at: str, value: str | None) -> str:
+    shown = "null" if value is None else f'"{value}"'
+    return f"""
+      - name: {name}
+        at: {at}
+        patch:
+          target: {{apiVersion: example.com/v1, kind: Widget, namespace: default, name: demo}}
+          patch: {{metadata: {{labels: {{paused: {shown}}}}}}}
+    """
+
+
+def test_a_timer_stops_at_the_event_its_filters_stop_matching(tmp_path: Path) -> None:
+    result = run(tmp_path, PAUSABLE, extra="actions:" + _label("pause it", "any", "yes"))
+    assert result.verdict is Verdict.PASSED or checks(result)["deterministic"] is Verdict.FAILED, result.checks
+    for state in result.converged:
+        steps = [s.actor for s in state.path]
+        after = steps[steps.index("action 'pause it'") + 1:]
+        # kopf's match_daemons stops the timer at the pause: its pending tick (armed, or due in
+        # `interval`) never comes; before, it ran on to that tick and ended there
+        assert TIMER not in after, steps
+
+
+def test_a_timer_whose_filters_match_again_starts_afresh_with_its_initial_delay(tmp_path: Path) -> None:
+    result = run(tmp_path, PAUSABLE, extra="actions:" + _label("pause it", "converged", "yes")
+                 + _label("resume it", "converged", None))
+    assert result.verdict is Verdict.PASSED, result.checks
+    (state,) = result.converged
+    steps = [s.actor for s in state.path]
+    resumed = [s.note for s in state.path[steps.index("action 'resume it'") + 1:] if s.actor == TIMER]
+    # spawned again: the first tick waits `initial_delay` again (a timer kept running would tick on
+    # its old schedule, in `interval`)
+    assert resumed[:1] == ["requeue after 30s"], resumed
+
+
+def test_a_tick_whose_own_result_ends_its_filters_match_is_the_last(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import kopf
+        @kopf.timer("example.com", "v1", "widgets", interval=60, when=lambda status, **_: "once" not in status)
+        def once(**_):
+            return {"ran": True}
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    assert widget(result)["status"]["once"] == {"ran": True}
+    steps = [s for s in result.converged[0].path if s.actor == "op/timer:once"]
+    assert [s.note for s in steps] == ["stopped: its filters no longer match"]  # no next tick is due
+
+
+def test_a_daemon_stops_at_the_event_its_filters_stop_matching(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        import kopf
+        @kopf.daemon("example.com", "v1", "widgets", labels={"paused": kopf.ABSENT})
+        def watcher(stopped, patch, **_):
+            while not stopped:
+                patch.status["watched"] = True
+                stopped.wait(30)
+    """, extra="actions:" + _label("pause it", "any", "yes"))
+    for state in result.converged:
+        steps = [s.actor for s in state.path]
+        assert "op/daemon:watcher" not in steps[steps.index("action 'pause it'") + 1:], steps

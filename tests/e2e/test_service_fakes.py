@@ -3,7 +3,8 @@ nothing reaches a real listener, and the fake's state is explored state.
 
 Each case is a real scenario checked in-process (``kamera_cli.check``, no network namespace: only the
 in-process fence stands between the controller and the listener), plus one supervised ``kamera check``.
-The example (``scenarios/shapes/http-fake``) is pinned in ``test_examples.py``.
+The examples (``scenarios/shapes/http-fake``, and ``http-fake-urllib`` over ``urllib.request``) are pinned in
+``test_examples.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from tests.e2e.test_supervisor import Listener
 
 #: each client, and the library it needs
 CLIENTS = {"requests": "requests", "urllib3": "urllib3", "httpx": "httpx", "httpx_async": "httpx",
-           "aiohttp": "aiohttp"}
+           "aiohttp": "aiohttp", "urllib": "urllib", "http_client": "http"}
 SHAPES = ("app", "asgi", "handle")
 
 FAKE = '''
@@ -72,6 +73,17 @@ CLIENT = "{client}"
 
 
 def ask(url, body):
+    if CLIENT == "urllib":
+        import urllib.request
+        with urllib.request.urlopen(url, data=body.encode()) as response:
+            return json.load(response)
+    if CLIENT == "http_client":
+        import http.client
+        from urllib.parse import urlsplit
+        parts = urlsplit(url)
+        connection = http.client.HTTPConnection(parts.hostname, parts.port)
+        connection.request("POST", parts.path, body=body)
+        return json.loads(connection.getresponse().read())
     if CLIENT == "requests":
         import requests
         return requests.post(url, data=body, timeout=5).json()
@@ -204,6 +216,15 @@ def via_httpx_async(path):
         async with httpx.AsyncClient() as http:
             return (await http.get(ADDR + path)).text
     return asyncio.run(go())
+def via_urllib(path):
+    import urllib.request
+    with urllib.request.urlopen(ADDR + path, timeout=2) as response:
+        return response.read().decode()
+def via_http_client(path):
+    import http.client
+    connection = http.client.HTTPConnection(ADDR.split("//")[1], timeout=2)
+    connection.request("GET", path)
+    return connection.getresponse().read().decode()
 def via_aiohttp(path):
     import aiohttp
     async def go():
@@ -235,8 +256,8 @@ def _listened(tmp_path: Path, port: int) -> Path:
         "import json\nfrom kubernetes import client, config\nconfig.load_kube_config()\ncore = client.CoreV1Api()\n"
         f"def reconcile(request):\n    if request.name != 'team-a':\n        return\n{code}\n"
         # answered: the fake's JSON for /faked/x; refused: an exception's name for /real
-        "    refused = ('NetworkBlocked', 'ConnectionError')\n"
-        "    ok = len(seen) == 5 and all(json.loads(a)['path'] == '/faked/x' and b in refused\n"
+        "    refused = ('NetworkBlocked', 'ConnectionError', 'URLError')\n"
+        "    ok = len(seen) == 7 and all(json.loads(a)['path'] == '/faked/x' and b in refused\n"
         "             for a, b in seen.values())\n"
         "    core.create_namespaced_config_map('team-a', client.V1ConfigMap(metadata=client.V1ObjectMeta("
         "name='seen'), data={'ok': str(ok), 'seen': json.dumps(seen, sort_keys=True)}))\n")
@@ -254,6 +275,25 @@ def test_a_matched_url_on_a_real_listener_never_reaches_it(tmp_path: Path, liste
     assert _failed(_listened(tmp_path, listener.port)) == (Verdict.PASSED, [])
     time.sleep(0.5)
     assert (listener.connections, listener.bytes) == (0, 0)
+
+
+@pytest.mark.parametrize("client", ["urllib", "http_client"])
+def test_a_host_no_pattern_names_meets_the_fence_at_a_real_listener(tmp_path: Path, listener: Listener,
+                                                                    client: str) -> None:
+    """The standard library's clients at the listener by a name no pattern matches (``localhost``, not the
+    faked ``127.0.0.1``): the socket fence's finding, as before fakes by URL, and not a byte sent."""
+    path = _scenario(tmp_path, client, url=f"http://127.0.0.1:{listener.port}/**")
+    controller = tmp_path / "controller.py"
+    controller.write_text(controller.read_text().replace(
+        'ask(f"http://{request.name}-scheduler.default.svc:8786/api/v1/teams/{request.name}"',
+        f'ask(f"http://localhost:{listener.port}/api/v1/teams/{{request.name}}"'))
+    verdict, failed = _failed(path)
+    time.sleep(0.5)
+    assert (listener.connections, listener.bytes) == (0, 0)
+    assert verdict is Verdict.FAILED
+    (finding,) = (m for m in failed if m.startswith("no controller errors"))
+    assert ("opened a network connection of its own: NetworkAccess: tried to open a network connection to "
+            f"localhost:{listener.port}") in finding, failed
 
 
 def test_supervised_no_byte_reaches_a_real_listener(tmp_path: Path, listener: Listener) -> None:
@@ -284,6 +324,18 @@ from kubernetes.client.rest import ApiException
 
 config.load_kube_config()
 core = client.CoreV1Api()
+CLIENT = "{client}"
+
+
+def _enqueue(who):
+    if CLIENT == "urllib":
+        import json
+        import urllib.request
+        asked = urllib.request.Request("http://queue.default.svc/enqueue", data=json.dumps({"who": who}).encode(),
+                                       headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(asked, timeout=5) as response:
+            return json.load(response)["place"]
+    return requests.post("http://queue.default.svc/enqueue", json={"who": who}, timeout=5).json()["place"]
 
 
 def _once(request, who):
@@ -295,7 +347,7 @@ def _once(request, who):
     except ApiException as exc:
         if exc.status != 404:
             raise
-    place = requests.post("http://queue.default.svc/enqueue", json={"who": who}, timeout=5).json()["place"]
+    place = _enqueue(who)
     core.create_namespaced_config_map("team-a", client.V1ConfigMap(
         metadata=client.V1ObjectMeta(name=who), data={"place": str(place)}))
 
@@ -309,13 +361,14 @@ def second(request):
 '''
 
 
-def test_the_fakes_state_is_explored_state(tmp_path: Path) -> None:
+@pytest.mark.parametrize("client", ["requests", "urllib"])
+def test_the_fakes_state_is_explored_state(tmp_path: Path, client: str) -> None:
     """Two controllers call one fake: the two orders leave it (and the cluster) in two states, told
     apart by their fingerprints, and the counterexample replays to the state it names."""
     _needs("requests")
     (tmp_path / "fakes").mkdir()
     (tmp_path / "fakes" / "queue.py").write_text(ORDER_FAKE)
-    (tmp_path / "controller.py").write_text(ORDER_CONTROLLER)
+    (tmp_path / "controller.py").write_text(ORDER_CONTROLLER.replace("{client}", client))
     path = tmp_path / "scenario.yaml"
     path.write_text(SCENARIO.format(url="http://queue.*.svc/enqueue", shape="handle").split("  fakes:")[0]
                     .replace('    - {name: teams, entrypoint: "controller.py:reconcile", for: v1/Namespace, '
@@ -379,12 +432,30 @@ async def ask_scheduler(name, patch, **_):
 '''
 
 
-def test_a_kopf_handler_asks_a_fake_over_aiohttp(tmp_path: Path) -> None:
-    """kopf's own requests still reach the simulated API server; the handler's reach the fake."""
+KOPF_URLLIB_OPERATOR = '''
+"""A sync kopf handler asking the scheduler with the standard library alone (kopf runs it in a thread)."""
+import json
+import urllib.request
+
+import kopf
+
+
+@kopf.on.create("v1", "configmaps", labels={"dask": "group"})
+def ask_scheduler(name, patch, **_):
+    url = f"http://{name}-scheduler.default.svc:8786/api/v1/teams/{name}"
+    with urllib.request.urlopen(url, data=name.encode()) as answer:
+        patch["data"] = {"answer": json.load(answer)["path"]}
+'''
+
+
+@pytest.mark.parametrize("operator", [KOPF_OPERATOR, KOPF_URLLIB_OPERATOR], ids=["aiohttp", "urllib"])
+def test_a_kopf_handler_asks_a_fake(tmp_path: Path, operator: str) -> None:
+    """kopf's own requests still reach the simulated API server; the handler's reach the fake, over
+    aiohttp (the client kopf itself uses) or urllib.request."""
     _needs("kopf")
     (tmp_path / "fakes").mkdir()
     (tmp_path / "fakes" / "scheduler.py").write_text(FAKE)
-    (tmp_path / "operator.py").write_text(KOPF_OPERATOR)
+    (tmp_path / "operator.py").write_text(operator)
     path = tmp_path / "scenario.yaml"
     path.write_text('''
 apiVersion: kamera.dev/v1alpha1
@@ -406,3 +477,77 @@ spec:
       expect: {equals: team-a}
 ''')
     assert _failed(path) == (Verdict.PASSED, [])
+
+
+BY_HAND = '''
+"""A hand-written client: the official client only tells it where the cluster is; urllib.request does the rest."""
+import json
+import urllib.error
+import urllib.request
+
+from kubernetes import client, config
+
+config.load_kube_config()
+HOST = client.Configuration.get_default_copy().host
+
+
+def _api(method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    asked = urllib.request.Request(HOST + path, method=method, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(asked) as response:
+        return json.load(response)
+
+
+def reconcile(request):
+    if not request.name.startswith("team-"):
+        return
+    path = f"/api/v1/namespaces/{request.name}/configmaps"
+    try:
+        _api("GET", f"{path}/marker")
+        return
+    except urllib.error.HTTPError as exc:
+        if exc.code != 404:
+            raise
+    _api("POST", path, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "marker"},
+                        "data": {"by": "urllib"}})
+'''
+
+BY_HAND_SCENARIO = '''
+apiVersion: kamera.dev/v1alpha1
+kind: Scenario
+metadata: {name: by-hand}
+spec:
+  controllers:
+    - {name: marker, entrypoint: "controller.py:reconcile", for: v1/Namespace}
+  seed:
+    - {apiVersion: v1, kind: Namespace, metadata: {name: team-a}}
+    - {apiVersion: v1, kind: Namespace, metadata: {name: team-b}}
+  invariants:
+    - name: every team has its marker, written over urllib
+      forEach: "$.items[?@.kind == 'Namespace' && match(@.metadata.name, 'team-.*')]"
+      select: "$.items[?@.metadata.namespace == {{ @.metadata.name }} && @.data.by == 'urllib']"
+      expect: {count: 1}
+  perturbations:
+    crashes:
+      - {controller: marker, max: 1}
+'''
+
+
+def test_the_api_server_through_urllib_is_explored_like_any_client(tmp_path: Path) -> None:
+    """The simulated API server at the URL the official client's configuration names, over
+    urllib.request: nothing is blocked, and its writes are the step's (they interleave, a crash can
+    strike after one, and the restarted controller reads it)."""
+    (tmp_path / "controller.py").write_text(BY_HAND)
+    path = tmp_path / "scenario.yaml"
+    path.write_text(BY_HAND_SCENARIO)
+    (result,) = kamera_cli.check(path).scenarios
+    assert (result.verdict, [f"{c.name}: {c.message}" for c in result.checks if c.verdict is not Verdict.PASSED]) \
+        == (Verdict.PASSED, [])
+    (invariant,) = (c for c in result.checks if c.name.startswith("invariant:"))
+    assert " 0 node(s) selected" not in invariant.message, invariant.message  # both teams were looked at
+    unperturbed = path.with_name("unperturbed.yaml")
+    unperturbed.write_text(BY_HAND_SCENARIO.split("  perturbations:")[0])
+    (plain,) = kamera_cli.check(unperturbed).scenarios
+    assert plain.verdict is Verdict.PASSED
+    # the crash after each write is explored: more states than without crashes
+    assert result.stats.states > plain.stats.states, (result.stats.states, plain.stats.states)

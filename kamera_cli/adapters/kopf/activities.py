@@ -7,7 +7,9 @@ the resources its handlers select (``kopf/_cogs/clients/scanning.py``, ``scan_re
 resource has a ``status`` subresource decides where kopf patches handler results, and its singular
 name, short names and categories decide which handlers select it), and it runs the
 ``@kopf.on.startup`` activity (``startup_cleanup_activities``) whose handlers pick settings.  kamera
-does the same against the simulated API server instead of assuming answers.
+does the same against the simulated API server instead of assuming answers.  The same task runs the
+``@kopf.on.cleanup`` activity when the operator stops gracefully (``cleanup``), after every other task
+ended.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 from kamera_cli.adapters.asyncio.loop import run_async
 
-__all__ = ["ACTIVITY_ROUNDS", "LogCapture", "StartFailure", "connected", "scan", "start"]
+__all__ = ["ACTIVITY_ROUNDS", "LogCapture", "StartFailure", "cleanup", "connected", "has_cleanup", "scan", "start"]
 
 #: rounds of a failing startup or login activity kamera runs before it concludes that the operator
 #: never starts (kopf itself retries a failing activity handler until it succeeds or its ``retries=``
@@ -200,9 +202,38 @@ def start(registry: Any, settings: Any, memo: Any, host: str) -> StartFailure | 
                 "for them, so the operator never starts",
                 f"login handlers {ids} all returned None (kopf.login_via_client, login_with_kubeconfig and "
                 "login_with_service_account return None when they find no configuration)")
-    startups = registry._activities.get_handlers(activity=causes.Activity.STARTUP)
-    _results, failure, error = _run_activity("startup", registry, settings, memo, host)
+    return _failed(causes.Activity.STARTUP, registry, settings, memo, host,
+                   "kopf starts no watch before every startup handler succeeded, so the operator never starts")
+
+
+def _failed(activity: Any, registry: Any, settings: Any, memo: Any, host: str, consequence: str) -> StartFailure | None:
+    """Run one activity whose results nobody reads (startup, cleanup): None, or what failed and its
+    ``consequence``, naming the handler as ``@kopf.on.<activity> handler 'id'``."""
+    handlers = registry._activities.get_handlers(activity=activity)
+    _results, failure, error = _run_activity(activity.value, registry, settings, memo, host)
     if failure:
-        return StartFailure(f"@kopf.on.startup handler {_named(startups, failure)} failed: kopf starts no watch "
-                            "before every startup handler succeeded, so the operator never starts", failure, error)
+        return StartFailure(f"@kopf.on.{activity.value} handler {_named(handlers, failure)} failed: {consequence}",
+                            failure, error)
     return None
+
+
+def has_cleanup(registry: Any) -> bool:
+    """Whether the operator registered any ``@kopf.on.cleanup`` handler."""
+    from kopf._core.intents import causes
+
+    return bool(registry._activities.get_handlers(activity=causes.Activity.CLEANUP))
+
+
+def cleanup(registry: Any, settings: Any, memo: Any, host: str) -> StartFailure | None:
+    """kopf's graceful stop: the cleanup activity, as ``startup_cleanup_activities`` runs it once
+    every other root task has ended (``kopf/_core/reactor/running.py``).  None when every cleanup
+    handler succeeded, else what failed.
+
+    kopf retries a failing cleanup handler after its backoff (the default errors mode of an activity
+    handler is ``TEMPORARY``) until the pod's grace period ends and it is killed; kamera stops after
+    ``ACTIVITY_ROUNDS`` rounds, as for startup.
+    """
+    from kopf._core.intents import causes
+
+    return _failed(causes.Activity.CLEANUP, registry, settings, memo, host,
+                   "when the operator stops gracefully here, its cleanup is left unfinished")

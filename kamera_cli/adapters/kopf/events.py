@@ -27,13 +27,14 @@ import contextlib
 import copy
 import json
 import logging
+import traceback
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.kopf import activities
-from kamera_cli.adapters.sandbox.fence import VirtualClock, sandboxed
+from kamera_cli.adapters.sandbox.fence import EMPTY_PLAN, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, ReconcileShape
 from kamera_cli.adapters.sandbox.values import Remembering, Request
 from kamera_cli.errors import EntrypointError
@@ -91,8 +92,15 @@ class KopfOperator(ReconcilerFactory):
     host: str
     #: every served resource as kopf's API scanning sees it, by (group, version, plural)
     discovered: dict[tuple[str, str, str], Any]
-    #: why the operator never started (summary, details): a login or startup handler failed
+    #: why the operator never started (summary, details): a login or startup handler failed when it
+    #: was first loaded (its steps then do nothing)
     start_failure: tuple[str, str] | None = None
+    #: the outcome of the latest start, the first or a restart's after a crash (``reload``): the
+    #: simulator makes a restart's failure a finding on that path (sim/runtime.py)
+    last_start: tuple[str, str] | None = None
+    #: it has ``@kopf.on.cleanup`` handlers to run when it stops gracefully (``stop``); a timer or daemon,
+    #: which shares the operator's attributes, says False of itself
+    stops_gracefully: bool = False
 
     def __init__(self, module: str, base_dir: Any, *, scenario: str, controller: str, host: str,
                  env: Any = None) -> None:
@@ -107,6 +115,10 @@ class KopfOperator(ReconcilerFactory):
         # "operator.py" (a file) or "package.module" / "package:module" (importable)
         entry = f"{module}:__name__" if module.endswith(".py") else f"{module.replace(':', '.')}:__name__"
         super().__init__(entry, base_dir, scenario=scenario, controller=controller, env=env)
+        # only the first start decides whether the operator runs at all; a restart's start is the
+        # path's (sim/runtime.py reads ``last_start`` after a crash)
+        self.start_failure = self.last_start
+        self.stops_gracefully = activities.has_cleanup(self.registry)
         # kopf's view of the cluster's resources, from the simulated API's discovery (once: a restart
         # re-imports the operator, but the cluster serves the same resources)
         self.discovered = activities.scan(host, self.settings, self.logger)
@@ -140,33 +152,72 @@ class KopfOperator(ReconcilerFactory):
         self._run_startup()
         return self._step
 
+    def reload(self) -> None:
+        """A restart after a crash: the operator's modules re-imported, then its login and startup again
+        (``last_start`` says how that went).  When they now fail, the operator is down on that path
+        only (sim/down.py), and every other path goes on with the operator as it was before: its
+        modules, registry, settings and memo are put back."""
+        kept = (dict(self.module_set.modules), self.module, self._target, self.registry, self.settings,
+                self.memobase)
+        super().reload()
+        if self.last_start is None:
+            return
+        modules, self.module, self._target, self.registry, self.settings, self.memobase = kept
+        self.module_set.forget()
+        self.module_set.modules.update(modules)
+        self.module_set.activate()
+
     def _check_shape(self, value: Any, where: str) -> Any:  # pragma: no cover - _resolve never calls it
         return value
 
     def _run_startup(self) -> None:
         """kopf's login and startup activities, as ``kopf run`` runs them before any watch, with the
         controller's ``env:`` and files in place and time virtual (``activities.start``).  Their failure is kept in
-        ``start_failure`` (a finding): the operator then never starts, so its steps do nothing."""
+        ``last_start`` (a finding): the operator then never starts, so its steps do nothing."""
         from kopf._cogs.structs import ephemera
 
         # the operator's memo: what startup handlers put there, every object's memo starts as a copy of
         self.memobase = ephemera.Memo()
-        with self.scope(), sandboxed(VirtualClock(IMPORT_EPOCH), IMPORT_SEED, importing=True) as run:
+        self.last_start = self._activity(
+            "a @kopf.on.login or @kopf.on.startup handler",
+            lambda: activities.start(self.registry, self.settings, self.memobase, self.host),
+            VirtualClock(IMPORT_EPOCH), IMPORT_SEED, importing=True)
+
+    def stop(self, clock: float, seed: bytes) -> tuple[str, str] | None:
+        """kopf's graceful stop at virtual time ``clock``: its ``@kopf.on.cleanup`` handlers, with the
+        controller's ``env:`` and files, against whatever API server is bound (``activities.cleanup``).
+        None when they all succeeded, else (summary naming the handler and its line, details)."""
+        return self._activity(
+            "a @kopf.on.cleanup handler",
+            lambda: activities.cleanup(self.registry, self.settings, self.memobase, self.host),
+            VirtualClock(clock), seed, importing=False)
+
+    def _activity(self, who: str, run_activity: Callable[[], activities.StartFailure | None], clock: VirtualClock,
+                  seed: bytes, *, importing: bool) -> tuple[str, str] | None:
+        """One of kopf's activities in the controller's sandbox: what failed (naming the handler and
+        the line of the user's file that raised), or None.  A process or network connection it tried
+        is a failure too (kamera refused it)."""
+        plan = EMPTY_PLAN if importing else self.patch_plan()  # at import the module is not bound yet
+        with self.scope(), sandboxed(clock, seed, plan, importing=importing) as run:
             run.processes_allowed = self.process.processes_allowed
-            failed = activities.start(self.registry, self.settings, self.memobase, self.host)
+            try:
+                failed = run_activity()
+            except (Exception, SystemExit, KeyboardInterrupt) as exc:  # what kopf's handler call lets through
+                failed = activities.StartFailure(
+                    f"{who} failed: it raised {type(exc).__name__}, which kopf does not catch",
+                    "".join(traceback.format_exception(exc)).rstrip(), exc)
         if failed is None and run.processes:
             failed = activities.StartFailure(
-                "a @kopf.on.login or @kopf.on.startup handler started a process",
+                f"{who} started a process",
                 f"{run.processes[0].describe()} (kamera refused it: it cannot model what a child process does)")
         if failed is None and run.network:
             failed = activities.StartFailure(
-                "a @kopf.on.login or @kopf.on.startup handler tried to open a network connection",
+                f"{who} tried to open a network connection",
                 f"to {', '.join(a.address for a in run.network)} (kamera refused it)")
         if failed is None:
-            self.start_failure = None
-        else:
-            where = self._user_location(failed.error) if failed.error is not None else ""
-            self.start_failure = (failed.summary.replace(" failed:", f" failed{where}:", 1), failed.detail)
+            return None
+        where = self._user_location(failed.error) if failed.error is not None else ""
+        return (failed.summary.replace(" failed:", f" failed{where}:", 1), failed.detail)
 
     def handles(self, group: str, version: str, plural: str, kind: str) -> bool:
         """Whether any resource handler of the operator selects this resource."""

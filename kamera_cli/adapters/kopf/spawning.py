@@ -12,8 +12,9 @@ result delivery and patching; the loop's sleep ends the step instead and becomes
 time on the virtual clock (``Result(requeue_after=...)``; a backoff after a failure is a *retry*,
 carrying kopf's in-memory retry state to the next tick).  What a change to the object does to the
 timer follows kopf: an essential change (kopf's diff-base essence) re-arms an ``idle`` timer; any
-event starts a timer that is not running (spawn) and leaves a running one alone; a timer without
-interval and idle runs once per object.
+event starts a timer that is not running (spawn) and leaves a running one alone; an event after
+which its filters no longer match stops it (``match_daemons``); a timer without interval and idle
+runs once per object.
 
 A daemon wake-up runs kopf's daemon loop (``daemons._daemon``) — the handler from its start — until
 the handler first sleeps (``stopped.wait(t)``, ``time.sleep(t)``, ``await asyncio.sleep(t)``): there
@@ -63,6 +64,8 @@ class _Spawned:
     #: its own ticks are told from events (``Request.timer``): an event only arms the timer
     timer_shaped = True
     relists = False
+    #: the operator, not each of its timers and daemons, runs the cleanup handlers when it stops
+    stops_gracefully = False
 
     def __init__(self, operator: KopfOperator, handler_id: str) -> None:
         self.operator = operator
@@ -87,6 +90,14 @@ class _Spawned:
     def _matches(self, handler: Any, obj: Mapping[str, Any]) -> bool:
         """Whether kopf would run this timer or daemon for ``obj`` (its label and annotation filters)."""
         return metadata_matches(handler, obj)
+
+    @staticmethod
+    def _mismatch(before: Mapping[str, Any] | None) -> str:
+        """An event after which the handler's filters do not match: kopf stops a running timer or
+        daemon right there (``processing.process_spawning_cause`` calls ``daemons.match_daemons``,
+        which stops every running one whose handler the event's matching left out), and a later match
+        spawns it afresh (its ``initial_delay`` again).  Nothing can be running for a new object."""
+        return "stop" if before is not None else ""
 
     def _handler(self) -> Any:
         """The handler by id in the operator's current registry (a restart re-imports the module)."""
@@ -148,12 +159,14 @@ class KopfTimer(_Spawned):
     kind = "timer"
 
     def events(self, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
-        """How one change to the object reaches this timer: "reset", "spawn" or "" (see the module doc)."""
+        """How one change to the object reaches this timer: "reset", "spawn", "stop" or "" (see the module doc)."""
         if after is None or (after.get("metadata") or {}).get("deletionTimestamp"):
             return ""  # kopf stops the timer; its pending tick finds the object gone or going
         handler = self._handler()
-        if handler is None or not self._matches(handler, after):
-            return ""  # kopf spawns only the timers whose filters match (a running one ends at its tick)
+        if handler is None:
+            return ""
+        if not self._matches(handler, after):
+            return self._mismatch(before)
         if handler.interval is None and handler.idle is None:
             return "spawn" if before is None else ""  # a one-shot timer runs once per object
         if handler.idle is not None and (before is None or self._essence(before) != self._essence(after)):
@@ -216,12 +229,15 @@ class KopfDaemon(_Spawned):
     kind = "daemon"
 
     def events(self, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
-        """kopf spawns a daemon when it first sees the object and never respawns one that exited."""
+        """kopf spawns a daemon when it first sees the object (or its filters match again after they
+        stopped it) and never respawns one that exited."""
         if after is None or (after.get("metadata") or {}).get("deletionTimestamp"):
             return ""
         handler = self._handler()
-        if handler is None or not self._matches(handler, after):
+        if handler is None:
             return ""
+        if not self._matches(handler, after):
+            return self._mismatch(before)
         return "spawn" if before is None or not self._matches(handler, before) else ""
 
     async def _one_round(self, handler: Any, cause: Any, carried: str) -> Result | None:

@@ -66,6 +66,8 @@ def absolute_url(scheme: str, host: str, port: int | None, target: str) -> str:
     if "://" in target:
         return target
     default = {"http": 80, "https": 443}.get(scheme)
+    if ":" in host and not host.startswith("["):  # an IPv6 address, as clients keep it: bracketed in a URL
+        host = f"[{host}]"
     where = host if port in (None, default) else f"{host}:{port}"
     return f"{scheme}://{where}{target if target.startswith('/') else '/' + target}"
 
