@@ -46,7 +46,7 @@ def _one(path: Path, mode: str, timeout: float) -> dict[str, object]:
 
     positions.ENABLED = mode == "after"
     scenario = load_scenario(path / "scenario.yaml")
-    scenario = dataclasses.replace(scenario, explore=dataclasses.replace(scenario.explore, timeout=timeout))
+    scenario = dataclasses.replace(scenario, explore=dataclasses.replace(scenario.explore, timeout_seconds=timeout))
     started = time.perf_counter()
     exploration = runner.explore(scenario)
     stats = exploration.search.stats

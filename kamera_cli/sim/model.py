@@ -138,14 +138,13 @@ class KubeModel:
     def fingerprint(self, state: SimState) -> str:
         if state._fp:
             return state.fingerprint(self._track_steps)
-        memory = self._positioned(state) if self._programs else None
-        if self.symmetry is None:
-            return state.fingerprint(self._track_steps, None, memory)
-        return state.fingerprint(self._track_steps, self.canon(state), memory)
-
-    def _positioned(self, state: SimState) -> tuple[tuple[str, str, str], ...]:
-        """The state's memory with each program's log digest replaced by its position (sim/positions.py)."""
-        return self._positions.memory(state.memory, self._programs, state.snapshot, self.is_converged(state))
+        canon = self.canon(state) if self.symmetry is not None else None
+        memory = None
+        if self._programs:
+            # a program's position up to renaming (sim/positions.py), renamed as the cluster is
+            memory = self._positions.memory(state.memory, self._programs, state.snapshot, self.is_converged(state),
+                                            canon if canon is not None and canon.names else None)
+        return state.fingerprint(self._track_steps, canon, memory)
 
     def canon(self, state: SimState) -> Canon | None:
         """The state's canonical form under the symmetry reduction (None when it is off)."""

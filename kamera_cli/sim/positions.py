@@ -21,13 +21,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kamera_cli.apiserver import Snapshot
 
-__all__ = ["ENABLED", "Positions", "ProgramLogs"]
+__all__ = ["ENABLED", "Positions", "ProgramLogs", "Renaming"]
 
 #: tests and benchmarks turn positions up to renaming off, to compare with exact logs (and with every
 #: program step global, as before)
@@ -58,6 +58,15 @@ class _Entry(Protocol):
     def body(self) -> bytes: ...
 
 
+class Renaming(Protocol):
+    """The symmetry's renaming of generated names in one state (``symmetry.Canon``)."""
+
+    @property
+    def names(self) -> Mapping[str, str]: ...
+
+    def rename(self, text: str) -> str: ...
+
+
 class ProgramLogs(Protocol):
     """What a program's factory tells about the logs its states name (``adapters.program.factory``)."""
 
@@ -81,11 +90,21 @@ class Positions:
     def __init__(self) -> None:
         self._shapes: dict[str, _Shape] = {}
 
-    def key(self, logs: ProgramLogs, digest: str, snapshot: Snapshot) -> str:
-        """The program's position in a state with ``snapshot``: the digest itself for an exact one."""
-        if not digest or logs.exact_position(digest):
+    def key(self, logs: ProgramLogs, digest: str, snapshot: Snapshot, rename: Renaming | None = None) -> str:
+        """The program's position in a state with ``snapshot``: the digest itself for an exact one.
+
+        ``rename``: the symmetry's renaming of generated names in this state (sim/symmetry.py), which
+        states merged by it must agree on in what the program was told too: the log's text is renamed
+        with it, and an exact position (a digest, which cannot be) carries the renaming itself, so
+        that only states renamed alike merge.
+        """
+        if not digest:
             return digest
-        shapes = [self._shape(d, entries) for d, entries in logs.segments(digest)]
+        if logs.exact_position(digest):
+            return digest if rename is None else digest + "|" + json.dumps(sorted(rename.names.items()))
+        segments = logs.segments(digest)
+        shapes = ([self._shape(d, entries) for d, entries in segments] if rename is None else
+                  [_shaped(entries, rename.rename) for _d, entries in segments])
         current: Mapping[str, str] = snapshot.derived(_RV_INDEX, _rv_index)
         latest = str(snapshot.resource_version)
         tokens: dict[str, str] = {}
@@ -97,6 +116,8 @@ class Positions:
                 token = tokens.get(value)
                 if token is None:
                     token = current.get(value, "")
+                    if token and rename is not None:
+                        token = rename.rename(token)
                     if not token:
                         token, old = f"old:{old}", old + 1
                     if value == latest:
@@ -106,23 +127,26 @@ class Positions:
         return "p:" + h.hexdigest()
 
     def memory(self, memory: Iterable[tuple[str, str, str]], programs: Mapping[str, ProgramLogs], snapshot: Snapshot,
-               converged: bool) -> tuple[tuple[str, str, str], ...]:
+               converged: bool, rename: Renaming | None = None) -> tuple[tuple[str, str, str], ...]:
         """A state's memory as its fingerprint takes it: each program's log digest replaced by its
         position; at a converged state, without the programs — nothing runs from it, so where a program
         waits can change nothing that is judged there (its cluster, its pod fates)."""
         if converged:
             return tuple(e for e in memory if e[0] not in programs)
-        return tuple((owner, key, self.key(programs[owner], value, snapshot) if owner in programs else value)
+        return tuple((owner, key, self.key(programs[owner], value, snapshot, rename) if owner in programs else value)
                      for owner, key, value in memory)
 
     def _shape(self, digest: str, entries: Iterable[_Entry]) -> _Shape:
         found = self._shapes.get(digest)
         if found is None:
-            values: list[str] = []
-            parts = [_entry_text(entry, values) for entry in entries]
-            found = self._shapes[digest] = _Shape(hashlib.sha256("\x02".join(parts).encode()).digest(),
-                                                   tuple(values))
+            found = self._shapes[digest] = _shaped(entries)
         return found
+
+
+def _shaped(entries: Iterable[_Entry], rename: Callable[[str], str] | None = None) -> _Shape:
+    values: list[str] = []
+    text = "\x02".join(_entry_text(entry, values) for entry in entries)
+    return _Shape(hashlib.sha256((text if rename is None else rename(text)).encode()).digest(), tuple(values))
 
 
 def _rv_index(snapshot: Snapshot) -> dict[str, str]:

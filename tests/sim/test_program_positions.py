@@ -296,3 +296,29 @@ def test_a_watch_thread_and_a_worker_agree(tmp_path: Path) -> None:
     path.write_text(HEAD + textwrap.indent(textwrap.dedent(USER_EDITS.split("  - name: a user adds")[0]), "  "))
     before, after = assert_agrees(load_scenario(path))
     assert after < before
+
+
+@dataclass(frozen=True)
+class _Renaming:
+    names: dict[str, str]
+
+    def rename(self, text: str) -> str:
+        for name, token in self.names.items():
+            text = text.replace(name, token)
+        return text
+
+
+def test_generated_names_the_program_was_told_are_renamed_with_the_cluster() -> None:
+    """States the symmetry merges (generated names swapped) merge only when what the program was told
+    names the same objects under the renaming; an exact position carries the renaming itself."""
+    told_a = [_got(_cm("web-aaaaa", "5"))]
+    cluster = _cluster(_cm("web-aaaaa", "5"), _cm("web-bbbbb", "6"), rv=6)
+    logs = positions.Positions()
+    a_first = _Renaming({"web-aaaaa": "<0>", "web-bbbbb": "<1>"})
+    b_first = _Renaming({"web-aaaaa": "<1>", "web-bbbbb": "<0>"})
+    swapped = _cluster(_cm("web-bbbbb", "5"), _cm("web-aaaaa", "6"), rv=6)
+    told_b = [_got(_cm("web-bbbbb", "5"))]
+    assert logs.key(_Logs(told_a), "d" * 64, cluster, a_first) == logs.key(_Logs(told_b), "e" * 64, swapped, b_first)
+    assert logs.key(_Logs(told_a), "d" * 64, cluster, a_first) != logs.key(_Logs(told_a), "d" * 64, swapped, b_first)
+    exact = _Logs(told_a, exact=True)
+    assert logs.key(exact, "d" * 64, cluster, a_first) != logs.key(exact, "d" * 64, cluster, b_first)
