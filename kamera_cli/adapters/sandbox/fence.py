@@ -156,8 +156,11 @@ def _ns(seconds: float) -> int:
 def _read_clock(run: SandboxRun) -> float:
     """The virtual time, counted as read (``SandboxRun.clock_reads``) unless ``logging`` stamps a record
     with it: a log line's time changes what is printed, never what the code does next."""
-    caller = sys._getframe(2)
-    if caller.f_globals.get("__name__") != "logging":
+    try:
+        caller = sys._getframe(2).f_globals.get("__name__")
+    except ValueError:  # called from the bottom of a thread's stack: not logging
+        caller = None
+    if caller != "logging":
         run.clock_reads += 1
     return run.clock.now
 
