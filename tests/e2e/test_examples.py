@@ -66,12 +66,12 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "kopf/orphan/fixed": (0, set(), 7, 1),
     "kopf/self-trigger": (1, {"converges"}, 11, 0),
     "kopf/self-trigger/fixed": (0, set(), 6, 1),
-    "kopf/timer-before-child": (1, {"no controller errors"}, 7, 1),
+    "kopf/timer-before-child": (1, {"no controller errors"}, 14, 1),
     "kopf/async-client": (1, {"invariant: the config map follows the widget"}, 6, 1),
     "kopf/async-client/fixed": (0, set(), 7, 1),
-    "kopf/timer-before-child/fixed": (0, set(), 14, 1),
+    "kopf/timer-before-child/fixed": (0, set(), 19, 1),
     # kopf's view of resources from discovery: a CRD without a status subresource, names by short name (issue 27)
-    "kopf/discovered": (0, set(), 15, 1),
+    "kopf/discovered": (0, set(), 9, 1),
     # login and startup handlers run as kopf runs them; the login handler configures the asyncio client
     "kopf/login": (0, set(), 7, 1),
     # the operator stopped gracefully at each converged state: its @kopf.on.cleanup handler fails where a
@@ -84,9 +84,9 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "kopf/restart-settings/fixed": (0, set(), 19, 2),
     # a timer stops at the event that leaves its filters unmatched, as kopf's match_daemons stops it (41
     # states when it ran on to its next tick and ended there)
-    "kopf/timer-filters": (0, set(), 19, 2),
+    "kopf/timer-filters": (0, set(), 16, 2),
     # a cleanup timer on a stale list of Pods: the perturbation names the operator, which covers its timer
-    "kopf/namespace-cleanup": (1, {"deterministic", "invariant: no namespace is deleted while it holds a pod"}, 114, 2),
+    "kopf/namespace-cleanup": (1, {"deterministic", "invariant: no namespace is deleted while it holds a pod"}, 167, 2),
     # operators over the built-in control plane (issue 10): deployment/replicaset/job/kubelet actors
     # pods of one ReplicaSet are interchangeable (symmetry of generated names): 1,769 states without
     "workloads/wait-for-deployment": (0, set(), 103, 1),
