@@ -20,10 +20,11 @@ from kamera_cli.apiserver.storage.snapshot import is_record
 from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec, Perturbations, covers
-from kamera_cli.sim import down
+from kamera_cli.sim import down, positions
 from kamera_cli.sim.footprints import actor_reads, collector_footprint, owner_root, process_of, step_footprint
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
+from kamera_cli.sim.positions import Positions
 from kamera_cli.sim.runtime import ControllerRuntime, Fault, ReconcileRun
 from kamera_cli.sim.shipping import Shipping
 from kamera_cli.sim.state import (
@@ -122,6 +123,11 @@ class KubeModel:
         #: the symmetry reduction over generated names (sim/symmetry.py); None: states are compared as
         #: they are (``reduction: none``)
         self.symmetry: Symmetry | None = None
+        #: programs whose position a fingerprint takes up to renaming (sim/positions.py), by owner
+        self._programs = {c.name: c.factory for c in controllers
+                          if getattr(c.factory, "exact_position", None) is not None
+                          and getattr(c.factory, "shape", "") == "program" and positions.ENABLED}
+        self._positions = Positions()
 
     # ------------------------------------------------------------------ explorer protocol
     def initial_states(self) -> Sequence[SimState]:
@@ -134,9 +140,15 @@ class KubeModel:
         return [SimState(self.initial, merge_pending((), items, None), self._start_clock)]
 
     def fingerprint(self, state: SimState) -> str:
-        if state._fp or self.symmetry is None:
+        if state._fp:
             return state.fingerprint(self._track_steps)
-        return state.fingerprint(self._track_steps, self.canon(state))
+        canon = self.canon(state) if self.symmetry is not None else None
+        memory = None
+        if self._programs:
+            # a program's position up to renaming (sim/positions.py), renamed as the cluster is
+            memory = self._positions.memory(state.memory, self._programs, state.snapshot, self.is_converged(state),
+                                            canon if canon is not None and canon.names else None)
+        return state.fingerprint(self._track_steps, canon, memory)
 
     def canon(self, state: SimState) -> Canon | None:
         """The state's canonical form under the symmetry reduction (None when it is off)."""
@@ -490,7 +502,12 @@ class KubeModel:
         windowed = bool(getattr(ctrl.factory, "windowed", False))
         if run.requeue_after is not None and not native and not windowed:
             return None, "the step set a timer"
-        if getattr(ctrl.factory, "time_dependent", False) and not windowed:
+        if act.controller in self._programs:
+            # its position after the step, up to renaming, is the same wherever the step runs, unless the
+            # program observed the clock, its seed or the server's history (docs/semantics.md)
+            if run.memory is None or ctrl.factory.exact_position(run.memory):
+                return None, "a program that observed the clock, its random seed or the server's history"
+        elif getattr(ctrl.factory, "time_dependent", False) and not windowed:
             return None, "time-dependent controller (a program)"
         window: int | None = None
         if (run.clocked or run.requeue_after is not None or windowed) and act.fault is None:

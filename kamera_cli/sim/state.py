@@ -171,10 +171,13 @@ class SimState:
     def ready(self) -> list[PendingItem]:
         return [p for p in self.pending if p.ready_at <= self.clock]
 
-    def fingerprint(self, track_steps: bool, canon: CanonicalForm | None = None) -> str:
+    def fingerprint(self, track_steps: bool, canon: CanonicalForm | None = None,
+                    memory: tuple[tuple[str, str, str], ...] | None = None) -> str:
         """The state's digest; with ``canon`` (the snapshot's canonical form, sim/symmetry.py) the
         snapshot is taken by its canonical fingerprint and the names in requests and pod fates by
-        their canonical tokens, so states one renaming of generated names apart are one state."""
+        their canonical tokens, so states one renaming of generated names apart are one state.
+        ``memory``: what the frameworks' memory counts as (a program's position up to renaming,
+        sim/positions.py), in place of ``self.memory``."""
         if self._fp:
             return self._fp[0]
         rename = canon.rename if canon is not None and canon.names else None
@@ -208,8 +211,9 @@ class SimState:
         if self.outcomes:
             fates = self.outcomes if rename is None else sorted((rename(k), v) for k, v in self.outcomes)
             h.update(("\noutcomes:" + ";".join(f"{k}={v}" for k, v in fates)).encode())
-        if self.memory:
-            memory = self.memory if rename is None else sorted((o, rename(k), v) for o, k, v in self.memory)
+        memory = self.memory if memory is None else memory
+        if memory:
+            memory = memory if rename is None else tuple(sorted((o, rename(k), v) for o, k, v in memory))
             h.update(("\nmemory:" + "\x00".join(f"{o}\x01{k}\x01{v}" for o, k, v in memory)).encode())
         fp = h.hexdigest()
         self._fp.append(fp)
