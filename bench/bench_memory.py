@@ -1,11 +1,22 @@
 """Benchmark: memory per explored state.
 
-Run: python bench/bench_memory.py [--requests 8]
+Run: python bench/bench_memory.py [--requests 8] [--small 3000 --large 9000] [--only NAME]
 
-Traces the Python heap (tracemalloc) during one search of each family and prints the peak divided by
-the states explored — the figure issue #11 asks to halve (about 9 KB per state at the time). The
-families: independent requests without reduction (3^N states, every edge a memo replay), the same
-with partial-order reduction, and 8 controllers sharing one ConfigMap (many versions of one object).
+Traces the Python heap (tracemalloc) during searches and prints the peak divided by the states
+explored, two ways: with every state kept (what the library's ``explore`` returns) and with expanded
+states let go of and derived again when read (what ``kamera check`` does: ``Overrides.keep_states``).
+
+Two kinds of family:
+
+* complete searches of small synthetic families: independent requests with and without the
+  reduction (3^N states, every edge a memo replay), and 8 controllers sharing one ConfigMap (many
+  versions of one object);
+* issue #26's operator families (WebApps owning Deployments with the built-ins, owned children, a
+  kopf timer over namespaces) searched *without* the reduction and cut at two sizes. Reduced, they
+  take a few hundred states, and their peak is the start-up's (loaded code, first reconciles, caches),
+  not the states'; what a state costs as a search grows is the difference between the two cuts'
+  peaks over the difference in states ("marginal").
+
 Tracing slows the search several-fold; the times printed are traced times, for comparison only.
 """
 
@@ -25,44 +36,84 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_memo import scenario as shared_configmap  # noqa: E402
+from bench_operators import kopf_timer, owned_requests, webapps  # noqa: E402
 from bench_reduction import independent_requests  # noqa: E402
 
 from kamera_cli.model.scenario import Scenario  # noqa: E402
-from kamera_cli.runner import explore  # noqa: E402
+from kamera_cli.runner import Overrides, explore  # noqa: E402
 from kamera_cli.scenario import load_scenario  # noqa: E402
 
+OPERATORS = {
+    "webapps-2-1": (webapps, 2, 1),
+    "owned-requests-10": (owned_requests, 10, 0),
+    "kopf-timer-5": (kopf_timer, 5, 0),
+}
 
-def measure(label: str, scenario: Scenario) -> None:
-    explore(replace(scenario, seed=scenario.seed[:1]))  # imports outside the measurement
+
+def measure(scenario: Scenario, keep: bool) -> tuple[int, bool, float, float]:
+    """(states, complete, peak bytes, traced seconds) of one search."""
+    explore(replace(scenario, explore=replace(scenario.explore, max_states=50)))  # imports, first runs
     gc.collect()
     tracemalloc.start()
     started = time.perf_counter()
-    result = explore(scenario).result
+    exploration = explore(scenario, overrides=Overrides(keep_states=keep))
     elapsed = time.perf_counter() - started
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    s = result.stats
-    print(f"{label:44} {s.states:>8,} {s.transitions:>9,} {peak / 1024 / s.states:>10.2f} {peak / 2**20:>9.1f} "
-          f"{elapsed:>8.1f}")
+    return exploration.result.stats.states, exploration.search.complete, float(peak), elapsed
+
+
+def row(label: str, scenario: Scenario) -> None:
+    cells = []
+    for keep in (True, False):
+        states, complete, peak, elapsed = measure(scenario, keep)
+        cells.append(f"{peak / 1024 / states:>9.2f} {peak / 2**20:>8.1f} {elapsed:>7.1f}")
+    print(f"{label:42} {states:>8,} {'yes' if complete else 'cut':>5}  " + "   ".join(cells), flush=True)
+
+
+def marginal(label: str, scenario: Scenario, small: int, large: int) -> None:
+    cells = []
+    for keep in (True, False):
+        runs = [measure(replace(scenario, explore=replace(scenario.explore, reduction="none", max_states=cut,
+                                                          timeout_seconds=3600)), keep) for cut in (small, large)]
+        (s1, _, p1, _), (s2, _, p2, t2) = runs
+        cells.append(f"{(p2 - p1) / 1024 / max(s2 - s1, 1):>9.2f} {p2 / 2**20:>8.1f} {t2:>7.1f}")
+    print(f"{label:42} {f'{s1:,}→{s2:,}':>14}  " + "   ".join(cells), flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=8)
+    parser.add_argument("--small", type=int, default=3000, help="the smaller cut of the operator families")
+    parser.add_argument("--large", type=int, default=9000, help="the larger cut of the operator families")
+    parser.add_argument("--only", action="append", help="run only these rows (by label prefix)")
     args = parser.parse_args()
-    print(f"{'family':44} {'states':>8} {'edges':>9} {'KiB/state':>10} {'peak MiB':>9} {'traced s':>8}")
+
+    def wanted(label: str) -> bool:
+        return not args.only or any(label.startswith(o) for o in args.only)
+
+    each = f"{'KiB/state':>9} {'peak MiB':>8} {'traced s':>7}"
+    print(f"{'complete searches':42} {'states':>8} {'done':>5}  kept: {each}   dropped: {each}")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "requests"
         folder.mkdir()
         base = load_scenario(independent_requests(folder, args.requests))
         for reduction in ("none", "persistent"):
-            measured = replace(base, explore=replace(base.explore, reduction=reduction, max_states=2_000_000))
-            measure(f"{args.requests} independent requests ({reduction})", measured)
+            label = f"{args.requests} independent requests ({reduction})"
+            if wanted(label):
+                row(label, replace(base, explore=replace(base.explore, reduction=reduction, max_states=2_000_000)))
         folder = Path(tmp) / "shared"
         folder.mkdir()
         shared = load_scenario(shared_configmap(folder, 8))
-        measure("8 controllers sharing a ConfigMap (none)",
-                replace(shared, explore=replace(shared.explore, reduction="none")))
+        label = "8 controllers sharing a ConfigMap (none)"
+        if wanted(label):
+            row(label, replace(shared, explore=replace(shared.explore, reduction="none")))
+        print(f"\n{'operator families, unreduced, marginal':42} {'states':>14}  kept: {each}   dropped: {each}")
+        for name, (build, a, b) in OPERATORS.items():
+            if wanted(name):
+                folder = Path(tmp) / name
+                folder.mkdir()
+                marginal(name, load_scenario(build(folder, a, b)), args.small, args.large)
 
 
 if __name__ == "__main__":

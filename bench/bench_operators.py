@@ -9,8 +9,8 @@ Families (each built into a temporary folder; nothing here copies an example's t
   - ``owned-6``: 6 controllers, each over an object of its own kind, each creating one ConfigMap
     owned by that object;
   - ``owned-requests-10``: one controller, 10 ConfigMaps, each creating an owned Secret;
-  - ``kopf-timer-5``: a kopf timer on Namespaces that annotates each with its ConfigMap count, over
-    5 user namespaces (each with one ConfigMap) plus the built-in ones.
+  - ``kopf-timer-N``: a kopf timer on Namespaces that annotates each with its ConfigMap count, over
+    N user namespaces (each with one ConfigMap) plus the 4 built-in ones (N = 1, 3, 5).
 Figures vary with machine load (the benchmark machine is shared): state counts are the comparison
 that does not. ``--memory`` traces the Python heap (tracemalloc, several times slower) and prints
 the peak divided by the states.
@@ -221,6 +221,8 @@ FAMILIES: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
     "webapps-3-3": (webapps, 3, 3),
     "owned-6": (owned_children, 6, 0),
     "owned-requests-10": (owned_requests, 10, 0),
+    "kopf-timer-1": (kopf_timer, 1, 0),
+    "kopf-timer-3": (kopf_timer, 3, 0),
     "kopf-timer-5": (kopf_timer, 5, 0),
 }
 

@@ -63,6 +63,10 @@ class Overrides:
     #: connections to search workers serving this run elsewhere (``serve_remote``, on Ray nodes), on
     #: top of ``search_workers``; a process that inherits them is their only user
     remote_workers: tuple[Any, ...] = ()
+    #: keep every explored state in the returned search (False: states are let go of once expanded
+    #: and derived again when the judge or a report reads one; what ``run_scenario`` does, as it
+    #: returns the result alone)
+    keep_states: bool = True
 
 
 #: one run: a scenario file and the overrides it runs with (a swarm is several runs of one file)
@@ -192,7 +196,8 @@ def run_scenario(scenario: Scenario, *, overrides: Overrides | None = None,
                  on_progress: ProgressCallback | None = None, hooks: RunHooks | None = None) -> ScenarioResult:
     started = _now_iso()
     try:
-        exploration = explore(scenario, overrides=overrides, on_progress=on_progress, hooks=hooks)
+        dropping = replace(overrides or Overrides(), keep_states=False)
+        exploration = explore(scenario, overrides=dropping, on_progress=on_progress, hooks=hooks)
         exploration.search.close()  # a parallel search's workers: the result is built
     except (ScenarioError, EntrypointError) as exc:
         return ScenarioResult(name=scenario.name, file=scenario.file, verdict=Verdict.ERROR, started_at=started,
@@ -240,7 +245,8 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         search_workers = o.search_workers + len(remote)
         settings = replace(_settings(scenario, properties, sim), max_states=bounds.max_states,
                            timeout=bounds.timeout_seconds, on_progress=progress, should_stop=hooks.should_stop,
-                           stop_on_first=o.stop_on_first, workers=search_workers, remote=remote)
+                           stop_on_first=o.stop_on_first, workers=search_workers, remote=remote,
+                           keep_states=o.keep_states, rederive_around=_quietly(sim))
         search = ex.search_with(searched, settings)
         if hooks.on_phase is not None:
             hooks.on_phase("judge", scenario.name, None)
@@ -272,6 +278,15 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
             )
             for n in judge.converged_nodes
         )
+    rederived = search.graph.remote if isinstance(search.graph.remote, ex.Rederive) else None
+    if rederived is not None:
+        search.graph.remote = None  # the simulation is closed: nothing can be derived any more
+        if rederived.diverged:
+            sim.warnings.append(
+                f"{len(rederived.diverged)} state(s) read after the search (the first: state "
+                f"{rederived.diverged[0]}) were derived again from their paths and came out different: "
+                "a controller is not a function of the state it reads; what the reports show of them is "
+                "the second run's")
     if remote:
         sim.warnings.append(f"the search was split across {search_workers} processes, {len(remote)} of them "
                             "remote (Ray): the same graph as one process builds")
@@ -330,6 +345,22 @@ def serve_remote(path: Path, overrides: Overrides, conn: Any) -> None:
         _reduce(model, scenario)
         properties, _coverage = properties_of(scenario)
         ex.serve_search(conn, model, _settings(scenario, properties, sim))
+
+
+def _quietly(sim: Simulation) -> Callable[[Callable[[], list[SimState]]], list[SimState]]:
+    """Deriving a dropped state again runs its path's steps once more (mostly memo hits): like the
+    judge's replays, they add nothing to the memo, and unlike them they do not count in the run's
+    reconcile and memo figures, which describe the search (the same with states kept or not)."""
+    def around(fetch: Callable[[], list[SimState]]) -> list[SimState]:
+        saved = [(rt.replaying, replace(rt.stats)) for rt in sim.runtimes]
+        for rt in sim.runtimes:
+            rt.replaying = True
+        try:
+            return fetch()
+        finally:
+            for rt, (flag, stats) in zip(sim.runtimes, saved, strict=True):
+                rt.replaying, rt.stats = flag, stats
+    return around
 
 
 def _settings(scenario: Scenario, properties: Sequence[ex.Property[SimState]],

@@ -11,7 +11,8 @@ Public surface (see ``docs/controllers.md`` for the user's side of the contract)
 * :func:`load_reconciler` / :class:`ReconcilerFactory` and :func:`load_mapper` / :class:`Mapper`;
 * :func:`run_reconcile` / :class:`ReconcileOutcome` and :func:`run_mapper` / :class:`MapOutcome`;
 * :class:`Request`, :class:`Result` (also ``kamera_cli.Request``/``kamera_cli.Result``);
-* :class:`VirtualClock` and :class:`ReconcileAbort` (the base of the simulator's crash aborts).
+* :class:`VirtualClock` (and :class:`WatchedClock`, which notes who read it) and :class:`ReconcileAbort`
+  (the base of the simulator's crash aborts).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from kamera_cli.adapters.reconcile.running import (
     run_reconcile,
 )
 from kamera_cli.adapters.sandbox.audit_hooks import install_audit_fence
+from kamera_cli.adapters.sandbox.clockwatch import WatchedClock
 from kamera_cli.adapters.sandbox.entrypoints import check_entrypoint
 from kamera_cli.adapters.sandbox.fence import NetworkBlocked, VirtualClock
 from kamera_cli.adapters.sandbox.loading import Mapper, ReconcilerFactory, load_mapper, load_reconciler
@@ -52,6 +54,7 @@ __all__ = [
     "Request",
     "Result",
     "VirtualClock",
+    "WatchedClock",
     "check_entrypoint",
     "install_audit_fence",
     "load_mapper",

@@ -27,6 +27,7 @@ from kamera_cli.explore.model import (
 )
 from kamera_cli.explore.parallel import WorkerDied
 from kamera_cli.explore.problems import finding_key
+from kamera_cli.explore.rederive import Rederive
 from kamera_cli.explore.reduction import NONE, PERSISTENT, Reducible, Reduction
 from kamera_cli.explore.result import (
     Edge,
@@ -60,6 +61,7 @@ __all__ = [
     "Progress",
     "Property",
     "PropertyKind",
+    "Rederive",
     "Reducible",
     "Reduction",
     "SearchResult",

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from kamera_cli.explore.model import ALWAYS, Footprint, Model, Property, Transition, unwrap
 from kamera_cli.explore.problems import Problems, finish
 from kamera_cli.explore.proviso import closes_cycle
+from kamera_cli.explore.rederive import Rederive
 from kamera_cli.explore.reduction import PERSISTENT, Future, Reducible, Reduction, inherit, persistent_subset
 from kamera_cli.explore.result import (
     CONVERGED_LEAF,
@@ -32,6 +33,7 @@ from kamera_cli.explore.result import (
     EXPANDED,
     NO_PARENT,
     PARTIAL,
+    REMOTE,
     UNEXPANDED,
     Graph,
     Progress,
@@ -234,6 +236,8 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
     successor = model.successor
     # what a state keeps only to be expanded (caches of derived data): let go of once it has been
     release: Callable[[S], None] | None = getattr(model, "release", None)
+    # let go of expanded states (rederive.py): a breadth-first node's parent edge never changes
+    drop = not settings.keep_states and strategy == "bfs"
 
     has_properties = bool(properties)
     reduced_count = 0
@@ -436,10 +440,14 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
         status[node] = EXPANDED if taken_count == planned else PARTIAL
         if release is not None:
             release(state)
+        if drop and not conv[node] and node not in initial_index:
+            states[node] = REMOTE
         if dfs and len(states) > first_new:
             stack.extend(range(len(states) - 1, first_new - 1, -1))
 
     graph.fingerprints = list(index)  # insertion order is node order
+    if drop:
+        graph.remote = Rederive(graph, model, settings.rederive_around)
     if run.is_stopped() and bound_hit is None:
         bound_hit = "stopped at the first problem (stop on first)"
     if walker is not None and bound_hit is None:

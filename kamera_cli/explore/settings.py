@@ -42,6 +42,11 @@ class SearchSettings(Generic[S]):
     workers: int = 1
     worker_report: Callable[[], object] | None = None
     remote: Sequence[Any] = ()
+    #: False: a serial breadth-first search lets go of each state once it is expanded (initial and
+    #: converged states excepted) and derives it again from its parent path when read (``rederive.py``)
+    keep_states: bool = True
+    #: wraps each such re-derivation (the caller's: e.g. keep its counters as the search left them)
+    rederive_around: Callable[[Callable[[], list[S]]], list[S]] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "properties", tuple(self.properties))

@@ -90,6 +90,7 @@ def record_graph(search: SearchResult[SimState, Any], *, limit: int, outcomes: S
     objects = _ObjectTable()
     outcome_index = {n: i for i, n in enumerate(outcomes)}
     states = []
+    graph.prefetch(ids)  # states let go of are derived again in one pass sharing their paths
     for node in ids:
         state = graph.state(node)
         node_tags = tags.get(node, set())

@@ -221,8 +221,9 @@ class Judge:
         if cexs:
             return Check("actions apply", Verdict.FAILED, cexs[0].summary, tuple(cexs), pos)
         total = len(self.scenario.actions)
-        graph = self.search.graph
-        applied = max((graph.state(n).next_action for n in range(graph.num_states)), default=0)
+        # an action step is the only one that moves a state's next_action on, by one: the furthest an
+        # execution got is the furthest action step recorded (read off the edges, not every state)
+        applied = max((a.index + 1 for a in self.search.graph.e_action if a.kind == "action"), default=0)
         if applied < total:
             pending = self.scenario.actions[applied]
             return Check("actions apply", Verdict.INCONCLUSIVE,
@@ -328,6 +329,7 @@ class Judge:
         state for ``when: always`` —: what its hint may say is present."""
         graph = self.search.graph
         nodes = self.search.converged[:50] if spec.when == "converged" else range(min(graph.num_states, 50))
+        graph.prefetch(nodes)
         return [obj for n in nodes for obj in self.search.state(n).snapshot.objects()]
 
     def _selects_somewhere(self, spec: InvariantSpec) -> bool:
@@ -337,8 +339,9 @@ class Judge:
         if spec.when == "always":
             return False
         compiled = compile_invariant(spec)
-        return any(compiled.evaluate_counting(state_document(self.search.state(n).snapshot.objects()))[1]
-                   for n in range(min(self.search.graph.num_states, VACUITY_STATES)))
+        graph = self.search.graph
+        return any(compiled.evaluate_counting(state_document(state.snapshot.objects()))[1]
+                   for state in graph.iter_states(range(min(graph.num_states, VACUITY_STATES))))
 
     # -- replay
     def _verified(self, cex: Counterexample, *paths: Sequence[ex.Edge[Any]]) -> Counterexample:

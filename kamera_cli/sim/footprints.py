@@ -156,10 +156,6 @@ def step_footprint(registry: Registry, process: Hashable, regions: Sequence[tupl
     return Footprint(process, frozenset(reads), frozenset(written), frozenset(marks), frozenset(wakes))
 
 
-#: metadata the garbage collector acts on when it changes (whatever the object's owners)
-_DELETION_META = ("deletionTimestamp", "finalizers")
-
-
 def _meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
     meta = obj.get("metadata") if obj is not None else None
     return meta if isinstance(meta, Mapping) else {}
@@ -191,9 +187,10 @@ def actor_reads(registry: Registry, after: Snapshot, write: WriteRec) -> frozens
     """What ``write`` makes its step read on behalf of the collector and the namespace controller, or
     ``None`` when the write may give either of them work (the step is then global).
 
-    Neither actor gets work from a write that deletes nothing, leaves deletionTimestamp and
-    finalizers as they were, lands in a namespace that is not terminating (nor is a terminating
-    Namespace), and either keeps ownerReferences as they were or names only owners that exist, with
+    Neither actor gets work from a write that deletes nothing, leaves deletionTimestamp as it was
+    (and finalizers too, on an object being deleted: a finalizer an operator adds to a live object,
+    kopf's own, is no work for either), lands in a namespace that is not terminating (nor is a
+    terminating Namespace), and either keeps ownerReferences as they were or names only owners that exist, with
     that uid, and are not being deleted — before and after the change. The owners are then read: a
     step that deletes or replaces one conflicts with this one.
     """
@@ -202,8 +199,10 @@ def actor_reads(registry: Registry, after: Snapshot, write: WriteRec) -> frozens
     if write.after is None:
         return None
     before, after_meta = _meta(write.before), _meta(write.after)
-    if any(before.get(k) != after_meta.get(k) for k in _DELETION_META):
+    if before.get("deletionTimestamp") != after_meta.get("deletionTimestamp"):
         return None
+    if before.get("finalizers") != after_meta.get("finalizers") and after_meta.get("deletionTimestamp"):
+        return None  # the collector acts on the finalizers of an object being deleted, and only there
     ref = write.ref
     if ref.kind == "Namespace" and ref.kind_ref.group == "" and after_meta.get("deletionTimestamp"):
         return None
@@ -250,9 +249,9 @@ def collector_footprint(registry: Registry, process: Hashable, target: ObjectRef
     as a process").
 
     The collector's next item is the first of its work list, a function of every object's uid,
-    ownerReferences, deletionTimestamp and finalizers; a step that may change any of those is
-    global (``actor_reads``), so no reorderable step changes the list, and the item depends only on
-    the target it reads (and on owners by uid, which no reorderable step can bring back). The
+    ownerReferences, deletionTimestamp and (on objects being deleted) finalizers; a step that may
+    change any of those wakes it (``actor_reads``), so no reorderable step changes the list, and the
+    item depends only on the target it reads (and on owners by uid, which no reorderable step can bring back). The
     caller keeps the step global while a namespace is terminating (the namespace controller's work
     would change with it).
     """

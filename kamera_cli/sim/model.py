@@ -10,7 +10,6 @@ perturbations — lives in this package.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -21,10 +20,11 @@ from kamera_cli.apiserver.storage.snapshot import is_record
 from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec, Perturbations, covers
-from kamera_cli.sim import down
+from kamera_cli.sim import down, positions
 from kamera_cli.sim.footprints import actor_reads, collector_footprint, owner_root, process_of, step_footprint
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
+from kamera_cli.sim.positions import Positions
 from kamera_cli.sim.runtime import ControllerRuntime, Fault, ReconcileRun
 from kamera_cli.sim.shipping import Shipping
 from kamera_cli.sim.state import (
@@ -39,7 +39,7 @@ from kamera_cli.sim.state import (
     merge_pending,
 )
 from kamera_cli.sim.symmetry import Canon, Symmetry, state_notes, translate
-from kamera_cli.sim.timing import stable_window
+from kamera_cli.sim.timing import LONG_WINDOW, stable_window
 from kamera_cli.sim.triggers import MapperFailed, Triggers
 
 _NO_TICKS: Mapping[str, int] = {}
@@ -116,23 +116,39 @@ class KubeModel:
         self.footprints = True
         self._shipping = Shipping(derived=(_ACTOR_WORK,))
         self._builtins = any(c.native for c in controllers)
+        #: timers of their own processes (kopf timers and daemons): their items keep their own schedule
+        #: ``_window``'s answers by (controller, memo entry, instant, anchor)
+        self._windows: dict[tuple[str, int, int, int | None], int] = {}
+        self._anchored = frozenset(c.name for c in controllers if getattr(c.factory, "timer_shaped", False))
         #: the symmetry reduction over generated names (sim/symmetry.py); None: states are compared as
         #: they are (``reduction: none``)
         self.symmetry: Symmetry | None = None
+        #: programs whose position a fingerprint takes up to renaming (sim/positions.py), by owner
+        self._programs = {c.name: c.factory for c in controllers
+                          if getattr(c.factory, "exact_position", None) is not None
+                          and getattr(c.factory, "shape", "") == "program" and positions.ENABLED}
+        self._positions = Positions()
 
     # ------------------------------------------------------------------ explorer protocol
     def initial_states(self) -> Sequence[SimState]:
         # a controller that tells a listing from an update (kopf) gets its first events as a listing
         items = [PendingItem(c, ns, n, self._start_clock + self._first_ticks.get(c, 0),
                              TIMER if c in self._first_ticks else WATCH,
-                             relist=getattr(self.controllers[c].factory, "relists", False))
+                             relist=getattr(self.controllers[c].factory, "relists", False),
+                             anchored=c in self._anchored)
                  for c, ns, n in self._seed_requests]
         return [SimState(self.initial, merge_pending((), items, None), self._start_clock)]
 
     def fingerprint(self, state: SimState) -> str:
-        if state._fp or self.symmetry is None:
+        if state._fp:
             return state.fingerprint(self._track_steps)
-        return state.fingerprint(self._track_steps, self.canon(state))
+        canon = self.canon(state) if self.symmetry is not None else None
+        memory = None
+        if self._programs:
+            # a program's position up to renaming (sim/positions.py), renamed as the cluster is
+            memory = self._positions.memory(state.memory, self._programs, state.snapshot, self.is_converged(state),
+                                            canon if canon is not None and canon.names else None)
+        return state.fingerprint(self._track_steps, canon, memory)
 
     def canon(self, state: SimState) -> Canon | None:
         """The state's canonical form under the symmetry reduction (None when it is off)."""
@@ -425,15 +441,15 @@ class KubeModel:
             # a timer that goes on is running: its own writes do not start it again (kopf's
             # spawn_daemons is idempotent per handler), so its next tick is this requeue's
             new_items = [i for i in new_items if not (i.spawn and i.key == item.key)]
-            delay = max(1, math.ceil(run.requeue_after))
+            timer_shaped = act.controller in self._anchored
             # unless its own write made its filters stop matching: kopf stops it at that event
             if any(i.source == STOP and i.key == item.key for i in new_items):
                 note = "stopped: its filters no longer match"
             else:
                 new_items.append(PendingItem(
-                    act.controller, act.namespace, act.name, clock + delay, TIMER,
-                    stable=not changed and not run.retry,
-                    woken=bool(getattr(ctrl.factory, "timer_shaped", False)), carry=run.carry))
+                    act.controller, act.namespace, act.name, item.due_after(clock, run.requeue_after), TIMER,
+                    stable=not changed and not run.retry, woken=timer_shaped, carry=run.carry,
+                    anchored=timer_shaped))
         pending = self._running(memory, merge_pending(state.pending, new_items, item))
         self._inherit_idle_actors(state.snapshot, run.snapshot, run.writes)
         new_state = SimState(
@@ -450,7 +466,8 @@ class KubeModel:
         )
         footprint, cause = self._reconcile_footprint(
             state, act, run, mapped, listed, new_items,
-            lambda at: ctrl.run(state.snapshot, item, at, None, None, act.choice, remembered))
+            lambda at: ctrl.run(state.snapshot, item, at, None, None, act.choice, remembered),
+            (owner, memory_key, memory != state.memory) if owner else None)
         label_note = (_join(f"outcome: {act.choice}", note) if act.choice and ctrl.native
                       else note if act.fault is None else _join(act.fault.describe(), note))
         writes, reads = tuple(run.story_writes), run.regions or ()
@@ -465,8 +482,12 @@ class KubeModel:
     def _reconcile_footprint(self, state: SimState, act: Act, run: ReconcileRun, mapped: bool,
                              listed: Sequence[tuple[KindRef, str | None]],
                              new_items: Sequence[PendingItem],
-                             run_at: Callable[[int], ReconcileRun]) -> tuple[Footprint | None, str]:
-        """The step's footprint, or ``None`` with the cause that makes it global (docs/semantics.md)."""
+                             run_at: Callable[[int], ReconcileRun],
+                             memo: tuple[str, str, bool] | None = None) -> tuple[Footprint | None, str]:
+        """The step's footprint, or ``None`` with the cause that makes it global (docs/semantics.md).
+
+        ``memo``: the framework's per-object memory the step read (owner, object key) and whether it
+        changed it."""
         if not self.footprints:
             return None, "reduction off"
         cause = self._global_state(state)
@@ -476,16 +497,25 @@ class KubeModel:
             return None, "a watch mapper failed"
         if run.regions is None:
             return None, "the step crashed or never returned"
-        native = self.controllers[act.controller].native
-        if run.requeue_after is not None and not native:
+        ctrl = self.controllers[act.controller]
+        native = ctrl.native
+        windowed = bool(getattr(ctrl.factory, "windowed", False))
+        if run.requeue_after is not None and not native and not windowed:
             return None, "the step set a timer"
+        if act.controller in self._programs:
+            # its position after the step, up to renaming, is the same wherever the step runs, unless the
+            # program observed the clock, its seed or the server's history (docs/semantics.md)
+            if run.memory is None or ctrl.factory.exact_position(run.memory):
+                return None, "a program that observed the clock, its random seed or the server's history"
+        elif getattr(ctrl.factory, "time_dependent", False) and not windowed:
+            return None, "time-dependent controller (a program)"
         window: int | None = None
-        if (run.clocked or run.requeue_after is not None) and act.fault is None:
-            window = stable_window(run, max(state.clock, _ready_at(state, act)), run_at)
+        if (run.clocked or run.requeue_after is not None or windowed) and act.fault is None:
+            item = next(p for p in state.pending if p.key == (act.controller, act.namespace, act.name))
+            window = self._window(act.controller, item, run, max(state.clock, item.ready_at), run_at)
             if window < 2:
-                return None, "a built-in's outcome depends on the instant it runs at"
-        if getattr(self.controllers[act.controller].factory, "time_dependent", False):
-            return None, "time-dependent controller (kopf)"
+                return None, ("a built-in's outcome depends on the instant it runs at" if native else
+                              "a kopf step's outcome depends on the instant it runs at")
         extra: set[Any] = set()
         wakes: set[Hashable] = {process_of(i.controller, i.namespace, i.name) for i in new_items}
         for w in run.writes:
@@ -498,10 +528,33 @@ class KubeModel:
                                    run.claims)
         if footprint is None:
             return None, "a list of an unknown collection"
+        writes: frozenset[Hashable] = frozenset()
+        if memo is not None:  # what kopf keeps per object in memory, shared by its event steps, timers, daemons
+            token = ("memo", *memo[:2])
+            extra.add(token)
+            writes = frozenset({token}) if memo[2] else writes
         if extra or window is not None:
-            footprint = Footprint(footprint.process, footprint.reads | extra, footprint.writes, footprint.marks,
-                                  footprint.wakes, window)
+            footprint = Footprint(footprint.process, footprint.reads | extra, footprint.writes | writes,
+                                  footprint.marks, footprint.wakes, window)
         return footprint, ""
+
+    def _window(self, controller: str, item: PendingItem, run: ReconcileRun, clock: int,
+                run_at: Callable[[int], ReconcileRun]) -> int:
+        """``stable_window`` of the step, once per memo entry and instant: every run of one entry read
+        the same regions with the same answers, so running it again at later instants does the same."""
+        if self.controllers[controller].clock_blind(item, run):
+            # no read of the clock could change what it did: only its requeue's due instant can move
+            if run.requeue_after is None:
+                return LONG_WINDOW
+            return max(0, item.due_after(clock, run.requeue_after) - clock - 1) if item.anchored else 0
+        key = (controller, run.memo_serial, clock, item.ready_at if item.anchored else None)
+        if run.memo_serial and key in self._windows:
+            return self._windows[key]
+        window = stable_window(run, clock, run_at,
+                               lambda r, at: None if r.requeue_after is None else item.due_after(at, r.requeue_after))
+        if run.memo_serial:
+            self._windows[key] = window
+        return window
 
     def _actor(self, state: SimState, act: Act) -> Transition[SimState]:
         gc, ns = self._actor_work(state.snapshot)
@@ -688,10 +741,6 @@ def stale_views(snapshot: Snapshot, fault: Fault) -> dict[KindRef, Snapshot]:
 
 
 _ACTOR_WORK = "kamera.sim.actor-work"
-
-
-def _ready_at(state: SimState, act: Act) -> int:
-    return next(p.ready_at for p in state.pending if p.key == (act.controller, act.namespace, act.name))
 
 
 def _join(a: str, b: str) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from kamera_cli.adapters import ReconcileAbort, Request, VirtualClock, run_reconcile
+from kamera_cli.adapters import ReconcileAbort, Request, VirtualClock, WatchedClock, run_reconcile
 from kamera_cli.apiserver import ApiServer, Registry, Snapshot
 from kamera_cli.apiserver import errors as api_errors
 from kamera_cli.apiserver.defaulting.metadata import format_time
@@ -98,6 +98,12 @@ class ReconcileRun:
     #: a built-in's claim listings, ``((kind, namespace), claims)``: the list regions of those kinds
     #: depend only on the objects the claims match (``Cluster.claimable``)
     claims: tuple[tuple[tuple[KindRef, str], tuple[Any, ...]], ...] = ()
+    #: the memo entry this run was stored as or replayed from (0: none): runs of one entry read the same
+    #: regions with the same answers, so whatever depends only on those is worked out once per entry
+    memo_serial: int = 0
+    #: the files that read the virtual clock during the run (None: not watched), for a framework that
+    #: can tell which reads matter (``clock_blind``: kopf)
+    clock_readers: frozenset[str] | None = None
     #: the step crashed and the restarted process never started again (a kopf operator whose login
     #: or startup handler now fails): on this path it takes no more steps
     down: bool = False
@@ -146,6 +152,8 @@ class ControllerRuntime:
     stats: Stats = field(default_factory=Stats)
     _memo: dict[tuple[Any, ...], list[_MemoEntry]] = field(default_factory=dict)
     _checked: set[tuple[str, str]] = field(default_factory=set)
+    #: how many memo entries were stored (each run's ``memo_serial``)
+    _serials: int = 0
     #: per key: regions read -> digests of their answers -> position of the first entry in ``_memo``.
     #: A lookup digests each distinct set of regions once instead of every stored entry.
     _index: dict[tuple[Any, ...], dict[tuple[tuple[Any, ...], ...], dict[tuple[str, ...], int]]] = field(
@@ -154,14 +162,17 @@ class ControllerRuntime:
     # ------------------------------------------------------------------ public
     def run(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
             views: Mapping[KindRef, Snapshot] | None = None, choice: str = "", remembered: str = "") -> ReconcileRun:
-        # a controller that reads the clock (kopf's retry backoffs) is also a function of the time
-        key = (item.namespace, item.name, fault, clock if getattr(self.factory, "time_dependent", False) else None,
+        # a controller that reads the clock (kopf's retry backoffs) is also a function of the time,
+        # unless its framework can tell that no read mattered (``clock_blind``: then any instant will do)
+        blind = getattr(self.factory, "clock_blind", None)
+        timed = getattr(self.factory, "time_dependent", False) and blind is None
+        key = (item.namespace, item.name, fault, clock if timed else None,
                item.relist, choice, item.woken, item.carry, remembered)
         # a built-in that asked for the time in a run is memoised per instant (under this key)
         timed_key = (*key[:3], clock, *key[4:])
         if self.memoize:
             found = self._lookup(key, snapshot, views)
-            if found is None and self.native:
+            if found is None and (self.native or blind is not None):
                 found = self._lookup(timed_key, snapshot, views)
             # replays re-execute to verify a counterexample, except a known overrun: running into
             # the same loop again would only cost another whole budget
@@ -169,6 +180,8 @@ class ControllerRuntime:
                 self.stats.memo_hits += 1
                 return self._replay(found, snapshot, clock)
         run, regions, signature = self._execute(snapshot, item, clock, fault, views, choice, remembered)
+        if blind is not None and not self.clock_blind(item, run):
+            key = timed_key
         if self.native and self.factory.read_clock:
             key = timed_key
             run = replace(run, clocked=self.factory.compared_clock,
@@ -200,6 +213,8 @@ class ControllerRuntime:
         if self.memoize and regions is not None and not self.replaying:
             counters = tuple((k, run.snapshot.counter(k)) for k in counter_keys(regions))
             entries = self._memo.setdefault(key, [])
+            self._serials += 1
+            run = replace(run, memo_serial=self._serials)
             digests = self._digests(snapshot, regions, views, exact=key[3] is not None)
             self._index.setdefault(key, {}).setdefault(regions, {}).setdefault(digests, len(entries))
             entries.append(_MemoEntry(regions, digests, run, counters, clock))
@@ -214,6 +229,13 @@ class ControllerRuntime:
             if position is not None and (best is None or position < best):
                 best = position
         return None if best is None else self._memo[key][best]
+
+    def clock_blind(self, item: PendingItem, run: ReconcileRun) -> bool:
+        """Whether no read of the clock in ``run`` could change what it did (its framework says, from
+        who read it: ``clock_blind`` on the factory, kopf's); the run is then the same at every instant."""
+        blind = getattr(self.factory, "clock_blind", None)
+        return blind is not None and run.clock_readers is not None and bool(blind(run.clock_readers, item.carry,
+                                                                                  run.carry))
 
     # ------------------------------------------------------------------ execution
     @property
@@ -251,7 +273,8 @@ class ControllerRuntime:
         seed = hashlib.sha256(
             f"{self.name}\0{item.namespace}\0{item.name}\0{snapshot.fingerprint()}".encode()
         ).digest()
-        vclock = VirtualClock(float(clock))
+        watched = getattr(self.factory, "clock_blind", None) is not None
+        vclock = WatchedClock(float(clock)) if watched else VirtualClock(float(clock))
         self.stats.executions += 1
         if self.native:
             outcome = self.factory.invoke_native(server, item.namespace, item.name, clock, choice)
@@ -365,6 +388,7 @@ class ControllerRuntime:
             output=outcome.output if outcome is not None else "",
             note=note,
             error_text=error_text,
+            clock_readers=frozenset(vclock.readers) if isinstance(vclock, WatchedClock) else None,
             down=restart_failed is not None,
         )
         # A timeout is memoised by what the reconcile had read before it overran: the same reads lead

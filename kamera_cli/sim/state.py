@@ -8,6 +8,7 @@ ready work) is in the fingerprint (so that equivalent states are merged).
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
@@ -70,6 +71,10 @@ class PendingItem:
     #: what the controller's last run carries to this requeue (a kopf timer's retry count and
     #: backoff, which kopf keeps in the timer task's memory)
     carry: str = ""
+    #: a tick a kopf timer or daemon scheduled itself (or the first of an object listed at the start):
+    #: the next is measured from the instant this one was due, so that instant counts even once it
+    #: has passed (``due_after``)
+    anchored: bool = False
 
     def __reduce__(self) -> tuple[type[PendingItem], tuple[Any, ...]]:
         # a split search ships states: a tuple pickles several times faster than a slotted dataclass
@@ -78,6 +83,18 @@ class PendingItem:
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.controller, self.namespace, self.name)
+
+    def delay(self, clock: int) -> int:
+        """How far from ``clock`` the item is due, as the fingerprint holds it: 0 once ready, except
+        for an anchored timer, whose overdue seconds decide its next tick (negative then)."""
+        return self.ready_at - clock if self.anchored else max(0, self.ready_at - clock)
+
+    def due_after(self, clock: int, seconds: float) -> int:
+        """When the requeue ``seconds`` after this item's run at ``clock`` is due (whole seconds, at least
+        one). An anchored timer keeps its own schedule: ``seconds`` after the instant this tick was due,
+        however many other steps ran before it (at the next step, if that has passed already)."""
+        delay = max(1, math.ceil(seconds))
+        return max(self.ready_at + delay, clock + 1) if self.anchored else clock + delay
 
     @property
     def request_text(self) -> str:
@@ -154,10 +171,13 @@ class SimState:
     def ready(self) -> list[PendingItem]:
         return [p for p in self.pending if p.ready_at <= self.clock]
 
-    def fingerprint(self, track_steps: bool, canon: CanonicalForm | None = None) -> str:
+    def fingerprint(self, track_steps: bool, canon: CanonicalForm | None = None,
+                    memory: tuple[tuple[str, str, str], ...] | None = None) -> str:
         """The state's digest; with ``canon`` (the snapshot's canonical form, sim/symmetry.py) the
         snapshot is taken by its canonical fingerprint and the names in requests and pod fates by
-        their canonical tokens, so states one renaming of generated names apart are one state."""
+        their canonical tokens, so states one renaming of generated names apart are one state.
+        ``memory``: what the frameworks' memory counts as (a program's position up to renaming,
+        sim/positions.py), in place of ``self.memory``."""
         if self._fp:
             return self._fp[0]
         rename = canon.rename if canon is not None and canon.names else None
@@ -165,7 +185,7 @@ class SimState:
         h.update((self.snapshot.fingerprint() if canon is None else canon.fingerprint).encode())
         lines = []
         for p in self.pending:
-            delay = max(0, p.ready_at - self.clock)
+            delay = p.delay(self.clock)
             name = p.name if rename is None else rename(p.name)
             line = f"\n{p.controller}\x00{p.namespace}\x00{name}\x00{delay}\x00{int(p.stable)}"
             if p.fresh:
@@ -191,8 +211,9 @@ class SimState:
         if self.outcomes:
             fates = self.outcomes if rename is None else sorted((rename(k), v) for k, v in self.outcomes)
             h.update(("\noutcomes:" + ";".join(f"{k}={v}" for k, v in fates)).encode())
-        if self.memory:
-            memory = self.memory if rename is None else sorted((o, rename(k), v) for o, k, v in self.memory)
+        memory = self.memory if memory is None else memory
+        if memory:
+            memory = memory if rename is None else tuple(sorted((o, rename(k), v) for o, k, v in memory))
             h.update(("\nmemory:" + "\x00".join(f"{o}\x01{k}\x01{v}" for o, k, v in memory)).encode())
         fp = h.hexdigest()
         self._fp.append(fp)

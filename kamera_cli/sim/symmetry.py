@@ -307,7 +307,7 @@ def state_notes(state: SimState, generated: Mapping[str, str]) -> dict[str, str]
     for p in state.pending:
         if p.name in generated:
             notes.setdefault(p.name, []).append(
-                f"{p.controller}\0{max(0, p.ready_at - clock)}\0{int(p.stable)}\0{','.join(p.fresh)}\0"
+                f"{p.controller}\0{p.delay(clock)}\0{int(p.stable)}\0{','.join(p.fresh)}\0"
                 f"{int(p.relist)}{int(p.woken)}\0{p.carry}")
     for key, fate in state.outcomes:
         name = key.rpartition("/")[2]

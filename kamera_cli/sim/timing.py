@@ -10,9 +10,11 @@ result — the same cluster (fingerprints leave timestamps out), the same reques
 it. The explorer is told, through ``KubeModel.horizon``, never to defer work longer than the window
 (docs/semantics.md, "Partial-order reduction").
 
-Only built-ins are checked this way: they are deterministic and cheap, and their time reads are
-memoised per instant, so the probes are reused by the states that meet those instants. A user's
-time-dependent controller (kopf) stays global.
+Built-ins are checked this way, and kopf operators' steps (kopf compares its progress timestamps,
+idle and backoff deadlines with the clock): both are deterministic (the determinism check holds a
+kopf step to it) and memoised per instant, so the probes are reused by the states that meet those
+instants. A kopf timer's next tick is measured from the instant its tick was due
+(``PendingItem.due_after``), so it too is the same wherever a reordering puts the tick.
 """
 
 from __future__ import annotations
@@ -31,22 +33,29 @@ CLOCK_WINDOW = 24
 LONG_WINDOW = 1 << 20
 
 
-def outcome_signature(run: ReconcileRun, clock: int) -> tuple[Hashable, ...]:
-    """What a reordering must leave unchanged: the cluster, the writes, the reads, the timer's instant."""
-    due = None if run.requeue_after is None else clock + max(1, math.ceil(run.requeue_after))
+def _due(run: ReconcileRun, clock: int) -> int | None:
+    return None if run.requeue_after is None else clock + max(1, math.ceil(run.requeue_after))
+
+
+def outcome_signature(run: ReconcileRun, clock: int,
+                      due: Callable[[ReconcileRun, int], int | None] = _due) -> tuple[Hashable, ...]:
+    """What a reordering must leave unchanged: the cluster, the writes, the reads, the timer's instant
+    (``due``: when the run's requeue falls due, run at ``clock``), what the framework keeps for the
+    object and carries to the next tick (a kopf memo, a timer's retry state)."""
     writes = tuple((w.verb, w.ref, w.subresource, w.refused) for w in run.writes)
-    return (run.snapshot.fingerprint(), writes, run.regions, due, run.requeue_now, run.retry, run.error_text,
-            tuple(repr(f) for f in run.findings))
+    return (run.snapshot.fingerprint(), writes, run.regions, due(run, clock), run.requeue_now, run.retry,
+            run.error_text, tuple(repr(f) for f in run.findings), run.memory, run.carry)
 
 
-def stable_window(run: ReconcileRun, clock: int, run_at: Callable[[int], ReconcileRun]) -> int:
+def stable_window(run: ReconcileRun, clock: int, run_at: Callable[[int], ReconcileRun],
+                  due: Callable[[ReconcileRun, int], int | None] = _due, probes: int = CLOCK_WINDOW) -> int:
     """For how many later instants the step certainly has this run's outcome (0: not even the next):
     known at once when the step's comparisons of the clock were recorded (sim/instants.py), else
-    found by running it again at each of the next ``CLOCK_WINDOW`` instants."""
+    found by running it again at each of the next ``probes`` instants."""
     if run.stable_for is not None:
         return max(0, min(run.stable_for, LONG_WINDOW))
-    expected = outcome_signature(run, clock)
-    for k in range(1, CLOCK_WINDOW + 1):
-        if outcome_signature(run_at(clock + k), clock + k) != expected:
+    expected = outcome_signature(run, clock, due)
+    for k in range(1, probes + 1):
+        if outcome_signature(run_at(clock + k), clock + k, due) != expected:
             return 0
-    return CLOCK_WINDOW
+    return probes

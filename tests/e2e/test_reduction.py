@@ -38,8 +38,8 @@ def test_reduced_and_full_search_agree(rel: str) -> None:
     if (reason := missing_client(rel)) is not None:
         pytest.skip(reason)
     if rel.startswith("shapes/program/workqueue"):
-        # a program's steps are never reordered (time-dependent), so both searches are one; this one
-        # is thousands of states of thread choices, explored in test_examples already
+        # one program and no other process: nothing to reorder, so both searches are one; this one is
+        # thousands of states of thread choices, explored in test_examples already
         pytest.skip("a program with threads: nothing to reduce, and slow to explore twice")
     assert_reduction_agrees(load_scenario(SCENARIOS / rel / "scenario.yaml"))
 

@@ -93,7 +93,9 @@ def test_suspended_and_replayed_threads_explore_the_same_graph(tmp_path: Path, f
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(program_parking, "ENABLED", fast)
     r = _run(tmp_path, BUMPS)
-    assert (r.stats.states, r.stats.transitions) == (105, 104)
+    # 105 states before issue 26: converged states whose programs wait at different points of their
+    # logs are one state now (the same 104 transitions, the same two outcomes)
+    assert (r.stats.states, r.stats.transitions) == (72, 104)
 
 
 DEADLOCK = """
@@ -270,7 +272,7 @@ def test_thread_schedules_are_the_same_in_any_process(tmp_path: Path) -> None:
                              capture_output=True, text=True, check=True, timeout=300)
         outs.add(out.stdout)
     assert len(outs) == 1, outs
-    assert json.dumps(sorted(outs)).count("105 104") == 1
+    assert json.dumps(sorted(outs)).count("72 104") == 1
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="a parallel search forks its workers")
@@ -286,7 +288,7 @@ def test_a_split_search_ships_thread_choices_with_the_state(tmp_path: Path, monk
     serial = check_file(tmp_path / "scenario.yaml", Overrides())
     split = check_file(tmp_path / "scenario.yaml", Overrides(search_workers=2))
     counts = (split.stats.states, split.stats.transitions)
-    assert counts == (serial.stats.states, serial.stats.transitions) == (105, 104)
+    assert counts == (serial.stats.states, serial.stats.transitions) == (72, 104)
     assert [(c.name, c.verdict) for c in split.checks] == [(c.name, c.verdict) for c in serial.checks]
 
 
@@ -343,7 +345,7 @@ def test_the_official_client_s_shared_informer_runs_in_a_program(tmp_path: Path)
             expect: {equals: "y"}
         """)
     assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]
-    assert r.stats.states == 9
+    assert r.stats.states == 7  # 9 before issue 26 merged converged states whatever their programs' positions
 
 
 def test_without_greenlet_a_program_is_refused_not_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

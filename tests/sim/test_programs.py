@@ -356,7 +356,9 @@ def test_a_crash_restarts_the_program_from_main_with_a_fresh_listing(tmp_path: P
         """, RECORDER)
     # the restarted program re-lists and rewrites the whole log: the same outcome, more executions
     assert r.verdict is Verdict.PASSED, [(c.name, c.message) for c in r.checks]
-    assert (r.stats.states, r.stats.transitions) == (15, 14)  # the same graph with and without the fast path
+    # the same graph with and without the fast path (15 states before issue 26 merged converged states
+    # whose programs wait at different points of their logs)
+    assert (r.stats.states, r.stats.transitions) == (14, 14)
 
 
 HANDLER = """

@@ -42,7 +42,7 @@ from kamera_cli.adapters.sandbox.modules import is_user_file
 from kamera_cli.adapters.sandbox.values import Remembering, Request
 from kamera_cli.errors import EntrypointError
 
-__all__ = ["KopfHandlerError", "KopfOperator", "load_kopf_operator", "supported"]
+__all__ = ["KopfHandlerError", "KopfOperator", "blind_readers", "load_kopf_operator", "supported"]
 
 #: kopf versions whose internals this adapter follows (``process_resource_event`` and friends)
 SUPPORTED = ">=1.44,<1.46"
@@ -81,6 +81,9 @@ class KopfOperator(ReconcilerFactory):
 
     #: a step compares progress timestamps with the (virtual) clock: memoised per clock value
     time_dependent = True
+    #: ... and so partial-order reduction reorders a step only over the instants at which running it
+    #: again gives the same outcome (sim/timing.py, ``stable_window``)
+    windowed = True
     #: the first event of each object after a restart is kopf's initial listing (resume handlers)
     relists = True
     registry: Any
@@ -340,6 +343,20 @@ class KopfOperator(ReconcilerFactory):
     # -- one step -----------------------------------------------------------------------------------------------
     logger = logging.getLogger("kopf.objects")
 
+    def clock_blind(self, readers: frozenset[str], carried: str, carry: str) -> bool:
+        """Whether a step whose clock was read only by ``readers`` does the same at every instant.
+
+        Reads that cannot matter: asyncio's and the virtual-time loop's scheduling (they compare loop
+        times with deadlines taken from the same clock, so every one moves with the instant), the log
+        records' timestamps (the step's log, not the cluster), kopf's credential vault (kamera's
+        credentials never expire), the Events kopf posts (records, outside the state). Anything else —
+        kopf's progress timestamps, a handler's own ``datetime.now()`` — may, and the step is then run
+        again at later instants to know. An event step also reads it in kopf's daemon memory (the idle
+        time it notes lives in a per-step memory that is thrown away: timers are controllers of their
+        own). ``carried``/``carry``: a timer's retry state (timers only).
+        """
+        return blind_readers(readers, _EVENT_ONLY)
+
     def run_logged(self, run: Callable[[], Any]) -> Any:
         """Run one step of kopf's; what kopf only logs as a handler failure is raised as a finding."""
         capture = activities.LogCapture()
@@ -462,7 +479,42 @@ def _uncaught(who: str, exc: BaseException) -> activities.StartFailure:
                                    "".join(traceback.format_exception(exc)).rstrip(), exc)
 
 
+#: readers of the clock that never change what a kopf step does (``KopfOperator.clock_blind``)
+_CLOCK_BLIND = ("/asyncio/", "kamera_cli/virtualtime/", "/logging/__init__.py", "kopf/_cogs/structs/credentials.py",
+                "kopf/_cogs/clients/events.py")
+
+
+#: readers of the clock in an event step whose reads go nowhere (``KopfOperator.clock_blind``)
+_EVENT_ONLY = ("kopf/_core/engines/daemons.py", "kopf/_core/reactor/processing.py")
+
+
+def blind_readers(readers: frozenset[str], also: tuple[str, ...] = ()) -> bool:
+    """Whether every file in ``readers`` is one whose reads of the clock cannot change what a kopf step
+    does (``_CLOCK_BLIND``, or ``also``)."""
+    return all(any(part in path for part in (*_CLOCK_BLIND, *also)) for path in readers)
+
+
+#: ``metadata_matches`` answers by (handler, object) identity: every write's triggers ask each timer,
+#: daemon and the event processing about the same stored objects again and again (a search's memo
+#: replays share them), and building kopf's body kwargs was a fifth of a kopf search's time
+_MATCHED: dict[tuple[int, int], tuple[Any, Mapping[str, Any], bool]] = {}
+
+
 def metadata_matches(handler: Any, obj: Mapping[str, Any], logger: Any = None) -> bool:
+    """``_metadata_matches``, remembered per (handler, object) when no logger is given (see ``_MATCHED``)."""
+    if logger is not None:
+        return _metadata_matches(handler, obj, logger)
+    hit = _MATCHED.get((id(handler), id(obj)))
+    if hit is not None and hit[0] is handler and hit[1] is obj:
+        return hit[2]
+    answer = _metadata_matches(handler, obj)
+    if len(_MATCHED) > 100_000:
+        _MATCHED.clear()
+    _MATCHED[(id(handler), id(obj))] = (handler, obj, answer)
+    return answer
+
+
+def _metadata_matches(handler: Any, obj: Mapping[str, Any], logger: Any = None) -> bool:
     """Whether ``obj`` passes the handler's ``labels=``/``annotations=`` filters and its ``when=``
     callback, as kopf's ``registries.match`` decides (``_matches_labels``, ``_matches_annotations``,
     ``_matches_filter_callback``), with the body kwargs kopf gives them (``causes.ResourceCause``:

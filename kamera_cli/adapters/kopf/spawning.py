@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
-from kamera_cli.adapters.kopf.events import metadata_matches
+from kamera_cli.adapters.kopf.events import blind_readers, metadata_matches
 from kamera_cli.adapters.sandbox.values import Remembering, Request, Result
 
 if TYPE_CHECKING:
@@ -54,6 +54,11 @@ def spawning_handlers(operator: KopfOperator, kind: str) -> list[Any]:
             if isinstance(h, cls) and h.selector is not None and h.selector.check(operator.resource)]
 
 
+#: where a tick with no carried retry state reads only times it took itself (``_Spawned.clock_blind``)
+_TICK_RELATIVE = ("kopf/_core/actions/progression.py", "kopf/_core/actions/execution.py",
+                  "kamera_cli/adapters/kopf/spawning.py")
+
+
 class _Spawned:
     """One spawning handler of a kopf operator, as a controller: shares the operator's modules."""
 
@@ -61,6 +66,8 @@ class _Spawned:
 
     #: the tick compares progress timestamps and sharp grids with the (virtual) clock
     time_dependent = True
+    #: reordered only over the instants at which it has the same outcome (sim/timing.py)
+    windowed = True
     #: its own ticks are told from events (``Request.timer``): an event only arms the timer
     timer_shaped = True
     relists = False
@@ -73,6 +80,13 @@ class _Spawned:
 
     def __getattr__(self, name: str) -> Any:  # loading, module set, reload and unload: the operator's
         return getattr(self.operator, name)
+
+    def clock_blind(self, readers: frozenset[str], carried: str, carry: str) -> bool:
+        """As for the operator's event steps (``KopfOperator.clock_blind``); a tick that neither got nor
+        passes on retry state also reads the clock harmlessly in kopf's progression and kamera's timer
+        round: every time it compares was taken in the same run (the handler's start, its runtime, a
+        sharp timer's offset), so all of them move with the instant."""
+        return blind_readers(readers, _TICK_RELATIVE if self.kind == "timer" and not carried and not carry else ())
 
     def _essence(self, raw: Mapping[str, Any]) -> Any:
         from kopf._cogs.structs import bodies

@@ -109,6 +109,10 @@ class ProgramFactory(EntrypointLoader):
         self.kinds: tuple[KindRef, ...] = ()
         #: program logs: digest -> (parent digest, the entries one step added)
         self._logs: dict[str, tuple[str, tuple[Entry, ...]]] = {}
+        #: logs whose program observed what a log does not show as a value of the cluster: the clock
+        #: (read, slept on, waited with a timeout), the step's random seed, or the API server's history
+        #: (a list at a resourceVersion, a continue token); their positions are kept exact
+        self._exact: set[str] = set()
         #: programs suspended at their blocking points (the fast path), by log digest
         self._parking = program_parking.Parking()
         if shape == "program" and program_parking.greenlets() is None:
@@ -229,6 +233,7 @@ class ProgramFactory(EntrypointLoader):
         run = active_run()
         assert run is not None and self.containment is not None
         live = self.containment.server
+        clock_reads = run.clock_reads
         suspended = self._parking.take(remembered) if remembered else None
         if suspended is not None:
             threads, session = suspended
@@ -260,7 +265,12 @@ class ProgramFactory(EntrypointLoader):
                     except Exception as exc:
                         raise self._crashed(exc) from exc
                     if outcome in ("quiet", "yield") and not session.threaded and not session.diverged:
-                        memory = self._store(remembered, tuple(session.new_entries))
+                        # what makes its position exact (``exact_position``): the clock or the seed read
+                        # (a replay reads again what earlier steps read), the server's history asked for, a
+                        # thread left in a timed wait (its wake instant is absolute)
+                        observed = (run.clock_reads > clock_reads or session.historic
+                                    or bool(threads.timers([t for t in threads.threads if t.state == "parked"])))
+                        memory = self._store(remembered, tuple(session.new_entries), observed)
                         result = self._green_result(threads, session, outcome, memory, remembered)
                         if program_parking.ENABLED:
                             self._parking.keep(memory, threads, session, self.containment)
@@ -348,31 +358,55 @@ class ProgramFactory(EntrypointLoader):
             digest = parent
         return [e for entries in reversed(chain) for e in entries]
 
-    def log_chain(self, digest: str) -> tuple[tuple[str, str, tuple[Entry, ...]], ...]:
-        """The segments of the log a state names, as (digest, parent, entries): what another process of
-        a split search needs to go on from that state (the log lives here, the state holds its digest).
-        An event handler's memory is the last object it was told about, whole in the state: nothing."""
+    def log_chain(self, digest: str) -> tuple[tuple[str, str, tuple[Entry, ...], bool], ...]:
+        """The segments of the log a state names, as (digest, parent, entries, exact): what another
+        process of a split search needs to go on from that state (the log lives here, the state holds
+        its digest). An event handler's memory is the last object it was told about, whole in the
+        state: nothing."""
         if self.shape == "handler":
             return ()
         out = []
         while digest:
             parent, entries = self._logs[digest]
-            out.append((digest, parent, entries))
+            out.append((digest, parent, entries, digest in self._exact))
             digest = parent
         return tuple(out)
 
-    def adopt_log(self, chain: Iterable[tuple[str, str, tuple[Entry, ...]]]) -> None:
-        for digest, parent, entries in chain:
+    def adopt_log(self, chain: Iterable[tuple[str, str, tuple[Entry, ...], bool]]) -> None:
+        for digest, parent, entries, exact in chain:
             self._logs.setdefault(digest, (parent, entries))
+            if exact:
+                self._exact.add(digest)
 
-    def _store(self, parent: str, entries: tuple[Entry, ...]) -> str:
+    def segments(self, digest: str) -> list[tuple[str, tuple[Entry, ...]]]:
+        """The log a state names, as its segments (digest, entries) from the program's start."""
+        out = []
+        while digest:
+            parent, entries = self._logs[digest]
+            out.append((digest, entries))
+            digest = parent
+        out.reverse()
+        return out
+
+    def exact_position(self, digest: str) -> bool:
+        """Whether the program at this log observed the clock, its random seed or the API server's
+        history (docs/semantics.md, "Program positions"): then its position is the log as it is, and
+        its steps are kept in order; otherwise it is the log up to resourceVersions, timestamps and
+        the times its inputs came at (``sim/positions.py``)."""
+        return self.shape != "program" or digest in self._exact
+
+    def _store(self, parent: str, entries: tuple[Entry, ...], observed: bool = False) -> str:
         if not entries:
             return parent
         h = hashlib.sha256(parent.encode())
         for e in entries:
             h.update(e.digest())
         digest = h.hexdigest()
-        self._logs.setdefault(digest, (parent, entries))
+        if digest not in self._logs:
+            self._logs[digest] = (parent, entries)
+            if (observed or parent in self._exact or inspect.iscoroutinefunction(self._target)
+                    or any(e.kind in ("sleep", "timeout") for e in entries)):
+                self._exact.add(digest)
         return digest
 
     # -- handlers -------------------------------------------------------------------------------------------

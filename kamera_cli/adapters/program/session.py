@@ -183,6 +183,9 @@ class Session:
         self.yielded = False
         #: a suspended program being discarded: it must not reach anything any more
         self.killed = False
+        #: the step asked for a point of the API server's history (a list at a resourceVersion, a
+        #: continue token): its position is kept exact (``ProgramFactory.exact_position``)
+        self.historic = False
         if not self._base:  # the program starts: what its clock says before its first input is logged too
             self._record(Entry("start", "", clock.now))
         elif self._base[0].kind == "start":
@@ -251,6 +254,7 @@ class Session:
         self.choice = choice
         self.yielded = False
         self.told = ""
+        self.historic = False
         # the program's clock where it stopped, as a replay would leave it: its last input's time
         clock.now = self.log[-1].clock if self.log else step_clock
 
@@ -275,6 +279,9 @@ class Session:
             view = self._initial_view(path, query)
             self._record(Entry("open", sig, self.clock.now, body=json.dumps(view).encode()))
             return self._open(path, query, view)
+        self.historic = self.historic or any(
+            (k == "resourceVersion" and v not in ("", "0")) or (k in ("resourceVersionMatch", "continue") and v)
+            for k, v in query)
         resp = self.live.handle(method, path, query, headers, body)
         data = resp.body if resp.stream is None else b"".join(resp.stream)
         answer = Answer(resp.status, dict(resp.headers or {}), data)

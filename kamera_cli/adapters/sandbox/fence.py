@@ -37,6 +37,7 @@ import datetime as _dt
 import random
 import signal
 import socket
+import sys
 import time
 import traceback
 import uuid
@@ -92,7 +93,7 @@ class NetworkAttempt:
 class SandboxRun:
     """What one sandboxed call observed (filled in while it runs)."""
 
-    __slots__ = ("_rng", "clock", "network", "on_sleep", "processes", "processes_allowed", "seed")
+    __slots__ = ("_rng", "clock", "clock_reads", "network", "on_sleep", "processes", "processes_allowed", "seed")
 
     def __init__(self, clock: VirtualClock, seed: bytes) -> None:
         self.clock = clock
@@ -105,9 +106,13 @@ class SandboxRun:
         self._rng: random.Random | None = None
         #: told of every sleep before the clock moves (a kopf daemon parks at its first sleep)
         self.on_sleep: Callable[[float], None] | None = None
+        #: how often the user's code read the virtual clock or drew a random number: values that depend
+        #: on the step's instant or seed, not on what it read (a program that did keeps its exact position)
+        self.clock_reads = 0
 
     def rng(self) -> random.Random:
         """The run's generator, seeded on first use (most reconciles never draw a random number)."""
+        self.clock_reads += 1
         rng = self._rng
         if rng is None:
             rng = self._rng = random.Random(self.seed)
@@ -148,34 +153,46 @@ def _ns(seconds: float) -> int:
 
 # ---------------------------------------------------------------------------------------------------------------
 # time
+def _read_clock(run: SandboxRun) -> float:
+    """The virtual time, counted as read (``SandboxRun.clock_reads``) unless ``logging`` stamps a record
+    with it: a log line's time changes what is printed, never what the code does next."""
+    try:
+        caller = sys._getframe(2).f_globals.get("__name__")
+    except ValueError:  # called from the bottom of a thread's stack: not logging
+        caller = None
+    if caller != "logging":
+        run.clock_reads += 1
+    return run.clock.now
+
+
 def _time() -> float:
     run = _ACTIVE
-    return run.clock.now if run is not None else _real_time()
+    return _read_clock(run) if run is not None else _real_time()
 
 
 def _time_ns() -> int:
     run = _ACTIVE
-    return _ns(run.clock.now) if run is not None else _real_time_ns()
+    return _ns(_read_clock(run)) if run is not None else _real_time_ns()
 
 
 def _monotonic() -> float:
     run = _ACTIVE
-    return run.clock.now if run is not None else _real_monotonic()
+    return _read_clock(run) if run is not None else _real_monotonic()
 
 
 def _monotonic_ns() -> int:
     run = _ACTIVE
-    return _ns(run.clock.now) if run is not None else _real_monotonic_ns()
+    return _ns(_read_clock(run)) if run is not None else _real_monotonic_ns()
 
 
 def _perf_counter() -> float:
     run = _ACTIVE
-    return run.clock.now if run is not None else _real_perf_counter()
+    return _read_clock(run) if run is not None else _real_perf_counter()
 
 
 def _perf_counter_ns() -> int:
     run = _ACTIVE
-    return _ns(run.clock.now) if run is not None else _real_perf_counter_ns()
+    return _ns(_read_clock(run)) if run is not None else _real_perf_counter_ns()
 
 
 def _sleep(secs: float, /) -> None:
@@ -195,7 +212,7 @@ def _sleep(secs: float, /) -> None:
 def _gmtime(secs: float | None = None, /) -> time.struct_time:
     run = _ACTIVE
     if secs is None and run is not None:
-        return _real_gmtime(run.clock.now)
+        return _real_gmtime(_read_clock(run))
     return _real_gmtime(secs)
 
 
@@ -203,14 +220,14 @@ def _localtime(secs: float | None = None, /) -> time.struct_time:
     run = _ACTIVE
     if run is None:
         return _real_localtime(secs)
-    return _real_gmtime(run.clock.now if secs is None else secs)
+    return _real_gmtime(_read_clock(run) if secs is None else secs)
 
 
 def _ctime(secs: float | None = None, /) -> str:
     run = _ACTIVE
     if run is None:
         return _real_ctime(secs)
-    return time.asctime(_real_gmtime(run.clock.now if secs is None else secs))
+    return time.asctime(_real_gmtime(_read_clock(run) if secs is None else secs))
 
 
 def _strftime(format: str, t: Any = None, /) -> str:
@@ -218,7 +235,7 @@ def _strftime(format: str, t: Any = None, /) -> str:
     if t is None:
         if run is None:
             return _real_strftime(format)
-        t = _real_gmtime(run.clock.now)
+        t = _real_gmtime(_read_clock(run))
     return _real_strftime(format, t)
 
 
@@ -257,7 +274,7 @@ class _VirtualDate(_RealDate, metaclass=_StandInMeta):
         run = _ACTIVE
         if run is None:
             return _RealDate.today()  # type: ignore[return-value]
-        return _RealDatetime.fromtimestamp(run.clock.now, _UTC).date()  # type: ignore[return-value]
+        return _RealDatetime.fromtimestamp(_read_clock(run), _UTC).date()  # type: ignore[return-value]
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
@@ -281,12 +298,12 @@ class _VirtualDatetime(_RealDatetime, metaclass=_StandInMeta):
         run = _ACTIVE
         if run is None:
             return _RealDatetime.now(tz)  # type: ignore[return-value]
-        return _from_seconds(run.clock.now, tz)  # type: ignore[return-value]
+        return _from_seconds(_read_clock(run), tz)  # type: ignore[return-value]
 
     @classmethod
     def utcnow(cls) -> _VirtualDatetime:
         run = _ACTIVE
-        seconds = run.clock.now if run is not None else _real_time()
+        seconds = _read_clock(run) if run is not None else _real_time()
         return _RealDatetime.fromtimestamp(seconds, _UTC).replace(tzinfo=None)  # type: ignore[return-value]
 
     @classmethod
@@ -368,7 +385,7 @@ def _uuid1(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
         return _real_uuid1(node, clock_seq)
     # RFC 4122 time: 100 ns intervals since 1582-10-15; node drawn from the seeded generator, as
     # uuid1 does when the MAC address is unknown (multicast bit set).
-    timestamp = _ns(run.clock.now) // 100 + 0x01B21DD213814000
+    timestamp = _ns(_read_clock(run)) // 100 + 0x01B21DD213814000
     if clock_seq is None:
         clock_seq = run.rng().getrandbits(14)
     if node is None:

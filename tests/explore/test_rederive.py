@@ -1,0 +1,86 @@
+"""A search that lets go of expanded states gives back the very states a search keeping them holds.
+
+Why: ``keep_states=False`` is how ``kamera check`` searches (issue #26, memory per state); every report
+then reads states derived again from their parent paths, so they must be the kept search's states,
+for every node, with and without the reduction, and a model whose step is not a function must be
+told apart (``diverged``), not crash or pass silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from explore_toys import Counter, Workers
+from hypothesis import given, settings
+from test_reduction import systems
+
+from kamera_cli.explore import Rederive, SearchResult, SearchSettings, Transition, search_with
+from kamera_cli.explore.result import REMOTE
+
+
+def _run(model: Any, keep: bool, **kwargs: Any) -> SearchResult[Any, Any]:
+    return search_with(model, SearchSettings(keep_states=keep, **kwargs))
+
+
+@settings(max_examples=40, deadline=None)
+@given(systems())
+def test_every_dropped_state_comes_back_as_kept(model: Workers) -> None:
+    for reduction in ("persistent", "none"):
+        kept = _run(model, True, reduction=reduction)
+        dropped = _run(model, False, reduction=reduction)
+        g, h = kept.graph, dropped.graph
+        assert (h.fingerprints, h.parents, h.e_dst) == (g.fingerprints, g.parents, g.e_dst)
+        assert dropped.converged == kept.converged and dropped.stats.states == kept.stats.states
+        held = [n for n in range(h.num_states) if h.states[n] is not REMOTE]
+        assert set(dropped.initial) | set(dropped.converged) <= set(held)
+        # read back in an order that makes the batch share and skip prefixes
+        nodes = list(range(h.num_states))[::-1]
+        h.prefetch(nodes)
+        assert [h.state(n) for n in range(h.num_states)] == [g.state(n) for n in range(g.num_states)]
+        assert isinstance(h.remote, Rederive) and h.remote.diverged == []
+
+
+def test_expanded_states_are_let_go_of() -> None:
+    result = _run(Counter(30), False)
+    g = result.graph
+    assert g.num_states == 31
+    # the initial state and the converged end stay; every state in between was expanded and let go of
+    assert [n for n in range(g.num_states) if g.states[n] is not REMOTE] == [0, 30]
+    assert g.state(17) == 17
+
+
+def test_dfs_and_random_walks_keep_their_states() -> None:
+    """Only breadth-first parents are the discovering edges: the other strategies keep everything."""
+    for strategy in ("dfs", "random"):
+        g = _run(Counter(10), False, strategy=strategy).graph
+        assert all(s is not REMOTE for s in g.states)
+        assert g.remote is None
+
+
+class _Drifting(Counter):
+    """A step that is not a function of its state: the second time it runs, it lands elsewhere."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(n)
+        self.runs: dict[tuple[int, str], int] = {}
+
+    def successor(self, state: int, action: str) -> Transition[int]:
+        seen = self.runs[(state, action)] = self.runs.get((state, action), 0) + 1
+        step = super().successor(state, action)
+        return step if seen == 1 or state != 3 else Transition(state + 100, step.label)
+
+    def actions(self, state: int) -> Sequence[str]:
+        return [] if state >= 100 else super().actions(state)
+
+
+def test_a_step_that_is_not_a_function_is_counted() -> None:
+    g = _run(_Drifting(6), False).graph
+    assert g.state(5) == 104  # what the second run of the path gives, as the runner's note says
+    assert isinstance(g.remote, Rederive) and g.remote.diverged == [4, 5]  # and each state after it
+
+
+def test_a_scan_reads_states_without_keeping_them() -> None:
+    g = _run(Counter(40), False).graph
+    assert list(g.iter_states(range(g.num_states), chunk=7)) == list(range(41))
+    assert sum(s is REMOTE for s in g.states) == 39  # the scan put nothing back
