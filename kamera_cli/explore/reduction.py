@@ -13,7 +13,8 @@ How ``T`` is chosen, from the footprints the model reports (``Reducible``): acti
 states they reach with everything else frozen. A unit is *free* when that search is complete, meets
 no global step, and neither touches, nor wakes, nor is touched by any other unit (iterated to a
 fixpoint, free units by their futures, others by their first steps). ``T`` is every enabled action
-of the units that are not free, or, when all are free, the actions of the first one. Every action
+of the units that are not free, or, when all are free, the actions of the one with the smallest key
+(so a unit keeps being chosen until its work is done: docs/explorer.md). Every action
 outside ``T`` is a step of a free unit's group, so every path outside ``T`` is an interleaving of
 the free groups' own paths, none of which touches what ``T`` reads, writes or wakes. Futures are
 inherited from state to state (``inherit``): searched once per tree, not once per state.
@@ -302,7 +303,7 @@ def _choose(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashabl
             continue
         return None, TIMER_IN_REACH
     free_set = set(free)
-    chosen = [u for u in units if u not in free_set] or [free[0]]
+    chosen = [u for u in units if u not in free_set] or [min(free, key=repr)]
     picked = sorted(i for u in chosen for p in units[u] for i in members[p])
     return (None, "") if len(picked) == len(actions) else (picked, "")
 

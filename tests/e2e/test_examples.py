@@ -48,11 +48,11 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "bugs/swallowed-conflict": (1, {"deterministic", "invariant: the app is configured"}, 4, 2),
     "bugs/swallowed-conflict/unperturbed": (0, set(), 3, 1),
     "bugs/swallowed-conflict/fixed": (0, set(), 6, 1),
-    "bugs/action-mid-chain": (1, {"deterministic", "invariant: the copy follows the app"}, 12, 2),
+    "bugs/action-mid-chain": (1, {"deterministic", "invariant: the copy follows the app"}, 10, 2),
     "bugs/action-mid-chain/unperturbed": (0, set(), 4, 1),
     "bugs/action-mid-chain/fixed": (0, set(), 9, 1),
     # an audit log imported (kamera import --audit, issue 14): the same bug in production's timeline
-    "import/incident": (1, {"deterministic", "invariant: the copy follows the app"}, 14, 2),
+    "import/incident": (1, {"deterministic", "invariant: the copy follows the app"}, 13, 2),
     "import/incident/fixed": (0, set(), 11, 1),
     # an async def reconcile on kubernetes_asyncio: the quickstart's counts exactly
     "asyncio": (0, set(), 5, 1),
@@ -148,7 +148,7 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "shapes/program/cleanup/race": (0, set(), 13, 2),
     # a fresh cluster's node Lease keeps kube-node-lease from looking empty (spec.cluster.systemObjects)
     "shapes/program/cleanup/node-lease": (0, set(), 5, 1),
-    "shapes/program/handler": (0, set(), 10, 1),
+    "shapes/program/handler": (0, set(), 15, 1),
 }
 
 # examples that need an optional client: folder prefix -> (module, extra); without it they are refused
