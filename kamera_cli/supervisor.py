@@ -58,8 +58,10 @@ from kamera_cli.model.result import (
 
 __all__ = ["IMPORT_BUDGET_SECONDS", "Options", "default_max_memory", "parse_size", "supervise"]
 
-#: how long after its own deadline a worker may take to stop by itself before it is killed
-GRACE_SECONDS = 1.0
+#: how long after its own deadline a worker may take to stop by itself before it is killed: the step
+#: running at the deadline is let finish (a step's default budget is 10 s; the reduction's look-ahead
+#: gives up at the deadline), since a kill loses everything the search found (its statistics, checks)
+GRACE_SECONDS = 12.0
 #: budget for importing the controllers (a loop at import time is a finding, not a hang)
 IMPORT_BUDGET_SECONDS = 60.0
 #: budget for judging (replaying counterexamples) once the search has ended

@@ -204,6 +204,10 @@ def search_with(model: Model[S, A], settings: SearchSettings[S]) -> SearchResult
         gc.unfreeze()
 
 
+class _OutOfTime(Exception):
+    """The search's deadline passed (or it was asked to stop) during the reduction's look-ahead."""
+
+
 def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[S, A] | None) -> SearchResult[S, A]:
     properties, strategy, max_depth, max_states = (settings.properties, settings.strategy, settings.max_depth,
                                                    settings.max_states)
@@ -248,6 +252,10 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
 
     def process_steps(state: S, process: object) -> tuple[list[A], list[Transition[S]]]:
         assert reducer is not None
+        # the reduction's look-ahead may take many steps inside one expansion: it gives up when the
+        # search is out of time (or asked to stop), so a timeout ends the search at about its instant
+        if (deadline is not None and _monotonic() >= deadline) or (should_stop is not None and should_stop()):
+            raise _OutOfTime
         mine = [a for a in actions_of(state) if reducer.process(a) == process]
         return mine, [successor(state, a) for a in mine]
 
@@ -374,11 +382,22 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
         rest: list[int] = []
         futures = futures_at.pop(node, None) if reducer is not None else None
         if reducer is not None and len(acts) > 1:
-            ts = [successor(state, a) for a in acts]
+            ts = []
+            for a in acts:
+                if deadline is not None and ts and _monotonic() >= deadline:
+                    break  # a step that overran: the node stays unexpanded, the search stops here
+                ts.append(successor(state, a))
+            if len(ts) < len(acts):
+                first_edge[node] = 0
+                bound_hit = f"timeout {timeout:g}s reached"
+                break
             futures = {} if futures is None else futures
-            chosen = persistent_subset(reducer, state, acts, ts, process_steps, fingerprint,
-                                       horizon_of(state) if horizon_of is not None else None, global_causes,
-                                       futures)
+            try:
+                chosen = persistent_subset(reducer, state, acts, ts, process_steps, fingerprint,
+                                           horizon_of(state) if horizon_of is not None else None, global_causes,
+                                           futures)
+            except _OutOfTime:
+                chosen = None  # expanded fully; the search stops before the next expansion
             if chosen is not None and not visible(bool(conv[node]), chosen[0], ts, chosen[1]):
                 order = chosen[0]
                 taken = set(order)

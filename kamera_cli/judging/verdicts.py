@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -306,7 +306,7 @@ class Judge:
             counted = (f"{cov.states} converged states, {outcomes} distinct outcome{'s' if outcomes != 1 else ''}, "
                        f"{cov.selected} node(s) selected")
         query = "forEach" if spec.for_each is not None else "select"
-        if cov.selected == 0 and spec.vacuous != "allowed" and self._selects_somewhere(spec):
+        if cov.selected == 0 and spec.vacuous != "allowed" and cov.somewhere:
             # a clean-up invariant (count: 0) whose objects existed mid-run: the select is no typo
             return Check(check_name, Verdict.PASSED, f"holds ({counted}; its {query} selected something in an "
                          "explored state, so it is not vacuous)", position=position)
@@ -331,17 +331,6 @@ class Judge:
         nodes = self.search.converged[:50] if spec.when == "converged" else range(min(graph.num_states, 50))
         graph.prefetch(nodes)
         return [obj for n in nodes for obj in self.search.state(n).snapshot.objects()]
-
-    def _selects_somewhere(self, spec: InvariantSpec) -> bool:
-        """Whether the invariant's first query selects a node in any explored state: vacuity means
-        "selected nothing anywhere", a typo, not "nothing is left", a clean-up (issue #28).  An
-        ``always`` invariant was evaluated on every state already."""
-        if spec.when == "always":
-            return False
-        compiled = compile_invariant(spec)
-        graph = self.search.graph
-        return any(compiled.evaluate_counting(state_document(state.snapshot.objects()))[1]
-                   for state in graph.iter_states(range(min(graph.num_states, VACUITY_STATES))))
 
     # -- replay
     def _verified(self, cex: Counterexample, *paths: Sequence[ex.Edge[Any]]) -> Counterexample:
@@ -378,7 +367,6 @@ class Judge:
 
 
 #: how many explored states a vacuous-looking invariant's query is tried on, in search order
-VACUITY_STATES = 20_000
 
 
 @dataclass
@@ -387,10 +375,15 @@ class _Coverage:
 
     states: int = 0
     selected: int = 0
+    #: whether the first query selected a node in some explored state (``when: converged`` only)
+    somewhere: bool = False
 
     def add(self, selected: object) -> None:
         self.states += 1
         self.selected += int(selected)  # type: ignore[call-overload]
+
+    def saw(self, selected: object) -> None:
+        self.somewhere = self.somewhere or bool(selected)
 
 
 def properties_of(scenario: Scenario) -> tuple[list[ex.Property[SimState]], dict[str, _Coverage]]:
@@ -420,7 +413,29 @@ def properties_of(scenario: Scenario) -> tuple[list[ex.Property[SimState]], dict
 
         kind = ex.ALWAYS if inv.when == "always" else ex.CONVERGED
         props.append(ex.Property(inv.name, kind, predicate, tally=cov.add))
+        if inv.when != "always" and inv.vacuous != "allowed":
+            props.append(_witness(inv.name, compiled, document, cov))
     return props, coverage
+
+
+def _witness(name: str, compiled: Any, document: Callable[[SimState], dict[str, Any]],
+             cov: _Coverage) -> ex.Property[SimState]:
+    """Whether a ``converged`` invariant's first query selects something in any explored state, told
+    while the search holds the states: vacuity means "selected nothing anywhere" (a typo), not "nothing
+    is left" (a clean-up, issue #28). Asked of every state until one selects (each of a split search's
+    processes stops at its own first), so the answer costs one evaluation when the seed already has
+    the objects. It never fails and observes no write: the reduction ignores it."""
+    found = [False]
+
+    def predicate(state: SimState) -> object:
+        if found[0] or state.halted:
+            return None
+        selected = compiled.evaluate_counting(document(state))[1]
+        found[0] = bool(selected)
+        return ex.Tallied(None, selected)
+
+    return ex.Property(f"{name} (selects somewhere)", ex.ALWAYS, predicate, observes=lambda _token: False,
+                       tally=cov.saw)
 
 
 def outcome_key(snapshot: Any, symmetry: Symmetry | None = None) -> str:

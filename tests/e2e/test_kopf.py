@@ -304,3 +304,17 @@ def test_a_crash_forgets_every_memo_of_the_operator(tmp_path: Path) -> None:
     # a crash before an attempt's write loses the memo but not the retry count kopf stored: the
     # restarted operator counts from zero at the retry it had reached (3: the crash before the first)
     assert tries == [1, 2, 3]
+
+
+def test_a_handler_traceback_shows_the_operators_own_frames() -> None:
+    """kopf calls a handler from dozens of frames of its own (and the client raises from a dozen
+    more): the report keeps the operator's file, relative to the scenario, and none of kopf's,
+    the client library's or kamera's (a trial on public operators found the user's line cut off)."""
+    example = Path(__file__).resolve().parents[2] / "scenarios" / "kopf" / "conflict-forever"
+    (scenario,) = kamera_cli.check(example / "scenario.yaml").scenarios
+    errors = [s.error for c in scenario.checks for x in c.counterexamples for s in x.steps if s.error]
+    assert errors
+    for error in errors:
+        frames = [line.strip() for line in error.splitlines() if line.strip().startswith("File ")]
+        assert frames and all(f.startswith('File "operator.py", line ') for f in frames), error
+        assert "site-packages" not in error and "kamera_cli" not in error.split("\n", 1)[1], error

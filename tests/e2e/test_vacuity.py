@@ -156,3 +156,17 @@ def test_a_seed_field_the_server_drops_is_a_located_warning(tmp_path: Path) -> N
     assert "unknown field 'spec.mesage' was dropped by the API server" in note
     (clean,) = kamera_cli.check(QUICKSTART).scenarios
     assert clean.notes == ()
+
+
+def test_a_secret_seeded_with_string_data_is_no_dropped_field(tmp_path: Path) -> None:
+    """``stringData`` is write-only: the server merges it into ``data`` and stores no ``stringData``,
+    which is not a field it dropped (a user saw "unknown field 'stringData' was dropped")."""
+    target = tmp_path / "scenario"
+    shutil.copytree(QUICKSTART, target)
+    text = (target / "scenario.yaml").read_text()
+    secret = ("    - apiVersion: v1\n      kind: Secret\n      metadata: {name: creds, namespace: default}\n"
+              "      stringData: {username: admin}\n      strin: typo\n")
+    (target / "scenario.yaml").write_text(text.replace("  seed:\n", "  seed:\n" + secret, 1))
+    (scenario,) = kamera_cli.check(target).scenarios
+    (note,) = scenario.notes  # the typo next to it is still said
+    assert "unknown field 'strin' was dropped" in note

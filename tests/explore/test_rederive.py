@@ -8,6 +8,7 @@ told apart (``diverged``), not crash or pass silently.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +16,7 @@ from explore_toys import Counter, Workers
 from hypothesis import given, settings
 from test_reduction import systems
 
-from kamera_cli.explore import Rederive, SearchResult, SearchSettings, Transition, search_with
+from kamera_cli.explore import Footprint, Rederive, SearchResult, SearchSettings, Transition, search_with
 from kamera_cli.explore.result import REMOTE
 
 
@@ -84,3 +85,40 @@ def test_a_scan_reads_states_without_keeping_them() -> None:
     g = _run(Counter(40), False).graph
     assert list(g.iter_states(range(g.num_states), chunk=7)) == list(range(41))
     assert sum(s is REMOTE for s in g.states) == 39  # the scan put nothing back
+
+
+class _SlowCounters:
+    """Two independent counters to 400, each step 5 ms: the reduction's look-ahead from the first
+    state alone would take hundreds of steps (seconds) inside one expansion."""
+
+    def initial_states(self) -> Sequence[tuple[int, int]]:
+        return ((0, 0),)
+
+    def actions(self, state: tuple[int, int]) -> Sequence[int]:
+        return [i for i in (0, 1) if state[i] < 400]
+
+    def successor(self, state: tuple[int, int], action: int) -> Transition[tuple[int, int]]:
+        time.sleep(0.005)
+        nxt = (state[0] + 1, state[1]) if action == 0 else (state[0], state[1] + 1)
+        return Transition(nxt, f"c{action}", footprint=Footprint(action, frozenset({action}), frozenset({action})))
+
+    def fingerprint(self, state: tuple[int, int]) -> str:
+        return f"{state[0]},{state[1]}"
+
+    def is_converged(self, state: tuple[int, int]) -> bool:
+        return state == (400, 400)
+
+    def process(self, action: int) -> int:
+        return action
+
+    def footprint(self, state: object, action: object, transition: Transition[object]) -> object:
+        return transition.footprint
+
+
+def test_a_timeout_ends_the_reductions_look_ahead_too() -> None:
+    """The deadline is checked between expansions, and inside the look-ahead of one: a timeout stops
+    the search at about its instant (kamera's supervisor kills a worker that overruns it)."""
+    started = time.monotonic()
+    result = search_with(_SlowCounters(), SearchSettings(timeout=0.3))
+    assert not result.complete and result.bound_hit == "timeout 0.3s reached"
+    assert time.monotonic() - started < 1.5

@@ -11,6 +11,11 @@ from kamera_cli.apiserver.transports.containment import NetworkBlocked, _network
     ("localhost", "configuration was never loaded"),
     ("127.0.0.1:80", "configuration was never loaded"),
     ("/api/v1/pods", "configuration was never loaded"),
+    ("localhost:8080", "configuration was never loaded"),
+    ("[::1]:6443", "configuration was never loaded"),
+    # another port on this machine is a local-development URL, not a client left unconfigured
+    ("localhost:8090", "a service on the local machine (port 8090)"),
+    ("127.0.0.1:5432", "a service on the local machine (port 5432)"),
     ("kubernetes.default.svc:443", "in-cluster name"),
     ("scheduler.default.svc:8786", "a Service inside the cluster"),
     ("dask.ns.svc.cluster.local", "a Service inside the cluster"),

@@ -19,7 +19,7 @@ import contextlib
 import dataclasses
 import logging
 import traceback
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from kamera_cli.adapters.asyncio.loop import run_async
@@ -38,6 +38,8 @@ class LogCapture(logging.Handler):
 
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
+        #: how an exception's traceback is told (the operator's: its own frames, paths relative)
+        self.format_exc: Callable[[BaseException], str] = lambda exc: "".join(traceback.format_exception(exc))
         self.failures: list[str] = []
         #: the exceptions behind ``failures`` (for the user's file and line)
         self.errors: list[BaseException] = []
@@ -48,7 +50,7 @@ class LogCapture(logging.Handler):
             exc = record.exc_info[1]
             if type(exc).__name__ in ("TemporaryError",):
                 return  # a requested retry, not a failure
-            detail = "".join(traceback.format_exception(exc)).rstrip()
+            detail = self.format_exc(exc).rstrip()
             self.failures.append(f"{message}\n{detail}")
             self.errors.append(exc)
         elif "failed permanently" in message:

@@ -37,6 +37,7 @@ from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.kopf import activities
 from kamera_cli.adapters.sandbox.calls import call_sandboxed
 from kamera_cli.adapters.sandbox.fence import EMPTY_PLAN, VirtualClock, sandboxed
+from kamera_cli.adapters.sandbox.frames import user_traceback
 from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, ReconcileShape
 from kamera_cli.adapters.sandbox.modules import is_user_file
 from kamera_cli.adapters.sandbox.values import Remembering, Request
@@ -244,7 +245,17 @@ class KopfOperator(ReconcilerFactory):
         if failed is None:
             return None
         where = self._user_location(failed.error) if failed.error is not None else ""
-        return (failed.summary.replace(" failed:", f" failed{where}:", 1), failed.detail)
+        detail = failed.detail
+        if failed.error is not None and failed.error.__traceback__ is not None:
+            # kopf's line about it, then the operator's own frames (not kopf's, asyncio's, kamera's)
+            said = detail.split("\nTraceback (most recent call last):", 1)[0]
+            detail = f"{said}\n{self.user_traceback(failed.error).rstrip()}"
+        return (failed.summary.replace(" failed:", f" failed{where}:", 1), detail)
+
+    def user_traceback(self, exc: BaseException) -> str:
+        """``exc``'s traceback as a report shows it: the operator's own frames, paths relative to the
+        scenario (kopf's machinery around a handler is dozens of frames that hide the one that raised)."""
+        return user_traceback(exc, self.module_set.roots, str(self.base_dir))
 
     def handles(self, group: str, version: str, plural: str, kind: str) -> bool:
         """Whether any resource handler of the operator selects this resource."""
@@ -360,6 +371,7 @@ class KopfOperator(ReconcilerFactory):
     def run_logged(self, run: Callable[[], Any]) -> Any:
         """Run one step of kopf's; what kopf only logs as a handler failure is raised as a finding."""
         capture = activities.LogCapture()
+        capture.format_exc = self.user_traceback
         kopf_log = logging.getLogger("kopf")
         kopf_log.addHandler(capture)
         # `kopf run` logs at INFO (kopf's loggers.configure): what it logs about an object at the

@@ -11,18 +11,20 @@ It passes out of :func:`run_reconcile` untouched, after the sandbox has been und
 from __future__ import annotations
 
 import json
-import os
 import sys
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from kamera_cli.adapters.sandbox.calls import KAMERA_DIR, CallRecord, ReconcileAbort, call_sandboxed, clean_text
+from kamera_cli.adapters.sandbox.calls import CallRecord, ReconcileAbort, call_sandboxed, clean_text
 from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt
 from kamera_cli.adapters.sandbox.fence import NetworkAttempt, VirtualClock
+from kamera_cli.adapters.sandbox.frames import render_frames as _render
+from kamera_cli.adapters.sandbox.frames import safe_str as _safe_str
+from kamera_cli.adapters.sandbox.frames import user_frames as _user_frames
+from kamera_cli.adapters.sandbox.frames import user_traceback as _format_tb
 from kamera_cli.adapters.sandbox.loading import Mapper, ReconcilerFactory
-from kamera_cli.adapters.sandbox.modules import is_user_file
 from kamera_cli.adapters.sandbox.threads import StrayThread
 from kamera_cli.adapters.sandbox.values import (
     InvalidMapping,
@@ -263,51 +265,6 @@ def _api_message(exc: BaseException, status: int | None) -> str:
     if head and detail:
         return f"{head}: {detail}"
     return head or detail or _safe_str(exc)
-
-
-def _safe_str(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    except Exception:
-        return f"<{type(exc).__name__} with an unprintable message>"
-
-
-def _relative(filename: str, base: str) -> str:
-    prefix = base.rstrip(os.sep) + os.sep
-    return filename[len(prefix) :] if filename.startswith(prefix) else filename
-
-
-def _user_frames(
-    frames: list[traceback.FrameSummary] | tuple[traceback.FrameSummary, ...], roots: tuple[str, ...], base: str
-) -> list[traceback.FrameSummary]:
-    """Drop kamera's frames, and library frames outside the span of the user's own frames."""
-    kept = [f for f in frames if not f.filename.startswith(KAMERA_DIR)]
-    user = [i for i, f in enumerate(kept) if is_user_file(f.filename, roots)]
-    if user:
-        kept = kept[user[0] : user[-1] + 1]
-    return [traceback.FrameSummary(_relative(f.filename, base), f.lineno, f.name, line=f.line) for f in kept]
-
-
-def _render(frames: list[traceback.FrameSummary], header: str = "Traceback (most recent call last):\n") -> str:
-    if not frames:
-        return ""
-    return header + "".join(traceback.StackSummary.from_list(frames).format())
-
-
-def _format_tb(exc: BaseException, roots: tuple[str, ...], base: str, depth: int = 0) -> str:
-    frames = _user_frames(traceback.extract_tb(exc.__traceback__), roots, base)
-    try:
-        tail = "".join(traceback.format_exception_only(type(exc), exc))
-    except Exception:
-        tail = f"{type(exc).__qualname__}: {_safe_str(exc)}\n"
-    text = _render(frames) + tail if frames else tail
-    # the cause first, as Python prints it: "raise ... from err" hides the real error otherwise
-    cause, link = exc.__cause__, "The above exception was the direct cause of the following exception:"
-    if cause is None and exc.__context__ is not None and not exc.__suppress_context__:
-        cause, link = exc.__context__, "During handling of the above exception, another exception occurred:"
-    if cause is not None and depth < 4:
-        text = _format_tb(cause, roots, base, depth + 1) + f"\n{link}\n\n" + text
-    return text
 
 
 def _fenced(raw: CallRecord, budget: float, roots: tuple[str, ...],

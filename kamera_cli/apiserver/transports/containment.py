@@ -325,6 +325,25 @@ def _send(method: str, url: str, headers: Mapping[str, str], body: bytes | None)
     return PoolManagerStandIn().request(method, url, headers=headers, body=body, preload_content=False)
 
 
+#: where a Kubernetes client goes when its configuration was never loaded: ``localhost`` with no port
+#: (the official and asyncio clients' ``http://localhost``), or 80, 443, 8080 (kubectl's old insecure
+#: default) or 6443; a client never picks another port by itself
+_CLIENT_DEFAULT_PORTS = (None, 80, 443, 6443, 8080)
+
+
+def _host_port(netloc: str) -> tuple[str, int | None]:
+    """``host[:port]`` (IPv6 in brackets, or bare as a socket address gives it) to (host, port)."""
+    netloc = netloc.strip().lower()
+    if netloc.startswith("["):
+        host, _, rest = netloc[1:].partition("]")
+        port_text = rest[1:] if rest.startswith(":") else ""
+    elif netloc.count(":") == 1:
+        host, _, port_text = netloc.partition(":")
+    else:
+        host, port_text = netloc, ""
+    return host, int(port_text) if port_text.isdigit() else None
+
+
 def likely_cause(address: str) -> str:
     """Why a controller most likely addressed ``address`` (host[:port]) instead of the simulated cluster.
 
@@ -333,7 +352,11 @@ def likely_cause(address: str) -> str:
     clients default to ``localhost``), a cluster-internal name (a Service, the API server's in-cluster
     name), or a service outside the cluster.
     """
-    host = "" if address.startswith("/") else address.rsplit("@", 1)[-1].split(":", 1)[0].strip("[]").lower()
+    netloc = "" if address.startswith("/") else address.rsplit("@", 1)[-1]
+    host, port = _host_port(netloc)
+    if host in ("localhost", "127.0.0.1", "::1") and port not in _CLIENT_DEFAULT_PORTS:
+        return (f"a service on the local machine (port {port}), such as a URL left from local development: "
+                "nothing listens there in the simulated cluster; stand in for it with a fake (spec.fakes)")
     if host in ("localhost", "127.0.0.1", "::1", ""):
         return ("the default host of a Kubernetes client whose configuration was never loaded: call "
                 "config.load_kube_config() or load_incluster_config() (kamera routes both), or, in a kopf "

@@ -59,6 +59,11 @@ def unknown_fields(sent: Any, kept: Any, path: str = "",
     return out
 
 
+#: fields a write consumes and the server never stores: not dropped, applied (a Secret's ``stringData``
+#: is merged into ``data``)
+_WRITE_ONLY: dict[str, tuple[str, ...]] = {"io.k8s.api.core.v1.Secret": ("stringData",)}
+
+
 def dropped_fields(definitions: Mapping[str, Any], root: str | None, sent: Any, kept: Any) -> list[str]:
     """The unknown fields of a write: what was dropped, minus known fields omitted at their zero value.
 
@@ -66,7 +71,7 @@ def dropped_fields(definitions: Mapping[str, Any], root: str | None, sent: Any, 
     """
     def omitted(path: str, value: Any) -> bool:
         if root is not None:
-            return omitted_zero(definitions, root, path, value)
+            return path in _WRITE_ONLY.get(root, ()) or omitted_zero(definitions, root, path, value)
         return path.startswith("metadata.") and omitted_zero(definitions, _OBJECT_META, path[9:], value)
 
     return unknown_fields(sent, kept, omitted=omitted)
