@@ -85,7 +85,7 @@ def test_import_an_audit_log_and_replay_it_against_the_controller(tmp_path: Path
     code, stdout, stderr = invoke("check", str(out))
     assert code == 0, stdout + stderr
     # every placement of the 7 replayed writes among the widget controller's reconciles, one outcome
-    assert "✓ incident PASSED 21 states, 25 transitions" in stdout
+    assert "✓ incident PASSED 25 states, 29 transitions" in stdout
     assert "1 converged" in stdout and "✓ deterministic" in stdout
     assert "✓ actions apply — all 7 action(s) applied without an error" in stdout
 
