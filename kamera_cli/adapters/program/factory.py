@@ -30,6 +30,7 @@ from kamera_cli.adapters.program import parking as program_parking
 from kamera_cli.adapters.program import primitives as program_primitives
 from kamera_cli.adapters.program.session import Entry, ProgramDiverged, ProgramParked, Session, watch_content
 from kamera_cli.adapters.program.threads import ProgramDeadlocked, Threads
+from kamera_cli.adapters.program.trace import Recorder, StepTrace
 from kamera_cli.adapters.sandbox.fence import active_run
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader, arity_of
 from kamera_cli.adapters.sandbox.process import ProcessView
@@ -113,6 +114,10 @@ class ProgramFactory(EntrypointLoader):
         #: (read, slept on, waited with a timeout), the step's random seed, or the API server's history
         #: (a list at a resourceVersion, a continue token); their positions are kept exact
         self._exact: set[str] = set()
+        #: each step's segments: which thread ran which of its inputs, touching what (``trace.py``)
+        self._traces: dict[str, StepTrace] = {}
+        #: why some logs keep their threads' order (``StepTrace.untraced``), for the result's notes
+        self.untraced: dict[str, None] = {}
         #: programs suspended at their blocking points (the fast path), by log digest
         self._parking = program_parking.Parking()
         if shape == "program" and program_parking.greenlets() is None:
@@ -238,6 +243,7 @@ class ProgramFactory(EntrypointLoader):
         if suspended is not None:
             threads, session = suspended
             session.begin_step(live, run.clock, run.clock.now, choice)
+            threads.trace.new_step(len(session.log))
             replayed = 0
         else:
             log = self._log(remembered)
@@ -245,7 +251,10 @@ class ProgramFactory(EntrypointLoader):
             session = Session(live, log, deliver=bool(remembered), clock=run.clock, step_clock=run.clock.now,
                               choice=choice)
             threads = Threads(session, program_parking.greenlets(), self.module_set.roots)
+            threads.trace = Recorder(recorded=sum(len(self._traces[d].segments) for d, _e in self.segments(remembered)
+                                                  if d in self._traces), start=len(log))
             session.threads = threads
+            threads.trace.modules = _modules_of_this_run(self)
         self.containment.bind(session)
         run.on_sleep = session.on_sleep
         kept = False
@@ -270,7 +279,7 @@ class ProgramFactory(EntrypointLoader):
                         # thread left in a timed wait (its wake instant is absolute)
                         observed = (run.clock_reads > clock_reads or session.historic
                                     or bool(threads.timers([t for t in threads.threads if t.state == "parked"])))
-                        memory = self._store(remembered, tuple(session.new_entries), observed)
+                        memory = self._store(remembered, tuple(session.new_entries), observed, threads.trace.step())
                         result = self._green_result(threads, session, outcome, memory, remembered)
                         if program_parking.ENABLED:
                             self._parking.keep(memory, threads, session, self.containment)
@@ -358,8 +367,8 @@ class ProgramFactory(EntrypointLoader):
             digest = parent
         return [e for entries in reversed(chain) for e in entries]
 
-    def log_chain(self, digest: str) -> tuple[tuple[str, str, tuple[Entry, ...], bool], ...]:
-        """The segments of the log a state names, as (digest, parent, entries, exact): what another
+    def log_chain(self, digest: str) -> tuple[tuple[str, str, tuple[Entry, ...], bool, StepTrace | None], ...]:
+        """The segments of the log a state names, as (digest, parent, entries, exact, trace): what another
         process of a split search needs to go on from that state (the log lives here, the state holds
         its digest). An event handler's memory is the last object it was told about, whole in the
         state: nothing."""
@@ -368,15 +377,17 @@ class ProgramFactory(EntrypointLoader):
         out = []
         while digest:
             parent, entries = self._logs[digest]
-            out.append((digest, parent, entries, digest in self._exact))
+            out.append((digest, parent, entries, digest in self._exact, self._traces.get(digest)))
             digest = parent
         return tuple(out)
 
-    def adopt_log(self, chain: Iterable[tuple[str, str, tuple[Entry, ...], bool]]) -> None:
-        for digest, parent, entries, exact in chain:
+    def adopt_log(self, chain: Iterable[tuple[str, str, tuple[Entry, ...], bool, StepTrace | None]]) -> None:
+        for digest, parent, entries, exact, trace in chain:
             self._logs.setdefault(digest, (parent, entries))
             if exact:
                 self._exact.add(digest)
+            if trace is not None:
+                self._traces.setdefault(digest, trace)
 
     def segments(self, digest: str) -> list[tuple[str, tuple[Entry, ...]]]:
         """The log a state names, as its segments (digest, entries) from the program's start."""
@@ -388,6 +399,10 @@ class ProgramFactory(EntrypointLoader):
         out.reverse()
         return out
 
+    def step_trace(self, digest: str) -> StepTrace | None:
+        """What the step that added this log segment ran, thread by thread (``trace.py``)."""
+        return self._traces.get(digest)
+
     def exact_position(self, digest: str) -> bool:
         """Whether the program at this log observed the clock, its random seed or the API server's
         history (docs/semantics.md, "Program positions"): then its position is the log as it is, and
@@ -395,7 +410,8 @@ class ProgramFactory(EntrypointLoader):
         the times its inputs came at (``sim/positions.py``)."""
         return self.shape != "program" or digest in self._exact
 
-    def _store(self, parent: str, entries: tuple[Entry, ...], observed: bool = False) -> str:
+    def _store(self, parent: str, entries: tuple[Entry, ...], observed: bool = False,
+               trace: StepTrace | None = None) -> str:
         if not entries:
             return parent
         h = hashlib.sha256(parent.encode())
@@ -404,6 +420,10 @@ class ProgramFactory(EntrypointLoader):
         digest = h.hexdigest()
         if digest not in self._logs:
             self._logs[digest] = (parent, entries)
+            if trace is not None:
+                self._traces[digest] = trace
+                if trace.untraced:
+                    self.untraced.setdefault(trace.untraced)
             if (observed or parent in self._exact or inspect.iscoroutinefunction(self._target)
                     or any(e.kind in ("sleep", "timeout") for e in entries)):
                 self._exact.add(digest)
@@ -446,6 +466,19 @@ class ProgramFactory(EntrypointLoader):
         if "content_type" in inspect.signature(deserialize).parameters:  # the v37+ generated client
             return deserialize(text, type_name, "application/json")
         return deserialize(_Data(text), type_name)
+
+
+def _modules_of_this_run(factory: ProgramFactory) -> Callable[[], tuple[Any, ...]]:
+    """The program's modules as this run imported them (taken at its first segment: a later replay
+    imports them afresh for itself, while this run, suspended, keeps its own)."""
+    taken: list[tuple[Any, ...]] = []
+
+    def modules() -> tuple[Any, ...]:
+        if not taken:
+            taken.append(tuple(factory.module_set.modules.values()))
+        return taken[0]
+
+    return modules
 
 
 def _wrote_since_a_timer(log: list[Entry]) -> bool:
