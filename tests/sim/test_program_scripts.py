@@ -124,3 +124,31 @@ def test_a_missing_script_is_a_located_scenario_error(tmp_path: Path) -> None:
         load_scenario(_write(tmp_path, "", program="missing.py"))
     text = str(info.value)
     assert "program script 'missing.py' not found" in text and "scenario.yaml:6" in text
+
+
+def test_a_sweep_runs_the_script_once_per_tick(tmp_path: Path) -> None:
+    (tmp_path / "watch.py").write_text(textwrap.dedent("""\
+        from kubernetes import client, config
+        config.load_kube_config()
+        core = client.CoreV1Api()
+        for cm in core.list_namespaced_config_map("default").items:
+            if not (cm.metadata.labels or {}).get("team"):
+                core.patch_namespaced_config_map(cm.metadata.name, "default", {"metadata": {"labels": {"team": "x"}}})
+        """))
+    path = tmp_path / "scenario.yaml"
+    path.write_text(textwrap.dedent("""\
+        apiVersion: kamera.dev/v1alpha1
+        kind: Scenario
+        metadata: {name: sweep}
+        spec:
+          controllers:
+            - {name: labeler, program: watch.py, every: 30s, watches: [v1/ConfigMap]}
+          seed:
+            - {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: default}}
+          invariants:
+            - name: labelled
+              select: "$.items[?@.kind == 'ConfigMap'].metadata.labels.team"
+              expect: {equals: x}
+        """))
+    result = _run(path)
+    assert result.verdict == Verdict.PASSED, [c.message for c in result.checks]
