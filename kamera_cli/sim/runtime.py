@@ -356,6 +356,8 @@ class ControllerRuntime:
                     else:
                         requeue_now = True
                     again = "requeue" if backoff is None else f"retry after {backoff[0]:g}s"
+                    if err is not None and err.type_name == "ProgramCrashed":
+                        again = "its process exits (a crash perturbation restarts it)"
                     note = f"raised {err.type_name if err else 'an exception'}; {again}"
                     findings.append(Finding("controller-error", self.name,
                                             f"controller {self.name!r} raised {summary}", error_text))

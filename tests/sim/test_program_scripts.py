@@ -152,3 +152,12 @@ def test_a_sweep_runs_the_script_once_per_tick(tmp_path: Path) -> None:
         """))
     result = _run(path)
     assert result.verdict == Verdict.PASSED, [c.message for c in result.checks]
+
+
+def test_a_crash_s_story_shows_the_user_s_error_not_kamera_s_wrapper(tmp_path: Path) -> None:
+    result = _run(_write(tmp_path, "import json\njson.loads('{')\n"))
+    check = _check(result, "no controller errors")
+    step = check.counterexamples[0].steps[-1]
+    assert "its process exits" in step.note and "requeue" not in step.note
+    assert 'File "watch.py", line 2, in <module>' in step.error and "JSONDecodeError" in step.error
+    assert "ProgramCrashed" not in step.error and "direct cause" not in step.error
