@@ -142,6 +142,9 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "shapes/program/workqueue": (1, {"deterministic", "invariant: the index records every owner"}, 474, 3),
     "shapes/program/workqueue/fixed": (0, set(), 472, 1),
     "shapes/program/sweep": (0, set(), 9, 1),
+    # a script whose top level is the watch loop (program: inventory.py): a deleted pod stays listed
+    "shapes/program/script": (1, {"deterministic", "invariant: the inventory lists the pods that exist"}, 10, 2),
+    "shapes/program/script/fixed": (0, set(), 9, 1),
     # issue 27: a program's own command line (args:), and files mounted from a seeded ConfigMap
     "shapes/program/argv": (0, set(), 7, 1),
     "shapes/program/cleanup": (0, set(), 5, 1),

@@ -17,12 +17,15 @@ The explorer knows each as a controller with keys of its own: the program and th
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import hashlib
 import inspect
 import json
+import tokenize
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from types import CodeType
 from typing import Any
 
 from kamera_cli.adapters.asyncio.loop import run_async
@@ -78,6 +81,14 @@ class ProgramUnwatched(Exception):
     controller_fault = True
 
 
+class ScriptExited(Exception):
+    """A script called ``sys.exit`` with a failing code: its process would exit with that status."""
+
+    def __init__(self, code: object) -> None:
+        super().__init__(f"sys.exit({code!r})")
+        self.code = code
+
+
 class ProgramEnded(Exception):
     """A program's ``main()`` returned: the process would exit, and nothing would handle later events."""
 
@@ -129,6 +140,47 @@ class ProgramFactory(EntrypointLoader):
         super().__init__(entrypoint, base_dir, scenario=scenario, controller=controller, env=env)
         self.memory_owner = controller
 
+    accepts_script = True
+
+    @property
+    def main_name(self) -> str:
+        """How messages name what a start runs: ``main()``, or the script (``program: watch.py``)."""
+        return "main()" if self.parsed.attr else f"the script {self.parsed.text}"
+
+    def _load(self) -> Any:
+        """A script's top level is the program: loading only compiles it (running it would run the
+        program), and each start executes it afresh (``_run_script``)."""
+        if self.parsed.attr:
+            return super()._load()
+        file = self.parsed.file
+        assert file is not None
+        if not file.is_file():
+            raise self._error(f"{self._tried()}: file {self.parsed.text!r} not found (looked for {file})",
+                              "file entry points are relative to the scenario file's folder")
+        try:
+            with tokenize.open(file) as handle:  # the coding cookie, as the interpreter reads it
+                source = handle.read()
+            self._script: CodeType = compile(source, str(file), "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            raise self._syntax_error(exc) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise self._error(f"{self._tried()}: {file} cannot be read: {exc}") from None
+        return self._run_script
+
+    def _run_script(self) -> None:
+        """The script as ``python path.py`` runs it: a fresh ``__main__`` namespace (not put in
+        ``sys.modules``: kamera's own ``__main__`` stays), its imports the step's (a replay imports
+        them again). ``sys.exit()`` with 0 or None ends it as the end of the file does."""
+        file = self.parsed.file
+        namespace: dict[str, Any] = {"__name__": "__main__", "__file__": str(file), "__builtins__": builtins,
+                                     "__package__": None, "__spec__": None, "__loader__": None,
+                                     "__cached__": None, "__doc__": None}
+        try:
+            exec(self._script, namespace)
+        except SystemExit as exc:
+            if exc.code not in (None, 0):
+                raise ScriptExited(exc.code) from None
+
     def scope(self) -> contextlib.AbstractContextManager[None]:
         """The loader's scope, with servers idle: a program's health or metrics endpoint (``http.server``,
         ``wsgiref``, ``prometheus_client``) binds nothing, and its ``serve_forever`` returns at once."""
@@ -174,6 +226,8 @@ class ProgramFactory(EntrypointLoader):
         ``from time import time`` it runs binds the sandbox's stand-in, which reads the real clock outside
         a sandbox, so nothing needs unbinding."""
         self.module_set.forget()
+        if not self.parsed.attr:
+            return  # a script imports what it needs as it runs (``_run_script``)
         with self.module_set.importing():
             module = self._exec_entry_module()
         self.module = module
@@ -296,8 +350,9 @@ class ProgramFactory(EntrypointLoader):
                                   f"{session.threaded} (only threading.Thread is scheduled)")
         self._check_replayed(session, replayed)
         if result is None:
-            raise ProgramEnded("main() returned; a program runs until it blocks (a watch, time.sleep), and one "
-                               "that ends handles nothing more")
+            ended = "returned" if self.parsed.attr else "ran to its end"
+            raise ProgramEnded(f"{self.main_name} {ended}; a program runs until it blocks (a watch, time.sleep), "
+                               "and one that ends handles nothing more")
         return result
 
     def _green_result(self, threads: Threads, session: Session, outcome: str, memory: str,
@@ -323,19 +378,19 @@ class ProgramFactory(EntrypointLoader):
                                  note=note, retry=pending)
         return ProgramResult(requeue=False, memory=memory, note=note)
 
-    @staticmethod
-    def _crashed(exc: Exception) -> Exception:
+    def _crashed(self, exc: Exception) -> Exception:
         if getattr(exc, "controller_fault", False) or hasattr(exc, "blocked_address"):
             return exc  # kamera's own verdicts on the program (a network attempt, a watch that blocks, a deadlock)
         # the process would exit: even an API error is the program's crash, not a reconcile's requeue
-        return ProgramCrashed(f"main() raised {type(exc).__name__}: {exc}; the program's process would exit "
+        what = (f"called sys.exit({exc.code!r})" if isinstance(exc, ScriptExited)
+                else f"raised {type(exc).__name__}: {exc}")
+        return ProgramCrashed(f"{self.main_name} {what}; the program's process would exit "
                               "(a restart is a crash perturbation)")
 
-    @staticmethod
-    def _check_replayed(session: Session, replayed: int) -> None:
+    def _check_replayed(self, session: Session, replayed: int) -> None:
         if session.diverged:
             raise ProgramDiverged(f"the program is not deterministic: replaying its {replayed} logged input(s) "
-                                  f"from main(), {session.diverged}")
+                                  f"from {self.main_name}, {session.diverged}")
 
     def choices_at(self, remembered: str) -> tuple[str, ...]:
         """The threads the explorer chooses among for this program's next step: those its log's last
