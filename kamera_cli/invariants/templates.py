@@ -189,7 +189,7 @@ def _parse_ref(source: str, body: str) -> TemplateRef:
 
 def instantiate(template: Template, node: Any) -> str:
     """The select expression for one forEach node; raises ``MissingValue`` when a value is absent."""
-    values = []
+    values: list[str] = []
     for ref in template.refs:
         value = _lookup(ref, node)
         if not (value is None or isinstance(value, (str, bool, int))) and not (
