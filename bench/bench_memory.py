@@ -45,6 +45,7 @@ from kamera_cli.model.scenario import Scenario  # noqa: E402
 from kamera_cli.runner import Overrides, explore  # noqa: E402
 from kamera_cli.scenario import load_scenario  # noqa: E402
 
+
 def _program(folder: Path, _a: int, _b: int) -> Path:
     """bench/scenarios/program-watch-worker (a watch loop handing pods to a worker thread), as it is."""
     return ROOT / "bench" / "scenarios" / "program-watch-worker" / "scenario.yaml"
