@@ -252,6 +252,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
             hooks.on_phase("judge", scenario.name, None)
         judge = Judge(scenario, model, search, sim, coverage)
         checks = judge.checks()
+        sim.warnings.extend(model.trace_notes())
         elapsed = time.monotonic() - started
         work = (cast(list[list[tuple[int, int]]], list(search.worker_reports)) if search.worker_reports
                 else [[(r.stats.executions, r.stats.memo_hits) for r in sim.runtimes]])
@@ -327,6 +328,7 @@ def _reduce(model: KubeModel, scenario: Scenario) -> list[str]:
     reduction, the symmetry of generated names); the notes that say what was kept out of them."""
     on = scenario.explore.reduction != "none"
     model.footprints = on
+    model.trace_threads(on)
     if not on:
         return []
     model.symmetry, notes = symmetry_for(scenario)

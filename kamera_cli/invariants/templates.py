@@ -3,7 +3,9 @@
 Why textual substitution in ``select``: the value a template stands for is spliced in as its JSON encoding, which
 is also a valid RFC 9535 literal for strings, numbers, booleans and null. The resulting expression is
 then an ordinary query, compiled (and cached) like any other, so templated and plain expressions share
-one code path and one dialect.
+one code path and one dialect. A template *inside* a string literal (``'{{ @.metadata.name }}-copy'``)
+is spliced in as that string's text instead, escaped for its quotes: RFC 9535 has no string
+concatenation, and splicing a JSON literal there would silently compare with ``'"a"-copy'``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ class Template:
     text: str
     literals: tuple[str, ...]  # len(refs) + 1 pieces
     refs: tuple[TemplateRef, ...]
+    #: per template, the quote of the string literal it sits in ("'" or '"'), or "" outside one
+    quotes: tuple[str, ...] = ()
 
     @property
     def is_plain(self) -> bool:
@@ -49,6 +53,27 @@ class Template:
             parts.append(value)
             parts.append(literal)
         return "".join(parts)
+
+    def placeholders(self) -> tuple[str, ...]:
+        """What each template stands for when only the query's syntax is checked."""
+        return tuple("" if quote else _PLACEHOLDER for quote in self.quotes or ("",) * len(self.refs))
+
+    def original_position(self, index: int) -> int:
+        """The character of ``text`` at character ``index`` of the query rendered with placeholders
+        (a character inside a placeholder maps to its template's start)."""
+        rendered = original = 0
+        for i, literal in enumerate(self.literals):
+            if index < rendered + len(literal):
+                return original + index - rendered
+            rendered += len(literal)
+            original += len(literal)
+            if i < len(self.refs):
+                size = len(self.placeholders()[i])
+                if index < rendered + size:
+                    return original
+                rendered += size
+                original += len(self.refs[i].source)
+        return original + max(index - rendered, 0)
 
 
 class MissingValue(Exception):
@@ -64,10 +89,54 @@ class MissingValue(Exception):
 def parse_template(text: str) -> Template:
     """Split and check a select expression; raises ``InvariantSyntaxError`` for a malformed template."""
     literals, refs = _split(text)
-    template = Template(text, literals, refs)
-    # the surrounding query must compile whatever scalar the templates stand for
-    compile_query(template.render(tuple(_PLACEHOLDER for _ in refs)))
+    template = Template(text, literals, refs, _quotes(literals))
+    # the surrounding query must compile whatever scalar the templates stand for; a problem is told
+    # in the user's text, not in the placeholders' (which they never wrote)
+    rendered = template.render(template.placeholders())
+    try:
+        compile_query(rendered)
+    except InvariantSyntaxError as exc:
+        message = exc.message.replace(repr(rendered), repr(text))
+        at = _AT_CHARACTER.search(message)
+        if at is not None:
+            where = template.original_position(int(at.group(1)) - 1) + 1
+            message = message[: at.start()] + f" at character {where}" + message[at.end():]
+        raise InvariantSyntaxError(message, exc.hint) from None
     return template
+
+
+_AT_CHARACTER = re.compile(r" at character (\d+)$")
+
+
+def _quotes(literals: tuple[str, ...]) -> tuple[str, ...]:
+    """The quote of the string literal each template (between two pieces) sits in, "" when none:
+    the pieces are scanned in order as the query's lexer would, backslash escapes included."""
+    out: list[str] = []
+    quote = ""
+    for piece in literals[:-1]:
+        escaped = False
+        for char in piece:
+            if quote:
+                if escaped:
+                    escaped = False
+                elif char == "\\":
+                    escaped = True
+                elif char == quote:
+                    quote = ""
+            elif char in ("'", '"'):
+                quote = char
+        out.append(quote)
+    return tuple(out)
+
+
+def _in_string(value: Any, quote: str) -> str:
+    """``value`` as text inside a string literal quoted with ``quote`` (RFC 9535 escapes)."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    escaped = text.replace("\\", "\\\\").replace(quote, "\\" + quote)
+    return "".join(c if ord(c) >= 0x20 else _SHORT_ESCAPES.get(c, f"\\u{ord(c):04x}") for c in escaped)
+
+
+_SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def _split(text: str) -> tuple[tuple[str, ...], tuple[TemplateRef, ...]]:
@@ -120,14 +189,15 @@ def _parse_ref(source: str, body: str) -> TemplateRef:
 
 def instantiate(template: Template, node: Any) -> str:
     """The select expression for one forEach node; raises ``MissingValue`` when a value is absent."""
-    values = []
+    values: list[str] = []
     for ref in template.refs:
         value = _lookup(ref, node)
         if not (value is None or isinstance(value, (str, bool, int))) and not (
             isinstance(value, float) and math.isfinite(value)
         ):
             raise MissingValue(ref, f"{ref.source} is not a string, number, boolean or null")
-        values.append(json.dumps(value, ensure_ascii=False))
+        quote = template.quotes[len(values)] if template.quotes else ""
+        values.append(_in_string(value, quote) if quote else json.dumps(value, ensure_ascii=False))
     return template.render(tuple(values))
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+from kamera_cli.apiserver.registry.crd_v1beta1 import from_v1beta1, is_v1beta1
 from kamera_cli.errors import KameraError, Problem, ScenarioError
 from kamera_cli.invariants import (
     InvariantSyntaxError,
@@ -57,6 +58,8 @@ KIND = "Scenario"
 #: namespaces the simulated cluster always has; seeds must not create them, but may use them
 BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 _MAPPERS = frozenset({"owner", "sameName", "namespace", "all"})
+#: a program's script form: a .py file whose top level is the program (no ``:function``)
+_SCRIPT = re.compile(r"^[^:\s][^:]*\.py$")
 #: the schema's entry-point pattern (``$defs.entrypoint``)
 _ENTRYPOINT = re.compile(r"^[^:\s][^:]*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 #: the schema's duration string pattern (``$defs.duration``)
@@ -105,6 +108,8 @@ class _Loader(Reader):
         self.base_dir = str(Path(file).resolve().parent)
         self.display_dir = os.path.dirname(file)
         self.seed_items: list[Located] = []
+        #: what the result should say about how the scenario was read (``Scenario.notes``)
+        self.notes: list[str] = []
 
     # -- helpers -------------------------------------------------------------------------------
     def _kopf_module(self, value: str, path: Path_) -> None:
@@ -126,6 +131,13 @@ class _Loader(Reader):
         def report(key: str, message: str, hint: str) -> None:
             self.add((*at, key), message, hint)
         return report
+
+    def script(self, value: str, path: Path_) -> None:
+        """A program's script form names a file; nothing is imported or run to check it."""
+        target = Path(value) if Path(value).is_absolute() else Path(self.base_dir) / value
+        if not target.is_file():
+            self.add(path, f"program script {value!r} not found (looked for {target})",
+                     "paths are relative to the scenario file's folder; for a function write 'path.py:main'")
 
     def entrypoint(self, value: Any, path: Path_) -> None:
         if not isinstance(value, str) or self.check_entrypoint is None or not _ENTRYPOINT.match(value):
@@ -227,6 +239,7 @@ class _Loader(Reader):
             controllers=controllers,
             seed=seed,
             crds=tuple(c.obj for c in crds),
+            notes=tuple(self.notes),
             description=_str(meta.get("description")),
             explore=explore,
             expect=expectations,
@@ -282,6 +295,9 @@ class _Loader(Reader):
                         )
                     )
                     continue
+                if is_v1beta1(item.obj):
+                    item.obj, note = from_v1beta1(item.obj)
+                    self.notes.append(item.problem((), note).render())
                 crds.append(item)
         return crds
 
@@ -362,7 +378,10 @@ class _Loader(Reader):
                 program_key_problems(raw, self._reporter(path))
                 if name:
                     self.program_names.append(name)
-                self.entrypoint(program or handler, (*path, "program" if program is not None else "handler"))
+                if program is not None and _SCRIPT.match(program):
+                    self.script(program, (*path, "program"))
+                else:
+                    self.entrypoint(program or handler, (*path, "program" if program is not None else "handler"))
             else:
                 self.entrypoint(raw.get("entrypoint"), (*path, "entrypoint"))
             for_kind = self.kind_ref(raw.get("for"), (*path, "for"))

@@ -129,6 +129,20 @@ class KubeModel:
                           and getattr(c.factory, "shape", "") == "program" and positions.ENABLED}
         self._positions = Positions()
 
+    def trace_threads(self, on: bool) -> None:
+        """Place a program with threads by its trace's normal form (sim/traces.py) rather than its log's
+        order: on when the search reduces; ``reduction: none`` keeps every order apart, the reference."""
+        self._positions.traces = on
+
+    def trace_notes(self) -> list[str]:
+        """The programs whose threads broke the assumption their trace rests on, and how: their logs keep
+        the order of their threads from there on (docs/semantics.md, "Thread interleavings")."""
+        if not self._positions.traces:
+            return []
+        return [f"program {name!r}: {why}; its threads' orders count from there on as they ran (the trace "
+                "assumes threads share changing Python objects only under locks, docs/semantics.md)"
+                for name, factory in sorted(self._programs.items()) for why in getattr(factory, "untraced", {})]
+
     # ------------------------------------------------------------------ explorer protocol
     def initial_states(self) -> Sequence[SimState]:
         # a controller that tells a listing from an update (kopf) gets its first events as a listing

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kamera_cli.apiserver import Snapshot
+from kamera_cli.sim.traces import normal_form
 
 __all__ = ["ENABLED", "Positions", "ProgramLogs", "Renaming"]
 
@@ -74,6 +75,8 @@ class ProgramLogs(Protocol):
 
     def segments(self, digest: str) -> Sequence[tuple[str, Sequence[_Entry]]]: ...
 
+    def step_trace(self, digest: str) -> Any: ...
+
 
 @dataclass(frozen=True, slots=True)
 class _Shape:
@@ -85,10 +88,17 @@ class _Shape:
 
 
 class Positions:
-    """Positions of programs, by log digest and state; each log segment is shaped once."""
+    """Positions of programs, by log digest and state; each log segment is shaped once.
 
-    def __init__(self) -> None:
+    ``traces``: a program with threads is placed by its trace's normal form (``sim/traces.py``), not
+    its log's order — on whenever the search reduces (``reduction: none`` keeps the log's order)."""
+
+    def __init__(self, traces: bool = False) -> None:
+        self.traces = traces
         self._shapes: dict[str, _Shape] = {}
+        #: a log's threads in the trace's normal form (None: one thread, or the log's order counts)
+        self._forms: dict[str, tuple[tuple[str, tuple[_Entry, ...]], ...] | None] = {}
+        self._segment_shapes: dict[tuple[str, tuple[_Entry, ...]], _Shape] = {}
 
     def key(self, logs: ProgramLogs, digest: str, snapshot: Snapshot, rename: Renaming | None = None) -> str:
         """The program's position in a state with ``snapshot``: the digest itself for an exact one.
@@ -102,9 +112,16 @@ class Positions:
             return digest
         if logs.exact_position(digest):
             return digest if rename is None else digest + "|" + json.dumps(sorted(rename.names.items()))
-        segments = logs.segments(digest)
-        shapes = ([self._shape(d, entries) for d, entries in segments] if rename is None else
-                  [_shaped(entries, rename.rename) for _d, entries in segments])
+        form = self._form(logs, digest) if self.traces else None
+        if form is not None:
+            shapes = [self._segment_shape(thread, entries, rename) for thread, entries in form]
+            tail = logs.segments(digest)[-1][1][-1]
+            if tail.kind == "yield":  # the threads the state's next step chooses among
+                shapes.append(_Shape(hashlib.sha256(b"yield\x00" + tail.key.encode()).digest(), ()))
+        else:
+            segments = logs.segments(digest)
+            shapes = ([self._shape(d, entries) for d, entries in segments] if rename is None else
+                      [_shaped(entries, rename.rename) for _d, entries in segments])
         current: Mapping[str, str] = snapshot.derived(_RV_INDEX, _rv_index)
         latest = str(snapshot.resource_version)
         tokens: dict[str, str] = {}
@@ -136,6 +153,22 @@ class Positions:
         return tuple((owner, key, self.key(programs[owner], value, snapshot, rename) if owner in programs else value)
                      for owner, key, value in memory)
 
+    def _form(self, logs: ProgramLogs, digest: str) -> tuple[tuple[str, tuple[_Entry, ...]], ...] | None:
+        if digest not in self._forms:
+            steps = [(entries, logs.step_trace(d)) for d, entries in logs.segments(digest)]
+            form = normal_form(steps)
+            self._forms[digest] = None if form is None else tuple((t, tuple(e)) for t, e in form)
+        return self._forms[digest]
+
+    def _segment_shape(self, thread: str, entries: tuple[_Entry, ...], rename: Renaming | None) -> _Shape:
+        """One thread's segment: its label, then its inputs as a log segment is shaped."""
+        if rename is not None:
+            return _shaped(entries, rename.rename, thread)
+        found = self._segment_shapes.get((thread, entries))
+        if found is None:
+            found = self._segment_shapes[(thread, entries)] = _shaped(entries, None, thread)
+        return found
+
     def _shape(self, digest: str, entries: Iterable[_Entry]) -> _Shape:
         found = self._shapes.get(digest)
         if found is None:
@@ -143,9 +176,11 @@ class Positions:
         return found
 
 
-def _shaped(entries: Iterable[_Entry], rename: Callable[[str], str] | None = None) -> _Shape:
+def _shaped(entries: Iterable[_Entry], rename: Callable[[str], str] | None = None, thread: str = "") -> _Shape:
     values: list[str] = []
     text = "\x02".join(_entry_text(entry, values) for entry in entries)
+    if thread:
+        text = f"\x03{thread}\x03{text}"
     return _Shape(hashlib.sha256((text if rename is None else rename(text)).encode()).digest(), tuple(values))
 
 

@@ -356,6 +356,8 @@ class ControllerRuntime:
                     else:
                         requeue_now = True
                     again = "requeue" if backoff is None else f"retry after {backoff[0]:g}s"
+                    if err is not None and err.type_name == "ProgramCrashed":
+                        again = "its process exits (a crash perturbation restarts it)"
                     note = f"raised {err.type_name if err else 'an exception'}; {again}"
                     findings.append(Finding("controller-error", self.name,
                                             f"controller {self.name!r} raised {summary}", error_text))
@@ -581,6 +583,13 @@ def _with_rv(obj: Mapping[str, Any], rv: int, stamps: tuple[str, str] | None = N
         stamped = meta.get("deletionTimestamp")
         if isinstance(stamped, str) and stamped not in (now, old.get("deletionTimestamp")):
             meta["deletionTimestamp"] = _moved(stamped, then, now)
+    if current_before is not None and "deletionTimestamp" in old and "deletionTimestamp" in now_meta:
+        # an update never changes a deletion already under way (the server keeps the stored
+        # deletionTimestamp and grace period): the object stored now may have been marked at another
+        # instant than the one the memoised run met (timestamps are not in what the memo matched on)
+        for key in ("deletionTimestamp", "deletionGracePeriodSeconds"):
+            if meta.get(key) == old.get(key) and key in now_meta:
+                meta[key] = now_meta[key]
     fields = meta.get("managedFields")
     if isinstance(fields, list) and (stamps is not None or current_before is not None):
         was = {_field_owner(f): f for f in old.get("managedFields") or [] if isinstance(f, dict)}

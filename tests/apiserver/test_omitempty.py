@@ -114,3 +114,23 @@ def test_nulls_of_omitempty_fields_are_not_stored(server):
     cm = server.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "n", "namespace": "default"},
                         "data": None})
     assert "data" not in cm
+
+
+def test_null_values_of_scalar_maps_and_arrays_decode_to_their_zero(server):
+    """encoding/json decodes a null map value or array item into a fresh element left at its zero value
+    (``""`` for ``map[string]string``), and a Quantity's UnmarshalJSON takes null as zero, written
+    "0"; a Secret's ``stringData`` is merged after decoding, so a null there is an empty value."""
+    stored = server.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"},
+                            "data": {"a": None, "b": "x"}})
+    assert stored["data"] == {"a": "", "b": "x"}
+    secret = server.create({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "default"},
+                            "stringData": {"user": None, "password": "fake"}})
+    assert secret["data"] == {"user": "", "password": "ZmFrZQ=="}
+    pod = server.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                         "spec": {"containers": [{"name": "c", "image": "nginx", "args": ["-v", None],
+                                                  "resources": {"limits": {"cpu": None, "memory": "1Gi"}}}]}})
+    container = pod["spec"]["containers"][0]
+    assert container["args"] == ["-v", ""]
+    assert container["resources"]["limits"] == {"cpu": "0", "memory": "1Gi"}
+    assert server.snapshot.get(CM)["data"] == {"a": "", "b": "x"}  # stored so, not only answered so
+

@@ -186,10 +186,14 @@ def test_symmetry_merges_what_partial_order_reduction_alone_does_not(
     """Three pods of a Job that may each fail: the fates' orders are one state each up to renaming."""
     path = _write(tmp_path, kind="job", size=3, nodes=1, fates=True, backoff=1)
     with_symmetry = _run(path, "persistent")
+    assert with_symmetry.search.complete
     monkeypatch.setattr(runner, "symmetry_for", lambda scenario: (None, []))
-    without = _run(path, "persistent")
-    assert with_symmetry.result.verdict == without.result.verdict
-    assert with_symmetry.search.stats.states * 3 < without.search.stats.states
+    # the search without symmetry only has to pass three times the states: cut it there (a state
+    # bound, not the clock, so a loaded machine cannot make it stop short)
+    bound = with_symmetry.search.stats.states * 3 + 1
+    scenario = load_scenario(path)
+    without = explore(replace(scenario, explore=replace(scenario.explore, max_states=bound, timeout_seconds=1800.0)))
+    assert without.search.stats.states >= bound
 
 
 def test_a_pinned_invariant_keeps_the_reduced_search_exact(tmp_path: Path) -> None:

@@ -138,7 +138,7 @@ def test_for_each_over_fields_of_objects_names_the_object_and_the_field() -> Non
         ),
         (
             InvariantSpec("i", "$.items[?@.a = {{ @.b }}]", ExpectSpec(count=1), for_each="$.x"),
-            "invalid JSONPath '$.items[?@.a = \"\"]': unexpected token '=' at character 14",
+            "invalid JSONPath '$.items[?@.a = {{ @.b }}]': unexpected token '=' at character 14",
         ),
     ],
 )
@@ -159,3 +159,25 @@ def test_templates_and_instantiated_queries_are_cached() -> None:
     info = compile_query.cache_info()
     # the templates' own queries, the forEach and the one instantiated select: each compiled once
     assert info.misses == 4 and info.hits > 0
+
+
+@pytest.mark.parametrize("quoted", ["'{{ @.spec.s }}-x'", '"{{ @.spec.s }}-x"', "'pre {{ @.spec.n }}{{ @.spec.b }}-x'"])
+def test_a_template_inside_a_string_literal_is_spliced_in_as_text(quoted: str) -> None:
+    """RFC 9535 has no concatenation: '{{ @.metadata.name }}-copy' is how a derived name is written;
+    splicing JSON there compared with '"a"-copy' and silently selected nothing."""
+    s = 'it\'s "q"\\ \n'
+    expected = {"'{{ @.spec.s }}-x'": s + "-x", '"{{ @.spec.s }}-x"': s + "-x",
+                "'pre {{ @.spec.n }}{{ @.spec.b }}-x'": "pre 3true-x"}[quoted]
+    doc = {"items": [{"kind": "Pair", "spec": {"n": 3, "s": s, "b": True}},
+                     {"kind": "Value", "v": expected}, {"kind": "Value", "v": expected + "?"}]}
+    spec = InvariantSpec("x", f"$.items[?@.kind == 'Value' && @.v == {quoted}]", ExpectSpec(count=1),
+                         for_each="$.items[?@.kind == 'Pair']")
+    assert compile_invariant(spec).evaluate(doc) == ()
+
+
+def test_a_syntax_error_around_a_template_is_told_in_the_written_text() -> None:
+    text = "$.items[?@.metadata.name == {{ @.metadata.name }} && ]"
+    with pytest.raises(InvariantSyntaxError) as info:
+        parse_template(text)
+    assert info.value.message == (f"invalid JSONPath {text!r}: unexpected end of expression at character "
+                                  f"{text.index(']') + 1}")

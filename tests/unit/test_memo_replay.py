@@ -110,3 +110,18 @@ def test_a_deadline_set_before_the_write_is_kept() -> None:
     pod = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"name": "p", "namespace": "default", "deletionTimestamp": "2026-01-01T00:00:30Z"}}
     assert _with_rv(pod, 9, (T0, T2), pod, pod)["metadata"]["deletionTimestamp"] == "2026-01-01T00:00:30Z"
+
+
+def test_a_deletion_under_way_is_the_stored_object_s_not_the_recorded_one() -> None:
+    # a finalizer removed from an object being deleted: the memoised run met it marked at 00:00:30,
+    # the object it is replayed on was marked at 00:00:33; the server keeps the stored mark (a story
+    # showed the patch moving deletionTimestamp back three seconds)
+    def marked(at: str, finalizers: list[str]) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": "scratch", "deletionTimestamp": at, "deletionGracePeriodSeconds": 0,
+                             **({"finalizers": finalizers} if finalizers else {})}}
+    recorded_before, recorded_after = marked("2026-01-01T00:00:30Z", ["x"]), marked("2026-01-01T00:00:30Z", [])
+    current = marked("2026-01-01T00:00:33Z", ["x"])
+    replayed = _with_rv(recorded_after, 9, (T0, T2), recorded_before, current)
+    assert replayed["metadata"]["deletionTimestamp"] == "2026-01-01T00:00:33Z"
+    assert "finalizers" not in replayed["metadata"]

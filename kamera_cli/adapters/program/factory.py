@@ -17,12 +17,15 @@ The explorer knows each as a controller with keys of its own: the program and th
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import hashlib
 import inspect
 import json
+import tokenize
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from types import CodeType
 from typing import Any
 
 from kamera_cli.adapters.asyncio.loop import run_async
@@ -30,6 +33,7 @@ from kamera_cli.adapters.program import parking as program_parking
 from kamera_cli.adapters.program import primitives as program_primitives
 from kamera_cli.adapters.program.session import Entry, ProgramDiverged, ProgramParked, Session, watch_content
 from kamera_cli.adapters.program.threads import ProgramDeadlocked, Threads
+from kamera_cli.adapters.program.trace import Recorder, StepTrace
 from kamera_cli.adapters.sandbox.fence import active_run
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader, arity_of
 from kamera_cli.adapters.sandbox.process import ProcessView
@@ -77,6 +81,14 @@ class ProgramUnwatched(Exception):
     controller_fault = True
 
 
+class ScriptExited(Exception):
+    """A script called ``sys.exit`` with a failing code: its process would exit with that status."""
+
+    def __init__(self, code: object) -> None:
+        super().__init__(f"sys.exit({code!r})")
+        self.code = code
+
+
 class ProgramEnded(Exception):
     """A program's ``main()`` returned: the process would exit, and nothing would handle later events."""
 
@@ -113,6 +125,10 @@ class ProgramFactory(EntrypointLoader):
         #: (read, slept on, waited with a timeout), the step's random seed, or the API server's history
         #: (a list at a resourceVersion, a continue token); their positions are kept exact
         self._exact: set[str] = set()
+        #: each step's segments: which thread ran which of its inputs, touching what (``trace.py``)
+        self._traces: dict[str, StepTrace] = {}
+        #: why some logs keep their threads' order (``StepTrace.untraced``), for the result's notes
+        self.untraced: dict[str, None] = {}
         #: programs suspended at their blocking points (the fast path), by log digest
         self._parking = program_parking.Parking()
         if shape == "program" and program_parking.greenlets() is None:
@@ -123,6 +139,47 @@ class ProgramFactory(EntrypointLoader):
                                   hint="pip install greenlet (or reinstall kamera-cli with its dependencies)")
         super().__init__(entrypoint, base_dir, scenario=scenario, controller=controller, env=env)
         self.memory_owner = controller
+
+    accepts_script = True
+
+    @property
+    def main_name(self) -> str:
+        """How messages name what a start runs: ``main()``, or the script (``program: watch.py``)."""
+        return "main()" if self.parsed.attr else f"the script {self.parsed.text}"
+
+    def _load(self) -> Any:
+        """A script's top level is the program: loading only compiles it (running it would run the
+        program), and each start executes it afresh (``_run_script``)."""
+        if self.parsed.attr:
+            return super()._load()
+        file = self.parsed.file
+        assert file is not None
+        if not file.is_file():
+            raise self._error(f"{self._tried()}: file {self.parsed.text!r} not found (looked for {file})",
+                              "file entry points are relative to the scenario file's folder")
+        try:
+            with tokenize.open(file) as handle:  # the coding cookie, as the interpreter reads it
+                source = handle.read()
+            self._script: CodeType = compile(source, str(file), "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            raise self._syntax_error(exc) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise self._error(f"{self._tried()}: {file} cannot be read: {exc}") from None
+        return self._run_script
+
+    def _run_script(self) -> None:
+        """The script as ``python path.py`` runs it: a fresh ``__main__`` namespace (not put in
+        ``sys.modules``: kamera's own ``__main__`` stays), its imports the step's (a replay imports
+        them again). ``sys.exit()`` with 0 or None ends it as the end of the file does."""
+        file = self.parsed.file
+        namespace: dict[str, Any] = {"__name__": "__main__", "__file__": str(file), "__builtins__": builtins,
+                                     "__package__": None, "__spec__": None, "__loader__": None,
+                                     "__cached__": None, "__doc__": None}
+        try:
+            exec(self._script, namespace)
+        except SystemExit as exc:
+            if exc.code not in (None, 0):
+                raise ScriptExited(exc.code) from None
 
     def scope(self) -> contextlib.AbstractContextManager[None]:
         """The loader's scope, with servers idle: a program's health or metrics endpoint (``http.server``,
@@ -169,6 +226,8 @@ class ProgramFactory(EntrypointLoader):
         ``from time import time`` it runs binds the sandbox's stand-in, which reads the real clock outside
         a sandbox, so nothing needs unbinding."""
         self.module_set.forget()
+        if not self.parsed.attr:
+            return  # a script imports what it needs as it runs (``_run_script``)
         with self.module_set.importing():
             module = self._exec_entry_module()
         self.module = module
@@ -238,6 +297,7 @@ class ProgramFactory(EntrypointLoader):
         if suspended is not None:
             threads, session = suspended
             session.begin_step(live, run.clock, run.clock.now, choice)
+            threads.trace.new_step(len(session.log))
             replayed = 0
         else:
             log = self._log(remembered)
@@ -245,7 +305,10 @@ class ProgramFactory(EntrypointLoader):
             session = Session(live, log, deliver=bool(remembered), clock=run.clock, step_clock=run.clock.now,
                               choice=choice)
             threads = Threads(session, program_parking.greenlets(), self.module_set.roots)
+            threads.trace = Recorder(recorded=sum(len(self._traces[d].segments) for d, _e in self.segments(remembered)
+                                                  if d in self._traces), start=len(log))
             session.threads = threads
+            threads.trace.modules = _modules_of_this_run(self)
         self.containment.bind(session)
         run.on_sleep = session.on_sleep
         kept = False
@@ -270,7 +333,7 @@ class ProgramFactory(EntrypointLoader):
                         # thread left in a timed wait (its wake instant is absolute)
                         observed = (run.clock_reads > clock_reads or session.historic
                                     or bool(threads.timers([t for t in threads.threads if t.state == "parked"])))
-                        memory = self._store(remembered, tuple(session.new_entries), observed)
+                        memory = self._store(remembered, tuple(session.new_entries), observed, threads.trace.step())
                         result = self._green_result(threads, session, outcome, memory, remembered)
                         if program_parking.ENABLED:
                             self._parking.keep(memory, threads, session, self.containment)
@@ -287,8 +350,9 @@ class ProgramFactory(EntrypointLoader):
                                   f"{session.threaded} (only threading.Thread is scheduled)")
         self._check_replayed(session, replayed)
         if result is None:
-            raise ProgramEnded("main() returned; a program runs until it blocks (a watch, time.sleep), and one "
-                               "that ends handles nothing more")
+            ended = "returned" if self.parsed.attr else "ran to its end"
+            raise ProgramEnded(f"{self.main_name} {ended}; a program runs until it blocks (a watch, time.sleep), "
+                               "and one that ends handles nothing more")
         return result
 
     def _green_result(self, threads: Threads, session: Session, outcome: str, memory: str,
@@ -314,19 +378,19 @@ class ProgramFactory(EntrypointLoader):
                                  note=note, retry=pending)
         return ProgramResult(requeue=False, memory=memory, note=note)
 
-    @staticmethod
-    def _crashed(exc: Exception) -> Exception:
+    def _crashed(self, exc: Exception) -> Exception:
         if getattr(exc, "controller_fault", False) or hasattr(exc, "blocked_address"):
             return exc  # kamera's own verdicts on the program (a network attempt, a watch that blocks, a deadlock)
         # the process would exit: even an API error is the program's crash, not a reconcile's requeue
-        return ProgramCrashed(f"main() raised {type(exc).__name__}: {exc}; the program's process would exit "
+        what = (f"called sys.exit({exc.code!r})" if isinstance(exc, ScriptExited)
+                else f"raised {type(exc).__name__}: {exc}")
+        return ProgramCrashed(f"{self.main_name} {what}; the program's process would exit "
                               "(a restart is a crash perturbation)")
 
-    @staticmethod
-    def _check_replayed(session: Session, replayed: int) -> None:
+    def _check_replayed(self, session: Session, replayed: int) -> None:
         if session.diverged:
             raise ProgramDiverged(f"the program is not deterministic: replaying its {replayed} logged input(s) "
-                                  f"from main(), {session.diverged}")
+                                  f"from {self.main_name}, {session.diverged}")
 
     def choices_at(self, remembered: str) -> tuple[str, ...]:
         """The threads the explorer chooses among for this program's next step: those its log's last
@@ -358,8 +422,8 @@ class ProgramFactory(EntrypointLoader):
             digest = parent
         return [e for entries in reversed(chain) for e in entries]
 
-    def log_chain(self, digest: str) -> tuple[tuple[str, str, tuple[Entry, ...], bool], ...]:
-        """The segments of the log a state names, as (digest, parent, entries, exact): what another
+    def log_chain(self, digest: str) -> tuple[tuple[str, str, tuple[Entry, ...], bool, StepTrace | None], ...]:
+        """The segments of the log a state names, as (digest, parent, entries, exact, trace): what another
         process of a split search needs to go on from that state (the log lives here, the state holds
         its digest). An event handler's memory is the last object it was told about, whole in the
         state: nothing."""
@@ -368,15 +432,17 @@ class ProgramFactory(EntrypointLoader):
         out = []
         while digest:
             parent, entries = self._logs[digest]
-            out.append((digest, parent, entries, digest in self._exact))
+            out.append((digest, parent, entries, digest in self._exact, self._traces.get(digest)))
             digest = parent
         return tuple(out)
 
-    def adopt_log(self, chain: Iterable[tuple[str, str, tuple[Entry, ...], bool]]) -> None:
-        for digest, parent, entries, exact in chain:
+    def adopt_log(self, chain: Iterable[tuple[str, str, tuple[Entry, ...], bool, StepTrace | None]]) -> None:
+        for digest, parent, entries, exact, trace in chain:
             self._logs.setdefault(digest, (parent, entries))
             if exact:
                 self._exact.add(digest)
+            if trace is not None:
+                self._traces.setdefault(digest, trace)
 
     def segments(self, digest: str) -> list[tuple[str, tuple[Entry, ...]]]:
         """The log a state names, as its segments (digest, entries) from the program's start."""
@@ -388,6 +454,10 @@ class ProgramFactory(EntrypointLoader):
         out.reverse()
         return out
 
+    def step_trace(self, digest: str) -> StepTrace | None:
+        """What the step that added this log segment ran, thread by thread (``trace.py``)."""
+        return self._traces.get(digest)
+
     def exact_position(self, digest: str) -> bool:
         """Whether the program at this log observed the clock, its random seed or the API server's
         history (docs/semantics.md, "Program positions"): then its position is the log as it is, and
@@ -395,7 +465,8 @@ class ProgramFactory(EntrypointLoader):
         the times its inputs came at (``sim/positions.py``)."""
         return self.shape != "program" or digest in self._exact
 
-    def _store(self, parent: str, entries: tuple[Entry, ...], observed: bool = False) -> str:
+    def _store(self, parent: str, entries: tuple[Entry, ...], observed: bool = False,
+               trace: StepTrace | None = None) -> str:
         if not entries:
             return parent
         h = hashlib.sha256(parent.encode())
@@ -404,6 +475,10 @@ class ProgramFactory(EntrypointLoader):
         digest = h.hexdigest()
         if digest not in self._logs:
             self._logs[digest] = (parent, entries)
+            if trace is not None:
+                self._traces[digest] = trace
+                if trace.untraced:
+                    self.untraced.setdefault(trace.untraced)
             if (observed or parent in self._exact or inspect.iscoroutinefunction(self._target)
                     or any(e.kind in ("sleep", "timeout") for e in entries)):
                 self._exact.add(digest)
@@ -446,6 +521,19 @@ class ProgramFactory(EntrypointLoader):
         if "content_type" in inspect.signature(deserialize).parameters:  # the v37+ generated client
             return deserialize(text, type_name, "application/json")
         return deserialize(_Data(text), type_name)
+
+
+def _modules_of_this_run(factory: ProgramFactory) -> Callable[[], tuple[Any, ...]]:
+    """The program's modules as this run imported them (taken at its first segment: a later replay
+    imports them afresh for itself, while this run, suspended, keeps its own)."""
+    taken: list[tuple[Any, ...]] = []
+
+    def modules() -> tuple[Any, ...]:
+        if not taken:
+            taken.append(tuple(factory.module_set.modules.values()))
+        return taken[0]
+
+    return modules
 
 
 def _wrote_since_a_timer(log: list[Entry]) -> bool:

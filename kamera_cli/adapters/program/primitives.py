@@ -16,13 +16,15 @@ undoing a later step's patches).
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
 
-from kamera_cli.adapters.program.threads import GreenThread, Threads
+from kamera_cli.adapters.program.threads import KAMERA_DIR, THREAD_TABLE, GreenThread, Threads, thread_key
+from kamera_cli.adapters.program.trace import Recorder
 from kamera_cli.adapters.sandbox.modules import is_user_file
 
 __all__ = ["GreenLock", "GreenRLock", "installed"]
@@ -77,11 +79,17 @@ class GreenLock:
     release frees it and makes every waiter runnable; the first of them the schedule runs takes it.
     """
 
-    __slots__ = ("__weakref__", "_locked", "_visible", "_waiters")
+    __slots__ = ("__weakref__", "_guards", "_locked", "_name", "_visible", "_waiters")
 
-    def __init__(self, visible: bool = False) -> None:
+    def __init__(self, visible: bool = False, name: str = "", guards: bool = True) -> None:
         self._locked = False
         self._visible = visible
+        #: a lock that guards data (not one ``Condition.wait`` allocates to park its waiter on, which the
+        #: notifying thread releases): held by whoever took it
+        self._guards = guards
+        #: its name in the program's trace (``trace.py``): ``creator/n``, ``?file`` for a library's, or
+        #: "" for one whose order nobody observes
+        self._name = name
         self._waiters: list[GreenThread] = []
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
@@ -92,6 +100,7 @@ class GreenLock:
         threads = _program()
         if blocking and self._visible and threads is not None:
             threads.preempt("acquiring a lock")
+        _touch(threads, self._name)  # in the segment that goes on after the preemption
         deadline = None if timeout == -1 else _now() + timeout
         while self._locked:
             me = threads.current() if threads is not None else None
@@ -107,14 +116,21 @@ class GreenLock:
             finally:
                 if me in self._waiters:
                     self._waiters.remove(me)
+            _touch(threads, self._name)  # a thread that blocked goes on in a new segment
             if not signalled and self._locked:
                 return False
         self._locked = True
+        if self._guards:
+            _holding(threads, self._name, 1)
         return True
 
     def release(self) -> None:
         if not self._locked:
             raise RuntimeError("release unlocked lock")
+        threads = _program()
+        _touch(threads, self._name)
+        if self._guards:
+            _holding(threads, self._name, -1)
         self._locked = False
         for waiter in self._waiters:
             waiter.owner.wake(waiter)
@@ -141,14 +157,16 @@ class GreenRLock:
 
     __slots__ = ("__weakref__", "_block", "_count", "_owner")
 
-    def __init__(self, visible: bool = False) -> None:
-        self._block = GreenLock(visible)
+    def __init__(self, visible: bool = False, name: str = "") -> None:
+        self._block = GreenLock(visible, name)
         self._owner: Any = None
         self._count = 0
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        me = _me(_program())
+        threads = _program()
+        me = _me(threads)
         if self._count and self._owner is me:
+            _touch(threads, self._block._name)
             self._count += 1
             return True
         if not self._block.acquire(blocking, timeout):
@@ -157,8 +175,10 @@ class GreenRLock:
         return True
 
     def release(self) -> None:
-        if not self._count or self._owner is not _me(_program()):
+        threads = _program()
+        if not self._count or self._owner is not _me(threads):
             raise RuntimeError("cannot release un-acquired lock")
+        _touch(threads, self._block._name)
         self._count -= 1
         if not self._count:
             self._owner = None
@@ -190,6 +210,22 @@ class GreenRLock:
         self.release()
 
 
+def _touch(threads: Threads | None, name: str) -> None:
+    """A lock operation, in the running segment's footprint (``trace.py``)."""
+    if threads is None or not name:
+        return
+    if name[0] == "?":
+        threads.trace.foreign(name[1:])
+    else:
+        threads.trace.touch(name)
+
+
+def _holding(threads: Threads | None, name: str, delta: int) -> None:
+    """A lock of the program's taken or given back (``Recorder.holding``)."""
+    if threads is not None and name and name[0] != "?":
+        threads.trace.holding(name, delta)
+
+
 def _made_by_user(threads: Threads) -> bool:
     """Whether the caller of ``threading.Lock()`` (the first frame outside this module) is the
     program's own code."""
@@ -199,18 +235,41 @@ def _made_by_user(threads: Threads) -> bool:
     return frame is not None and is_user_file(frame.f_code.co_filename, threads.roots)
 
 
+#: the modules whose locks act for their caller: ``Condition``, ``Event``, ``Queue``, ``Thread``
+_ON_BEHALF = (__file__, threading.__file__, queue.__file__)
+
+
+def _trace_name(threads: Threads) -> str:
+    """A new lock's name in the trace: named for its creator when the program's own code (or kamera's,
+    which makes the main thread's stand-in) made it, directly or through ``threading``/``queue``;
+    ``?file`` when a library made it for itself; "" for logging's (``Recorder.ignored``)."""
+    frame: Any = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename in _ON_BEHALF:
+        frame = frame.f_back
+    file = frame.f_code.co_filename if frame is not None else ""
+    if Recorder.ignored(file):
+        return ""
+    if frame is None or file.startswith(KAMERA_DIR) or is_user_file(file, threads.roots):
+        me = threads.current()
+        return threads.trace.name(me.label if me is not None else "")
+    return "?" + os.path.basename(file)
+
+
 def _lock() -> Any:
     threads = _program()
-    return GreenLock(_made_by_user(threads)) if threads is not None else _real_allocate()
+    return GreenLock(_made_by_user(threads), _trace_name(threads)) if threads is not None else _real_allocate()
 
 
 def _allocate_lock() -> Any:
-    return GreenLock() if _program() is not None else _real_allocate()
+    threads = _program()
+    return GreenLock(False, _trace_name(threads), guards=False) if threads is not None else _real_allocate()
 
 
 def _rlock(*args: Any, **kwargs: Any) -> Any:
     threads = _program()
-    return GreenRLock(_made_by_user(threads)) if threads is not None else _real_rlock(*args, **kwargs)
+    if threads is None:
+        return _real_rlock(*args, **kwargs)
+    return GreenRLock(_made_by_user(threads), _trace_name(threads))
 
 
 def _simple_queue() -> Any:
@@ -220,7 +279,10 @@ def _simple_queue() -> Any:
 
 def _newname(name_template: str = "Thread-%d") -> str:
     threads = _program()
-    return name_template % threads.new_name() if threads is not None else _real_newname(name_template)
+    if threads is None:
+        return str(_real_newname(name_template))
+    threads.trace.touch(THREAD_TABLE)  # the program's count of threads, shared by whoever names one
+    return name_template % threads.new_name()
 
 
 def _monotonic() -> float:
@@ -242,7 +304,8 @@ def _start(self: threading.Thread) -> None:
         raise RuntimeError("thread.__init__() not called")
     if getattr(self, "_kamera_thread", None) is not None:
         raise RuntimeError("threads can only be started once")
-    threads.spawn(self)
+    threads.trace.touch(THREAD_TABLE)
+    threads.trace.touch(thread_key(threads.spawn(self)))
 
 
 def _join(self: threading.Thread, timeout: float | None = None) -> None:
@@ -251,6 +314,7 @@ def _join(self: threading.Thread, timeout: float | None = None) -> None:
         _real_join(self, timeout)
         return
     threads = gt.owner
+    threads.trace.touch(thread_key(gt))
     me = threads.current()
     if me is gt:
         raise RuntimeError("cannot join current thread")
@@ -274,7 +338,10 @@ if sys.version_info >= (3, 11):  # as a deadlock message names it
 
 def _is_alive(self: threading.Thread) -> bool:
     gt: GreenThread | None = getattr(self, "_kamera_thread", None)
-    return _real_is_alive(self) if gt is None else gt.state != "done"
+    if gt is None:
+        return _real_is_alive(self)
+    gt.owner.trace.touch(thread_key(gt))
+    return gt.state != "done"
 
 
 class _Builtin:

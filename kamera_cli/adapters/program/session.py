@@ -29,7 +29,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["Entry", "ProgramDiverged", "ProgramParked", "Session", "Watch"]
+__all__ = ["WATCH_TABLE", "Entry", "ProgramDiverged", "ProgramParked", "Session", "Watch"]
+
+#: the trace's name for the program's table of watches (``trace.py``)
+WATCH_TABLE = "watches"
 
 _TRUTHY = ("true", "1", "True")
 
@@ -325,6 +328,7 @@ class Session:
         return None
 
     def _open(self, path: str, query: list[tuple[str, str]], view: dict[str, dict[str, Any]]) -> Answer:
+        self.threads.trace.touch(WATCH_TABLE)  # watches are numbered in the order they are opened
         watch = Watch(len(self.watches), path, query, view)
         self.watches.append(watch)
         return Answer(200, {"Content-Type": "application/json", "Transfer-Encoding": "chunked"}, b"",
@@ -339,6 +343,7 @@ class Session:
         self._one_task(f"a read of the watch on {watch.path}")
         # parked until a scheduling point hands it an event (program_threads)
         entry = self.threads.park(("watch", watch.index), f"waits on its watch of {watch.path}")
+        self.threads.trace.touch(f"watch:{watch.index}")
         self.clock.now = max(self.clock.now, entry.clock)
         line: bytes = entry.body
         watch.deliver(line)

@@ -41,15 +41,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kamera_cli.adapters.program.session import Entry, ProgramParked
+from kamera_cli.adapters.program.trace import Recorder
 
 if TYPE_CHECKING:
     from kamera_cli.adapters.program.session import Session
 
-__all__ = ["GreenThread", "ProgramDeadlocked", "Threads", "user_location"]
+__all__ = ["KAMERA_DIR", "THREAD_TABLE", "GreenThread", "ProgramDeadlocked", "Threads", "thread_key", "user_location"]
+
+#: the trace's name for the program's table of threads (their order, their default names' count)
+THREAD_TABLE = "threads"
 
 RUNNABLE, BLOCKED, PARKED, DONE = "runnable", "blocked", "parked", "done"
 
-_KAMERA_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+KAMERA_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 _STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 
 
@@ -78,6 +82,13 @@ class GreenThread:
     #: what its wake-up handed it: the input entry, or "signal" for a wait a release ended
     given: Any = None
     joiners: list[GreenThread] = field(default_factory=list)
+    #: it has not run yet: its first segment follows the one that started it (``trace.py``)
+    fresh: bool = True
+
+
+def thread_key(gt: GreenThread) -> str:
+    """The trace's name for a thread (its start, its end, a join or ``is_alive`` on it)."""
+    return "thread:" + gt.label
 
 
 def user_location(frame: Any) -> str:
@@ -92,7 +103,7 @@ def user_location(frame: Any) -> str:
     codes.reverse()
     for i in range(len(stack) - 1, -1, -1):
         name = stack[i].filename
-        if name.startswith(_KAMERA_DIR) or os.path.abspath(name).startswith(_STDLIB_DIR):
+        if name.startswith(KAMERA_DIR) or os.path.abspath(name).startswith(_STDLIB_DIR):
             continue
         called = getattr(codes[i + 1], "co_qualname", codes[i + 1].co_name) if i + 1 < len(codes) else ""
         line = f" ({stack[i].line})" if stack[i].line else ""
@@ -114,6 +125,8 @@ class Threads:
         self.killing = False
         self._names = 0
         self.main: GreenThread | None = None
+        #: the segments each thread runs and what they touch (``trace.py``)
+        self.trace = Recorder()
 
     # -- threads ----------------------------------------------------------------------------------------------
     def new_name(self) -> int:
@@ -153,12 +166,15 @@ class Threads:
         except SystemExit:
             pass
         except Exception:
+            if self.killing:  # unwound by kamera where it waited (a lock it never got is released, say)
+                return
             exc_type, exc, tb = sys.exc_info()
             threading.excepthook(threading.ExceptHookArgs([exc_type, exc, tb, gt.thread]))
         finally:
             self._finish(gt)
 
     def _finish(self, gt: GreenThread) -> None:
+        self.trace.touch(thread_key(gt))
         gt.state = DONE
         gt.point = None
         for joiner in gt.joiners:
@@ -251,7 +267,14 @@ class Threads:
                 return "yield" if self.session.yielded else "quiet"
             if chosen.state == PARKED:
                 continue  # woken with nothing to deliver after all: it waits on
-            chosen.greenlet.switch()
+            self.trace.begin(chosen.label, any(t is not chosen and t.state != DONE for t in self.threads))
+            if chosen.fresh:
+                chosen.fresh = False
+                self.trace.touch(thread_key(chosen))
+            try:
+                chosen.greenlet.switch()
+            finally:
+                self.trace.end(len(self.session.log))
 
     def wakeable(self, parked: list[GreenThread]) -> list[GreenThread]:
         """The parked threads kamera could wake now: a watch with an event, a sleep or timeout due."""

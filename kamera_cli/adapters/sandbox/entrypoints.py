@@ -15,9 +15,16 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ParsedEntrypoint", "check_entrypoint", "parse_entrypoint"]
+__all__ = ["ParsedEntrypoint", "check_entrypoint", "is_script", "parse_entrypoint"]
 
 _FORMS = "'package.module:attr' or 'relative/path.py:attr'"
+
+
+def is_script(entrypoint: str) -> bool:
+    """A program's *script* form: a ``.py`` file with no attribute, whose top level is the program
+    (run as ``python path.py`` runs it, ``__name__ == "__main__"``)."""
+    text = entrypoint.strip()
+    return ":" not in text and text.endswith(".py")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +47,13 @@ class EntrypointSyntaxError(ValueError):
     """The entry point text is malformed (the message says how)."""
 
 
-def parse_entrypoint(entrypoint: str, base_dir: Path) -> ParsedEntrypoint:
-    """Split and resolve an entry point; raise :class:`EntrypointSyntaxError` for malformed text."""
+def parse_entrypoint(entrypoint: str, base_dir: Path, *, script: bool = False) -> ParsedEntrypoint:
+    """Split and resolve an entry point; raise :class:`EntrypointSyntaxError` for malformed text.
+    ``script``: a bare ``path.py`` is a program's script form (``attr`` "")."""
     text = entrypoint.strip()
+    if script and is_script(text):
+        path = Path(text)
+        return ParsedEntrypoint(text, "", Path(os.path.abspath(path if path.is_absolute() else base_dir / path)), "")
     where, sep, attr = text.rpartition(":")
     if not sep:
         raise EntrypointSyntaxError(f"entry point {entrypoint!r} has no ':'; expected {_FORMS}")
@@ -72,15 +83,16 @@ def _looks_like_path(where: str) -> bool:
     return "/" in where or "\\" in where or where.endswith(".py")
 
 
-def check_entrypoint(entrypoint: str, base_dir: str | os.PathLike[str]) -> str | None:
-    """Return a problem message for a malformed or unresolvable entry point, or None; imports nothing."""
+def check_entrypoint(entrypoint: str, base_dir: str | os.PathLike[str], *, script: bool = False) -> str | None:
+    """Return a problem message for a malformed or unresolvable entry point, or None; imports nothing.
+    ``script``: a program's entry point, which may be a bare ``path.py`` (its script form)."""
     base = Path(base_dir)
     try:
-        parsed = parse_entrypoint(entrypoint, base)
+        parsed = parse_entrypoint(entrypoint, base, script=script)
     except EntrypointSyntaxError as exc:
         return str(exc)
     if parsed.file is not None:
-        shown = entrypoint.rpartition(":")[0].strip()
+        shown = entrypoint.rpartition(":")[0].strip() if parsed.attr else entrypoint.strip()
         if not parsed.file.exists():
             return f"entry point {entrypoint!r}: file {shown!r} not found (looked for {parsed.file})"
         if not parsed.file.is_file():

@@ -49,6 +49,10 @@ def user_traceback(exc: BaseException, roots: tuple[str, ...], base: str, depth:
     if cause is None and exc.__context__ is not None and not exc.__suppress_context__:
         cause, link = exc.__context__, "During handling of the above exception, another exception occurred:"
     if cause is not None and depth < 4:
+        if not frames and type(exc).__module__.startswith("kamera_cli.") and exc.__cause__ is cause:
+            # kamera's own wrapper (ProgramCrashed) raised from the user's error: its message is the
+            # step's headline already, and a chained copy of it under the traceback is noise
+            return user_traceback(cause, roots, base, depth + 1)
         text = user_traceback(cause, roots, base, depth + 1) + f"\n{link}\n\n" + text
     return text
 

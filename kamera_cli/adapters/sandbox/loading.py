@@ -132,6 +132,9 @@ def _short(exc: BaseException) -> str:
 class EntrypointLoader:
     """Shared by controllers and mappers: import the entry point's module in its own module set."""
 
+    #: whether a bare ``path.py`` (a script whose top level is the program) is an entry point here
+    accepts_script = False
+
     #: the hint of an import that raised (a subclass imported at other times says so)
     import_hint = ("the module's top-level code must run without errors; kamera imports it once per scenario "
                    "and again after each simulated crash")
@@ -147,7 +150,7 @@ class EntrypointLoader:
         self.scenario = scenario
         self.controller = controller
         try:
-            self.parsed = parse_entrypoint(entrypoint, self.base_dir)
+            self.parsed = parse_entrypoint(entrypoint, self.base_dir, script=self.accepts_script)
         except EntrypointSyntaxError as exc:
             raise self._error(str(exc), f"use {'package.module:attr'!r} or {'relative/path.py:attr'!r}") from None
         roots: list[Path] = [self.base_dir]
@@ -252,7 +255,7 @@ class EntrypointLoader:
         if parsed.file is None:
             return importlib.import_module(parsed.module)
         if not parsed.file.is_file():
-            shown = self.entrypoint.rpartition(":")[0].strip()
+            shown = self.entrypoint.rpartition(":")[0].strip() if parsed.attr else self.entrypoint.strip()
             raise self._error(
                 f"{self._tried()}: file {shown!r} not found (looked for {parsed.file})",
                 "file entry points are relative to the scenario file's folder",

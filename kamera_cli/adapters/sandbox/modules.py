@@ -173,6 +173,10 @@ class ModuleSet:
     def forget(self) -> None:
         """Drop this set's modules from sys.modules and from the set (before a re-import)."""
         self._hide()
+        # a module imported again later (lazily, by a step) is new: ``adopt_late_imports`` must not
+        # skip it as seen, nor skip the scan because sys.modules is back to the length it had
+        self._seen.difference_update(self.modules)
+        self._seen_len = -1
         self.modules.clear()
         self.generation += 1
 

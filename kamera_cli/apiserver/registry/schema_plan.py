@@ -38,6 +38,28 @@ _QUANTITY_TYPES = frozenset({str, int, float})
 _TOP_KEYS = frozenset({"apiVersion", "kind", "metadata"})
 _QUANTITY_SUFFIX = ".Quantity"
 
+#: what a null array item or map value decodes to in the real server's Go types, by element type:
+#: encoding/json leaves a fresh element at its zero value, and a Quantity's UnmarshalJSON takes null
+#: as zero, written back as "0" (so ``{"data": {"a": null}}`` on a ConfigMap is stored as ``"a": ""``)
+_ELEMENT_ZEROS: dict[str, Any] = {"string": "", "integer": 0, "number": 0, "boolean": False}
+
+
+def element_zero(item: Any) -> tuple[bool, Any]:
+    """(True, the zero value) when a null item or value of element type ``item`` decodes to a zero."""
+    if not isinstance(item, str):
+        return False, None
+    if item in _ELEMENT_ZEROS:
+        return True, _ELEMENT_ZEROS[item]
+    if item.endswith(_QUANTITY_SUFFIX):
+        return True, "0"
+    return False, None
+
+
+def has_null(value: Any) -> bool:
+    """Whether an array or map holds a null item or value."""
+    items = value if isinstance(value, list) else value.values() if isinstance(value, dict) else ()
+    return any(item is None for item in items)
+
 Check = Callable[[Any], bool]
 
 
@@ -85,7 +107,8 @@ class _Element:
 class _Prop:
     """One property of a definition: its type check, where to descend, its ``omitempty`` category."""
 
-    __slots__ = ("check", "element", "exact", "is_map", "omit", "plan", "prune_element", "skip_prune")
+    __slots__ = ("check", "element", "exact", "fills_nulls", "is_map", "omit", "plan", "prune_element",
+                 "skip_prune")
 
     def __init__(self) -> None:
         self.exact: frozenset[type] = _NOTHING  # types that need no further look (a scalar of that type)
@@ -96,6 +119,7 @@ class _Prop:
         self.omit: str | None = None
         self.prune_element: _Plan | None = None  # the definition ``_prune_prop`` prunes elements by
         self.skip_prune = False  # managedFields: server-written, never pruned
+        self.fills_nulls = False  # scalar (or Quantity) elements: a null one decodes to the zero value
 
 
 class _Plan:
@@ -171,6 +195,7 @@ class _Compiler:
             prop.element = self._element(spec["values"])
             prop.exact = _NOTHING
         item = spec.get("items") if ptype == "array" else spec.get("values")
+        prop.fills_nulls = element_zero(item)[0]
         if isinstance(item, str) and item and item not in PY_TYPES:
             prop.prune_element = self.plan(item)
         return prop
@@ -305,6 +330,8 @@ def _prunes(plan: _Plan, value: Any, base: Any, top: bool = False) -> bool:
             if _prunes(prop.plan, sub, before):
                 return True
             continue
+        if prop.fills_nulls and has_null(sub):
+            return True
         element = prop.prune_element
         if element is None:
             continue

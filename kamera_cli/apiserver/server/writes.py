@@ -89,6 +89,8 @@ def _normalise(info: ResourceInfo, obj: dict[str, Any]) -> None:
     if isinstance(string_data, dict):
         data = dict(obj.get("data") or {})
         for key, value in string_data.items():
+            if value is None:
+                value = ""  # a map[string]string decodes a null value as ""
             if isinstance(value, str):
                 data[key] = base64.b64encode(value.encode()).decode()
         obj["data"] = data

@@ -15,7 +15,7 @@ from kamera_cli.apiserver import errors as E
 from kamera_cli.apiserver.errors import cause
 from kamera_cli.apiserver.registry.kinds import ResourceInfo
 from kamera_cli.apiserver.registry.schema_plan import PY_TYPES as _PY_TYPES
-from kamera_cli.apiserver.registry.schema_plan import is_zero, needs_prune, typed_ok
+from kamera_cli.apiserver.registry.schema_plan import element_zero, has_null, is_zero, needs_prune, typed_ok
 from kamera_cli.apiserver.validation import field_errors as F
 from kamera_cli.apiserver.validation.quantity import QuantityError, canonicalize, plan_for
 from kamera_cli.apiserver.validation.rbac import GROUP as _RBAC
@@ -352,6 +352,11 @@ def _prune_prop(definitions: Mapping[str, Any], spec: Mapping[str, Any], value: 
     if ref:
         return _prune(definitions, ref, value, base=base)
     item = spec.get("items") if spec.get("type") == "array" else spec.get("values")
+    fills, zero = element_zero(item)
+    if fills and has_null(value):
+        if isinstance(value, list):
+            return [zero if v is None else v for v in value]
+        return {k: zero if v is None else v for k, v in value.items()}
     if not isinstance(item, str) or item in _PY_TYPES or not item:
         return value
     if isinstance(value, list):
