@@ -59,7 +59,7 @@ def audit(name, namespace, patch, memo, **_):
 '''
 
 
-def _timer_scenario(folder: Path) -> Path:
+def timer_scenario(folder: Path) -> Path:
     (folder / "operator.py").write_text(textwrap.dedent(TIMER))
     text = HEAD % "kopf-timer-namespaces" + "  controllers:\n    - {name: counter, kopf: operator.py}\n  seed:\n"
     for i in range(3):
@@ -71,7 +71,7 @@ def _timer_scenario(folder: Path) -> Path:
     return folder / "scenario.yaml"
 
 
-def _create_child_scenario(folder: Path) -> Path:
+def create_child_scenario(folder: Path) -> Path:
     shutil.copytree(ROOT / "scenarios" / "kopf" / "create-child" / "crds", folder / "crds")
     (folder / "operator.py").write_text(textwrap.dedent(CREATE_CHILD))
     text = HEAD % "kopf-create-child" + (
@@ -83,7 +83,7 @@ def _create_child_scenario(folder: Path) -> Path:
     return folder / "scenario.yaml"
 
 
-@pytest.mark.parametrize("build", [_timer_scenario, _create_child_scenario], ids=["timer", "create-child"])
+@pytest.mark.parametrize("build", [timer_scenario, create_child_scenario], ids=["timer", "create-child"])
 def test_a_kopf_search_split_over_two_processes_reports_what_one_does(
         build: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from kamera_cli.explore import parallel
