@@ -249,6 +249,8 @@ def merge_pending(
         due = max(old.retry_due, item.retry_due)  # the backoff still counts after an event took its place
         if item.ready_at < old.ready_at or (item.ready_at == old.ready_at and old.stable and not item.stable):
             old = item
+        elif item.anchored and old.anchored and not (item.woken or old.woken) and item.ready_at > old.ready_at:
+            old = item  # a timer re-armed again before its first tick ran (kopf's idle): from the latest change
         if due != old.retry_due:
             old = replace(old, retry_due=due)
         if fresh != old.fresh:
