@@ -10,7 +10,12 @@ Families (each built into a temporary folder; nothing here copies an example's t
     owned by that object;
   - ``owned-requests-10``: one controller, 10 ConfigMaps, each creating an owned Secret;
   - ``kopf-timer-N``: a kopf timer on Namespaces that annotates each with its ConfigMap count, over
-    N user namespaces (each with one ConfigMap) plus the 4 built-in ones (N = 1, 3, 5).
+    N user namespaces (each with one ConfigMap) plus the 4 built-in ones (N = 1, 3, 5);
+  - ``kopf-retry-N``: N Widgets whose kopf create handler fails once (``TemporaryError`` with a
+    5 s backoff), then makes an owned ConfigMap;
+  - ``kopf-create-timer-N``: N Widgets whose create handler makes an owned ConfigMap and labels the
+    Widget, which starts a timer (filtered on that label) that copies the ConfigMap into an annotation;
+  - ``kopf-daemon-N``: N Widgets, each with a kopf daemon that reports itself alive, then waits 45 s.
 Figures vary with machine load (the benchmark machine is shared): state counts are the comparison
 that does not. ``--memory`` traces the Python heap (tracemalloc, several times slower) and prints
 the peak divided by the states.
@@ -46,22 +51,29 @@ spec:
   explore: {maxStates: 2000000, maxDepth: 400, timeout: %d}
 """
 
-WEBAPP_CRD = """\
+def crd(kind: str, schema: str) -> str:
+    """A namespaced custom resource ``kind`` of group bench.kamera.dev with a status subresource."""
+    plural = kind.lower() + "s"
+    return f"""\
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata: {name: webapps.bench.kamera.dev}
+metadata: {{name: {plural}.bench.kamera.dev}}
 spec:
   group: bench.kamera.dev
   scope: Namespaced
-  names: {plural: webapps, singular: webapp, kind: WebApp, listKind: WebAppList}
+  names: {{plural: {plural}, singular: {kind.lower()}, kind: {kind}, listKind: {kind}List}}
   versions:
     - name: v1
       served: true
       storage: true
-      subresources: {status: {}}
+      subresources: {{status: {{}}}}
       schema:
         openAPIV3Schema:
           type: object
+{schema}"""
+
+
+WEBAPP_CRD = crd("WebApp", """\
           properties:
             spec:
               type: object
@@ -72,7 +84,7 @@ spec:
               type: object
               properties:
                 ready: {type: boolean}
-"""
+""")
 
 WEBAPP_OPERATOR = '''
 from kubernetes import client, config
@@ -213,6 +225,87 @@ def kopf_timer(folder: Path, n: int, _unused: int = 0) -> Path:
     return folder / "scenario.yaml"
 
 
+KOPF_WIDGETS = crd("Widget", "          x-kubernetes-preserve-unknown-fields: true\n")
+
+KOPF_HEAD = '''
+import kopf
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+config.load_kube_config()
+core = client.CoreV1Api()
+G, V, P = "bench.kamera.dev", "v1", "widgets"
+
+
+def child(name, namespace, message):
+    """The Widget's ConfigMap, made once (adopted: owned by the Widget)."""
+    try:
+        return core.read_namespaced_config_map(f"{name}-config", namespace)
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+    body = {"metadata": {"name": f"{name}-config"}, "data": {"message": message}}
+    kopf.adopt(body)
+    return core.create_namespaced_config_map(namespace, body)
+'''
+
+#: on.create fails once (kopf's backoff), then makes an owned ConfigMap
+KOPF_RETRY = KOPF_HEAD + '''
+
+@kopf.on.create(G, V, P, id="make")
+def make(spec, name, namespace, retry, **_):
+    if retry == 0:
+        raise kopf.TemporaryError("the backing store is not ready", delay=5)
+    child(name, namespace, spec.get("message", ""))
+'''
+
+#: on.create makes an owned ConfigMap and labels the Widget; a timer on labelled Widgets starts then
+KOPF_CREATE_TIMER = KOPF_HEAD + '''
+
+@kopf.on.create(G, V, P, id="make")
+def make(spec, name, namespace, patch, **_):
+    child(name, namespace, spec.get("message", ""))
+    patch.metadata.labels["bench.kamera.dev/managed"] = "yes"
+
+
+@kopf.timer(G, V, P, interval=60, labels={"bench.kamera.dev/managed": "yes"}, id="check")
+def check(name, namespace, meta, **_):
+    seen = core.read_namespaced_config_map(f"{name}-config", namespace).data["message"]
+    if (meta.get("annotations") or {}).get("bench.kamera.dev/seen") != seen:
+        client.CustomObjectsApi().patch_namespaced_custom_object(
+            G, V, namespace, P, name, {"metadata": {"annotations": {"bench.kamera.dev/seen": seen}}})
+'''
+
+#: a daemon per Widget that reports a heartbeat count in its status, then sleeps
+KOPF_DAEMON = KOPF_HEAD + '''
+
+@kopf.daemon(G, V, P, id="beat")
+def beat(stopped, name, namespace, status, patch, **_):
+    while not stopped:
+        if (status.get("beat") or {}).get("alive") is not True:
+            patch.status["beat"] = {"alive": True}
+        stopped.wait(45)
+'''
+
+
+def kopf_widgets(operator: str) -> Callable[[Path, int, int], Path]:
+    """A family of ``n`` Widgets in one namespace under a kopf ``operator``."""
+    def build(folder: Path, n: int, _unused: int = 0) -> Path:
+        (folder / "crd.yaml").write_text(KOPF_WIDGETS)
+        (folder / "operator.py").write_text(operator)
+        name = {KOPF_RETRY: "kopf-retry", KOPF_CREATE_TIMER: "kopf-create-timer", KOPF_DAEMON: "kopf-daemon"}[operator]
+        text = HEAD % (f"{name}-{n}", 120) + """\
+  crds: [crd.yaml]
+  controllers:
+    - {name: op, kopf: operator.py, for: bench.kamera.dev/v1/Widget, owns: [v1/ConfigMap]}
+  seed:
+"""
+        text += "".join(f"    - {{apiVersion: bench.kamera.dev/v1, kind: Widget, metadata: {{name: w{i}, "
+                        f"namespace: default}}, spec: {{message: 'm{i}'}}}}\n" for i in range(n))
+        (folder / "scenario.yaml").write_text(text)
+        return folder / "scenario.yaml"
+    return build
+
+
 FAMILIES: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
     "webapps-1-2": (webapps, 1, 2),
     "webapps-2-2": (webapps, 2, 2),
@@ -224,6 +317,15 @@ FAMILIES: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
     "kopf-timer-1": (kopf_timer, 1, 0),
     "kopf-timer-3": (kopf_timer, 3, 0),
     "kopf-timer-5": (kopf_timer, 5, 0),
+    "kopf-retry-1": (kopf_widgets(KOPF_RETRY), 1, 0),
+    "kopf-retry-2": (kopf_widgets(KOPF_RETRY), 2, 0),
+    "kopf-retry-3": (kopf_widgets(KOPF_RETRY), 3, 0),
+    "kopf-create-timer-1": (kopf_widgets(KOPF_CREATE_TIMER), 1, 0),
+    "kopf-create-timer-2": (kopf_widgets(KOPF_CREATE_TIMER), 2, 0),
+    "kopf-create-timer-3": (kopf_widgets(KOPF_CREATE_TIMER), 3, 0),
+    "kopf-daemon-1": (kopf_widgets(KOPF_DAEMON), 1, 0),
+    "kopf-daemon-2": (kopf_widgets(KOPF_DAEMON), 2, 0),
+    "kopf-daemon-3": (kopf_widgets(KOPF_DAEMON), 3, 0),
 }
 
 

@@ -283,3 +283,5 @@ class Scenario:
     #: positions of notable nodes by JSONPath (e.g. "$.spec.expect.converges") for annotations
     positions: dict[str, Position] = field(default_factory=dict)
     position: Position = Position("")
+    #: what loading changed or assumed that the result should say (a v1beta1 CRD served as v1)
+    notes: tuple[str, ...] = ()

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+from kamera_cli.apiserver.registry.crd_v1beta1 import from_v1beta1, is_v1beta1
 from kamera_cli.errors import KameraError, Problem, ScenarioError
 from kamera_cli.invariants import (
     InvariantSyntaxError,
@@ -107,6 +108,8 @@ class _Loader(Reader):
         self.base_dir = str(Path(file).resolve().parent)
         self.display_dir = os.path.dirname(file)
         self.seed_items: list[Located] = []
+        #: what the result should say about how the scenario was read (``Scenario.notes``)
+        self.notes: list[str] = []
 
     # -- helpers -------------------------------------------------------------------------------
     def _kopf_module(self, value: str, path: Path_) -> None:
@@ -236,6 +239,7 @@ class _Loader(Reader):
             controllers=controllers,
             seed=seed,
             crds=tuple(c.obj for c in crds),
+            notes=tuple(self.notes),
             description=_str(meta.get("description")),
             explore=explore,
             expect=expectations,
@@ -291,6 +295,9 @@ class _Loader(Reader):
                         )
                     )
                     continue
+                if is_v1beta1(item.obj):
+                    item.obj, note = from_v1beta1(item.obj)
+                    self.notes.append(item.problem((), note).render())
                 crds.append(item)
         return crds
 

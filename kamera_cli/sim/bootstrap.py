@@ -138,6 +138,7 @@ class Simulation:
         # Pods are deleted gracefully whatever runs on their node (podStrategy.CheckGracefulDelete): without
         # the kubelet built-in a bound pod then stays Terminating, as on a cluster whose kubelet is gone
         self.registry = Registry.builtin().with_crds(crds)
+        self.warnings.extend(scenario.notes)
         snapshot = initial_snapshot(scenario, self.registry, self.warnings)
         self._containment = Containment()
         self._containment.__enter__()

@@ -110,6 +110,9 @@ class KubeModel:
         #: a large search repeat a step already taken elsewhere (memory, not behaviour)
         self._acts: dict[Act, Act] = {}
         self._labels: dict[tuple[Any, ...], StepLabel] = {}
+        #: share equal labels (above); off when the search lets go of labels (``SearchSettings.drops_states``):
+        #: the table would then be all that keeps them, and every state's objects with them
+        self.share_labels = True
         self._start_clock = start_clock
         self._track_steps = any(isinstance(a.at, int) for a in self.action_specs)
         #: report step footprints (off when the search does not reduce: they would go unread)
@@ -460,10 +463,11 @@ class KubeModel:
             if any(i.source == STOP and i.key == item.key for i in new_items):
                 note = "stopped: its filters no longer match"
             else:
+                due = item.due_after(clock, run.requeue_after)
                 new_items.append(PendingItem(
-                    act.controller, act.namespace, act.name, item.due_after(clock, run.requeue_after), TIMER,
+                    act.controller, act.namespace, act.name, due, TIMER,
                     stable=not changed and not run.retry, woken=timer_shaped, carry=run.carry,
-                    anchored=timer_shaped))
+                    anchored=timer_shaped, retry_due=due if run.retry and self._stored_retries(ctrl) else 0))
         pending = self._running(memory, merge_pending(state.pending, new_items, item))
         self._inherit_idle_actors(state.snapshot, run.snapshot, run.writes)
         new_state = SimState(
@@ -486,12 +490,20 @@ class KubeModel:
                       else note if act.fault is None else _join(act.fault.describe(), note))
         writes, reads = tuple(run.story_writes), run.regions or ()
         label_key = (act.controller, item.key, id(writes), id(reads), label_note, run.error_text, run.output)
-        label = self._labels.get(label_key)
+        label = self._labels.get(label_key) if self.share_labels else None
         if label is None or label.writes is not writes or label.reads is not reads:
-            label = self._labels[label_key] = StepLabel(
+            label = StepLabel(
                 kind="reconcile", actor=act.controller, request=item.request_text, writes=writes,
                 note=label_note, error=run.error_text, log=run.output, reads=reads)
+            if self.share_labels:
+                self._labels[label_key] = label
         return Transition(new_state, label, tuple(findings), footprint, cause)
+
+    def _stored_retries(self, ctrl: ControllerRuntime) -> bool:
+        """Whether a retry of the controller is due at an instant it stored in the cluster (a kopf
+        operator's event processing: the handler's ``delayed`` progress), not in its own memory (a
+        kopf timer's carry) or nowhere (a reconcile's requeue)."""
+        return bool(getattr(ctrl.factory, "windowed", False)) and ctrl.name not in self._anchored
 
     def _reconcile_footprint(self, state: SimState, act: Act, run: ReconcileRun, mapped: bool,
                              listed: Sequence[tuple[KindRef, str | None]],
@@ -696,7 +708,10 @@ class KubeModel:
                     stops.discard(req)
                     items.append(PendingItem(*req, ready_at, STOP))
                     continue
-                items.append(PendingItem(*req, ready_at, WATCH, fresh=fresh, spawn=req in spawns))
+                # a timer or daemon an event starts (or re-arms) keeps its own schedule from the event's
+                # instant, as kopf's task does: its first tick is due then, whenever it runs
+                items.append(PendingItem(*req, ready_at, WATCH, fresh=fresh, spawn=req in spawns,
+                                         anchored=req[0] in self._anchored))
         return items
 
     def _running(self, memory: tuple[tuple[str, str, str], ...],

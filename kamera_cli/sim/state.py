@@ -75,6 +75,11 @@ class PendingItem:
     #: the next is measured from the instant this one was due, so that instant counts even once it
     #: has passed (``due_after``)
     anchored: bool = False
+    #: the instant a retry of this key falls due, kept when an event ready earlier took its place: a
+    #: kopf handler's backoff is stored on the object as an absolute instant (``delayed``), which the
+    #: fingerprint holds but not the clock, so without it a step that sleeps out the backoff and the
+    #: state after it (one second closer to the instant) would be one state (0: none)
+    retry_due: int = 0
 
     def __reduce__(self) -> tuple[type[PendingItem], tuple[Any, ...]]:
         # a split search ships states: a tuple pickles several times faster than a slotted dataclass
@@ -196,6 +201,8 @@ class SimState:
                 line += "\x00woken"
             if p.carry:
                 line += "\x00carry:" + p.carry
+            if p.retry_due > self.clock:
+                line += f"\x00retry:{p.retry_due - self.clock}"
             lines.append(line)
         if rename is not None:
             lines.sort()
@@ -239,8 +246,13 @@ def merge_pending(
         if item.spawn:  # the timer is already running: the event leaves its schedule alone
             continue
         fresh = tuple(sorted(set(old.fresh) | set(item.fresh)))
+        due = max(old.retry_due, item.retry_due)  # the backoff still counts after an event took its place
         if item.ready_at < old.ready_at or (item.ready_at == old.ready_at and old.stable and not item.stable):
             old = item
+        elif item.anchored and old.anchored and not (item.woken or old.woken) and item.ready_at > old.ready_at:
+            old = item  # a timer re-armed again before its first tick ran (kopf's idle): from the latest change
+        if due != old.retry_due:
+            old = replace(old, retry_due=due)
         if fresh != old.fresh:
             old = replace(old, fresh=fresh)
         if item.relist and not old.relist:  # the restart's listing is still to be delivered

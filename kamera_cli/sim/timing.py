@@ -51,11 +51,16 @@ def stable_window(run: ReconcileRun, clock: int, run_at: Callable[[int], Reconci
                   due: Callable[[ReconcileRun, int], int | None] = _due, probes: int = CLOCK_WINDOW) -> int:
     """For how many later instants the step certainly has this run's outcome (0: not even the next):
     known at once when the step's comparisons of the clock were recorded (sim/instants.py), else
-    found by running it again at each of the next ``probes`` instants."""
+    found by running it again at each of the next ``probes`` instants, up to the first that differs.
+
+    The window is the run of equal outcomes that starts at the step's own instant, not all or
+    nothing: a kopf event step that sleeps out a handler's backoff until the instant ``D`` stored on
+    the object does the same (a retry due at ``D``) at every instant before ``D`` and runs the
+    handler at ``D``; it may be moved over the ``D - clock - 1`` instants before, and no further."""
     if run.stable_for is not None:
         return max(0, min(run.stable_for, LONG_WINDOW))
     expected = outcome_signature(run, clock, due)
     for k in range(1, probes + 1):
         if outcome_signature(run_at(clock + k), clock + k, due) != expected:
-            return 0
+            return k - 1
     return probes

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from kamera_cli import distributed, supervisor
+from kamera_cli.adapters.kopf.events import supported as kopf_supported
 from kamera_cli.errors import UsageError
 from kamera_cli.model.result import Verdict
 from kamera_cli.report.json_report import to_json
 from tests.e2e.jsonstable import stable
+from tests.e2e.test_parallel_kopf import create_child_scenario, timer_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = [ROOT / "scenarios" / "quickstart", ROOT / "scenarios" / "bugs" / "order-dependent",
@@ -97,6 +99,23 @@ def test_one_search_split_over_ray_actors_is_the_serial_search(local_ray: None) 
     assert split.scenarios[0].stats.states > 30
     assert ("the search was split across 2 processes, 1 of them remote (Ray): the same graph as one process builds"
             in split.scenarios[0].notes)
+
+
+@needs_ray
+@pytest.mark.skipif(kopf_supported() is not None, reason=kopf_supported() or "")
+@pytest.mark.parametrize("build", [timer_scenario, create_child_scenario], ids=["timer", "create-child"])
+def test_a_kopf_search_split_over_ray_actors_is_the_serial_search(
+        local_ray: None, tmp_path: Path, build: Callable[[Path], Path]) -> None:
+    """A kopf operator's search (a timer over several namespaces; on.create with an owned child, a
+    retry and a timer keeping a memo) split over a Ray actor: the actor's contained process loads
+    the operator itself, and the states it receives carry the objects' memos, the timers' schedules
+    and carried retry state (tests/e2e/test_parallel_kopf.py checks the same with local processes)."""
+    folder = build(tmp_path).parent
+    split = distributed.check_on_ray([folder], address="auto", options=supervisor.Options(workers=2))
+    local = supervisor.supervise([folder])
+    work = _VOLATILE | {"reconciles", "memo_hits", "memo_hit_rate", "global_steps"}  # global: serial only
+    assert stable(to_json(split), work) == stable(to_json(local), work)
+    assert split.scenarios[0].stats.states > 10
 
 
 @needs_ray

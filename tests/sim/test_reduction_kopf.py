@@ -47,6 +47,29 @@ def _scenario(folder: Path, operator: str, objects: int, actions: str = "") -> P
     return folder / "scenario.yaml"
 
 
+def create_handler(fail: str = "") -> str:
+    """An operator whose on.create makes an owned ConfigMap per Widget; ``fail``: lines that may
+    raise before it (``retry`` is kopf's count of earlier attempts)."""
+    return f"""
+import kopf
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+config.load_kube_config()
+core = client.CoreV1Api()
+
+@kopf.on.create("example.com", "v1", "widgets", id="make")
+def make(spec, name, namespace, retry, **_):
+{fail}    body = {{"metadata": {{"name": f"{{name}}-child"}}, "data": {{"message": spec["message"]}}}}
+    kopf.adopt(body)
+    try:
+        core.create_namespaced_config_map(namespace, body)
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+"""
+
+
 def _agrees(path: Path) -> None:
     reduced = assert_reduction_agrees(load_scenario(path))
     assert reduced.search.complete
@@ -83,24 +106,7 @@ def test_handlers_with_owned_children(tmp_path: Path, objects: int, with_timer: 
     timer = ('\n@kopf.timer("example.com", "v1", "widgets", interval=45, id="audit")\n'
              "def audit(name, namespace, **_):\n"
              "    core.read_namespaced_config_map(f'{name}-child', namespace)\n") if with_timer else ""
-    operator = f"""
-import kopf
-from kubernetes import client, config
-from kubernetes.client.rest import ApiException
-
-config.load_kube_config()
-core = client.CoreV1Api()
-
-@kopf.on.create("example.com", "v1", "widgets", id="make")
-def make(spec, name, namespace, retry, **_):
-{fail}    body = {{"metadata": {{"name": f"{{name}}-child"}}, "data": {{"message": spec["message"]}}}}
-    kopf.adopt(body)
-    try:
-        core.create_namespaced_config_map(namespace, body)
-    except ApiException as exc:
-        if exc.status != 409:
-            raise
-
+    operator = create_handler(fail) + f"""
 @kopf.on.update("example.com", "v1", "widgets", field="spec.message", id="follow")
 def follow(new, name, namespace, **_):
     core.patch_namespaced_config_map(f"{{name}}-child", namespace, {{"data": {{"message": new}}}})
@@ -126,3 +132,69 @@ def tick(body, patch, **_):
     causes = dict(reduced.search.stats.global_causes)
     assert not any("kopf" in cause or "set a timer" in cause for cause in causes), causes
     assert reduced.search.stats.reduced > 0
+
+
+@SETTINGS
+@given(objects=st.integers(2, 3), delay=st.sampled_from([2, 5]), who=st.sampled_from(["all", "first"]))
+def test_handlers_retrying_with_a_backoff_over_several_objects(tmp_path: Path, objects: int, delay: int,
+                                                               who: str) -> None:
+    """A create handler's first failure stores kopf's ``delayed`` instant on the object; the event its
+    own patch causes sleeps the rest of the backoff (a retry due at that instant, kept with the
+    event: ``PendingItem.retry_due``), and may be moved only over the instants before it. Before the
+    instant was kept, two objects' backoffs made a false livelock in both searches alike."""
+    only = "" if who == "all" else "name == 'w0' and "
+    operator = create_handler(f"    if {only}retry == 0:\n"
+                              f"        raise kopf.TemporaryError('not ready', delay={delay})\n")
+    path = _scenario(tmp_path / f"retry-{objects}-{delay}-{who}", operator, objects)
+    reduced = assert_reduction_agrees(load_scenario(path))
+    assert reduced.search.complete
+    assert reduced.result.verdict.value == "passed"  # every object gets its child: no livelock
+
+
+@SETTINGS
+@given(schedule=st.sampled_from(["interval=60", "idle=15, interval=30"]), second=st.booleans())
+def test_timers_armed_by_a_create_handler(tmp_path: Path, schedule: str, second: bool) -> None:
+    """A timer whose filters match only once on.create labelled the object is started by that event:
+    its first tick keeps its own schedule from the event's instant (``anchored``), so the ticks of
+    different objects commute and none of them is global. Two objects: with three the unreduced
+    search passes 40,000 states (``bench/bench_operators.py --only kopf-create-timer-3``). With an
+    ``initial_delay`` the step that waits it out is global once it runs later than the delay (its
+    next tick is then due at the next step, an instant that moves with it);
+    ``test_timers_over_several_objects`` covers that schedule."""
+    operator = f"""
+import kopf
+
+@kopf.on.create("example.com", "v1", "widgets", id="make")
+def make(patch, **_):
+    patch.metadata.labels["example.com/managed"] = "yes"
+
+@kopf.timer("example.com", "v1", "widgets", {schedule}, labels={{"example.com/managed": "yes"}}, id="tick")
+def tick(body, patch, **_):
+    patch.metadata.annotations["example.com/seen"] = body["spec"]["message"]
+"""
+    if second:  # the tick also posts an Event (a record: no state) and writes a constant
+        operator = operator.replace('patch.metadata.annotations["example.com/seen"] = body["spec"]["message"]',
+                                    'kopf.info(body, reason="Seen", message=body["spec"]["message"])\n'
+                                    '    patch.metadata.annotations["example.com/seen"] = "yes"')
+    path = _scenario(tmp_path / f"armed-{len(schedule)}-{second}", operator, 2)
+    reduced = assert_reduction_agrees(load_scenario(path))
+    assert reduced.search.complete
+    causes = dict(reduced.search.stats.global_causes)
+    assert not any("kopf" in cause for cause in causes), causes
+
+
+@SETTINGS
+@given(objects=st.integers(1, 3), wait=st.sampled_from([20, 45]))
+def test_daemons_over_several_objects(tmp_path: Path, objects: int, wait: int) -> None:
+    """A daemon's wake-up keeps its own schedule from the instant it was due, like a timer's tick."""
+    operator = f"""
+import kopf
+
+@kopf.daemon("example.com", "v1", "widgets", id="beat")
+def beat(stopped, status, patch, **_):
+    while not stopped:
+        if (status.get("beat") or {{}}).get("alive") is not True:
+            patch.status["beat"] = {{"alive": True}}
+        stopped.wait({wait})
+"""
+    _agrees(_scenario(tmp_path / f"daemon-{objects}-{wait}", operator, objects))

@@ -588,11 +588,26 @@ def _no_spawning() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _retries_instead_of_sleeps() -> Iterator[list[float]]:
-    """kopf sleeps out a delayed handler's backoff: end the step and record the delay instead."""
+    """kopf sleeps out a delayed handler's backoff: end the step and record the delay instead.
+
+    When the step also patched the object (the handler's first failure stores its ``delayed``
+    instant), kopf skips the sleep — the patch's own event wakes the object, and the processing of
+    that event sleeps the rest of the backoff. The delay is recorded then too: the step's retry is
+    due at the instant kopf stored, and the simulator keeps that instant with the object's pending
+    event (``PendingItem.retry_due``), since the fingerprint holds the stored instant but not the clock.
+    """
     from kopf._cogs.aiokits import aiotime
+    from kopf._core.actions import application
 
     delays: list[float] = []
     real: Callable[..., Any] = aiotime.sleep
+    real_apply: Callable[..., Any] = application.apply
+
+    async def apply(**kwargs: Any) -> Any:
+        waits = [float(d) for d in kwargs.get("delays") or () if d is not None]
+        if kwargs.get("patch") and waits and min(waits) > 0:
+            delays.append(min(waits))
+        return await real_apply(**kwargs)
 
     async def sleep(delay: float | list[float], wakeup: Any = None) -> float | None:
         value = min(delay) if isinstance(delay, list) else delay
@@ -602,10 +617,12 @@ def _retries_instead_of_sleeps() -> Iterator[list[float]]:
         return None
 
     aiotime.sleep = sleep  # type: ignore[assignment, unused-ignore]
+    application.apply = apply  # type: ignore[assignment, unused-ignore]
     try:
         yield delays
     finally:
         aiotime.sleep = real  # type: ignore[assignment, unused-ignore]
+        application.apply = real_apply  # type: ignore[assignment, unused-ignore]
 
 
 def load_kopf_operator(module: str, base_dir: Any, *, scenario: str, controller: str, host: str,

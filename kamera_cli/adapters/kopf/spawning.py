@@ -85,8 +85,11 @@ class _Spawned:
         """As for the operator's event steps (``KopfOperator.clock_blind``); a tick that neither got nor
         passes on retry state also reads the clock harmlessly in kopf's progression and kamera's timer
         round: every time it compares was taken in the same run (the handler's start, its runtime, a
-        sharp timer's offset), so all of them move with the instant."""
-        return blind_readers(readers, _TICK_RELATIVE if self.kind == "timer" and not carried and not carry else ())
+        sharp timer's offset), so all of them move with the instant. A daemon's wake-up always starts
+        kopf's daemon loop afresh (kamera carries nothing between wake-ups), so the same holds for
+        every one of them: its next wake-up is due its sleep after the instant this one was due."""
+        relative = self.kind == "daemon" or (self.kind == "timer" and not carried and not carry)
+        return blind_readers(readers, _TICK_RELATIVE if relative else ())
 
     def _essence(self, raw: Mapping[str, Any]) -> Any:
         from kopf._cogs.structs import bodies
