@@ -247,6 +247,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
                            timeout=bounds.timeout_seconds, on_progress=progress, should_stop=hooks.should_stop,
                            stop_on_first=o.stop_on_first, workers=search_workers, remote=remote,
                            keep_states=o.keep_states, rederive_around=_quietly(sim))
+        model.share_labels = not settings.drops_states
         search = ex.search_with(searched, settings)
         if hooks.on_phase is not None:
             hooks.on_phase("judge", scenario.name, None)
@@ -271,6 +272,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         graph = None if o.graph_states <= 0 else record_graph(
             search, limit=o.graph_states, outcomes=judge.converged_nodes,
             highlighted=[p for c in checks for x in c.counterexamples for p in (x.nodes, x.alternative_nodes)])
+        search.graph.prefetch_paths(judge.converged_nodes)  # labels let go of: derived in one batch
         converged = tuple(
             ConvergedState(
                 fingerprint=search.state(n).snapshot.fingerprint(),
@@ -349,19 +351,19 @@ def serve_remote(path: Path, overrides: Overrides, conn: Any) -> None:
         ex.serve_search(conn, model, _settings(scenario, properties, sim))
 
 
-def _quietly(sim: Simulation) -> Callable[[Callable[[], list[SimState]]], list[SimState]]:
-    """Deriving a dropped state again runs its path's steps once more (mostly memo hits): like the
-    judge's replays, they add nothing to the memo, and unlike them they do not count in the run's
-    reconcile and memo figures, which describe the search (the same with states kept or not)."""
-    def around(fetch: Callable[[], list[SimState]]) -> list[SimState]:
-        saved = [(rt.replaying, replace(rt.stats)) for rt in sim.runtimes]
+def _quietly(sim: Simulation) -> Callable[[Callable[[], list[Any]]], list[Any]]:
+    """Deriving a dropped state or label again runs its path's steps once more, taking memo hits as
+    the search did: they add nothing to the memo, and they do not count in the run's reconcile and
+    memo figures, which describe the search (the same with states kept or not)."""
+    def around(fetch: Callable[[], list[Any]]) -> list[Any]:
+        saved = [(rt.rederiving, replace(rt.stats)) for rt in sim.runtimes]
         for rt in sim.runtimes:
-            rt.replaying = True
+            rt.rederiving = True
         try:
             return fetch()
         finally:
             for rt, (flag, stats) in zip(sim.runtimes, saved, strict=True):
-                rt.replaying, rt.stats = flag, stats
+                rt.rederiving, rt.stats = flag, stats
     return around
 
 

@@ -241,7 +241,7 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
     # what a state keeps only to be expanded (caches of derived data): let go of once it has been
     release: Callable[[S], None] | None = getattr(model, "release", None)
     # let go of expanded states (rederive.py): a breadth-first node's parent edge never changes
-    drop = not settings.keep_states and strategy == "bfs"
+    drop = settings.drops_states
 
     has_properties = bool(properties)
     reduced_count = 0
@@ -439,7 +439,8 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
                     proviso_ok = False  # the cycle proviso (proviso.py): a reduced state closing a cycle expands fully
                 add_src(node)
                 add_action(a)
-                add_label(t.label)
+                # a label holds the step's writes (objects of both states): kept, it would keep them alive
+                add_label(REMOTE if drop and not t.findings else t.label)
                 add_dst(dst)
                 if t.findings:
                     run.finding(node, eid, t.findings)
@@ -466,7 +467,8 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
 
     graph.fingerprints = list(index)  # insertion order is node order
     if drop:
-        graph.remote = Rederive(graph, model, settings.rederive_around)
+        rederive = Rederive(graph, model, settings.rederive_around)
+        graph.remote, graph.remote_labels = rederive, rederive.labels
     if run.is_stopped() and bound_hit is None:
         bound_hit = "stopped at the first problem (stop on first)"
     if walker is not None and bound_hit is None:

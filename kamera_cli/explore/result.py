@@ -238,6 +238,18 @@ class Graph(Generic[S, A]):
     def prefetch_labels(self, edge_ids: Iterable[int]) -> None:
         _fetch_into(self.e_label, edge_ids, self.remote_labels, "steps")
 
+    def prefetch_paths(self, nodes: Iterable[int]) -> None:
+        """Bring the labels of the parent paths of ``nodes`` here in one batch (their shared prefixes
+        derived once): for many paths at once, e.g. every converged state's."""
+        parents, e_src = self.parents, self.e_src
+        ids: set[int] = set()
+        for node in nodes:
+            e = parents[node]
+            while e != NO_PARENT and e not in ids:
+                ids.add(e)
+                e = parents[e_src[e]]
+        self.prefetch_labels(ids)
+
     def fingerprint(self, node: int) -> str:
         return self.fingerprints[node]
 

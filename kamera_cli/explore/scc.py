@@ -152,4 +152,5 @@ def _shortest_cycle(graph: Graph[S, A], entry: int, comp: list[int]) -> list[Edg
         ids.append(e)
         v = graph.e_src[e]
     ids.reverse()
+    graph.prefetch_labels(ids)  # labels let go of are derived again in one batch
     return [graph.edge(e) for e in ids]

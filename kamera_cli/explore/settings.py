@@ -43,14 +43,21 @@ class SearchSettings(Generic[S]):
     worker_report: Callable[[], object] | None = None
     remote: Sequence[Any] = ()
     #: False: a serial breadth-first search lets go of each state once it is expanded (initial and
-    #: converged states excepted) and derives it again from its parent path when read (``rederive.py``)
+    #: converged states excepted) and of each edge's label (those of steps with findings excepted), and
+    #: derives them again from their parent paths when read (``rederive.py``)
     keep_states: bool = True
     #: wraps each such re-derivation (the caller's: e.g. keep its counters as the search left them)
-    rederive_around: Callable[[Callable[[], list[S]]], list[S]] | None = None
+    rederive_around: Callable[[Callable[[], list[Any]]], list[Any]] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "properties", tuple(self.properties))
         object.__setattr__(self, "remote", tuple(self.remote))
+
+    @property
+    def drops_states(self) -> bool:
+        """Whether the search lets go of expanded states and of edge labels (``keep_states``): only a
+        serial breadth-first search does (a split one keeps them in its workers)."""
+        return not self.keep_states and self.strategy == "bfs" and self.workers <= 1
 
     def check(self) -> None:
         """Refuse settings no search can run with (an ``ExploreError`` naming the setting)."""

@@ -108,15 +108,16 @@ def record_graph(search: SearchResult[SimState, Any], *, limit: int, outcomes: S
 
     # parent edges and the steps of highlighted paths are always kept, then the others up to the cap
     steps = {pair for path in paths for pair in itertools.pairwise(path)}
-    edges, skipped_edges = [], 0
+    kept, skipped_edges = [], 0
     for node in ids:
         out = [e for e in graph.out_range(node) if graph.e_dst[e] in chosen]
         must = {e for e in out if parents[graph.e_dst[e]] == e or (node, graph.e_dst[e]) in steps}
         room = max(0, EDGES_PER_STATE - len(must))
         others = [e for e in out if e not in must]
         skipped_edges += max(0, len(others) - room)
-        for e in sorted(must | set(others[:room])):
-            edges.append(_edge(node, graph.e_dst[e], graph.label(e)))
+        kept.extend(sorted(must | set(others[:room])))
+    graph.prefetch_labels(kept)  # labels let go of are derived again in one batch
+    edges = [_edge(graph.e_src[e], graph.e_dst[e], graph.label(e)) for e in kept]
 
     depth_counts = [0] * (max(graph.depths, default=-1) + 1)
     for d in graph.depths:

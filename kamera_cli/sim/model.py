@@ -110,6 +110,9 @@ class KubeModel:
         #: a large search repeat a step already taken elsewhere (memory, not behaviour)
         self._acts: dict[Act, Act] = {}
         self._labels: dict[tuple[Any, ...], StepLabel] = {}
+        #: share equal labels (above); off when the search lets go of labels (``SearchSettings.drops_states``):
+        #: the table would then be all that keeps them, and every state's objects with them
+        self.share_labels = True
         self._start_clock = start_clock
         self._track_steps = any(isinstance(a.at, int) for a in self.action_specs)
         #: report step footprints (off when the search does not reduce: they would go unread)
@@ -487,11 +490,13 @@ class KubeModel:
                       else note if act.fault is None else _join(act.fault.describe(), note))
         writes, reads = tuple(run.story_writes), run.regions or ()
         label_key = (act.controller, item.key, id(writes), id(reads), label_note, run.error_text, run.output)
-        label = self._labels.get(label_key)
+        label = self._labels.get(label_key) if self.share_labels else None
         if label is None or label.writes is not writes or label.reads is not reads:
-            label = self._labels[label_key] = StepLabel(
+            label = StepLabel(
                 kind="reconcile", actor=act.controller, request=item.request_text, writes=writes,
                 note=label_note, error=run.error_text, log=run.output, reads=reads)
+            if self.share_labels:
+                self._labels[label_key] = label
         return Transition(new_state, label, tuple(findings), footprint, cause)
 
     def _stored_retries(self, ctrl: ControllerRuntime) -> bool:

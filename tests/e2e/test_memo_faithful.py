@@ -43,13 +43,18 @@ def _summary(path: Path, memoize: bool) -> tuple[int, int, str, set[str], object
     return stats.states, stats.transitions, exploration.result.verdict.value, outcomes, shown
 
 
-@pytest.mark.parametrize("example", [e for e in EXAMPLES if e not in _SLOW])
-def test_an_example_searched_with_and_without_the_memo_finds_the_same(example: str) -> None:
-    path = ROOT / "scenarios" / example / "scenario.yaml"
+def runnable(example: str) -> Path:
+    """The example's scenario file; skips the test when what the example needs is not installed."""
     if example.startswith("kopf/") and (reason := kopf_supported()) is not None:
         pytest.skip(reason)
     if (reason := missing_client(example)) is not None:
         pytest.skip(reason)
+    return ROOT / "scenarios" / example / "scenario.yaml"
+
+
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if e not in _SLOW])
+def test_an_example_searched_with_and_without_the_memo_finds_the_same(example: str) -> None:
+    path = runnable(example)
     memoised = _summary(path, True)
     fresh = _summary(path, False)
     assert memoised == fresh

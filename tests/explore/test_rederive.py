@@ -42,6 +42,50 @@ def test_every_dropped_state_comes_back_as_kept(model: Workers) -> None:
         assert isinstance(h.remote, Rederive) and h.remote.diverged == []
 
 
+@settings(max_examples=40, deadline=None)
+@given(systems())
+def test_every_dropped_label_comes_back_as_kept(model: Workers) -> None:
+    """Labels hold the objects a step wrote, so a search letting go of states lets go of them too;
+    each comes back as the kept search's, tree edges (derived with their targets) and the others."""
+    for reduction in ("persistent", "none"):
+        kept = _run(model, True, reduction=reduction).graph
+        result = _run(model, False, reduction=reduction)
+        dropped = result.graph
+        # only the labels of steps with findings stay (a finding's record shows its step), and those the
+        # result read already (the livelocks' paths and cycles)
+        read = {e.id for ll in result.livelocks for e in (*ll.path, *ll.cycle)}
+        for e, label in enumerate(dropped.e_label):
+            found = bool(model.successor(kept.state(kept.e_src[e]), kept.e_action[e]).findings)
+            assert (label is not REMOTE) == (found or e in read)
+        edges = list(range(dropped.num_edges))[::-1]
+        dropped.prefetch_labels(edges[: len(edges) // 2])  # two batches: the second meets some held
+        assert [dropped.label(e) for e in edges] == [kept.label(e) for e in edges]
+        assert isinstance(dropped.remote, Rederive) and dropped.remote.diverged == []
+
+
+def test_the_labels_of_many_paths_come_in_one_batch() -> None:
+    model = _Counting(12)
+    g = _run(model, False).graph
+    before = model.calls
+    g.prefetch_paths([12, 7, 3])
+    # the union of the three paths is the path to 12: each of its 12 steps taken once
+    assert model.calls - before == 12
+    assert [e.label for e in g.path_to(7)] == [f"+1 from {i}" for i in range(7)]
+    assert model.calls - before == 12  # read from the batch, not derived again
+
+
+class _Counting(Counter):
+    """Counts its steps and labels each by its source."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(n)
+        self.calls = 0
+
+    def successor(self, state: int, action: str) -> Transition[int]:
+        self.calls += 1
+        return Transition(super().successor(state, action).state, f"+1 from {state}")
+
+
 def test_expanded_states_are_let_go_of() -> None:
     result = _run(Counter(30), False)
     g = result.graph

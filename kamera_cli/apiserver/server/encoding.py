@@ -13,7 +13,9 @@ from kamera_cli.apiserver.storage.identity import IdentityCache
 from kamera_cli.apiserver.storage.jsontext import compact
 
 # Serialised JSON of stored objects and of their managedFields lists.
-_CACHE: IdentityCache[bytes] = IdentityCache(20_000)
+# 4,096, not 20,000: an entry holds its object, so a larger cache kept objects of states the search
+# had let go of (issue #26: webapps-2-1 at 20,000 states, 0.5 KiB per state each)
+_CACHE: IdentityCache[bytes] = IdentityCache(4096)
 
 
 def encode(value: Any) -> bytes:

@@ -165,7 +165,9 @@ _Entry = tuple[Manifest, "int | None"]  # (object, fingerprint member; None unti
 # Fingerprint members of objects already digested, by identity, with the key they were stored under (a
 # view or a sibling that stores the very object another state was fingerprinted with does not digest
 # it again).
-_MEMBERS: IdentityCache[tuple[_KindKey, _NameKey, int]] = IdentityCache(20_000)
+# 4,096, not 20,000: an entry holds its object, so a larger cache kept objects of states the search
+# had let go of (issue #26: webapps-2-1 at 20,000 states, 0.5 KiB per state each)
+_MEMBERS: IdentityCache[tuple[_KindKey, _NameKey, int]] = IdentityCache(4096)
 
 
 class Snapshot:
