@@ -41,7 +41,7 @@ def _scenario(folder: Path, operator: str, objects: int, actions: str = "") -> P
                    f"spec: {{message: m{i}}}}}\n" for i in range(objects))
     (folder / "scenario.yaml").write_text(
         "apiVersion: kamera.dev/v1alpha1\nkind: Scenario\nmetadata: {name: kopf-family}\nspec:\n"
-        "  explore: {maxStates: 60000, timeout: 240}\n"
+        "  explore: {maxStates: 60000, timeout: 900}\n"
         "  controllers:\n    - {name: op, kopf: operator.py, for: example.com/v1/Widget, owns: [v1/ConfigMap]}\n"
         "  crds: [crds/widget.yaml]\n  seed:\n" + seed + actions)
     return folder / "scenario.yaml"
