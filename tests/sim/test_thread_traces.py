@@ -217,7 +217,7 @@ def test_thread_families_agree_with_every_order(tmp_path: Path, channel: str, wo
     assert after < before
 
 
-@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=2, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(channel=st.sampled_from(sorted(CHANNELS)), workers=st.integers(1, 2), watch_thread=st.booleans(),
        reads=st.booleans(), delete=st.booleans(), sources=st.integers(1, 2))
 def test_generated_thread_families_agree(tmp_path_factory: pytest.TempPathFactory, channel: str, workers: int,
