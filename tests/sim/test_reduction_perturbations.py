@@ -171,3 +171,20 @@ def test_kopf_create_and_timer_perturbed(tmp_path: Path) -> None:
     path.write_text(path.read_text() + _perturbations(True, True, False))
     reduced = assert_reduction_agrees(load_scenario(path))
     assert reduced.search.complete
+
+
+def test_a_shipped_state_keeps_its_stale_history() -> None:
+    """The split search ships states between processes: the kept history travels with the state, so
+    a worker builds the same stale views and the same fingerprint."""
+    from kamera_cli.sim.shipping import Shipping
+    from kamera_cli.sim.state import SimState
+
+    views = _views()
+    start = Snapshot.empty()
+    snapshot, write = _write(start, "ConfigMap", "cm")
+    faults = views.age(FaultBook(), [write], start, snapshot)
+    state = SimState(snapshot, (), 0, faults=faults, extra=views.extra(faults))
+    back, _ = Shipping().loads(Shipping().dumps(state))
+    assert back.faults == state.faults and back.faults.written("v1/ConfigMap")
+    again = SimState(snapshot, (), 0, faults=faults, extra=views.extra(faults))
+    assert back.fingerprint(False) == again.fingerprint(False)
