@@ -246,7 +246,7 @@ def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
         trees: dict[Hashable, list[Hashable]] = {}
         for p in order:
             trees.setdefault(("unit", unit_of(state, p)), []).append(p)
-        if len(trees) < len(order):
+        if 1 < len(trees) < len(order):  # one tree holding every process can only be chosen whole
             modes.append(trees)
     known = futures if futures is not None else {}
     best: list[int] | None = None
