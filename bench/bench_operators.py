@@ -20,7 +20,10 @@ Families (each built into a temporary folder; nothing here copies an example's t
     Widget's owned ConfigMap exists (``TemporaryError`` with a 7 s backoff: kopf's retry state, with
     its absolute instants, carried to the next tick), which an on.create handler makes;
   - ``kopf-timer-flaky-N``: N Widgets, each with a kopf timer (every 30 s) whose every tick fails
-    on its first attempt (a 7 s backoff) and succeeds on the retry.
+    on its first attempt (a 7 s backoff) and succeeds on the retry;
+  - ``*-perturbed``: a family above with perturbations on its controllers (``PERTURBED``): stale
+    reads of every kind they watch (``maxLag`` 1) and one crash after any number of writes; the
+    WebApp operator (owned Deployments, built-ins) and the kopf timer also get one injected conflict.
 Figures vary with machine load (the benchmark machine is shared): state counts are the comparison
 that does not. ``--memory`` traces the Python heap (tracemalloc, several times slower) and prints
 the peak divided by the states.
@@ -341,6 +344,20 @@ def kopf_widgets(operator: str) -> Callable[[Path, int, int], Path]:
     return build
 
 
+def perturbed(build: Callable[[Path, int, int], Path], conflicts: bool = True) -> Callable[[Path, int, int], Path]:
+    """``build``'s family with its controllers perturbed: stale reads of what they watch, one crash
+    (and one injected 409 Conflict)."""
+    def wrapped(folder: Path, a: int, b: int) -> Path:
+        path = build(folder, a, b)
+        text = path.read_text() + ("  perturbations:\n    staleReads: [{controller: '*', maxLag: 1}]\n"
+                                   "    crashes: [{controller: '*', max: 1}]\n")
+        if conflicts:
+            text += "    conflicts: [{controller: '*', max: 1}]\n"
+        path.write_text(text)
+        return path
+    return wrapped
+
+
 FAMILIES: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
     "webapps-1-2": (webapps, 1, 2),
     "webapps-2-2": (webapps, 2, 2),
@@ -365,6 +382,13 @@ FAMILIES: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
     "kopf-timer-retry-2": (kopf_widgets(KOPF_TIMER_RETRY), 2, 0),
     "kopf-timer-flaky-1": (kopf_widgets(KOPF_TIMER_FLAKY), 1, 0),
     "kopf-timer-flaky-2": (kopf_widgets(KOPF_TIMER_FLAKY), 2, 0),
+    "webapps-1-1-perturbed": (perturbed(webapps), 1, 1),
+    "webapps-2-1-perturbed": (perturbed(webapps), 2, 1),
+    "webapps-2-2-perturbed": (perturbed(webapps), 2, 2),
+    "owned-3-perturbed": (perturbed(owned_children, conflicts=False), 3, 0),
+    "owned-requests-4-perturbed": (perturbed(owned_requests, conflicts=False), 4, 0),
+    "kopf-timer-1-perturbed": (perturbed(kopf_timer), 1, 0),
+    "kopf-timer-3-perturbed": (perturbed(kopf_timer), 3, 0),
 }
 
 
