@@ -75,6 +75,9 @@ class Parking:
         while self._kept:
             self._kill(self._kept.popitem(last=False)[1], containment)
 
+    def __contains__(self, digest: str) -> bool:
+        return digest in self._kept
+
     def __bool__(self) -> bool:
         return bool(self._kept)
 
