@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover - exercised where greenlet is missing
 __all__ = ["Parking", "available", "greenlets"]
 
 #: how many suspended programs one program controller keeps (each holds Python stacks)
-LIMIT = 16
+LIMIT = 64
 #: tests and benchmarks turn the fast path off to compare with pure replay
 ENABLED = True
 
