@@ -15,7 +15,10 @@ Families (each built into a temporary folder; nothing here copies an example's t
     5 s backoff), then makes an owned ConfigMap;
   - ``kopf-create-timer-N``: N Widgets whose create handler makes an owned ConfigMap and labels the
     Widget, which starts a timer (filtered on that label) that copies the ConfigMap into an annotation;
-  - ``kopf-daemon-N``: N Widgets, each with a kopf daemon that reports itself alive, then waits 45 s.
+  - ``kopf-daemon-N``: N Widgets, each with a kopf daemon that reports itself alive, then waits 45 s;
+  - ``*-perturbed``: a family above with perturbations on its controllers (``PERTURBED``): stale
+    reads of every kind they watch (``maxLag`` 1) and one crash after any number of writes; the
+    WebApp operator (owned Deployments, built-ins) and the kopf timer also get one injected conflict.
 Figures vary with machine load (the benchmark machine is shared): state counts are the comparison
 that does not. ``--memory`` traces the Python heap (tracemalloc, several times slower) and prints
 the peak divided by the states.
@@ -306,6 +309,20 @@ def kopf_widgets(operator: str) -> Callable[[Path, int, int], Path]:
     return build
 
 
+def perturbed(build: Callable[[Path, int, int], Path], conflicts: bool = True) -> Callable[[Path, int, int], Path]:
+    """``build``'s family with its controllers perturbed: stale reads of what they watch, one crash
+    (and one injected 409 Conflict)."""
+    def wrapped(folder: Path, a: int, b: int) -> Path:
+        path = build(folder, a, b)
+        text = path.read_text() + ("  perturbations:\n    staleReads: [{controller: '*', maxLag: 1}]\n"
+                                   "    crashes: [{controller: '*', max: 1}]\n")
+        if conflicts:
+            text += "    conflicts: [{controller: '*', max: 1}]\n"
+        path.write_text(text)
+        return path
+    return wrapped
+
+
 FAMILIES: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
     "webapps-1-2": (webapps, 1, 2),
     "webapps-2-2": (webapps, 2, 2),
@@ -326,6 +343,13 @@ FAMILIES: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
     "kopf-daemon-1": (kopf_widgets(KOPF_DAEMON), 1, 0),
     "kopf-daemon-2": (kopf_widgets(KOPF_DAEMON), 2, 0),
     "kopf-daemon-3": (kopf_widgets(KOPF_DAEMON), 3, 0),
+    "webapps-1-1-perturbed": (perturbed(webapps), 1, 1),
+    "webapps-2-1-perturbed": (perturbed(webapps), 2, 1),
+    "webapps-2-2-perturbed": (perturbed(webapps), 2, 2),
+    "owned-3-perturbed": (perturbed(owned_children, conflicts=False), 3, 0),
+    "owned-requests-4-perturbed": (perturbed(owned_requests, conflicts=False), 4, 0),
+    "kopf-timer-1-perturbed": (perturbed(kopf_timer), 1, 0),
+    "kopf-timer-3-perturbed": (perturbed(kopf_timer), 3, 0),
 }
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from kamera_cli.apiserver import Snapshot
+    from kamera_cli.apiserver.storage.snapshot import WriteRecord
 
 
 class CanonicalForm(Protocol):
@@ -118,6 +119,11 @@ class FaultBook:
     conflicts: int = 0
     #: (controller, kind) -> how many writes behind the current cluster its view is
     lags: tuple[tuple[str, str, int], ...] = ()
+    #: kind -> its latest writes (oldest first, at most the largest ``maxLag`` over it), for the kinds
+    #: some controller may read stale: what a lagging view undoes (sim/perturbing.py). Kept here, not
+    #: read from the server's log of recent writes, because that log is shared by every kind: writes
+    #: of other kinds would push these out of it, and then a view would depend on every write
+    history: tuple[tuple[str, tuple[WriteRecord, ...]], ...] = ()
 
     def lag(self, controller: str, kind: str) -> int:
         for c, k, n in self.lags:
@@ -128,10 +134,22 @@ class FaultBook:
     def with_lag(self, controller: str, kind: str, lag: int) -> FaultBook:
         rest = tuple(e for e in self.lags if not (e[0] == controller and e[1] == kind))
         lags = tuple(sorted((*rest, (controller, kind, lag)) if lag else rest))
-        return FaultBook(self.crashes, self.conflicts, lags)
+        return FaultBook(self.crashes, self.conflicts, lags, self.history)
 
-    def __reduce__(self) -> tuple[type[FaultBook], tuple[int, int, tuple[tuple[str, str, int], ...]]]:
-        return (FaultBook, (self.crashes, self.conflicts, self.lags))
+    def written(self, kind: str) -> tuple[WriteRecord, ...]:
+        """The kind's latest writes kept for stale views, oldest first."""
+        for k, records in self.history:
+            if k == kind:
+                return records
+        return ()
+
+    def with_written(self, kind: str, records: tuple[WriteRecord, ...]) -> FaultBook:
+        rest = tuple(e for e in self.history if e[0] != kind)
+        history = tuple(sorted((*rest, (kind, records)) if records else rest, key=lambda e: e[0]))
+        return FaultBook(self.crashes, self.conflicts, self.lags, history)
+
+    def __reduce__(self) -> tuple[type[FaultBook], tuple[Any, ...]]:
+        return (FaultBook, (self.crashes, self.conflicts, self.lags, self.history))
 
     def digest(self) -> str:
         return f"c{self.crashes}x{self.conflicts}" + "".join(f"|{c}:{k}:{n}" for c, k, n in self.lags)
