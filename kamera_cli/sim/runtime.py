@@ -189,7 +189,8 @@ class ControllerRuntime:
             if found is not None and (not self.replaying or found.run.timed_out):
                 self.stats.memo_hits += 1
                 return self._replay(found, snapshot, clock)
-        run, regions, signature = self._execute(snapshot, item, clock, fault, views, choice, remembered)
+        run, regions, signature = self._execute(snapshot, item, clock, fault, views, choice, remembered,
+                                                memo=fault is None and not views and not self.replaying)
         if blind is not None and not self.clock_blind(item, run):
             key = timed_key
         if self.native and self.factory.read_clock:
@@ -209,7 +210,8 @@ class ControllerRuntime:
                 and not run.timed_out and not self.native):
             self._checked.add(check_key)
             self.stats.determinism_checks += 1
-            _again, _regions2, signature2 = self._execute(snapshot, item, clock, fault, views, choice, remembered)
+            _again, _regions2, signature2 = self._execute(snapshot, item, clock, fault, views, choice, remembered,
+                                                          memo=False)
             difference = _first_difference(signature, signature2)
             if difference:
                 findings.append(Finding(
@@ -257,8 +259,10 @@ class ControllerRuntime:
         return bool(getattr(self.factory, "builtin", False))
 
     def _execute(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
-                 views: Mapping[KindRef, Snapshot] | None, choice: str = "", remembered: str = "") -> tuple[
-                     ReconcileRun, tuple[tuple[Any, ...], ...] | None, list[str]]:
+                 views: Mapping[KindRef, Snapshot] | None, choice: str = "", remembered: str = "",
+                 memo: bool = False) -> tuple[ReconcileRun, tuple[tuple[Any, ...], ...] | None, list[str]]:
+        """One run of the controller's code (``memo``: a program may answer it from its own memo,
+        ``adapters/program/memo.py``; it is then counted as a memo hit, not an execution)."""
         server = ApiServer(self.registry, snapshot, now=lambda: clock)
         for kind, view in (views or {}).items():
             server.set_stale_view(kind, view)
@@ -282,7 +286,7 @@ class ControllerRuntime:
 
         server.before_write = before_write
         request = Request(item.namespace or None, item.name, relisted=item.relist, timer=item.woken,
-                          carried=item.carry, remembered=remembered, choice=choice)
+                          carried=item.carry, remembered=remembered, choice=choice, memo=memo)
         seed = hashlib.sha256(
             f"{self.name}\0{item.namespace}\0{item.name}\0{snapshot.fingerprint()}".encode()
         ).digest()
@@ -301,6 +305,9 @@ class ControllerRuntime:
                 outcome = None
             finally:
                 self.bind(None)
+            if getattr(self.factory, "memo_hit", False):  # a program's step answered by its memo
+                self.stats.executions -= 1
+                self.stats.memo_hits += 1
         crash_regions: tuple[tuple[Any, ...], ...] | None = None
         if crashed:
             # the restarted module's top-level code may call the API (e.g. build a DynamicClient):

@@ -33,7 +33,8 @@ from hypothesis import strategies as st
 
 from kamera_cli.adapters.kopf.events import supported
 from kamera_cli.scenario import load_scenario
-from tests.e2e.test_reduction import assert_reduction_agrees
+from kamera_cli.sim.state import PendingItem
+from tests.e2e.test_reduction import assert_reduction_agrees, outcomes_of, run_with
 
 reason = supported()
 pytestmark = pytest.mark.skipif(reason is not None, reason=reason or "")
@@ -269,3 +270,30 @@ def beat(stopped, status, patch, name, **_):
         stopped.wait({wait})
 """
     _agrees(_scenario(tmp_path / f"daemon-{objects}-{wait}", operator, objects, logged=logged))
+
+
+def test_a_timer_whose_every_tick_fails_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each tick fails on its first attempt and succeeds on kopf's retry: kopf's retry state, with the
+    absolute instants it started and is delayed until, is carried to the retry, and fingerprinted as
+    their distances from the clock (``PendingItem.carried_from``), which merges states that differ
+    only by when a failure happened; w1's first tick journals what it saw of w0's annotation. The
+    reduction is checked against the full search, and the full search against one that keeps the
+    carried instants absolute (as before): the same verdicts and outcomes, in more states."""
+    operator = f"""
+import kopf
+
+@kopf.timer("example.com", "v1", "widgets", interval=30, id="tick")
+def tick(body, patch, retry, **_):
+    if retry == 0:
+        raise kopf.TemporaryError("flaky", delay=7)
+{TICK_LOG}    patch.metadata.annotations["example.com/seen"] = body["spec"]["message"]
+"""
+    scenario = load_scenario(_scenario(tmp_path / "flaky", operator, 2, logged=True))
+    reduced = assert_reduction_agrees(scenario)
+    assert reduced.search.complete
+    relative = run_with(scenario, "none")
+    monkeypatch.setattr(PendingItem, "carried_from", lambda item, clock: item.carry)
+    absolute = run_with(scenario, "none")
+    assert absolute.result.verdict == relative.result.verdict
+    assert outcomes_of(absolute) == outcomes_of(relative)
+    assert relative.search.stats.states < absolute.search.stats.states
