@@ -273,7 +273,7 @@ class ControllerRuntime:
         def before_write(access: Any) -> None:
             nonlocal attempts, conflictable
             attempts += 1
-            if access.verb in ("update", "patch"):
+            if access.verb in ("update", "patch") and has_precondition(access.request_body):
                 # only these can lose an optimistic-concurrency race; a create's only 409 is AlreadyExists
                 conflictable += 1
                 if fault is not None and fault.kind == "conflict" and conflictable == fault.at:
@@ -667,3 +667,14 @@ def _field_owner(entry: Mapping[str, Any]) -> tuple[Any, ...]:
     return (entry.get("manager"), entry.get("operation"), entry.get("subresource"), entry.get("apiVersion"))
 
 
+def has_precondition(body: Any) -> bool:
+    """Whether a write can lose an optimistic-concurrency race: it names the resourceVersion it was
+    built on (an update's body, a merge, strategic or apply patch's ``metadata``, a JSON patch that
+    adds or replaces ``/metadata/resourceVersion``). The API server answers 409 Conflict only then;
+    a write without one is applied to the current object (the server retries it internally), so an
+    injected conflict on it would be a failure no cluster produces."""
+    if isinstance(body, list):
+        return any(isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion"
+                   and op.get("op") in ("add", "replace") and op.get("value") for op in body)
+    meta = body.get("metadata") if isinstance(body, dict) else None
+    return isinstance(meta, dict) and bool(meta.get("resourceVersion"))
