@@ -20,6 +20,7 @@ from kamera_cli.adapters import ReconcileAbort, Request, VirtualClock, WatchedCl
 from kamera_cli.apiserver import ApiServer, Registry, Snapshot
 from kamera_cli.apiserver import errors as api_errors
 from kamera_cli.apiserver.defaulting.metadata import format_time
+from kamera_cli.apiserver.server.write_rules import has_precondition
 from kamera_cli.model.objects import KindRef
 from kamera_cli.sim.journal import journal_writes
 from kamera_cli.sim.labels import Finding, WriteRec
@@ -665,16 +666,3 @@ def _field_order(entry: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
 
 def _field_owner(entry: Mapping[str, Any]) -> tuple[Any, ...]:
     return (entry.get("manager"), entry.get("operation"), entry.get("subresource"), entry.get("apiVersion"))
-
-
-def has_precondition(body: Any) -> bool:
-    """Whether a write can lose an optimistic-concurrency race: it names the resourceVersion it was
-    built on (an update's body, a merge, strategic or apply patch's ``metadata``, a JSON patch that
-    adds or replaces ``/metadata/resourceVersion``). The API server answers 409 Conflict only then;
-    a write without one is applied to the current object (the server retries it internally), so an
-    injected conflict on it would be a failure no cluster produces."""
-    if isinstance(body, list):
-        return any(isinstance(op, dict) and op.get("path") == "/metadata/resourceVersion"
-                   and op.get("op") in ("add", "replace") and op.get("value") for op in body)
-    meta = body.get("metadata") if isinstance(body, dict) else None
-    return isinstance(meta, dict) and bool(meta.get("resourceVersion"))

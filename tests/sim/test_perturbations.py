@@ -11,11 +11,11 @@ from dataclasses import replace
 
 import pytest
 
+from kamera_cli.apiserver.server.write_rules import has_precondition
 from kamera_cli.model.objects import KindRef
 from kamera_cli.model.scenario import ConflictSpec, CrashSpec, Perturbations, StaleReadSpec
 from kamera_cli.runner import explore
 from kamera_cli.sim.bootstrap import Simulation
-from kamera_cli.sim.runtime import has_precondition
 from kamera_cli.sim.state import RESTART
 from tests.sim.conftest import CONFIGMAP, MakeScenario
 
@@ -286,6 +286,7 @@ def test_a_write_without_a_resource_version_is_never_answered_conflict(make_scen
 @pytest.mark.parametrize(("body", "expected"), [
     ({"metadata": {"resourceVersion": "7"}, "data": {}}, True),
     ({"metadata": {"resourceVersion": ""}}, False),
+    ({"metadata": {"resourceVersion": "0"}}, False),
     ({"metadata": {"name": "a"}, "data": {"a": "b"}}, False),
     ([{"op": "replace", "path": "/metadata/resourceVersion", "value": "7"}], True),
     ([{"op": "test", "path": "/metadata/resourceVersion", "value": "7"}], False),
