@@ -526,7 +526,6 @@ class KubeModel:
         if not mapped:
             return None, "a watch mapper failed"
         crash = act.fault is not None and act.fault.kind == "crash"
-        # (a crash after as many writes as the run made lets it finish: it restarts without a reload)
         regions = run.crash_regions if crash and run.crash_regions is not None else run.regions
         if regions is None:
             return None, "the step crashed or never returned"
