@@ -15,7 +15,15 @@ Families (each built into a temporary folder; nothing here copies an example's t
     5 s backoff), then makes an owned ConfigMap;
   - ``kopf-create-timer-N``: N Widgets whose create handler makes an owned ConfigMap and labels the
     Widget, which starts a timer (filtered on that label) that copies the ConfigMap into an annotation;
-  - ``kopf-daemon-N``: N Widgets, each with a kopf daemon that reports itself alive, then waits 45 s.
+  - ``kopf-daemon-N``: N Widgets, each with a kopf daemon that reports itself alive, then waits 45 s;
+  - ``kopf-timer-retry-N``: N Widgets, each with a kopf timer (every 60 s) whose tick fails until the
+    Widget's owned ConfigMap exists (``TemporaryError`` with a 7 s backoff: kopf's retry state, with
+    its absolute instants, carried to the next tick), which an on.create handler makes;
+  - ``kopf-timer-flaky-N``: N Widgets, each with a kopf timer (every 30 s) whose every tick fails
+    on its first attempt (a 7 s backoff) and succeeds on the retry;
+  - ``*-perturbed``: a family above with perturbations on its controllers (``PERTURBED``): stale
+    reads of every kind they watch (``maxLag`` 1) and one crash after any number of writes; the
+    WebApp operator (owned Deployments, built-ins) and the kopf timer also get one injected conflict.
 Figures vary with machine load (the benchmark machine is shared): state counts are the comparison
 that does not. ``--memory`` traces the Python heap (tracemalloc, several times slower) and prints
 the peak divided by the states.
@@ -287,12 +295,42 @@ def beat(stopped, name, namespace, status, patch, **_):
 '''
 
 
+#: a timer that fails (kopf's backoff) until on.create has made the Widget's ConfigMap
+KOPF_TIMER_RETRY = KOPF_HEAD + '''
+
+@kopf.on.create(G, V, P, id="make")
+def make(spec, name, namespace, **_):
+    child(name, namespace, spec.get("message", ""))
+
+
+@kopf.timer(G, V, P, interval=60, id="check")
+def check(name, namespace, patch, **_):
+    try:
+        seen = core.read_namespaced_config_map(f"{name}-config", namespace).data["message"]
+    except ApiException as exc:
+        raise kopf.TemporaryError("no ConfigMap yet", delay=7) from exc
+    patch.metadata.annotations["bench.kamera.dev/seen"] = seen
+'''
+
+
+#: a timer whose every tick fails once, then succeeds on kopf's retry
+KOPF_TIMER_FLAKY = KOPF_HEAD + '''
+
+@kopf.timer(G, V, P, interval=30, id="check")
+def check(spec, retry, patch, **_):
+    if retry == 0:
+        raise kopf.TemporaryError("flaky", delay=7)
+    patch.metadata.annotations["bench.kamera.dev/seen"] = spec.get("message", "")
+'''
+
+
 def kopf_widgets(operator: str) -> Callable[[Path, int, int], Path]:
     """A family of ``n`` Widgets in one namespace under a kopf ``operator``."""
     def build(folder: Path, n: int, _unused: int = 0) -> Path:
         (folder / "crd.yaml").write_text(KOPF_WIDGETS)
         (folder / "operator.py").write_text(operator)
-        name = {KOPF_RETRY: "kopf-retry", KOPF_CREATE_TIMER: "kopf-create-timer", KOPF_DAEMON: "kopf-daemon"}[operator]
+        name = {KOPF_RETRY: "kopf-retry", KOPF_CREATE_TIMER: "kopf-create-timer", KOPF_DAEMON: "kopf-daemon",
+                KOPF_TIMER_RETRY: "kopf-timer-retry", KOPF_TIMER_FLAKY: "kopf-timer-flaky"}[operator]
         text = HEAD % (f"{name}-{n}", 120) + """\
   crds: [crd.yaml]
   controllers:
@@ -304,6 +342,20 @@ def kopf_widgets(operator: str) -> Callable[[Path, int, int], Path]:
         (folder / "scenario.yaml").write_text(text)
         return folder / "scenario.yaml"
     return build
+
+
+def perturbed(build: Callable[[Path, int, int], Path], conflicts: bool = True) -> Callable[[Path, int, int], Path]:
+    """``build``'s family with its controllers perturbed: stale reads of what they watch, one crash
+    (and one injected 409 Conflict)."""
+    def wrapped(folder: Path, a: int, b: int) -> Path:
+        path = build(folder, a, b)
+        text = path.read_text() + ("  perturbations:\n    staleReads: [{controller: '*', maxLag: 1}]\n"
+                                   "    crashes: [{controller: '*', max: 1}]\n")
+        if conflicts:
+            text += "    conflicts: [{controller: '*', max: 1}]\n"
+        path.write_text(text)
+        return path
+    return wrapped
 
 
 FAMILIES: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
@@ -326,6 +378,17 @@ FAMILIES: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
     "kopf-daemon-1": (kopf_widgets(KOPF_DAEMON), 1, 0),
     "kopf-daemon-2": (kopf_widgets(KOPF_DAEMON), 2, 0),
     "kopf-daemon-3": (kopf_widgets(KOPF_DAEMON), 3, 0),
+    "kopf-timer-retry-1": (kopf_widgets(KOPF_TIMER_RETRY), 1, 0),
+    "kopf-timer-retry-2": (kopf_widgets(KOPF_TIMER_RETRY), 2, 0),
+    "kopf-timer-flaky-1": (kopf_widgets(KOPF_TIMER_FLAKY), 1, 0),
+    "kopf-timer-flaky-2": (kopf_widgets(KOPF_TIMER_FLAKY), 2, 0),
+    "webapps-1-1-perturbed": (perturbed(webapps), 1, 1),
+    "webapps-2-1-perturbed": (perturbed(webapps), 2, 1),
+    "webapps-2-2-perturbed": (perturbed(webapps), 2, 2),
+    "owned-3-perturbed": (perturbed(owned_children, conflicts=False), 3, 0),
+    "owned-requests-4-perturbed": (perturbed(owned_requests, conflicts=False), 4, 0),
+    "kopf-timer-1-perturbed": (perturbed(kopf_timer), 1, 0),
+    "kopf-timer-3-perturbed": (perturbed(kopf_timer), 3, 0),
 }
 
 

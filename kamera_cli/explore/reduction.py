@@ -246,7 +246,7 @@ def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
         trees: dict[Hashable, list[Hashable]] = {}
         for p in order:
             trees.setdefault(("unit", unit_of(state, p)), []).append(p)
-        if len(trees) < len(order):
+        if 1 < len(trees) < len(order):  # one tree holding every process can only be chosen whole
             modes.append(trees)
     known = futures if futures is not None else {}
     best: list[int] | None = None
@@ -284,26 +284,28 @@ def _choose(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashabl
     for attempt in range(2):
         free = _free_units(model, state, units, members, first, actions, transitions, successors_of,
                            fingerprint, known)
-        # Every path outside the set is made of the free groups' paths, so it is at most their total
-        # length; time alone must not enable anything along it (a timer falling due there would be
-        # a process the argument never looked at), counting the steps an inherited future has aged.
+        free_set = set(free)
+        chosen = [u for u in units if u not in free_set] or [min(free, key=repr)] if free else list(units)
+        deferred = [u for u in free if u not in chosen]
+        # Every path outside the set is made of the deferred groups' paths (a free unit taken into
+        # the set is not one of them), so it is at most their total length; time alone must not
+        # enable anything along it (a timer falling due there would be a process the argument never
+        # looked at), counting the steps an inherited future has aged.
         # ... and no step, deferred or taken, may move further than its footprint's window says
-        windows = [w for w in (*(fp.window for fp in prints), *(known[u].footprint.window for u in free))
+        windows = [w for w in (*(fp.window for fp in prints), *(known[u].footprint.window for u in deferred))
                    if w is not None]
         limit = min([*windows, *([horizon] if horizon is not None else [])], default=None)
-        if not free or limit is None:
+        if not deferred or limit is None:
             break
-        reach = sum(known[u].length for u in free) + max(known[u].age for u in free)
+        reach = sum(known[u].length for u in deferred) + max(known[u].age for u in deferred)
         if reach < limit:
             break
-        if attempt == 0 and any(known[u].age for u in free):
-            for u in free:
+        if attempt == 0 and any(known[u].age for u in deferred):
+            for u in deferred:
                 if known[u].age:
                     del known[u]  # worked out again at this state's instant
             continue
         return None, TIMER_IN_REACH
-    free_set = set(free)
-    chosen = [u for u in units if u not in free_set] or [min(free, key=repr)]
     picked = sorted(i for u in chosen for p in units[u] for i in members[p])
     return (None, "") if len(picked) == len(actions) else (picked, "")
 

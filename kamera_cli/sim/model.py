@@ -9,7 +9,6 @@ perturbations — lives in this package.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -24,6 +23,7 @@ from kamera_cli.sim import down, positions
 from kamera_cli.sim.footprints import actor_reads, collector_footprint, owner_root, process_of, step_footprint
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
+from kamera_cli.sim.perturbing import StaleViews, stale_views
 from kamera_cli.sim.positions import Positions
 from kamera_cli.sim.runtime import ControllerRuntime, Fault, ReconcileRun
 from kamera_cli.sim.shipping import Shipping
@@ -105,6 +105,10 @@ class KubeModel:
         self.triggers = triggers
         self.action_specs = tuple(actions)
         self.perturbations = perturbations
+        #: the stale-read bookkeeping: whose view of which kind may lag (sim/perturbing.py)
+        self.stale = StaleViews(perturbations, [c.name for c in controllers],
+                                lambda name: (self.controllers[name].for_kind, *self.controllers[name].watched_kinds),
+                                lambda name: self.controllers[name].native)
         self._seed_requests = tuple(seed_requests)
         #: equal actions and step labels are one object: a search keeps one per edge, and most edges of
         #: a large search repeat a step already taken elsewhere (memory, not behaviour)
@@ -274,12 +278,10 @@ class KubeModel:
     def _global_state(self, state: SimState) -> str:
         """Why no step from this state may be reordered ("" when they may; see docs/semantics.md).
 
-        Not with perturbations (their budgets and lagging views are shared by every step), not with
-        an external action due after a number of steps (every step brings it closer), and not while
-        a timer is pending (a step's place in the order moves the clock every timer is measured by).
+        Not with an external action due after a number of steps (every step brings it closer).
+        Perturbations no longer make a state global: their bookkeeping is in each step's footprint
+        (sim/perturbing.py).
         """
-        if self.perturbations.any:
-            return "perturbations"
         if self._track_steps or state.halted:
             return "a user action due after a number of steps"
         return ""
@@ -391,13 +393,13 @@ class KubeModel:
             if not covers(sspec.controller, item.controller) or not getattr(ctrl.factory, "stale_views", True):
                 continue
             options: list[list[tuple[str, int]]] = [[]]
-            for kind in self._stale_kinds(sspec, item.controller):
+            for kind in self.stale.kinds(sspec, item.controller):
                 if str(kind) in item.fresh:
                     continue  # the write that enqueued this request is in the cache before the event
                 # A view may lag by up to what the controller's cache could lag now (it never goes
                 # backwards), and no further back than the logged history reaches.
                 most = min(state.faults.lag(item.controller, str(kind)),
-                           len(state.snapshot.recent_writes(kind, sspec.max_lag)))
+                           self.stale.available(state.faults, kind, sspec.max_lag))
                 options = [o + ([(str(kind), n)] if n else []) for o in options for n in range(most + 1)]
             for combo in options:
                 if combo:
@@ -410,7 +412,8 @@ class KubeModel:
         item = next(p for p in state.pending if p.key == key)
         ctrl = self.controllers[act.controller]
         clock = max(state.clock, item.ready_at)
-        views = stale_views(state.snapshot, act.fault) if act.fault and act.fault.kind == "stale" else None
+        views = (stale_views(state.snapshot, state.faults, act.fault) if act.fault and act.fault.kind == "stale"
+                 else None)
         owner = getattr(ctrl.factory, "memory_owner", "") or ""
         memory_key = f"{act.namespace}/{act.name}"
         remembered = state.remembered(owner, memory_key) if owner else ""
@@ -432,7 +435,7 @@ class KubeModel:
         seen: dict[str, int] = {}  # the view this reconcile read, per tracked kind (lag)
         for spec in self.perturbations.stale_reads:
             if covers(spec.controller, act.controller) and not ctrl.native:
-                for kind in self._stale_kinds(spec, act.controller):
+                for kind in self.stale.kinds(spec, act.controller):
                     seen[str(kind)] = 0
         if act.fault is not None:
             if act.fault.kind == "conflict":
@@ -454,7 +457,7 @@ class KubeModel:
                 seen.update(dict(act.fault.lags))
         for kind_text, lag in seen.items():
             faults = faults.with_lag(act.controller, kind_text, lag)  # a fresh read (or a restart) catches up
-        faults = self._age_views(faults, run.writes)
+        faults = self.stale.age(faults, run.writes, state.snapshot, run.snapshot)
         changed = any(not is_record(w.ref.api_version, w.ref.kind) for w in run.writes)  # an Event is no change
         if run.requeue_now:
             new_items.append(PendingItem(act.controller, act.namespace, act.name, clock + 1, REQUEUE))
@@ -481,7 +484,7 @@ class KubeModel:
             next_action=state.next_action,
             steps_since_action=state.steps_since_action + 1,
             faults=faults,
-            extra=self._extra(run.snapshot, faults),
+            extra=self.stale.extra(faults),
             memory=memory,
             outcomes=state.outcomes if not act.choice or not ctrl.native else tuple(sorted(
                 {**dict(state.outcomes), f"{act.namespace}/{act.name}": act.choice}.items())),
@@ -489,7 +492,7 @@ class KubeModel:
         footprint, cause = self._reconcile_footprint(
             state, act, run, mapped, listed, new_items,
             lambda at: ctrl.run(state.snapshot, item, at, None, None, act.choice, remembered),
-            (owner, memory_key, memory != state.memory) if owner else None)
+            (owner, memory_key, memory != state.memory) if owner else None, faults)
         label_note = (_join(f"outcome: {act.choice}", note) if act.choice and ctrl.native
                       else note if act.fault is None else _join(act.fault.describe(), note))
         writes, reads = tuple(run.story_writes), run.regions or ()
@@ -513,11 +516,12 @@ class KubeModel:
                              listed: Sequence[tuple[KindRef, str | None]],
                              new_items: Sequence[PendingItem],
                              run_at: Callable[[int], ReconcileRun],
-                             memo: tuple[str, str, bool] | None = None) -> tuple[Footprint | None, str]:
+                             memo: tuple[str, str, bool] | None = None,
+                             faults: FaultBook | None = None) -> tuple[Footprint | None, str]:
         """The step's footprint, or ``None`` with the cause that makes it global (docs/semantics.md).
 
         ``memo``: the framework's per-object memory the step read (owner, object key) and whether it
-        changed it."""
+        changed it. ``faults``: the perturbation bookkeeping after the step."""
         if not self.footprints:
             return None, "reduction off"
         cause = self._global_state(state)
@@ -525,8 +529,14 @@ class KubeModel:
             return None, cause
         if not mapped:
             return None, "a watch mapper failed"
-        if run.regions is None:
+        crash = act.fault is not None and act.fault.kind == "crash"
+        # (a crash after as many writes as the run made lets it finish: it restarts without a reload)
+        regions = run.crash_regions if crash and run.crash_regions is not None else run.regions
+        if regions is None:
             return None, "the step crashed or never returned"
+        if crash and (run.down or act.controller in self._programs):
+            return None, ("a crash after which the process never started again" if run.down
+                          else "a program's crash")
         ctrl = self.controllers[act.controller]
         native = ctrl.native
         windowed = bool(getattr(ctrl.factory, "windowed", False))
@@ -540,8 +550,11 @@ class KubeModel:
         elif getattr(ctrl.factory, "time_dependent", False) and not windowed:
             return None, "time-dependent controller (a program)"
         window: int | None = None
-        if (run.clocked or run.requeue_after is not None or windowed) and act.fault is None:
+        if run.clocked or run.requeue_after is not None or windowed:
             item = next(p for p in state.pending if p.key == (act.controller, act.namespace, act.name))
+            if act.fault is not None and not ctrl.clock_blind(item, run):
+                # its window would be found by running the perturbed step again at each instant
+                return None, "a perturbed kopf step whose outcome depends on the instant it runs at"
             window = self._window(act.controller, item, run, max(state.clock, item.ready_at), run_at)
             if window < 2:
                 return None, ("a built-in's outcome depends on the instant it runs at" if native else
@@ -554,16 +567,20 @@ class KubeModel:
                 wakes |= _ACTORS
             else:
                 extra.update(owners)
-        footprint = step_footprint(self.registry, self.process(act), run.regions, run.writes, listed, wakes,
+        if crash:  # the restart lists the controller's objects to hear of each anew
+            listed = [*listed, *((kind, None) for kind in (ctrl.for_kind, *ctrl.watched_kinds))]
+        footprint = step_footprint(self.registry, self.process(act), regions, run.writes, listed, wakes,
                                    run.claims)
         if footprint is None:
             return None, "a list of an unknown collection"
-        writes: frozenset[Hashable] = frozenset()
+        read, writes = self.stale.tokens(act.controller, state.faults, faults or state.faults, run.writes, act.fault)
+        extra |= read
         if memo is not None:  # what kopf keeps per object in memory, shared by its event steps, timers, daemons
             token = ("memo", *memo[:2])
-            extra.add(token)
-            writes = frozenset({token}) if memo[2] else writes
-        if extra or window is not None:
+            extra |= {token, ("memo-all", memo[0])}  # a crash of the owner forgets every object's memo
+            writes |= {token} if memo[2] else set()
+            writes |= {("memo-all", memo[0])} if crash else set()
+        if extra or writes or window is not None:
             footprint = Footprint(footprint.process, footprint.reads | extra, footprint.writes | writes,
                                   footprint.marks, footprint.wakes, window)
         return footprint, ""
@@ -600,7 +617,7 @@ class KubeModel:
             new_items = self._triggered(server.snapshot, writes, state.clock + 1, listed)
         except MapperFailed as exc:
             findings.append(Finding("controller-error", exc.controller, str(exc)))
-        faults = self._age_views(state.faults, writes)
+        faults = self.stale.age(state.faults, writes, state.snapshot, server.snapshot)
         new_state = SimState(
             snapshot=server.snapshot,
             pending=self._running(state.memory, merge_pending(state.pending, new_items, None)),
@@ -608,7 +625,7 @@ class KubeModel:
             next_action=state.next_action,
             steps_since_action=state.steps_since_action + 1,
             faults=faults,
-            extra=self._extra(server.snapshot, faults),
+            extra=self.stale.extra(faults),
             outcomes=state.outcomes,
             memory=state.memory,
         )
@@ -618,11 +635,20 @@ class KubeModel:
         footprint: Footprint | None = None
         if self.footprints and not findings and not self._global_state(state):
             wakes = self._wakes(server.snapshot, writes, new_items)
-            footprint = (collector_footprint(self.registry, self.process(act), work.target, writes, listed, wakes)
-                         if act.controller == GC else
-                         step_footprint(self.registry, self.process(act), [("obj", work.target)], writes, listed,
-                                        wakes))
+            footprint = self._viewed((collector_footprint(self.registry, self.process(act), work.target, writes,
+                                                          listed, wakes)
+                                      if act.controller == GC else
+                                      step_footprint(self.registry, self.process(act), [("obj", work.target)], writes,
+                                                     listed, wakes)), writes)
         return Transition(new_state, label, tuple(findings), footprint, act.controller)
+
+    def _viewed(self, footprint: Footprint | None, writes: Sequence[WriteRec]) -> Footprint | None:
+        """``footprint`` of a step that has no view of its own (the collector, the namespace controller,
+        a user's action), with the views its writes make lag (sim/perturbing.py)."""
+        if footprint is None or not self.stale.watchers:
+            return footprint
+        _reads, lagged = self.stale.tokens("", FaultBook(), FaultBook(), writes, None)
+        return replace(footprint, writes=footprint.writes | lagged) if lagged else footprint
 
     def _wakes(self, after: Snapshot, writes: Sequence[WriteRec], new_items: Sequence[PendingItem]) -> set[Hashable]:
         """The processes a step's writes wake: the requests they enqueue, and the collector and the
@@ -649,7 +675,7 @@ class KubeModel:
         wakes = self._wakes(after, writes, new_items)
         if act.index + 1 < len(self.action_specs):
             wakes.add(self.process(Act("action", index=act.index + 1)))
-        return step_footprint(self.registry, self.process(act), reads, writes, (), wakes)
+        return self._viewed(step_footprint(self.registry, self.process(act), reads, writes, (), wakes), writes)
 
     def _action(self, state: SimState, act: Act) -> Transition[SimState]:
         spec = self.action_specs[act.index]
@@ -671,7 +697,7 @@ class KubeModel:
                 new_items = self._triggered(server.snapshot, writes, state.clock + 1)
             except MapperFailed as exc:
                 findings.append(Finding("controller-error", exc.controller, str(exc)))
-        faults = state.faults if error else self._age_views(state.faults, writes)
+        faults = state.faults if error else self.stale.age(state.faults, writes, state.snapshot, server.snapshot)
         new_state = SimState(
             snapshot=server.snapshot if not error else state.snapshot,
             pending=self._running(state.memory, merge_pending(state.pending, new_items, None)),
@@ -681,7 +707,7 @@ class KubeModel:
             faults=faults,
             # a refusal the action allows (mayFail) is one of its outcomes: the execution goes on
             halted="" if allowed else error,
-            extra=self._extra(server.snapshot, faults),
+            extra=self.stale.extra(faults),
             outcomes=state.outcomes,
             memory=state.memory,
         )
@@ -730,48 +756,6 @@ class KubeModel:
         """The process a controller is part of (a kopf operator's for its timers and daemons)."""
         return getattr(self.controllers[controller].factory, "memory_owner", "") or controller
 
-    def _stale_kinds(self, spec: Any, controller: str) -> list[KindRef]:
-        """The kinds whose view may lag: the listed ones, else the kinds the controller watches."""
-        if spec.kinds:
-            return sorted(spec.kinds)
-        ctrl = self.controllers[controller]
-        return sorted({ctrl.for_kind, *ctrl.watched_kinds})
-
-    def _age_views(self, faults: FaultBook, writes: Sequence[WriteRec]) -> FaultBook:
-        """Writes to a kind let every tracking controller's view of it fall further behind (up to maxLag)."""
-        if not self.perturbations.stale_reads or not writes:
-            return faults
-        counts: dict[str, int] = {}
-        for w in writes:
-            if not w.refused:
-                k = str(w.ref.kind_ref)
-                counts[k] = counts.get(k, 0) + 1
-        for spec in self.perturbations.stale_reads:
-            for name in self.controllers:
-                if not covers(spec.controller, name) or self.controllers[name].native:
-                    continue
-                for kind in self._stale_kinds(spec, name):
-                    n = counts.get(str(kind), 0)
-                    if n:
-                        lag = faults.lag(name, str(kind))
-                        faults = faults.with_lag(name, str(kind), min(lag + n, spec.max_lag))
-        return faults
-
-    def _extra(self, snapshot: Snapshot, faults: FaultBook) -> str:
-        """Fingerprint material for stale views: the writes a lagging view could still be missing."""
-        if not faults.lags:
-            return ""
-        parts = []
-        for controller, kind, lag in faults.lags:
-            recent = snapshot.recent_writes(KindRef.parse(kind), lag)
-            parts.append(f"{controller}:{kind}:" + ",".join(f"{w.ref}={_digest_obj(w.before)}" for w in recent))
-        return hashlib.sha256("|".join(parts).encode()).hexdigest()
-
-
-def stale_views(snapshot: Snapshot, fault: Fault) -> dict[KindRef, Snapshot]:
-    """For each lagging kind, the cluster as it was before that kind's last n writes."""
-    return {KindRef.parse(kind): snapshot.before_writes(KindRef.parse(kind), n) for kind, n in fault.lags}
-
 
 _ACTOR_WORK = "kamera.sim.actor-work"
 #: the built-in actors' work when neither has any
@@ -780,14 +764,6 @@ _IDLE: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
 
 def _join(a: str, b: str) -> str:
     return f"{a}; {b}" if a and b else a or b
-
-
-def _digest_obj(obj: Mapping[str, Any] | None) -> str:
-    import json
-
-    if obj is None:
-        return "-"
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 __all__ = ["Act", "Fault", "KubeModel", "ReconcileRun", "journal_writes", "object_names", "perform_action",

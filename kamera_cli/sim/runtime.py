@@ -107,6 +107,10 @@ class ReconcileRun:
     #: the step crashed and the restarted process never started again (a kopf operator whose login
     #: or startup handler now fails): on this path it takes no more steps
     down: bool = False
+    #: what a crashed run read before the crash, and what its restart read (the re-imported module's
+    #: top-level code, a kopf operator's login and startup): the crash's footprint. Not ``regions``,
+    #: which would memoise the run, and a replay would skip the restart
+    crash_regions: tuple[tuple[Any, ...], ...] | None = None
 
 
 @dataclass
@@ -297,14 +301,17 @@ class ControllerRuntime:
                 outcome = None
             finally:
                 self.bind(None)
+        crash_regions: tuple[tuple[Any, ...], ...] | None = None
         if crashed:
             # the restarted module's top-level code may call the API (e.g. build a DynamicClient):
             # it sees the cluster as the crash left it; anything it writes is discarded
-            self.bind(ApiServer(self.registry, server.snapshot, now=lambda: clock))
+            restart = ApiServer(self.registry, server.snapshot, now=lambda: clock)
+            self.bind(restart)
             try:
                 self.factory.reload()
             finally:
                 self.bind(None)
+            crash_regions = tuple(dict.fromkeys((*read_regions(server), *read_regions(restart))))
         story = journal_writes(server)
         writes = tuple(w for w in story if not w.refused)
         # nothing refused (most steps): one tuple for both, which a memo entry keeps as long as the search
@@ -403,6 +410,7 @@ class ControllerRuntime:
             error_text=error_text,
             clock_readers=frozenset(vclock.readers) if isinstance(vclock, WatchedClock) else None,
             down=restart_failed is not None,
+            crash_regions=crash_regions,
         )
         # A timeout is memoised by what the reconcile had read before it overran: the same reads lead
         # the same (deterministic) code into the same loop, so it is a finding once, not once per state.

@@ -58,7 +58,10 @@ class Shipping:
         derived = [(key, value) for key in self.derived if (value := snapshot.cached(key)) is not None]
         payload = (entries, acc, count, rv, writes, tuple(counters.items()), fp, derived,
                    [pending_values(p) for p in state.pending], state.clock, state.next_action,
-                   state.steps_since_action, (faults.crashes, faults.conflicts, faults.lags), state.halted,
+                   state.steps_since_action,
+                   (faults.crashes, faults.conflicts, faults.lags,
+                    tuple((kind, tuple(map(self._record_blob, records))) for kind, records in faults.history)),
+                   state.halted,
                    state.extra, state.outcomes, state.memory, state._fp, extra)
         return pickle.dumps(payload, protocol=_PROTOCOL)
 
@@ -75,8 +78,11 @@ class Shipping:
         log = tuple(map(self._record, writes))
         snapshot = Snapshot.from_parts(kinds, acc, count, rv, log, immutables.Map(counters), fp,
                                        dict(derived))
+        crashes, conflicts, lags, history = faults
+        book = FaultBook(crashes, conflicts, lags,
+                         tuple((kind, tuple(map(self._record, records))) for kind, records in history))
         state = SimState(snapshot, tuple(PendingItem(*p) for p in pending), clock, next_action, steps,
-                         FaultBook(*faults), halted, extra_fp, outcomes, memory)
+                         book, halted, extra_fp, outcomes, memory)
         if state_fp:
             object.__setattr__(state, "_fp", state_fp)
         return state, extra

@@ -7,8 +7,11 @@ ready work) is in the fingerprint (so that equivalent states are merged).
 
 from __future__ import annotations
 
+import datetime
+import functools
 import hashlib
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
@@ -16,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from kamera_cli.apiserver import Snapshot
+    from kamera_cli.apiserver.storage.snapshot import WriteRecord
 
 
 class CanonicalForm(Protocol):
@@ -105,6 +109,41 @@ class PendingItem:
     def request_text(self) -> str:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
+    def carried_from(self, clock: int) -> str:
+        """``carry`` as the fingerprint holds it: every instant in it as seconds from ``clock``."""
+        return relative_instants(self.carry, clock) if self.carry else ""
+
+
+#: an ISO 8601 instant as a JSON string (kopf's ``format_iso8601``: microseconds, UTC offset)
+_INSTANT = re.compile(r'"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?)"')
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_MICROSECOND = datetime.timedelta(microseconds=1)
+
+
+@functools.lru_cache(maxsize=4096)
+def relative_instants(text: str, clock: int) -> str:
+    """``text`` with each quoted ISO 8601 instant replaced by its distance from ``clock`` in seconds.
+
+    Why: a kopf timer's carried retry state (``PendingItem.carry``) is kopf's handler state as it
+    stores it, with the absolute instants it started and is delayed until. kopf uses them only
+    against the clock (``delayed > now``, ``now - started``) and makes new ones from the clock, so a
+    state's future depends on them only through their distance from it — the same holds of every
+    other time the fingerprint keeps (a pending item's delay, ``retry_due``), and the clock itself is
+    not in the fingerprint. Kept absolute, a timer that fails and retries made every execution's
+    states differ by when the failure happened (docs/semantics.md, "kopf", *Its retry*)."""
+    def offset(match: re.Match[str]) -> str:
+        try:
+            instant = datetime.datetime.fromisoformat(match.group(1).replace("Z", "+00:00"))
+        except ValueError:
+            return match.group(0)
+        if instant.tzinfo is None:
+            instant = instant.replace(tzinfo=datetime.timezone.utc)
+        micros = (instant - _EPOCH) // _MICROSECOND - clock * 1_000_000  # exact: no float rounding
+        return f'"@{micros}us"'
+    return _INSTANT.sub(offset, text)
+
 
 #: a pending item's fields as a tuple, in order (``PendingItem(*values)`` gives it back)
 pending_values = attrgetter(*(f.name for f in fields(PendingItem)))
@@ -118,6 +157,11 @@ class FaultBook:
     conflicts: int = 0
     #: (controller, kind) -> how many writes behind the current cluster its view is
     lags: tuple[tuple[str, str, int], ...] = ()
+    #: kind -> its latest writes (oldest first, at most the largest ``maxLag`` over it), for the kinds
+    #: some controller may read stale: what a lagging view undoes (sim/perturbing.py). Kept here, not
+    #: read from the server's log of recent writes, because that log is shared by every kind: writes
+    #: of other kinds would push these out of it, and then a view would depend on every write
+    history: tuple[tuple[str, tuple[WriteRecord, ...]], ...] = ()
 
     def lag(self, controller: str, kind: str) -> int:
         for c, k, n in self.lags:
@@ -128,10 +172,22 @@ class FaultBook:
     def with_lag(self, controller: str, kind: str, lag: int) -> FaultBook:
         rest = tuple(e for e in self.lags if not (e[0] == controller and e[1] == kind))
         lags = tuple(sorted((*rest, (controller, kind, lag)) if lag else rest))
-        return FaultBook(self.crashes, self.conflicts, lags)
+        return FaultBook(self.crashes, self.conflicts, lags, self.history)
 
-    def __reduce__(self) -> tuple[type[FaultBook], tuple[int, int, tuple[tuple[str, str, int], ...]]]:
-        return (FaultBook, (self.crashes, self.conflicts, self.lags))
+    def written(self, kind: str) -> tuple[WriteRecord, ...]:
+        """The kind's latest writes kept for stale views, oldest first."""
+        for k, records in self.history:
+            if k == kind:
+                return records
+        return ()
+
+    def with_written(self, kind: str, records: tuple[WriteRecord, ...]) -> FaultBook:
+        rest = tuple(e for e in self.history if e[0] != kind)
+        history = tuple(sorted((*rest, (kind, records)) if records else rest, key=lambda e: e[0]))
+        return FaultBook(self.crashes, self.conflicts, self.lags, history)
+
+    def __reduce__(self) -> tuple[type[FaultBook], tuple[Any, ...]]:
+        return (FaultBook, (self.crashes, self.conflicts, self.lags, self.history))
 
     def digest(self) -> str:
         return f"c{self.crashes}x{self.conflicts}" + "".join(f"|{c}:{k}:{n}" for c, k, n in self.lags)
@@ -202,7 +258,7 @@ class SimState:
             if p.woken:
                 line += "\x00woken"
             if p.carry:
-                line += "\x00carry:" + p.carry
+                line += "\x00carry:" + p.carried_from(self.clock)
             if p.retry_due > self.clock:
                 line += f"\x00retry:{p.retry_due - self.clock}"
             lines.append(line)

@@ -308,7 +308,7 @@ def state_notes(state: SimState, generated: Mapping[str, str]) -> dict[str, str]
         if p.name in generated:
             notes.setdefault(p.name, []).append(
                 f"{p.controller}\0{p.delay(clock)}\0{int(p.stable)}\0{','.join(p.fresh)}\0"
-                f"{int(p.relist)}{int(p.woken)}\0{p.carry}")
+                f"{int(p.relist)}{int(p.woken)}\0{p.carried_from(clock)}")
     for key, fate in state.outcomes:
         name = key.rpartition("/")[2]
         if name in generated:

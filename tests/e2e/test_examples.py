@@ -22,7 +22,10 @@ SCENARIOS = ROOT / "scenarios"
 # path -> (exit code, failing checks, states, converged states), with partial-order reduction on (the
 # default); tests/e2e/test_reduction.py checks every example against the unreduced search. Issue 26's
 # footprints (owned children, claims, the clock window, the orphans watch) lowered the counts of the
-# examples with ownerReferences or built-ins; verdicts, failing checks and converged states are as before
+# examples with ownerReferences or built-ins; verdicts, failing checks and converged states are as before.
+# Perturbations in footprints (sim/perturbing.py) lowered those of the examples with crashes (before:
+# kopf/restart-settings 15, /fixed 19; shapes/credential-leak 96, /fixed 80; shapes/http-fake-urllib 80,
+# /fixed 80)
 
 EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "quickstart": (0, set(), 5, 1),
@@ -80,8 +83,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "kopf/cleanup/fixed": (0, set(), 8, 2),
     # a crash restarts the operator after an admin deleted the settings its startup handler needs: it never
     # starts again on that path (no more steps of it there), and its Widget keeps no config map
-    "kopf/restart-settings": (1, {"no controller errors", "invariant: every widget has its config map"}, 15, 2),
-    "kopf/restart-settings/fixed": (0, set(), 19, 2),
+    "kopf/restart-settings": (1, {"no controller errors", "invariant: every widget has its config map"}, 13, 2),
+    "kopf/restart-settings/fixed": (0, set(), 18, 2),
     # a timer stops at the event that leaves its filters unmatched, as kopf's match_daemons stops it (41
     # states when it ran on to its next tick and ended there)
     "kopf/timer-filters": (0, set(), 16, 2),
@@ -112,15 +115,15 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "shapes/lightkube/asyncio": (0, set(), 5, 1),
     "shapes/pykube": (0, set(), 5, 1),
     # a fake of AWS IAM whose keys are explored state (issue 12): a crash between minting and storing leaks one
-    "shapes/credential-leak": (1, {"deterministic", "invariant: one access key per namespace"}, 96, 2),
-    "shapes/credential-leak/fixed": (0, set(), 80, 1),
+    "shapes/credential-leak": (1, {"deterministic", "invariant: one access key per namespace"}, 44, 2),
+    "shapes/credential-leak/fixed": (0, set(), 43, 1),
     # a fake by URL (a Dask scheduler's HTTP API): a crash between its retirement and the Pod's deletion
     "shapes/http-fake": (1, {"deterministic", "invariant: every worker Pod is a running worker of the scheduler"},
                          9, 2),
     "shapes/http-fake/fixed": (0, set(), 7, 1),
     # the same through urllib.request (issue 27): a crash between Grafana's folder and its record, then 409 forever
-    "shapes/http-fake-urllib": (1, {"no controller errors"}, 80, 1),
-    "shapes/http-fake-urllib/fixed": (0, set(), 80, 1),
+    "shapes/http-fake-urllib": (1, {"no controller errors"}, 43, 1),
+    "shapes/http-fake-urllib/fixed": (0, set(), 43, 1),
     # metacontroller (issue 12): the IndexedJob example's hook server, stuck on a failed pod, and its fix
     "shapes/metacontroller": (1, {"invariant: a settled job has finished"}, 48, 4),
     "shapes/metacontroller/fixed": (0, set(), 31, 3),

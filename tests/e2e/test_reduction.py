@@ -22,11 +22,13 @@ SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 EXAMPLES = sorted(str(p.parent.relative_to(SCENARIOS)) for p in SCENARIOS.rglob("scenario.yaml"))
 
 
-def _run(scenario: Scenario, reduction: str) -> Exploration:
+def run_with(scenario: Scenario, reduction: str) -> Exploration:
+    """``scenario`` explored with ``reduction`` ("none" or "persistent")."""
     return explore(replace(scenario, explore=replace(scenario.explore, reduction=reduction)))  # type: ignore[arg-type]
 
 
-def _outcomes(exploration: Exploration) -> set[str]:
+def outcomes_of(exploration: Exploration) -> set[str]:
+    """The converged outcomes of an exploration (halted executions left out)."""
     search = exploration.search
     return {outcome_key(search.state(n).snapshot) for n in search.converged if not search.state(n).halted}
 
@@ -48,13 +50,13 @@ def test_reduced_and_full_search_agree(rel: str) -> None:
 def assert_reduction_agrees(scenario: Scenario) -> Exploration:
     """Explore ``scenario`` with and without reduction and assert that everything reported agrees
     (verdicts, converged outcomes, stuck regions, findings); returns the reduced exploration."""
-    full = _run(scenario, "none")
-    reduced = _run(scenario, "persistent")
+    full = run_with(scenario, "none")
+    reduced = run_with(scenario, "persistent")
     assert full.search.stats.reduced == 0
     assert reduced.result.verdict == full.result.verdict
     assert ({c.name: c.verdict for c in reduced.result.checks}
             == {c.name: c.verdict for c in full.result.checks})
-    assert _outcomes(reduced) == _outcomes(full)
+    assert outcomes_of(reduced) == outcomes_of(full)
     assert bool(reduced.search.livelocks) == bool(full.search.livelocks)
     assert bool(reduced.search.deadlocks) == bool(full.search.deadlocks)
     assert ({f.key for f in reduced.search.findings} == {f.key for f in full.search.findings})

@@ -102,6 +102,20 @@ def test_chains_that_wake_their_own_next_step_run_one_after_another() -> None:
     assert _converged(reduced) == _converged(full)
 
 
+def test_a_horizon_counts_only_the_deferred_chains() -> None:
+    """2 chains of 3 with a timer 4 steps away: the chain taken first is in the persistent set, so
+    only the other one (3 steps) is deferred, 3 < 4, and the chains still run one after the other.
+    Counting both chains (6 steps) would expand the first states fully (10 states), as a
+    horizon of 3 must."""
+    for horizon, states in ((4, 7), (3, 10)):
+        model = _chains(2, 3)
+        model.horizon = lambda state, h=horizon: h  # type: ignore[attr-defined]
+        full, reduced = _both(model, [])
+        assert full.stats.states == 16
+        assert reduced.stats.states == states
+        assert _converged(reduced) == _converged(full)
+
+
 def test_independent_workers_take_one_order() -> None:
     """k workers on variables of their own, each writing twice: 3^k states become 2k+1."""
     k = 6

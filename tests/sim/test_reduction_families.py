@@ -29,7 +29,7 @@ SETTINGS = settings(max_examples=5, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
-def _fresh(tmp_path: Path, tag: str) -> Path:
+def fresh_folder(tmp_path: Path, tag: str) -> Path:
     folder = tmp_path / tag
     folder.mkdir(parents=True, exist_ok=True)
     return folder
@@ -39,7 +39,7 @@ def _fresh(tmp_path: Path, tag: str) -> Path:
 @given(k=st.integers(1, 3), dangling=st.booleans(), delete_parent=st.sampled_from(["", "background", "orphan"]))
 def test_owned_children(tmp_path: Path, k: int, dangling: bool, delete_parent: str) -> None:
     """Owned creates are quiet for the collector; a dangling owner and a deleted parent give it work."""
-    folder = _fresh(tmp_path, f"owned-{k}-{dangling}-{delete_parent}")
+    folder = fresh_folder(tmp_path, f"owned-{k}-{dangling}-{delete_parent}")
     path = owned_children(folder, k)
     text = path.read_text()
     if dangling:  # a child whose owner never existed: the collector deletes it, in any order
@@ -61,7 +61,7 @@ def test_owned_children(tmp_path: Path, k: int, dangling: bool, delete_parent: s
 @given(replicas=st.integers(1, 2), orphan=st.sampled_from(["", "matching", "foreign"]), timer=st.booleans())
 def test_webapp_with_builtins(tmp_path: Path, replicas: int, orphan: str, timer: bool) -> None:
     """Claims by selector, the orphans watch, the clock window and the horizon, with a user timer."""
-    folder = _fresh(tmp_path, f"web-{replicas}-{orphan}-{timer}")
+    folder = fresh_folder(tmp_path, f"web-{replicas}-{orphan}-{timer}")
     path = webapps(folder, 1, replicas)
     if timer:  # the operator also resyncs on a timer: its steps are global, the built-ins' are not
         operator = folder / "operator.py"

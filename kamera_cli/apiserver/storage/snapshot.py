@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -384,7 +384,12 @@ class Snapshot:
         before the oldest undone write, so a list from the view reports an RV older than the current one
         and a watch resumed from it replays exactly the writes the cache had missed.
         """
-        writes = self.recent_writes(kind_ref, n)
+        return self.undoing(self.recent_writes(kind_ref, n))
+
+    def undoing(self, writes: Sequence[WriteRecord]) -> Snapshot:
+        """``before_writes`` for the given writes (the latest ones of one kind, oldest first), which the
+        caller kept itself: the simulator keeps each stale-read kind's own history, which writes of
+        other kinds cannot push out as they push entries out of this log."""
         if not writes:
             return self
         snap: Snapshot = self
