@@ -6,7 +6,9 @@ Each case is explored twice, each in a fresh process (so that its peak memory is
 ``before`` keeps every program's input log exactly in the fingerprint and every program step global
 (``kamera_cli.sim.positions.ENABLED = False``: the search before issue 26's programs part); ``after``
 is the default (a program's position up to resourceVersions, timestamps and input times, converged
-states merged whatever their programs' positions, a clock-blind program's steps reordered). States are
+states merged whatever their programs' positions, a clock-blind program's steps reordered, program
+steps memoised); ``--memo`` compares ``after`` with ``no-memo`` (the same, with ``explore.memoize:
+false``: every program step runs), reporting executions and memo hits too. States are
 the figure to compare (the machine is shared, so seconds vary); the verdict must be the same on both
 rows of a case, unless ``before`` ran out of time.
 
@@ -44,14 +46,16 @@ def _one(path: Path, mode: str, timeout: float) -> dict[str, object]:
     from kamera_cli.scenario import load_scenario
     from kamera_cli.sim import positions
 
-    positions.ENABLED = mode == "after"
+    positions.ENABLED = mode != "before"
     scenario = load_scenario(path / "scenario.yaml")
-    scenario = dataclasses.replace(scenario, explore=dataclasses.replace(scenario.explore, timeout_seconds=timeout))
+    scenario = dataclasses.replace(scenario, explore=dataclasses.replace(scenario.explore, timeout_seconds=timeout,
+                                                                         memoize=mode != "no-memo"))
     started = time.perf_counter()
     exploration = runner.explore(scenario)
     stats = exploration.search.stats
     return {"states": stats.states, "verdict": exploration.result.verdict.value,
             "converged": len(exploration.search.converged), "seconds": round(time.perf_counter() - started, 1),
+            "executions": exploration.result.stats.reconciles, "memo_hits": exploration.result.stats.memo_hits,
             "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
@@ -59,21 +63,23 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", default="")
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--memo", action="store_true", help="compare the program memo off and on")
     parser.add_argument("--one", nargs=2, metavar=("PATH", "MODE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         print(json.dumps(_one(Path(args.one[0]), args.one[1], args.timeout)))
         return
-    print(f"{'case':48} {'mode':7} {'states':>8} {'converged':>9} {'verdict':>13} {'seconds':>8} {'peak MiB':>8}")
+    print(f"{'case':48} {'mode':7} {'states':>8} {'converged':>9} {'verdict':>13} {'seconds':>8} {'peak MiB':>8} "
+          f"{'runs':>6} {'hits':>6}")
     for name, path in CASES:
         if args.only and args.only not in name:
             continue
-        for mode in ("before", "after"):
+        for mode in ("no-memo", "after") if args.memo else ("before", "after"):
             out = subprocess.run([sys.executable, __file__, "--one", str(path), mode, "--timeout", str(args.timeout)],
                                  capture_output=True, text=True, check=True)
             row = json.loads(out.stdout.strip().splitlines()[-1])
             print(f"{name:48} {mode:7} {row['states']:>8} {row['converged']:>9} {row['verdict']:>13} "
-                  f"{row['seconds']:>8} {row['peak_mib']:>8}", flush=True)
+                  f"{row['seconds']:>8} {row['peak_mib']:>8} {row['executions']:>6} {row['memo_hits']:>6}", flush=True)
 
 
 if __name__ == "__main__":

@@ -296,13 +296,15 @@ class Simulation:
                                scenario=self.scenario.name, controller=spec.name, env=_view(spec))
         self._factories.append(factory)
         factory.attach(containment, self.registry, spec.program_kinds)
+        # a program memoises its own steps (adapters/program/memo.py): the runtime's memo replays a
+        # reconcile's writes, not a program's new inputs
+        factory.memoize = self.memoize and self.scenario.explore.memoize
         wirings.append(Wiring(spec.name, PROGRAM_KIND, False, frozenset(),
                               tuple((kind, factory.mapper(kind)) for kind in spec.program_kinds)))
         self.runtimes.append(ControllerRuntime(
             name=spec.name, for_kind=PROGRAM_KIND, namespaced=False, watched_kinds=tuple(spec.program_kinds),
             factory=factory, registry=self.registry, bind=containment.bind, client=client,
             budget_seconds=spec.timeout,
-            # a program's step rests on its input log, kept in this process's factory: never memoised
             memoize=self.memoize and self.scenario.explore.memoize and spec.shape != "program",
         ))
         if spec.shape != "handler":

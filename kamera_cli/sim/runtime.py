@@ -20,6 +20,7 @@ from kamera_cli.adapters import ReconcileAbort, Request, VirtualClock, WatchedCl
 from kamera_cli.apiserver import ApiServer, Registry, Snapshot
 from kamera_cli.apiserver import errors as api_errors
 from kamera_cli.apiserver.defaulting.metadata import format_time
+from kamera_cli.apiserver.server.write_rules import has_precondition
 from kamera_cli.model.objects import KindRef
 from kamera_cli.sim.journal import journal_writes
 from kamera_cli.sim.labels import Finding, WriteRec
@@ -189,7 +190,8 @@ class ControllerRuntime:
             if found is not None and (not self.replaying or found.run.timed_out):
                 self.stats.memo_hits += 1
                 return self._replay(found, snapshot, clock)
-        run, regions, signature = self._execute(snapshot, item, clock, fault, views, choice, remembered)
+        run, regions, signature = self._execute(snapshot, item, clock, fault, views, choice, remembered,
+                                                memo=fault is None and not views and not self.replaying)
         if blind is not None and not self.clock_blind(item, run):
             key = timed_key
         if self.native and self.factory.read_clock:
@@ -209,7 +211,8 @@ class ControllerRuntime:
                 and not run.timed_out and not self.native):
             self._checked.add(check_key)
             self.stats.determinism_checks += 1
-            _again, _regions2, signature2 = self._execute(snapshot, item, clock, fault, views, choice, remembered)
+            _again, _regions2, signature2 = self._execute(snapshot, item, clock, fault, views, choice, remembered,
+                                                          memo=False)
             difference = _first_difference(signature, signature2)
             if difference:
                 findings.append(Finding(
@@ -257,8 +260,10 @@ class ControllerRuntime:
         return bool(getattr(self.factory, "builtin", False))
 
     def _execute(self, snapshot: Snapshot, item: PendingItem, clock: int, fault: Fault | None,
-                 views: Mapping[KindRef, Snapshot] | None, choice: str = "", remembered: str = "") -> tuple[
-                     ReconcileRun, tuple[tuple[Any, ...], ...] | None, list[str]]:
+                 views: Mapping[KindRef, Snapshot] | None, choice: str = "", remembered: str = "",
+                 memo: bool = False) -> tuple[ReconcileRun, tuple[tuple[Any, ...], ...] | None, list[str]]:
+        """One run of the controller's code (``memo``: a program may answer it from its own memo,
+        ``adapters/program/memo.py``; it is then counted as a memo hit, not an execution)."""
         server = ApiServer(self.registry, snapshot, now=lambda: clock)
         for kind, view in (views or {}).items():
             server.set_stale_view(kind, view)
@@ -269,7 +274,7 @@ class ControllerRuntime:
         def before_write(access: Any) -> None:
             nonlocal attempts, conflictable
             attempts += 1
-            if access.verb in ("update", "patch"):
+            if access.verb in ("update", "patch") and has_precondition(access.request_body):
                 # only these can lose an optimistic-concurrency race; a create's only 409 is AlreadyExists
                 conflictable += 1
                 if fault is not None and fault.kind == "conflict" and conflictable == fault.at:
@@ -282,7 +287,7 @@ class ControllerRuntime:
 
         server.before_write = before_write
         request = Request(item.namespace or None, item.name, relisted=item.relist, timer=item.woken,
-                          carried=item.carry, remembered=remembered, choice=choice)
+                          carried=item.carry, remembered=remembered, choice=choice, memo=memo)
         seed = hashlib.sha256(
             f"{self.name}\0{item.namespace}\0{item.name}\0{snapshot.fingerprint()}".encode()
         ).digest()
@@ -301,6 +306,9 @@ class ControllerRuntime:
                 outcome = None
             finally:
                 self.bind(None)
+            if getattr(self.factory, "memo_hit", False):  # a program's step answered by its memo
+                self.stats.executions -= 1
+                self.stats.memo_hits += 1
         crash_regions: tuple[tuple[Any, ...], ...] | None = None
         if crashed:
             # the restarted module's top-level code may call the API (e.g. build a DynamicClient):
@@ -662,5 +670,3 @@ def _field_order(entry: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
 
 def _field_owner(entry: Mapping[str, Any]) -> tuple[Any, ...]:
     return (entry.get("manager"), entry.get("operation"), entry.get("subresource"), entry.get("apiVersion"))
-
-

@@ -62,3 +62,11 @@ def assert_reduction_agrees(scenario: Scenario) -> Exploration:
     assert ({f.key for f in reduced.search.findings} == {f.key for f in full.search.findings})
     assert reduced.search.stats.states <= full.search.stats.states
     return reduced
+
+
+def assert_complete_agreement(path: Path) -> Exploration:
+    """``assert_reduction_agrees`` on the scenario at ``path``, whose reduced search must also have
+    finished (a cut search agrees vacuously)."""
+    reduced = assert_reduction_agrees(load_scenario(path))
+    assert reduced.search.complete
+    return reduced

@@ -19,8 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kamera_cli.scenario import load_scenario
-from tests.e2e.test_reduction import assert_reduction_agrees
+from tests.e2e.test_reduction import assert_complete_agreement
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from bench_operators import owned_children, webapps
@@ -53,8 +52,7 @@ def test_owned_children(tmp_path: Path, k: int, dangling: bool, delete_parent: s
         text += ("  actions:\n    - {name: remove, delete: {apiVersion: v1, kind: Secret, namespace: default, "
                  "name: mine}}\n")
     path.write_text(text)
-    reduced = assert_reduction_agrees(load_scenario(path))
-    assert reduced.search.complete
+    assert_complete_agreement(path)
 
 
 @SETTINGS
@@ -73,8 +71,7 @@ def test_webapp_with_builtins(tmp_path: Path, replicas: int, orphan: str, timer:
         path.write_text(path.read_text() + (
             f"    - {{apiVersion: v1, kind: Pod, metadata: {{name: stray, namespace: default, labels: {labels}}}, "
             "spec: {containers: [{name: c, image: busybox}]}}\n"))
-    reduced = assert_reduction_agrees(load_scenario(path))
-    assert reduced.search.complete
+    assert_complete_agreement(path)
 
 
 
@@ -92,8 +89,7 @@ def test_two_owned_trees(tmp_path: Path, delete: bool) -> None:
         text += ("  actions:\n    - {name: remove, at: any, delete: {apiVersion: bench.kamera.dev/v1, kind: WebApp, "
                  "namespace: default, name: web1}}\n")
     path.write_text(text)
-    reduced = assert_reduction_agrees(load_scenario(path))
-    assert reduced.search.complete
+    reduced = assert_complete_agreement(path)
     assert reduced.search.stats.states * 10 < 2985
 
 
@@ -129,5 +125,4 @@ def test_a_namespace_deleted_while_owned_children_are_made(tmp_path: Path, at: s
     text += (f"  actions:\n    - {{name: remove, at: {at}, delete: {{apiVersion: v1, kind: Namespace, "
              "name: team}}\n")
     path.write_text(text)
-    reduced = assert_reduction_agrees(load_scenario(path))
-    assert reduced.search.complete
+    assert_complete_agreement(path)

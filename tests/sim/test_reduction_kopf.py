@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 from kamera_cli.adapters.kopf.events import supported
 from kamera_cli.scenario import load_scenario
 from kamera_cli.sim.state import PendingItem
-from tests.e2e.test_reduction import assert_reduction_agrees, outcomes_of, run_with
+from tests.e2e.test_reduction import assert_complete_agreement, assert_reduction_agrees, outcomes_of, run_with
 
 reason = supported()
 pytestmark = pytest.mark.skipif(reason is not None, reason=reason or "")
@@ -118,11 +118,6 @@ TICK_LOG = """    if body["metadata"]["name"] != "w0":
 """
 
 
-def _agrees(path: Path) -> None:
-    reduced = assert_reduction_agrees(load_scenario(path))
-    assert reduced.search.complete
-
-
 @SETTINGS
 @given(objects=st.just(1), schedule=st.sampled_from(["interval=60", "interval=30, sharp=True",
                                                      "idle=20, interval=40", "interval=50, initial_delay=5"]),
@@ -146,7 +141,8 @@ def tick(body, patch, **_):
     if fails_once:  # the first tick stores nothing; the retry stores its result
         operator = operator.replace("        raise kopf.TemporaryError",
                                     "        patch.status['tick'] = {'tried': True}\n        raise kopf.TemporaryError")
-    _agrees(_scenario(tmp_path / f"timer-{objects}-{len(schedule)}-{fails_once}", operator, objects, logged=logged))
+    path = _scenario(tmp_path / f"timer-{objects}-{len(schedule)}-{fails_once}", operator, objects, logged=logged)
+    assert_complete_agreement(path)
 
 
 @SETTINGS
@@ -177,8 +173,8 @@ def follow(new, name, namespace, **_):
 {timer}"""
     actions = ("  actions:\n    - {name: edit, at: any, patch: {target: {apiVersion: example.com/v1, kind: Widget, "
                "namespace: default, name: w0}, type: merge, patch: {spec: {message: edited}}}}\n")
-    _agrees(_scenario(tmp_path / f"owned-{objects}-{with_timer}-{retries}", operator, objects,
-                      actions if objects == 1 else "", logged))
+    assert_complete_agreement(_scenario(tmp_path / f"owned-{objects}-{with_timer}-{retries}", operator, objects,
+                                        actions if objects == 1 else "", logged))
 
 
 def test_timers_of_different_objects_are_reordered(tmp_path: Path) -> None:
@@ -212,8 +208,7 @@ def test_handlers_retrying_with_a_backoff_over_several_objects(tmp_path: Path, o
     operator = create_handler(f"    if {only}retry == 0:\n"
                               f"        raise kopf.TemporaryError('not ready', delay={delay})\n", logged)
     path = _scenario(tmp_path / f"retry-{objects}-{delay}-{who}", operator, objects, logged=logged)
-    reduced = assert_reduction_agrees(load_scenario(path))
-    assert reduced.search.complete
+    reduced = assert_complete_agreement(path)
     checks = {c.name: c.verdict.value for c in reduced.result.checks}
     assert checks["converges"] == "passed"  # every object gets its child: no livelock
     assert checks["deterministic"] == ("failed" if logged else "passed")  # the journal's order is the outcome
@@ -246,8 +241,7 @@ def tick(body, patch, **_):
                                     'kopf.info(body, reason="Seen", message=body["spec"]["message"])\n'
                                     '    patch.metadata.annotations["example.com/seen"] = "yes"')
     path = _scenario(tmp_path / f"armed-{len(schedule)}-{second}", operator, 2, logged=logged)
-    reduced = assert_reduction_agrees(load_scenario(path))
-    assert reduced.search.complete
+    reduced = assert_complete_agreement(path)
     causes = dict(reduced.search.stats.global_causes)
     assert not any("kopf" in cause for cause in causes), causes
 
@@ -269,7 +263,7 @@ def beat(stopped, status, patch, name, **_):
             patch.status["beat"] = {{"alive": True}}
         stopped.wait({wait})
 """
-    _agrees(_scenario(tmp_path / f"daemon-{objects}-{wait}", operator, objects, logged=logged))
+    assert_complete_agreement(_scenario(tmp_path / f"daemon-{objects}-{wait}", operator, objects, logged=logged))
 
 
 def test_a_timer_whose_every_tick_fails_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -29,7 +29,7 @@ from kamera_cli.sim.labels import WriteRec
 from kamera_cli.sim.perturbing import CRASH_BUDGET, StaleViews, stale_views, view_token
 from kamera_cli.sim.runtime import Fault
 from kamera_cli.sim.state import FaultBook
-from tests.e2e.test_reduction import assert_reduction_agrees
+from tests.e2e.test_reduction import assert_complete_agreement, assert_reduction_agrees
 from tests.sim.test_reduction_families import fresh_folder
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -114,8 +114,7 @@ def test_owned_children_perturbed(tmp_path: Path, k: int, stale: bool, crash: bo
         text += ("  actions:\n    - {name: remove, at: any, delete: {apiVersion: v1, kind: Secret, "
                  "namespace: default, name: mine}}\n")
     path.write_text(text)
-    reduced = assert_reduction_agrees(load_scenario(path))
-    assert reduced.search.complete
+    assert_complete_agreement(path)
 
 
 @SETTINGS
@@ -125,8 +124,7 @@ def test_requests_of_one_controller_perturbed(tmp_path: Path, n: int, stale: boo
     restarts it and re-enqueues every one of them."""
     path = owned_requests(fresh_folder(tmp_path, f"requests-{n}-{stale}-{crash}"), n)
     path.write_text(path.read_text() + _perturbations(stale, crash, False))
-    reduced = assert_reduction_agrees(load_scenario(path))
-    assert reduced.search.complete
+    assert_complete_agreement(path)
 
 
 @pytest.mark.parametrize(("stale", "crash", "conflict"), [(True, True, True), (True, False, False),
@@ -138,8 +136,7 @@ def test_webapp_with_builtins_perturbed(tmp_path: Path, stale: bool, crash: bool
     path = webapps(tmp_path, 1, 1)
     text = path.read_text().replace("[deployment, replicaset, kubelet]", "[deployment, replicaset]")
     path.write_text(text + _perturbations(stale, crash, conflict))
-    reduced = assert_reduction_agrees(load_scenario(path))
-    assert reduced.search.complete
+    reduced = assert_complete_agreement(path)
     assert reduced.search.stats.reduced > 0
 
 
@@ -169,8 +166,7 @@ def test_kopf_create_and_timer_perturbed(tmp_path: Path) -> None:
 
     path = kopf_widgets(KOPF_CREATE_TIMER)(tmp_path, 1, 0)
     path.write_text(path.read_text() + _perturbations(True, True, False))
-    reduced = assert_reduction_agrees(load_scenario(path))
-    assert reduced.search.complete
+    assert_complete_agreement(path)
 
 
 def test_a_shipped_state_keeps_its_stale_history() -> None:

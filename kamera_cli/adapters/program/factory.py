@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import dataclasses
 import hashlib
 import inspect
 import json
@@ -31,6 +32,7 @@ from typing import Any
 from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.program import parking as program_parking
 from kamera_cli.adapters.program import primitives as program_primitives
+from kamera_cli.adapters.program.memo import MemoEntry, ProgramMemo, Tape, log_key, pattern
 from kamera_cli.adapters.program.session import Entry, ProgramDiverged, ProgramParked, Session, watch_content
 from kamera_cli.adapters.program.threads import ProgramDeadlocked, Threads
 from kamera_cli.adapters.program.trace import Recorder, StepTrace
@@ -131,6 +133,14 @@ class ProgramFactory(EntrypointLoader):
         self.untraced: dict[str, None] = {}
         #: programs suspended at their blocking points (the fast path), by log digest
         self._parking = program_parking.Parking()
+        #: steps memoised by their position and what the server answered (``memo.py``); off with
+        #: ``explore.memoize: false``
+        self.memoize = True
+        self._memo = ProgramMemo()
+        #: each log's memo key (its digest without resourceVersions) and its resourceVersions
+        self._keys: dict[str, tuple[bytes, tuple[bytes, ...]]] = {"": (b"", ())}
+        #: the last step was answered by the memo (the program did not run): the runtime counts a hit
+        self.memo_hit = False
         if shape == "program" and program_parking.greenlets() is None:
             # without green threads a program's real threads would race the explorer: the OS scheduler,
             # not the scenario, would decide what a run sees (issue #28), so it is not checked at all
@@ -276,7 +286,7 @@ class ProgramFactory(EntrypointLoader):
             return Result(requeue_after=self.every)
         if self.shape == "handler":
             return self._handle(request, client)
-        return self._step_green(request.remembered, request.choice)
+        return self._step_green(request.remembered, request.choice, request.memo)
 
     def _run_main(self) -> None:
         """``main()``; an ``async def main()`` on a virtual-time event loop of its own (``aio``), which
@@ -286,13 +296,31 @@ class ProgramFactory(EntrypointLoader):
         else:
             self._target()
 
-    def _step_green(self, remembered: str, choice: str) -> ProgramResult:
+    def _step_green(self, remembered: str, choice: str, memo: bool = True) -> ProgramResult:
         """``main()`` and its threads as greenlets (``program_threads``): resumed where the previous step
-        left them (the fast path) or rebuilt by replaying the log, then run to the step's end."""
+        left them (the fast path), answered by the memo (``memo.py``: the program does not run), or
+        rebuilt by replaying the log, then run to the step's end."""
         run = active_run()
         assert run is not None and self.containment is not None
-        live = self.containment.server
+        server = self.containment.server
+        live = tape = Tape(server)
         clock_reads = run.clock_reads
+        self.memo_hit = False
+        # a step from the start (the one the determinism check runs twice) or from an exact position
+        # (its clock, seed or the server's history observed) is not memoised
+        key = values = None
+        clocks = (self._logs[remembered][1][-1].clock if remembered else 0.0, run.clock.now)
+        if memo and self.memoize and remembered and not self.exact_position(remembered):
+            logged, values = self._log_key(remembered)
+            key = (logged, pattern(values), choice, clocks[0] >= clocks[1])
+            if remembered not in self._parking:  # resuming keeps the chain of suspended programs going
+                hit = self._memo.attempt(key, values, clocks, tape)
+                if hit is not None:
+                    self.memo_hit = True
+                    answered: ProgramResult = dataclasses.replace(
+                        hit.result, memory=self._store(remembered, hit.entries, False, hit.trace))
+                    return answered
+                tape.rewind()
         suspended = self._parking.take(remembered) if remembered else None
         if suspended is not None:
             threads, session = suspended
@@ -309,6 +337,7 @@ class ProgramFactory(EntrypointLoader):
                                                   if d in self._traces), start=len(log))
             session.threads = threads
             threads.trace.modules = _modules_of_this_run(self)
+        tape.diverge = session.diverge
         self.containment.bind(session)
         run.on_sleep = session.on_sleep
         kept = False
@@ -333,8 +362,12 @@ class ProgramFactory(EntrypointLoader):
                         # thread left in a timed wait (its wake instant is absolute)
                         observed = (run.clock_reads > clock_reads or session.historic
                                     or bool(threads.timers([t for t in threads.threads if t.state == "parked"])))
-                        memory = self._store(remembered, tuple(session.new_entries), observed, threads.trace.step())
+                        step = threads.trace.step()
+                        memory = self._store(remembered, tuple(session.new_entries), observed, step)
                         result = self._green_result(threads, session, outcome, memory, remembered)
+                        if key is not None and values is not None and memory not in self._exact:
+                            self._memo.store(key, MemoEntry(values, clocks, tuple(tape.calls),
+                                                            tuple(session.new_entries), step, result))
                         if program_parking.ENABLED:
                             self._parking.keep(memory, threads, session, self.containment)
                             kept = True
@@ -343,7 +376,7 @@ class ProgramFactory(EntrypointLoader):
                         threads.kill()
         finally:
             run.on_sleep = None
-            self.containment.bind(live)
+            self.containment.bind(server)
         if session.threaded:
             raise ProgramThreaded(session.threaded if session.threaded.startswith("an async program") else
                                   f"a thread the program started outside kamera's scheduling reached "
@@ -413,6 +446,17 @@ class ProgramFactory(EntrypointLoader):
         kind = f"{info.group}/{info.version}/{info.kind}" if info.group else f"{info.version}/{info.kind}"
         raise ProgramUnwatched(f"the program waits on a watch of {path}, but {kind} is not in its watches: a change "
                                f"to it would not wake the program (add {kind} to the controller's watches)")
+
+    def _log_key(self, digest: str) -> tuple[bytes, tuple[bytes, ...]]:
+        """The log's memo key and resourceVersions (``memo.log_key``), worked out once per step of it."""
+        chain = []
+        while digest not in self._keys:
+            chain.append(digest)
+            digest = self._logs[digest][0]
+        for step in reversed(chain):
+            self._keys[step] = log_key(self._keys[self._logs[step][0]], self._logs[step][1])
+            digest = step
+        return self._keys[digest]
 
     def _log(self, digest: str) -> list[Entry]:
         chain: list[tuple[Entry, ...]] = []

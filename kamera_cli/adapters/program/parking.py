@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover - exercised where greenlet is missing
 __all__ = ["Parking", "available", "greenlets"]
 
 #: how many suspended programs one program controller keeps (each holds Python stacks)
-LIMIT = 16
+LIMIT = 64
 #: tests and benchmarks turn the fast path off to compare with pure replay
 ENABLED = True
 
@@ -74,6 +74,9 @@ class Parking:
         """End every suspended program this thread can reach (the scenario is over)."""
         while self._kept:
             self._kill(self._kept.popitem(last=False)[1], containment)
+
+    def __contains__(self, digest: str) -> bool:
+        return digest in self._kept
 
     def __bool__(self) -> bool:
         return bool(self._kept)

@@ -137,7 +137,16 @@ class Watch:
         return out
 
     def pending(self, server: _Server) -> list[bytes]:
-        """The events this watch would deliver now, one per changed object, in namespace/name order."""
+        """The events this watch would deliver now, one per changed object, in namespace/name order (a
+        step's server that records what the program read answers for itself: ``memo.Tape``)."""
+        answer = getattr(server, "pending", None)
+        if answer is not None:
+            events: list[bytes] = answer(self)
+            return events
+        return self.events(server)
+
+    def events(self, server: _Server) -> list[bytes]:
+        """``pending``, from the server's listing of the collection now."""
         now = self.current(server)
         events: list[tuple[str, str, Mapping[str, Any]]] = []
         for key in sorted({*now, *self.view}):
@@ -220,6 +229,11 @@ class Session:
     def _diverge(self, why: str) -> None:
         self.diverged = self.diverged or why
         raise ProgramParked()
+
+    def diverge(self, why: str) -> None:
+        """The program asked for something else than the log (or a memo attempt) says it did: the
+        step ends, as a ``ProgramDiverged``."""
+        self._diverge(why)
 
     def _enter(self, what: str) -> None:
         """Every blocking point and request starts here: a diverged or discarded program goes no further,

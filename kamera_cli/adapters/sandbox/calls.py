@@ -1,8 +1,9 @@
-"""One call into user code, on a worker thread, under the sandbox and a wall-clock budget.
+"""One call into user code, on a worker thread, under the sandbox and a budget.
 
 Why a worker thread: a call that loops forever or blocks on something real must be reported as a
 finding, not hang kamera.  Each call is handed to a long-lived daemon worker thread and the caller
-waits for it with the wall-clock budget (the handoff costs ~10 µs; a new thread per call costs
+waits for it within the budget (wall time, stretched on a loaded machine while the thread computes:
+``budget.py``; the handoff costs ~10 µs; a new thread per call costs
 ~100 µs).  On overrun, kamera records where the worker was, asks it to stop (an asynchronous
 exception, delivered at the next Python bytecode, so pure-Python busy loops do stop; code blocked
 inside C keeps its thread until it returns), restores every virtualised global and moves on with a
@@ -40,6 +41,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from kamera_cli.adapters.sandbox.budget import await_call, thread_cpu_clock
 from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt
 from kamera_cli.adapters.sandbox.fence import NetworkAttempt, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader
@@ -205,9 +207,10 @@ def call_sandboxed(
           sandboxed(clock, seed, plan) as run,
           watching_threads(ms.roots, worker.thread.ident or 0) as started):
         run.processes_allowed = loader.process.processes_allowed
+        cpu = thread_cpu_clock(worker.thread)
         worker.submit(call)
         try:
-            finished = call.finished.acquire(timeout=max(budget_seconds, 0.0))
+            finished = await_call(call.finished, budget_seconds, cpu)
         except BaseException:  # Ctrl-C while waiting: the worker is mid-call, so it cannot be reused
             _abandon(worker, call)
             raise

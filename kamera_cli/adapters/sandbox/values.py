@@ -41,6 +41,9 @@ class Request:
     #: the explorer's branch for this step, among the choices the controller offered ("" when none:
     #: only a program offers choices, which of its threads runs next)
     choice: str = field(default="", compare=False, repr=False)
+    #: whether a program's step may be answered by its memo (off for a perturbed step, a counterexample's
+    #: verification and the determinism check's second run: those must run the program)
+    memo: bool = field(default=True, compare=False, repr=False)
 
     @property
     def key(self) -> str:

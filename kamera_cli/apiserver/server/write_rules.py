@@ -47,6 +47,22 @@ def parse_resource_version(value: Any) -> int | None:
     return int(text) if text.isascii() and text.isdigit() else None
 
 
+def has_precondition(body: Any) -> bool:
+    """Whether a write's body can lose an optimistic-concurrency race (409 Conflict): it names the
+    resourceVersion it was built on — an update's or a merge, strategic or apply patch's
+    ``metadata.resourceVersion``, or a JSON patch that adds or replaces ``/metadata/resourceVersion``
+    — as a number other than 0 ("" and "0" ask for an unconditional write; a non-number is refused
+    with 500, not a race). Any other write is applied to the object the server holds. A JSON patch
+    whose ``test`` of the version fails is answered 422, not 409."""
+    if isinstance(body, list):
+        sent = [op.get("value") for op in body if isinstance(op, dict)
+                and op.get("path") == "/metadata/resourceVersion" and op.get("op") in ("add", "replace")]
+    else:
+        meta = body.get("metadata") if isinstance(body, dict) else None
+        sent = [meta.get("resourceVersion")] if isinstance(meta, dict) else []
+    return any((parse_resource_version(v) or 0) > 0 for v in sent)
+
+
 def _unknown(status: int, message: str) -> ApiError:
     """A plain Go error from storage: ``ErrorToAPIStatus`` answers it with no reason."""
     return ApiError(status, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",

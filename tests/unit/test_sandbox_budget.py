@@ -1,0 +1,92 @@
+"""The call budget: busy loops and real blocking overrun, a call kept from the CPU by load does not."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+from kamera_cli.adapters.sandbox.budget import LOAD_FACTOR, await_call, thread_cpu_clock
+
+
+def _released_after(seconds: float) -> threading.Lock:
+    lock = threading.Lock()
+    lock.acquire()
+    timer = threading.Timer(seconds, lock.release)
+    timer.daemon = True
+    timer.start()
+    return lock
+
+
+def _fake_cpu(share: float, until: float = float("inf")) -> Callable[[], float]:
+    """A thread that gets ``share`` of a CPU for ``until`` seconds of wall time, then waits."""
+    began = time.monotonic()
+    return lambda: share * min(time.monotonic() - began, until)
+
+
+def test_a_call_that_finishes_within_the_budget() -> None:
+    assert await_call(_released_after(0.05), 2.0, _fake_cpu(1.0))
+
+
+def test_a_call_kept_from_the_cpu_gets_more_wall_time() -> None:
+    # a fifth of a CPU (a loaded machine): at 0.2 s it has used 0.04 s, and it ends at 0.5 s
+    began = time.monotonic()
+    assert await_call(_released_after(0.5), 0.2, _fake_cpu(0.2))
+    assert time.monotonic() - began < 0.2 * LOAD_FACTOR
+
+
+def test_a_call_computing_under_load_still_overruns_at_the_limit() -> None:
+    began = time.monotonic()
+    assert not await_call(_released_after(30.0), 0.2, _fake_cpu(0.1))
+    assert 0.2 * LOAD_FACTOR - 0.05 <= time.monotonic() - began < 0.2 * LOAD_FACTOR + 0.5
+
+
+def test_a_busy_call_overruns_at_its_budget() -> None:
+    began = time.monotonic()
+    assert not await_call(_released_after(30.0), 0.3, _fake_cpu(1.0))
+    assert time.monotonic() - began < 0.6
+
+
+def test_a_blocked_call_overruns_at_its_budget() -> None:
+    began = time.monotonic()
+    assert not await_call(_released_after(30.0), 0.3, _fake_cpu(0.0))
+    assert time.monotonic() - began < 0.6
+
+
+def test_a_call_that_computed_then_blocked_overruns_one_stretch_later() -> None:
+    began = time.monotonic()
+    assert not await_call(_released_after(30.0), 0.3, _fake_cpu(0.5, until=0.1))
+    assert time.monotonic() - began < 1.2
+
+
+def test_without_a_cpu_clock_the_wall_budget_decides() -> None:
+    began = time.monotonic()
+    assert not await_call(_released_after(0.5), 0.2, None)
+    assert time.monotonic() - began < 0.45
+
+
+def test_the_cpu_clock_of_a_real_thread_counts_its_work_only() -> None:
+    stop = threading.Event()
+    go = threading.Event()
+
+    def spin() -> None:
+        go.wait()
+        while not stop.is_set():
+            sum(range(1000))
+
+    thread = threading.Thread(target=spin, daemon=True)
+    thread.start()
+    clock = thread_cpu_clock(thread)
+    if clock is None:
+        pytest.skip("this platform has no per-thread CPU clock (time.pthread_getcpuclockid)")
+    idle = clock()
+    time.sleep(0.1)
+    assert clock() - idle < 0.05  # waiting on an Event uses no CPU
+    go.set()
+    time.sleep(0.3)
+    spent = clock() - idle
+    stop.set()
+    thread.join()
+    assert spent > 0.02  # spinning does (shared with this thread and the machine's load)
