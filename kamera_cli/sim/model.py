@@ -322,10 +322,14 @@ class KubeModel:
             return "forced"
         return "enabled" if self.quiescent(state) else ""
 
-    def _actor_work(self, snapshot: Snapshot) -> tuple[list[Any], list[Any]]:
-        # cached per snapshot object (uids matter to the collector, so never by fingerprint)
-        return snapshot.derived(_ACTOR_WORK, lambda s: (api_actors.gc_work(s, self.registry),
-                                                        api_actors.namespace_work(s, self.registry)))
+    def _actor_work(self, snapshot: Snapshot) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        # cached per snapshot object (uids matter to the collector, so never by fingerprint); as
+        # tuples, and nothing to do as one shared value: every state the search has not expanded yet
+        # holds its answer
+        def compute(s: Snapshot) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+            work = (tuple(api_actors.gc_work(s, self.registry)), tuple(api_actors.namespace_work(s, self.registry)))
+            return _IDLE if work == _IDLE else work
+        return snapshot.derived(_ACTOR_WORK, compute)
 
     def _inherit_idle_actors(self, parent: Snapshot, child: Snapshot, writes: Sequence[WriteRec]) -> None:
         """Skip rescanning the cluster when the built-in actors had nothing to do and no write can change that.
@@ -337,7 +341,7 @@ class KubeModel:
             return
         gc, ns = self._actor_work(parent)
         if not gc and not ns:
-            child.derived(_ACTOR_WORK, lambda s: ([], []))
+            child.derived(_ACTOR_WORK, lambda s: _IDLE)
 
     def _choices(self, state: SimState, item: PendingItem) -> tuple[str, ...]:
         """The outcomes a built-in's step may have (each an explored branch); () for everyone else."""
@@ -549,7 +553,6 @@ class KubeModel:
         if not mapped:
             return None, "a watch mapper failed"
         crash = act.fault is not None and act.fault.kind == "crash"
-        # (a crash after as many writes as the run made lets it finish: it restarts without a reload)
         regions = run.crash_regions if crash and run.crash_regions is not None else run.regions
         if regions is None:
             return None, "the step crashed or never returned"
@@ -784,6 +787,8 @@ class KubeModel:
 
 
 _ACTOR_WORK = "kamera.sim.actor-work"
+#: the built-in actors' work when neither has any
+_IDLE: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
 
 
 def _join(a: str, b: str) -> str:
