@@ -198,15 +198,25 @@ def tick(body, patch, **_):
 @given(objects=st.just(2), delay=st.just(5), who=st.sampled_from(["all", "first"]), logged=st.just(False))
 @example(objects=2, delay=2, who="all", logged=True)
 @example(objects=3, delay=2, who="first", logged=False)
+@example(objects=2, delay=3, who="runtime", logged=True)
 def test_handlers_retrying_with_a_backoff_over_several_objects(tmp_path: Path, objects: int, delay: int,
                                                                who: str, logged: bool) -> None:
     """A create handler's first failure stores kopf's ``delayed`` instant on the object; the event its
     own patch causes sleeps the rest of the backoff (a retry due at that instant, kept with the
     event: ``PendingItem.retry_due``), and may be moved only over the instants before it. Before the
-    instant was kept, two objects' backoffs made a false livelock in both searches alike."""
+    instant was kept, two objects' backoffs made a false livelock in both searches alike. The event
+    steps' windows come from the ``delayed`` instants kopf stored plus one run at the next instant
+    (adapters/kopf/deadlines.py); ``who="runtime"``: the retry reads kopf's ``runtime`` kwarg, so the
+    operator's windows are found by running its steps again at each instant, as before."""
     only = "" if who == "all" else "name == 'w0' and "
     operator = create_handler(f"    if {only}retry == 0:\n"
                               f"        raise kopf.TemporaryError('not ready', delay={delay})\n", logged)
+    if who == "runtime":  # the retry sees the time (kopf's runtime kwarg): its window is found by running it
+        late = f"runtime.total_seconds() >= {delay}"
+        operator = create_handler("    if retry == 0:\n        raise kopf.TemporaryError('not ready', delay=1)\n"
+                                  f"    spec = {{'message': 'late' if {late} else 'soon'}}\n", logged)
+        operator = operator.replace("def make(spec, name, namespace, retry, **_):",
+                                    "def make(spec, name, namespace, retry, runtime, **_):")
     path = _scenario(tmp_path / f"retry-{objects}-{delay}-{who}", operator, objects, logged=logged)
     reduced = assert_complete_agreement(path)
     checks = {c.name: c.verdict.value for c in reduced.result.checks}
