@@ -133,6 +133,9 @@ def obj_digest(snapshot: Snapshot, ref: ObjectRef, exact: bool = False) -> str:
 
 
 _DIGESTS: dict[tuple[int, bool], tuple[Mapping[str, Any], str]] = {}
+#: an entry keeps its object alive: with 200,000 the table held the objects of states the search had
+#: let go of (issue #26: webapps-2-2 at 1,500 states, about 0.6 KiB per state)
+_DIGESTS_LIMIT = 16_384
 
 
 def content_digest(obj: Mapping[str, Any], exact: bool = False) -> str:
@@ -146,7 +149,7 @@ def content_digest(obj: Mapping[str, Any], exact: bool = False) -> str:
     content = [meta, body] if exact else _scrub_times([meta, body])
     digest = hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":"),
                                        default=str).encode()).hexdigest()
-    if len(_DIGESTS) > 200_000:
+    if len(_DIGESTS) >= _DIGESTS_LIMIT:
         _DIGESTS.clear()
     _DIGESTS[(id(obj), exact)] = (obj, digest)
     return digest

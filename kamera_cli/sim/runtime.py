@@ -128,7 +128,7 @@ _NO_SNAPSHOT = Snapshot.empty()
 _Variant = tuple[tuple[Any, ...], tuple[WriteRec, ...], tuple[WriteRec, ...]]
 
 
-@dataclass
+@dataclass(slots=True)
 class _MemoEntry:
     regions: tuple[tuple[Any, ...], ...]
     digests: tuple[str, ...]
@@ -306,6 +306,11 @@ class ControllerRuntime:
                 outcome = None
             finally:
                 self.bind(None)
+            if not crashed and fault is not None and fault.kind == "crash":
+                # crashed after as many writes as the run made: the process dies as the run returns,
+                # its result (a requeue) with it, and restarts like any other crash
+                crashed = True
+                outcome = None
             if getattr(self.factory, "memo_hit", False):  # a program's step answered by its memo
                 self.stats.executions -= 1
                 self.stats.memo_hits += 1
@@ -322,6 +327,8 @@ class ControllerRuntime:
             crash_regions = tuple(dict.fromkeys((*read_regions(server), *read_regions(restart))))
         story = journal_writes(server)
         writes = tuple(w for w in story if not w.refused)
+        # nothing refused (most steps): one tuple for both, which a memo entry keeps as long as the search
+        story_writes = writes if len(writes) == len(story) else tuple(story)
         findings: list[Finding] = []
         # a restart runs what a start runs (kopf: login, then startup handlers); when that now fails,
         # the process never comes back on this path: the operator's error, as on its first start
@@ -401,7 +408,7 @@ class ControllerRuntime:
         run = ReconcileRun(
             snapshot=server.snapshot,
             writes=writes,
-            story_writes=tuple(story),
+            story_writes=story_writes,
             write_attempts=attempts,
             conflictable=conflictable,
             requeue_now=requeue_now,
@@ -501,7 +508,9 @@ class ControllerRuntime:
                 fresh.append(WriteRec(w.verb, w.ref, w.subresource, before, after, sent=w.sent))
             it = iter(fresh)
             writes = tuple(fresh)
-            story = tuple(w if w.refused else next(it) for w in entry.run.story_writes)
+            # one tuple for both when nothing was refused (most steps): a variant lives as long as its entry
+            story = (writes if len(entry.run.story_writes) == len(writes)
+                     else tuple(w if w.refused else next(it) for w in entry.run.story_writes))
             if len(seen) < _REPLAY_VARIANTS:
                 seen.append((befores, writes, story))
         for key, value in entry.counters:

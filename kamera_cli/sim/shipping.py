@@ -62,7 +62,7 @@ class Shipping:
                    (faults.crashes, faults.conflicts, faults.lags,
                     tuple((kind, tuple(map(self._record_blob, records))) for kind, records in faults.history)),
                    state.halted,
-                   state.extra, state.outcomes, state.memory, tuple(state._fp), extra)
+                   state.extra, state.outcomes, state.memory, state._fp, extra)
         return pickle.dumps(payload, protocol=_PROTOCOL)
 
     def loads(self, data: bytes) -> tuple[SimState, Any]:
@@ -73,7 +73,7 @@ class Shipping:
         (entries, acc, count, rv, writes, counters, fp, derived, pending, clock, next_action, steps, faults, halted,
          extra_fp, outcomes, memory, state_fp, extra) = pickle.loads(data)
         obj = self._object
-        kinds = immutables.Map({kind: immutables.Map({name: (obj(b), member) for name, b, member in names})
+        kinds = immutables.Map({kind: immutables.Map({name: [obj(b), member] for name, b, member in names})
                                 for kind, names in entries})
         log = tuple(map(self._record, writes))
         snapshot = Snapshot.from_parts(kinds, acc, count, rv, log, immutables.Map(counters), fp,
@@ -83,7 +83,8 @@ class Shipping:
                          tuple((kind, tuple(map(self._record, records))) for kind, records in history))
         state = SimState(snapshot, tuple(PendingItem(*p) for p in pending), clock, next_action, steps,
                          book, halted, extra_fp, outcomes, memory)
-        state._fp.extend(state_fp)
+        if state_fp:
+            object.__setattr__(state, "_fp", state_fp)
         return state, extra
 
     def _blob(self, obj: Any) -> bytes | None:

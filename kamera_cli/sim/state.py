@@ -211,7 +211,9 @@ class SimState:
     #: what a framework keeps in memory per object between steps, ``(owner, object key, value)``
     #: sorted (a kopf operator's per-object ``memo``); lost when the owner crashes
     memory: tuple[tuple[str, str, str], ...] = ()
-    _fp: list[str] = field(default_factory=list, compare=False, repr=False)
+    #: the fingerprint once computed ("" before): a slot set once, not a list per state (a search
+    #: holds thousands of states it has not expanded yet)
+    _fp: str = field(default="", init=False, compare=False, repr=False)
 
     def __reduce__(self) -> tuple[type[SimState], tuple[Any, ...]]:
         # without the cached fingerprint (``_fp``): the receiving process computes its own
@@ -240,7 +242,7 @@ class SimState:
         ``memory``: what the frameworks' memory counts as (a program's position up to renaming,
         sim/positions.py), in place of ``self.memory``."""
         if self._fp:
-            return self._fp[0]
+            return self._fp
         rename = canon.rename if canon is not None and canon.names else None
         h = hashlib.sha256()
         h.update((self.snapshot.fingerprint() if canon is None else canon.fingerprint).encode())
@@ -279,7 +281,7 @@ class SimState:
             memory = memory if rename is None else tuple(sorted((o, rename(k), v) for o, k, v in memory))
             h.update(("\nmemory:" + "\x00".join(f"{o}\x01{k}\x01{v}" for o, k, v in memory)).encode())
         fp = h.hexdigest()
-        self._fp.append(fp)
+        object.__setattr__(self, "_fp", fp)  # a cache of the value's digest, not part of the value
         return fp
 
 
@@ -314,4 +316,23 @@ def merge_pending(
         if item.relist and not old.relist:  # the restart's listing is still to be delivered
             old = replace(old, relist=True)
         table[item.key] = old
-    return tuple(sorted(table.values(), key=lambda p: p.key))
+    return shared_queue(tuple(sorted(table.values(), key=lambda p: p.key)))
+
+
+#: queues met before, each its own key: states the search holds share one tuple (and its items) per
+#: distinct queue (cleared when full: crude but bounded)
+_QUEUES: dict[tuple[PendingItem, ...], tuple[PendingItem, ...]] = {}
+_QUEUES_LIMIT = 4096
+
+
+def shared_queue(pending: tuple[PendingItem, ...]) -> tuple[PendingItem, ...]:
+    """``pending``, or an equal queue met before. Why: most states a breadth-first search holds before
+    expanding them share their queue with many others (the same requests, ready at the same instants),
+    and a queue's tuple and items cost about as much as the rest of a state's own objects (issue #26)."""
+    hit = _QUEUES.get(pending)
+    if hit is not None:
+        return hit
+    if len(_QUEUES) >= _QUEUES_LIMIT:
+        _QUEUES.clear()
+    _QUEUES[pending] = pending
+    return pending

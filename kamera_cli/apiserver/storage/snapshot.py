@@ -161,7 +161,9 @@ def _member(ref: ObjectRef, digest: str) -> int:
 
 _KindKey = tuple[str, str]  # (apiVersion, kind)
 _NameKey = tuple[str, str]  # (namespace, name)
-_Entry = tuple[Manifest, "int | None"]  # (object, fingerprint member; None until a fingerprint needs it)
+# [object, fingerprint member]: the member is None until a fingerprint needs it, and is then filled
+# in place (see ``_settle``); records' entries (Events) hold 0, they are not weighed
+_Entry = list[Any]
 # Fingerprint members of objects already digested, by identity, with the key they were stored under (a
 # view or a sibling that stores the very object another state was fingerprinted with does not digest
 # it again).
@@ -173,23 +175,29 @@ _MEMBERS: IdentityCache[tuple[_KindKey, _NameKey, int]] = IdentityCache(4096)
 class Snapshot:
     """One immutable cluster state. Build new states with ``with_object``/``without_object``."""
 
-    __slots__ = ("_acc", "_count", "_counters", "_derived", "_fp", "_kinds", "_log", "_pending", "_rv", "_sorted")
+    # No cached fingerprint text and no empty caches: a breadth-first search holds thousands of
+    # snapshots it has not expanded yet (issue #26, memory per state), and the fingerprint is one
+    # SHA-256 of a short text away from ``_count`` and ``_acc``.
+    __slots__ = ("_acc", "_count", "_counters", "_derived", "_kinds", "_log", "_pending", "_rv", "_sorted")
 
     def __init__(self, kinds: immutables.Map[Any, Any], acc: int, count: int, rv: int,
                  log: tuple[WriteRecord, ...], counters: immutables.Map[Any, Any],
                  pending: Any = None) -> None:
         self._kinds = kinds
-        self._acc = acc  # the sum of the members known so far (entries whose member is None are pending)
-        # keys written since the lineage was last fingerprinted, newest first, as a chain of
-        # (kind key, name key, rest): adding one costs the same however many there are
+        # the sum of the members of the entries that are not pending (see ``_pending``)
+        self._acc = acc
+        # the entries written since the lineage was last fingerprinted, newest first, as a chain of
+        # (kind key, name key, entry, rest): adding one costs the same however many there are. Their
+        # members are not in ``_acc``, whether or not another snapshot sharing an entry filled it in
         self._pending: Any = pending
         self._count = count
         self._rv = rv
         self._log = log
         self._counters = counters
-        self._fp: str | None = None
-        self._sorted: dict[_KindKey, list[tuple[str, Manifest]]] = {}
-        self._derived: dict[str, Any] = {}
+        self._sorted: dict[_KindKey, list[tuple[str, Manifest]]] | None = None
+        # derived data as a flat (key, value, key, value, …) tuple: most snapshots hold one or two
+        # values, and a dict costs 184 bytes before its first entry
+        self._derived: tuple[Any, ...] = ()
 
     @classmethod
     def empty(cls) -> Snapshot:
@@ -221,13 +229,16 @@ class Snapshot:
     def objects_of(self, kind_ref: KindRef, namespace: str | None = None) -> list[Manifest]:
         """Objects of one kind (in one namespace when given), sorted by (namespace, name)."""
         kind_key = (kind_ref.api_version, kind_ref.kind)
-        listing = self._sorted.get(kind_key)
+        cache = self._sorted
+        listing = cache.get(kind_key) if cache is not None else None
         if listing is None:
             names = self._kinds.get(kind_key)
             if names is None:
                 return []
             listing = [(k[0], names[k][0]) for k in sorted(names.keys())]
-            self._sorted[kind_key] = listing  # a snapshot never changes, so its listings can be kept
+            if cache is None:
+                cache = self._sorted = {}
+            cache[kind_key] = listing  # a snapshot never changes, so its listings can be kept
         if namespace is None:
             return [obj for _, obj in listing]
         return [obj for ns, obj in listing if ns == namespace]
@@ -246,66 +257,79 @@ class Snapshot:
                    log: tuple[WriteRecord, ...], counters: immutables.Map[Any, Any], fp: str,
                    derived: dict[str, Any]) -> Snapshot:
         """A snapshot from ``parts()``, with ``derived`` values already known (see ``cached``)."""
-        snap = cls(kinds, acc, count, rv, log, counters)
-        snap._fp = fp
-        snap._derived.update(derived)
+        snap = cls(kinds, acc, count, rv, log, counters)  # ``fp`` is ``fingerprint_of(count, acc)``
+        snap._derived = tuple(part for pair in derived.items() for part in pair)
         return snap
 
     def forget_derived(self) -> None:
         """Drop the listings and derived data cached on this snapshot (recomputed if asked again):
         a state the search has expanded keeps only what its value needs."""
-        self._sorted = {}
-        self._derived = {}
+        self._sorted = None
+        self._derived = ()
 
     def cached(self, key: str) -> Any | None:
         """What ``derived(key, …)`` computed on this snapshot, if it has (None otherwise)."""
-        return self._derived.get(key)
+        known = self._derived
+        for i in range(0, len(known), 2):
+            if known[i] == key:
+                return known[i + 1]
+        return None
 
     def derived(self, key: str, compute: Callable[[Snapshot], T]) -> T:
         """``compute(self)``, cached on this snapshot: it never changes, so derived data stays valid."""
-        if key not in self._derived:
-            self._derived[key] = compute(self)
-        value: T = self._derived[key]
+        known = self._derived
+        for i in range(0, len(known), 2):
+            if known[i] == key:
+                value: T = known[i + 1]
+                return value
+        value = compute(self)
+        self._derived = (*self._derived, key, value)  # ``compute`` may have derived others meanwhile
         return value
 
     def fingerprint(self) -> str:
-        if self._fp is None:
-            if self._pending is not None:
-                self._settle()
-            self._fp = fingerprint_of(self._count, self._acc)
-        return self._fp
+        if self._pending is not None:
+            self._settle()
+        return fingerprint_of(self._count, self._acc)
 
     def _settle(self) -> None:
-        """Digest the entries written since the lineage was last fingerprinted and store their members.
+        """Digest the entries written since the lineage was last fingerprinted and add their members.
 
         The snapshot's value does not change (same objects, same fingerprint as had each member been
-        computed at its write); only its entries learn their members, so that the states derived from
-        it from now on start with nothing pending.
+        computed at its write). Each entry learns its member in place, so that the states derived from
+        this one from now on start with nothing pending, without a copy of the map's changed paths per
+        fingerprinted state. An entry on the chain that is no longer this snapshot's (written again or
+        deleted since, in this lineage) was never added, and is skipped.
         """
         kinds, acc = self._kinds, self._acc
-        done: set[tuple[_KindKey, _NameKey]] = set()
         link = self._pending
         while link is not None:
-            kind_key, name_key, link = link
-            if (kind_key, name_key) in done:
-                continue
-            done.add((kind_key, name_key))
+            kind_key, name_key, entry, link = link
             names = kinds.get(kind_key)
-            if names is None:
-                continue  # the kind's last object was deleted since
-            entry: _Entry | None = names.get(name_key)
-            if entry is None or entry[1] is not None:
-                continue  # deleted since, or written again and already known
-            obj = entry[0]
-            hit = _MEMBERS.get(obj)
-            if hit is not None and hit[0] == kind_key and hit[1] == name_key:
-                member = hit[2]
-            else:
-                member = _member(ObjectRef(kind_key[0], kind_key[1], name_key[0], name_key[1]), object_digest(obj))
-                _MEMBERS.put(obj, (kind_key, name_key, member))
-            kinds = kinds.set(kind_key, names.set(name_key, (obj, member)))
+            if names is None or names.get(name_key) is not entry:
+                continue  # deleted or written again since: not this snapshot's entry
+            member = entry[1]
+            if member is None:
+                obj = entry[0]
+                hit = _MEMBERS.get(obj)
+                if hit is not None and hit[0] == kind_key and hit[1] == name_key:
+                    member = hit[2]
+                else:
+                    member = _member(ObjectRef(kind_key[0], kind_key[1], name_key[0], name_key[1]),
+                                     object_digest(obj))
+                    _MEMBERS.put(obj, (kind_key, name_key, member))
+                entry[1] = member
             acc = (acc + member) % _MOD
-        self._kinds, self._acc, self._pending = kinds, acc, None
+        self._acc, self._pending = acc, None
+
+    def _pending_entry(self, entry: _Entry) -> bool:
+        """Whether ``entry`` was written since the lineage was last fingerprinted (its member is then
+        not in ``_acc``, even if another snapshot sharing it filled it in)."""
+        link = self._pending
+        while link is not None:
+            if link[2] is entry:
+                return True
+            link = link[3]
+        return False
 
     def log(self) -> tuple[WriteRecord, ...]:
         return self._log
@@ -386,9 +410,8 @@ class Snapshot:
         acc, count, pending = self._acc, self._count, self._pending
         weighed = not is_record(ref.api_version, ref.kind)
         if old is not None and weighed:
-            known = old[1]
-            if known is not None:  # a pending member was never added
-                acc = (acc - known) % _MOD
+            if not self._pending_entry(old):  # a pending member was never added
+                acc = (acc - old[1]) % _MOD
             count -= 1
         if obj is None:
             if old is None:
@@ -397,11 +420,12 @@ class Snapshot:
             kind = "DELETED"
         else:
             if weighed:
-                names = names.set(name_key, (obj, None))
-                pending = (kind_key, name_key, pending)
+                entry: _Entry = [obj, None]
+                names = names.set(name_key, entry)
+                pending = (kind_key, name_key, entry, pending)
                 count += 1
             else:
-                names = names.set(name_key, (obj, 0))
+                names = names.set(name_key, [obj, 0])
             kind = "MODIFIED" if old is not None else "ADDED"
         kinds = self._kinds.set(kind_key, names) if len(names) else self._kinds.delete(kind_key)
         record = WriteRecord(rv, kind, ref, old[0] if old else None, obj)
