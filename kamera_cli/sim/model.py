@@ -21,6 +21,7 @@ from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec, Perturbations, covers
 from kamera_cli.sim import down, positions
 from kamera_cli.sim.footprints import actor_reads, collector_footprint, owner_root, process_of, step_footprint
+from kamera_cli.sim.future_keys import group_digest
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
 from kamera_cli.sim.perturbing import StaleViews, stale_views
@@ -274,6 +275,15 @@ class KubeModel:
         if ctrl is None or getattr(ctrl, "for_kind", None) is None:
             return process
         return owner_root(self.registry, state.snapshot, ctrl.for_kind, process[2], process[3]) or process
+
+    def group_key(self, state: SimState, processes: frozenset[Hashable], footprint: Footprint) -> str | None:
+        """What a future of ``processes`` with union footprint ``footprint`` depends on at ``state``
+        (explore.reduction.FutureCache; sim/future_keys.py). None for programs: their positions live
+        in their factories' logs, which no token names."""
+        if any(getattr(c.factory, "shape", "") == "program" for c in self.controllers.values()):
+            return None
+        gc, ns = self._actor_work(state.snapshot)
+        return group_digest(state, processes, footprint, actor_work=bool(gc or ns), symmetry=self.symmetry is not None)
 
     def _global_state(self, state: SimState) -> str:
         """Why no step from this state may be reordered ("" when they may; see docs/semantics.md).
