@@ -21,6 +21,10 @@ Families (each built into a temporary folder; nothing here copies an example's t
     its absolute instants, carried to the next tick), which an on.create handler makes;
   - ``kopf-timer-flaky-N``: N Widgets, each with a kopf timer (every 30 s) whose every tick fails
     on its first attempt (a 7 s backoff) and succeeds on the retry;
+  - ``kopf-apps-N``: N Widgets whose kopf on.create renders a Deployment (1 replica) and a Service
+    with no ownerReferences, and whose 60 s timer reads both back and puts the Deployment's
+    replicas back to 1 if they drifted; deployment, replicaset and kubelet built-ins on one node (the
+    shape of issue #26's user trial, written here);
   - ``*-perturbed``: a family above with perturbations on its controllers (``PERTURBED``): stale
     reads of every kind they watch (``maxLag`` 1) and one crash after any number of writes; the
     WebApp operator (owned Deployments, built-ins) and the kopf timer also get one injected conflict.
@@ -324,6 +328,59 @@ def check(spec, retry, patch, **_):
 '''
 
 
+#: an app operator's shape (issue #26's user trial): on.create renders a Deployment and a Service with
+#: no ownerReferences; a timer per object reads them back and reports what it saw
+KOPF_APPS = KOPF_HEAD + '''
+apps = client.AppsV1Api()
+
+
+@kopf.on.create(G, V, P, id="render")
+def render(spec, name, namespace, **_):
+    labels = {"app": name}
+    apps.create_namespaced_deployment(namespace, {
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels},
+                              "spec": {"containers": [{"name": "app", "image": spec.get("message", "app")}]}}}})
+    core.create_namespaced_service(namespace, {
+        "metadata": {"name": f"{name}-svc", "labels": labels},
+        "spec": {"selector": labels, "ports": [{"port": 80}]}})
+
+
+@kopf.timer(G, V, P, interval=60, id="drift")
+def drift(name, namespace, **_):
+    try:
+        dep = apps.read_namespaced_deployment(name, namespace)
+        core.read_namespaced_service(f"{name}-svc", namespace)
+    except ApiException as exc:
+        if exc.status == 404:
+            return
+        raise
+    if dep.spec.replicas != 1:
+        apps.patch_namespaced_deployment(name, namespace, {"spec": {"replicas": 1}})
+'''
+
+
+def kopf_apps(folder: Path, n: int, _unused: int = 0) -> Path:
+    """``kopf-apps-N``: N Widgets under ``KOPF_APPS`` with the deployment, replicaset and kubelet built-ins."""
+    (folder / "crd.yaml").write_text(KOPF_WIDGETS)
+    (folder / "operator.py").write_text(KOPF_APPS)
+    text = HEAD % (f"kopf-apps-{n}", 600) + """\
+  cluster: {builtins: [deployment, replicaset, kubelet], nodes: 1}
+  crds: [crd.yaml]
+  controllers:
+    - {name: op, kopf: operator.py, for: bench.kamera.dev/v1/Widget}
+  invariants:
+    - {name: every deployment is available, select: "$.items[?@.kind == 'Deployment'].status.availableReplicas",
+       expect: {equals: 1}}
+  seed:
+"""
+    text += "".join(f"    - {{apiVersion: bench.kamera.dev/v1, kind: Widget, metadata: {{name: app{i}, "
+                    f"namespace: default}}, spec: {{message: 'app:{i}'}}}}\n" for i in range(n))
+    (folder / "scenario.yaml").write_text(text)
+    return folder / "scenario.yaml"
+
+
 def kopf_widgets(operator: str) -> Callable[[Path, int, int], Path]:
     """A family of ``n`` Widgets in one namespace under a kopf ``operator``."""
     def build(folder: Path, n: int, _unused: int = 0) -> Path:
@@ -382,6 +439,9 @@ FAMILIES: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
     "kopf-timer-retry-2": (kopf_widgets(KOPF_TIMER_RETRY), 2, 0),
     "kopf-timer-flaky-1": (kopf_widgets(KOPF_TIMER_FLAKY), 1, 0),
     "kopf-timer-flaky-2": (kopf_widgets(KOPF_TIMER_FLAKY), 2, 0),
+    "kopf-apps-1": (kopf_apps, 1, 0),
+    "kopf-apps-2": (kopf_apps, 2, 0),
+    "kopf-apps-3": (kopf_apps, 3, 0),
     "webapps-1-1-perturbed": (perturbed(webapps), 1, 1),
     "webapps-2-1-perturbed": (perturbed(webapps), 2, 1),
     "webapps-2-2-perturbed": (perturbed(webapps), 2, 2),

@@ -26,7 +26,15 @@ from kamera_cli.explore.model import ALWAYS, Footprint, Model, Property, Transit
 from kamera_cli.explore.problems import Problems, finish
 from kamera_cli.explore.proviso import closes_cycle
 from kamera_cli.explore.rederive import Rederive
-from kamera_cli.explore.reduction import PERSISTENT, Future, Reducible, Reduction, inherit, persistent_subset
+from kamera_cli.explore.reduction import (
+    PERSISTENT,
+    Future,
+    Reducible,
+    Reduction,
+    future_cache,
+    inherit,
+    persistent_subset,
+)
 from kamera_cli.explore.result import (
     CONVERGED_LEAF,
     DEPTH_CUT,
@@ -249,6 +257,7 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
     horizon_of = getattr(reducer, "horizon", None)
     # the groups' futures a discovered state inherited from the step that found it (reduction.Future)
     futures_at: dict[int, dict[Hashable, Future]] = {}
+    cache = future_cache(reducer) if reducer is not None else None
 
     def process_steps(state: S, process: object) -> tuple[list[A], list[Transition[S]]]:
         assert reducer is not None
@@ -395,7 +404,7 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
             try:
                 chosen = persistent_subset(reducer, state, acts, ts, process_steps, fingerprint,
                                            horizon_of(state) if horizon_of is not None else None, global_causes,
-                                           futures)
+                                           futures, cache)
             except _OutOfTime:
                 chosen = None  # expanded fully; the search stops before the next expansion
             if chosen is not None and not visible(bool(conv[node]), chosen[0], ts, chosen[1]):

@@ -18,7 +18,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from kamera_cli.explore.model import ALWAYS, Footprint, Model, Property, Transition, pack_state, unpack_state
-from kamera_cli.explore.reduction import Future, Reducible, inherit, persistent_subset
+from kamera_cli.explore.reduction import Future, Reducible, future_cache, inherit, persistent_subset
 from kamera_cli.explore.settings import SearchSettings
 
 #: results a worker in a process of its own sends together, at most (fewer when it is about to
@@ -83,6 +83,8 @@ class Worker:
                  settings: SearchSettings[Any], reducer: Reducible[Any, Any] | None) -> None:
         self.report = settings.worker_report
         self.reply, self.model, self.properties, self.reducer = reply, model, list(settings.properties), reducer
+        #: futures worked out here, reused where what they read is the same (reduction.FutureCache)
+        self.cache = future_cache(reducer) if reducer is not None else None
         #: number actions for the coordinator (off in the coordinator's own worker: nothing crosses)
         self.numbering = True
         self.max_depth, self.expand_converged = settings.max_depth, settings.expand_converged
@@ -240,7 +242,8 @@ class Worker:
             horizon_of = getattr(reducer, "horizon", None)
             futures = {} if futures is None else futures
             chosen = persistent_subset(reducer, state, acts, ts, self._process_steps, model.fingerprint,
-                                       horizon_of(state) if horizon_of is not None else None, None, futures)
+                                       horizon_of(state) if horizon_of is not None else None, None, futures,
+                                       self.cache)
             if chosen is not None and not self._visible(converged, chosen[0], ts, chosen[1]):
                 order = chosen[0]
                 taken = set(order)

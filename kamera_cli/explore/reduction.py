@@ -29,7 +29,7 @@ Conditions kept (checked by the caller, ``checker.py``):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
@@ -54,6 +54,10 @@ class Reducible(Protocol[S_contra, A_contra]):
     actions, anything whose effect the model cannot describe): a ``None`` among the enabled
     actions makes the state fully expanded, one in a unit's future makes that unit not free.
     ``unit(state, process)`` (optional): the unit a process belongs to (by default its own).
+    ``group_key(state, processes, footprint)`` (optional): a digest of everything a future of the
+    group ``processes`` whose union footprint is ``footprint`` depends on at ``state`` (the values of
+    its read tokens, its processes' pending work), or ``None`` when the model cannot say; futures are
+    then reused between states with equal digests (``FutureCache``).
     """
 
     def process(self, action: A_contra) -> Hashable: ...
@@ -92,10 +96,14 @@ class Future:
     node: int = 0
     #: the group's processes with a step at the state (the unit's enabled processes)
     enabled: frozenset[Hashable] = frozenset()
+    #: how many steps the group's steps may still be moved over (``age`` plus the other deferred
+    #: groups' steps must stay below it), by each step's window and place (``_GroupGraph.summarise``);
+    #: None when no step of it has a window
+    slack: int | None = None
 
     def older(self) -> Future:
         return Future(self.processes, self.footprint, self.length, self.complete, self.age + 1, self.graph,
-                      self.node, self.enabled)
+                      self.node, self.enabled, self.slack)
 
 
 @dataclass(eq=False, slots=True)
@@ -109,8 +117,11 @@ class _GroupGraph:
 
     edges: list[list[tuple[Any, int, Footprint]]]
     enabled: list[frozenset[Hashable]]
+    #: each node's depth in the search (its state's instant is the root's plus that many seconds)
+    depths: list[int] = field(default_factory=lambda: [0])
     prints: list[Footprint] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
+    slacks: list[int | None] = field(default_factory=list)
 
     def after(self, node: int, action: Any, age: int) -> Future | None:
         """The future at the node ``action`` leads to from ``node`` (None: the search has no summary)."""
@@ -121,7 +132,7 @@ class _GroupGraph:
                 fp, enabled = self.prints[dst], self.enabled[dst]
                 group = fp.wakes | enabled
                 return Future(group, Footprint(None, fp.reads, fp.writes, fp.marks, group, fp.window),
-                              self.lengths[dst], True, age, self, dst, enabled)
+                              self.lengths[dst], True, age, self, dst, enabled, self.slacks[dst])
         return None
 
     def summarise(self) -> None:
@@ -132,6 +143,9 @@ class _GroupGraph:
             return
         prints: list[Footprint | None] = [None] * n
         lengths = [0] * n
+        # per node, the least over the steps reachable from it of window + depth + the longest path
+        # after the step: with ``lengths``, how far those steps may still be moved (``_slack``)
+        reach: list[int | None] = [None] * n
         for v in reversed(order):
             reads: set[Hashable] = set()
             writes: set[Hashable] = set()
@@ -139,7 +153,11 @@ class _GroupGraph:
             wakes: set[Hashable] = set()
             window: int | None = None
             best = 0
+            least: int | None = None
             for _a, w, fp in self.edges[v]:
+                for bound in (reach[w], None if fp.window is None else fp.window + self.depths[v] + lengths[w]):
+                    if bound is not None:
+                        least = bound if least is None else min(least, bound)
                 for src in (fp, prints[w]):
                     assert src is not None
                     reads |= src.reads
@@ -151,9 +169,11 @@ class _GroupGraph:
                 best = max(best, 1 + lengths[w])
             prints[v] = Footprint(None, frozenset(reads), frozenset(writes), frozenset(marks), frozenset(wakes), window)
             lengths[v] = best
+            reach[v] = least
         empty = Footprint(None)
         self.prints = [empty if p is None else p for p in prints]
         self.lengths = lengths
+        self.slacks = [None if r is None else r - lengths[v] for v, r in enumerate(reach)]
 
 
 def _topological(edges: list[list[tuple[Any, int, Footprint]]]) -> list[int] | None:
@@ -200,12 +220,71 @@ def inherit(futures: Mapping[Hashable, Future], process: Hashable, action: Any, 
     return out
 
 
+class FutureCache:
+    """Futures worked out before, reused at any state where what they read has the same values.
+
+    Why: a unit's future is a search of everything its group can do alone, and a state meets it again
+    in every interleaving of the other units' steps, and again whenever it ages past the horizon
+    (``_choose``); searched each time, one unit of a kopf operator with built-ins cost 1.5 s at every
+    such state. The search is a function of what its steps read: the model is deterministic, a step's
+    outcome is a function of its process's pending work and the values it reads, and every step the
+    search took is in the future's union footprint. So at a state where the model's ``group_key``
+    for that footprint and group equals the one taken where the future was worked out, the search
+    would take the same steps with the same footprints and reach the same nodes (by induction along
+    it: each step reads either a value the digest covers or one an earlier step of the group wrote),
+    and give the same future: reusing it never changes what is chosen, in any process
+    (docs/explorer.md, "Futures reused by what they read").
+
+    Futures are kept by the processes they were worked out for, a few per group, the groups least
+    recently used forgotten past ``limit``; which are forgotten changes the time taken, not the result.
+    """
+
+    def __init__(self, key: Callable[[Any, frozenset[Hashable], Footprint], Hashable | None], limit: int = 256,
+                 per_group: int = 8) -> None:
+        self._key = key
+        self._limit, self._per_group = limit, per_group
+        self._entries: dict[frozenset[Hashable], list[tuple[Hashable, Future]]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def find(self, state: Any, roots: frozenset[Hashable]) -> Future | None:
+        """A future of the group of ``roots`` valid at ``state`` (aged 0), if one is kept."""
+        bucket = self._entries.pop(roots, None)
+        if bucket is None:
+            self.misses += 1
+            return None
+        self._entries[roots] = bucket  # most recently used last
+        for digest, f in bucket:
+            if self._key(state, f.processes, f.footprint) == digest:
+                self.hits += 1
+                return f
+        self.misses += 1
+        return None
+
+    def add(self, state: Any, roots: frozenset[Hashable], future: Future) -> None:
+        digest = self._key(state, future.processes, future.footprint)
+        if digest is None:
+            return
+        bucket = self._entries.pop(roots, [])
+        bucket.append((digest, future))
+        self._entries[roots] = bucket[-self._per_group:]
+        while len(self._entries) > self._limit:
+            del self._entries[next(iter(self._entries))]
+
+
+def future_cache(model: object) -> FutureCache | None:
+    """A cache of futures for ``model`` when it says what a future depends on (``group_key``)."""
+    key = getattr(model, "group_key", None)
+    return FutureCache(key) if key is not None else None
+
+
 def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
                       transitions: Sequence[Transition[S]],
                       successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
                       fingerprint: Callable[[S], str], horizon: int | None = None,
                       causes: dict[str, int] | None = None,
-                      futures: dict[Hashable, Future] | None = None) -> tuple[list[int], list[Footprint]] | None:
+                      futures: dict[Hashable, Future] | None = None,
+                      cache: FutureCache | None = None) -> tuple[list[int], list[Footprint]] | None:
     """Indexes (into ``actions``) of a persistent set at ``state`` and every action's footprint, or
     ``None`` when the state must be expanded fully.
 
@@ -216,7 +295,8 @@ def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
     global step's ``Transition.cause``, or ``TIMER_IN_REACH``). ``futures``: the groups' futures
     known at ``state`` (inherited from its parent); the ones worked out here are added to it. What
     is chosen never depends on which futures were known, only on the state: a known future is the
-    one that would be worked out, and one too old for the horizon is worked out again.
+    one that would be worked out, and one too old for the horizon is worked out again. ``cache``:
+    futures worked out at other states, reused where what they read is the same (``FutureCache``).
     """
     if len(actions) < 2:
         return None
@@ -253,7 +333,7 @@ def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
     first_cause = ""
     for units in modes:
         picked, cause = _choose(model, state, units, members, first, prints, actions, transitions, successors_of,
-                                fingerprint, horizon, known)
+                                fingerprint, horizon, known, cache)
         if picked is not None and len(picked) < len(actions) and (best is None or len(picked) < len(best)):
             best = picked
         first_cause = first_cause or cause
@@ -269,7 +349,7 @@ def _choose(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashabl
             actions: Sequence[A], transitions: Sequence[Transition[S]],
             successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
             fingerprint: Callable[[S], str], horizon: int | None,
-            known: dict[Hashable, Future]) -> tuple[list[int] | None, str]:
+            known: dict[Hashable, Future], cache: FutureCache | None = None) -> tuple[list[int] | None, str]:
     """The persistent set one grouping of the processes into units gives (indexes into ``actions``),
     or ``None`` with the cause when it reduces nothing.
 
@@ -283,22 +363,23 @@ def _choose(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashabl
             del known[unit]
     for attempt in range(2):
         free = _free_units(model, state, units, members, first, actions, transitions, successors_of,
-                           fingerprint, known)
+                           fingerprint, known, cache)
         free_set = set(free)
         chosen = [u for u in units if u not in free_set] or [min(free, key=repr)] if free else list(units)
         deferred = [u for u in free if u not in chosen]
         # Every path outside the set is made of the deferred groups' paths (a free unit taken into
         # the set is not one of them), so it is at most their total length; time alone must not
         # enable anything along it (a timer falling due there would be a process the argument never
-        # looked at), counting the steps an inherited future has aged.
-        # ... and no step, deferred or taken, may move further than its footprint's window says
-        windows = [w for w in (*(fp.window for fp in prints), *(known[u].footprint.window for u in deferred))
-                   if w is not None]
-        limit = min([*windows, *([horizon] if horizon is not None else [])], default=None)
-        if not deferred or limit is None:
+        # looked at), counting the steps an inherited future has aged; and a step of the set moved
+        # after such a path must not move further than its footprint's window says.
+        if not deferred:
             break
-        reach = sum(known[u].length for u in deferred) + max(known[u].age for u in deferred)
-        if reach < limit:
+        total = sum(known[u].length for u in deferred)
+        taken = [prints[i].window for u in chosen for p in units[u] for i in members[p]]
+        limit = min([*(w for w in taken if w is not None), *([horizon] if horizon is not None else [])],
+                    default=None)
+        if (limit is None or total + max(known[u].age for u in deferred) < limit) and all(
+                _within(known[u], total) for u in deferred):
             break
         if attempt == 0 and any(known[u].age for u in deferred):
             for u in deferred:
@@ -308,6 +389,25 @@ def _choose(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashabl
         return None, TIMER_IN_REACH
     picked = sorted(i for u in chosen for p in units[u] for i in members[p])
     return (None, "") if len(picked) == len(actions) else (picked, "")
+
+
+def _within(future: Future, total: int) -> bool:
+    """Whether every step of a deferred group stays within its window on every path outside the
+    persistent set (``total``: the deferred groups' longest paths together).
+
+    A step of the group's search at depth ``d`` was checked at the instant the future was worked out
+    plus ``d``, over the next ``window`` instants. Outside the set it runs after at most the longest
+    path to it in its own group and every other deferred group's steps, and one more when a step of
+    the set is moved before it; the future has aged ``age`` steps since, so it is moved by at most
+    ``age + total - length + (length - 1 - after - d) + 1`` instants, ``after`` being the longest
+    path after the step: ``_GroupGraph.summarise`` keeps, per node, the least
+    ``window + d + after - length`` (the future's ``slack``), and the step is within its window
+    while ``age + total - length`` stays below that. A step on the group's longest path is moved only
+    by the others and the age, so a long group no longer uses up its own windows (docs/explorer.md).
+    """
+    if future.slack is None:
+        return True
+    return future.age + total - future.length < future.slack
 
 
 def _clash(mine: Future, theirs: Footprint, their_group: frozenset[Hashable]) -> bool:
@@ -322,7 +422,8 @@ def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Has
                 members: dict[Hashable, list[int]], first: dict[Hashable, Footprint], actions: Sequence[A],
                 transitions: Sequence[Transition[S]],
                 successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
-                fingerprint: Callable[[S], str], known: dict[Hashable, Future]) -> list[Hashable]:
+                fingerprint: Callable[[S], str], known: dict[Hashable, Future],
+                cache: FutureCache | None = None) -> list[Hashable]:
     """The units whose groups are free at ``state``: every path their groups can take alone
     interferes with no other unit (with no other free unit's paths either).
 
@@ -344,8 +445,14 @@ def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Has
             continue
         if unit not in known:
             others = {q: first[q] for v, qs in units.items() if v != unit for q in qs}
-            steps = [(actions[i], transitions[i]) for p in procs for i in members[p]]
-            found = _group_future(model, procs, state, steps, successors_of, fingerprint, others)
+            found = cache.find(state, mine) if cache is not None else None
+            if found is None:
+                steps = [(actions[i], transitions[i]) for p in procs for i in members[p]]
+                found = _group_future(model, procs, state, steps, successors_of, fingerprint, others)
+                if found is not None and cache is not None:
+                    cache.add(state, mine, found)
+            elif _meets(found.footprint, found.processes, others):
+                found = None  # the search here would have stopped where the group meets another unit
             if found is None:
                 continue
             known[unit] = found
@@ -365,6 +472,13 @@ def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Has
                     changed = True
                     break
     return free
+
+
+def _meets(total: Footprint, group: Collection[Hashable], others: Mapping[Hashable, Footprint]) -> bool:
+    """Whether a group's steps so far (``total``) touch or wake another unit's first steps, or are
+    woken by them: where a search of its future stops. Monotone in ``total`` and ``group``, so a
+    kept future (``FutureCache``) meets ``others`` exactly when a search of it here would stop."""
+    return any(total.conflicts(theirs) or not theirs.wakes.isdisjoint(group) for theirs in others.values())
 
 
 #: the most states one group's future is explored over before the group is taken as never free
@@ -410,7 +524,7 @@ def _group_future(model: Reducible[S, A], roots: list[Hashable], state: S, steps
                     return None
                 group.add(woken)
             total = total.union(fp)
-            if any(total.conflicts(theirs) or not theirs.wakes.isdisjoint(group) for theirs in others.values()):
+            if _meets(total, group, others):
                 return None
             key = fingerprint(t.state)
             dst = index.get(key)
@@ -422,16 +536,19 @@ def _group_future(model: Reducible[S, A], roots: list[Hashable], state: S, steps
                 dst = index[key] = len(graph.edges)
                 graph.edges.append([])
                 graph.enabled.append(frozenset())
+                graph.depths.append(graph.depths[node] + 1)
                 queue.append((dst, t.state))
             graph.edges[node].append((a, dst, fp))
     members = frozenset(group)
     print_ = Footprint(None, total.reads, total.writes, total.marks, total.wakes | members, total.window)
+    # without a summary, every step is taken as movable by the group's whole (unbounded) length
+    slack = None if print_.window is None else print_.window - CYCLE
     if not complete:
-        return Future(members, print_, CYCLE, False, enabled=frozenset(roots))
+        return Future(members, print_, CYCLE, False, enabled=frozenset(roots), slack=slack)
     graph.summarise()
     if not graph.prints:
-        return Future(members, print_, CYCLE, True, enabled=frozenset(roots))
-    return Future(members, print_, graph.lengths[0], True, 0, graph, 0, frozenset(roots))
+        return Future(members, print_, CYCLE, True, enabled=frozenset(roots), slack=slack)
+    return Future(members, print_, graph.lengths[0], True, 0, graph, 0, frozenset(roots), graph.slacks[0])
 
 
 def _count(causes: dict[str, int] | None, cause: str) -> None:

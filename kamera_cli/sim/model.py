@@ -21,6 +21,7 @@ from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec, Perturbations, covers
 from kamera_cli.sim import down, positions
 from kamera_cli.sim.footprints import actor_reads, collector_footprint, owner_root, process_of, step_footprint
+from kamera_cli.sim.future_keys import group_digest
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
 from kamera_cli.sim.perturbing import StaleViews, stale_views
@@ -39,7 +40,7 @@ from kamera_cli.sim.state import (
     merge_pending,
 )
 from kamera_cli.sim.symmetry import Canon, Symmetry, state_notes, translate
-from kamera_cli.sim.timing import LONG_WINDOW, stable_window
+from kamera_cli.sim.timing import LONG_WINDOW, steady_window, stored_texts
 from kamera_cli.sim.triggers import MapperFailed, Triggers
 
 _NO_TICKS: Mapping[str, int] = {}
@@ -275,6 +276,15 @@ class KubeModel:
             return process
         return owner_root(self.registry, state.snapshot, ctrl.for_kind, process[2], process[3]) or process
 
+    def group_key(self, state: SimState, processes: frozenset[Hashable], footprint: Footprint) -> str | None:
+        """What a future of ``processes`` with union footprint ``footprint`` depends on at ``state``
+        (explore.reduction.FutureCache; sim/future_keys.py). None for programs: their positions live
+        in their factories' logs, which no token names."""
+        if any(getattr(c.factory, "shape", "") == "program" for c in self.controllers.values()):
+            return None
+        gc, ns = self._actor_work(state.snapshot)
+        return group_digest(state, processes, footprint, actor_work=bool(gc or ns), symmetry=self.symmetry is not None)
+
     def _global_state(self, state: SimState) -> str:
         """Why no step from this state may be reordered ("" when they may; see docs/semantics.md).
 
@@ -412,12 +422,14 @@ class KubeModel:
         item = next(p for p in state.pending if p.key == key)
         ctrl = self.controllers[act.controller]
         clock = max(state.clock, item.ready_at)
+        # a timer's tick (or daemon's wake-up) runs at the instant it was due, wherever the order put it
+        at = self._tick_instant(item, clock)
         views = (stale_views(state.snapshot, state.faults, act.fault) if act.fault and act.fault.kind == "stale"
                  else None)
         owner = getattr(ctrl.factory, "memory_owner", "") or ""
         memory_key = f"{act.namespace}/{act.name}"
         remembered = state.remembered(owner, memory_key) if owner else ""
-        run = ctrl.run(state.snapshot, item, clock, act.fault, views, act.choice, remembered)
+        run = ctrl.run(state.snapshot, item, at, act.fault, views, act.choice, remembered)
         memory = state.memory
         if owner and run.memory is not None and run.memory != remembered:
             memory = state.remembering(owner, memory_key, run.memory)
@@ -491,7 +503,7 @@ class KubeModel:
         )
         footprint, cause = self._reconcile_footprint(
             state, act, run, mapped, listed, new_items,
-            lambda at: ctrl.run(state.snapshot, item, at, None, None, act.choice, remembered),
+            lambda later: ctrl.run(state.snapshot, item, later, None, None, act.choice, remembered),
             (owner, memory_key, memory != state.memory) if owner else None, faults)
         label_note = (_join(f"outcome: {act.choice}", note) if act.choice and ctrl.native
                       else note if act.fault is None else _join(act.fault.describe(), note))
@@ -505,6 +517,27 @@ class KubeModel:
             if self.share_labels:
                 self._labels[label_key] = label
         return Transition(new_state, label, tuple(findings), footprint, cause)
+
+    def _tick_instant(self, item: PendingItem, clock: int) -> int:
+        """The instant a step runs at: ``clock``, except for a timer's tick or a daemon's wake-up
+        (an anchored item of a timer-shaped controller), which runs at the instant it was due.
+
+        Why: in kopf each timer of each object is an asyncio task that runs when it is due; a tick
+        that waits behind other objects' steps is kamera's serialisation (docs/semantics.md, "kopf",
+        *Its instant*). Its next tick is already measured from that instant (``due_after``); kopf's
+        own instants (a failure's ``started`` and ``delayed``, carried to the retry) now are too, so
+        the retry is due exactly when kopf's carried state says it is awake, and the tick does the
+        same wherever the order put it: the fingerprint holds ``ready_at`` as its distance from the
+        clock, so equal states run it at instants shifted as their clocks are."""
+        return item.ready_at if self._runs_when_due(item) else clock
+
+    def _runs_when_due(self, item: PendingItem) -> bool:
+        return item.anchored and item.controller in self._anchored
+
+    def _instant_free(self, item: PendingItem, run: ReconcileRun) -> bool:
+        """Whether the step does the same wherever the order puts it: it runs at the instant it was due
+        (``_tick_instant``), or no read of the clock in it could change what it did (``clock_blind``)."""
+        return self._runs_when_due(item) or self.controllers[item.controller].clock_blind(item, run)
 
     def _stored_retries(self, ctrl: ControllerRuntime) -> bool:
         """Whether a retry of the controller is due at an instant it stored in the cluster (a kopf
@@ -530,7 +563,6 @@ class KubeModel:
         if not mapped:
             return None, "a watch mapper failed"
         crash = act.fault is not None and act.fault.kind == "crash"
-        # (a crash after as many writes as the run made lets it finish: it restarts without a reload)
         regions = run.crash_regions if crash and run.crash_regions is not None else run.regions
         if regions is None:
             return None, "the step crashed or never returned"
@@ -552,10 +584,11 @@ class KubeModel:
         window: int | None = None
         if run.clocked or run.requeue_after is not None or windowed:
             item = next(p for p in state.pending if p.key == (act.controller, act.namespace, act.name))
-            if act.fault is not None and not ctrl.clock_blind(item, run):
+            if act.fault is not None and not self._instant_free(item, run):
                 # its window would be found by running the perturbed step again at each instant
                 return None, "a perturbed kopf step whose outcome depends on the instant it runs at"
-            window = self._window(act.controller, item, run, max(state.clock, item.ready_at), run_at)
+            window = self._window(act.controller, item, run, max(state.clock, item.ready_at), run_at,
+                                  lambda: stored_texts(state.snapshot, ctrl.for_kind, item))
             if window < 2:
                 return None, ("a built-in's outcome depends on the instant it runs at" if native else
                               "a kopf step's outcome depends on the instant it runs at")
@@ -586,10 +619,15 @@ class KubeModel:
         return footprint, ""
 
     def _window(self, controller: str, item: PendingItem, run: ReconcileRun, clock: int,
-                run_at: Callable[[int], ReconcileRun]) -> int:
+                run_at: Callable[[int], ReconcileRun], stored: Callable[[], Sequence[str]] = tuple) -> int:
         """``stable_window`` of the step, once per memo entry and instant: every run of one entry read
-        the same regions with the same answers, so running it again at later instants does the same."""
-        if self.controllers[controller].clock_blind(item, run):
+        the same regions with the same answers, so running it again at later instants does the same.
+
+        A framework that can tell from what it stored (``stored``: kopf's progress on the object, a
+        timer's carried state) for how long its reads of the clock answer the same (``steady_for``)
+        is run again at the next instant only, which shows whether it made an instant from the clock
+        (docs/semantics.md, "kopf", *Its window*); otherwise at each of the next ``CLOCK_WINDOW``."""
+        if self._instant_free(item, run):
             # no read of the clock could change what it did: only its requeue's due instant can move
             if run.requeue_after is None:
                 return LONG_WINDOW
@@ -597,8 +635,9 @@ class KubeModel:
         key = (controller, run.memo_serial, clock, item.ready_at if item.anchored else None)
         if run.memo_serial and key in self._windows:
             return self._windows[key]
-        window = stable_window(run, clock, run_at,
-                               lambda r, at: None if r.requeue_after is None else item.due_after(at, r.requeue_after))
+        window = steady_window(run, clock, run_at,
+                               lambda r, at: None if r.requeue_after is None else item.due_after(at, r.requeue_after),
+                               getattr(self.controllers[controller].factory, "steady_for", None), stored)
         if run.memo_serial:
             self._windows[key] = window
         return window

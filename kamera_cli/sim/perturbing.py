@@ -50,10 +50,16 @@ class StaleViews:
         self.specs = perturbations.stale_reads
         self._watched = watched
         names = [c for c in controllers if not native(c)]
-        #: (controller, kind, maxLag) in the order writes age them (one entry per covering spec)
-        self.aging: tuple[tuple[str, str, int], ...] = tuple(
-            (name, str(kind), spec.max_lag) for spec in self.specs for name in names
-            if covers(spec.controller, name) for kind in self.kinds(spec, name))
+        #: (controller, kind, maxLag) in the order writes age them: one entry per view, however many
+        #: specs cover it (the deepest maxLag among them), so a write ages each view once
+        deepest: dict[tuple[str, str], int] = {}
+        for spec in self.specs:
+            for name in names:
+                if covers(spec.controller, name):
+                    for kind in self.kinds(spec, name):
+                        key = (name, str(kind))
+                        deepest[key] = max(deepest.get(key, 0), spec.max_lag)
+        self.aging: tuple[tuple[str, str, int], ...] = tuple((n, k, m) for (n, k), m in deepest.items())
         watchers: dict[str, set[str]] = {}
         tracked: dict[str, set[str]] = {}
         depth: dict[str, int] = {}

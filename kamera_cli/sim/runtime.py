@@ -306,6 +306,11 @@ class ControllerRuntime:
                 outcome = None
             finally:
                 self.bind(None)
+            if not crashed and fault is not None and fault.kind == "crash":
+                # crashed after as many writes as the run made: the process dies as the run returns,
+                # its result (a requeue) with it, and restarts like any other crash
+                crashed = True
+                outcome = None
             if getattr(self.factory, "memo_hit", False):  # a program's step answered by its memo
                 self.stats.executions -= 1
                 self.stats.memo_hits += 1

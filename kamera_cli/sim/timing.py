@@ -19,10 +19,14 @@ instants. A kopf timer's next tick is measured from the instant its tick was due
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping, Sequence
 
+from kamera_cli.apiserver import Snapshot
+from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.sim.runtime import ReconcileRun
+from kamera_cli.sim.state import PendingItem
 
 #: how many later instants a clock-dependent built-in step is run again at when its use of the clock
 #: could not be followed (sim/instants.py), and so the longest run of other steps it may be
@@ -64,3 +68,36 @@ def stable_window(run: ReconcileRun, clock: int, run_at: Callable[[int], Reconci
         if outcome_signature(run_at(clock + k), clock + k, due) != expected:
             return k - 1
     return probes
+
+
+#: a framework's answer to "for how many instants after ``clock`` do this step's reads of the clock
+#: answer as they did", from its readers, what it stored, the clock and a cap (None: it cannot tell)
+Steady = Callable[[frozenset[str], Sequence[str], int, int], "int | None"]
+
+
+def steady_window(run: ReconcileRun, clock: int, run_at: Callable[[int], ReconcileRun],
+                  due: Callable[[ReconcileRun, int], int | None], steady: Steady | None,
+                  stored: Callable[[], Sequence[str]]) -> int:
+    """``stable_window``, told by the framework where it can be (``steady``: kopf's, from the deadlines
+    it stored, adapters/kopf/deadlines.py): then the step is run again at the next instant only.
+
+    Sound because the framework's answer covers every comparison of the clock the step made (its
+    readers say nothing else read it), so up to that bound the step takes the same path at every
+    instant, and whatever it makes of the instant itself (a new ``started`` or ``delayed``, a due
+    instant ``now + delay``) moves with every instant: it differs at the next one already, which
+    the one run shows (docs/semantics.md, "kopf", *Its window*)."""
+    bound = None if steady is None or run.clock_readers is None else steady(run.clock_readers, stored(), clock,
+                                                                             LONG_WINDOW)
+    if bound is None:
+        return stable_window(run, clock, run_at, due)
+    return bound if bound < 1 else bound * stable_window(run, clock, run_at, due, probes=1)
+
+
+def stored_texts(snapshot: Snapshot, kind: KindRef, item: PendingItem) -> tuple[str, ...]:
+    """What a framework stored that its step may compare with the clock, as text: the object's
+    annotations and status (kopf's progress records) and a timer's carried state."""
+    found = snapshot.get(ObjectRef(kind.api_version, kind.kind, item.namespace, item.name))
+    meta = found.get("metadata") if found is not None else None
+    kept = {"annotations": meta.get("annotations") if isinstance(meta, Mapping) else None,
+            "status": found.get("status") if found is not None else None}
+    return (json.dumps(kept, sort_keys=True, default=str), item.carry)

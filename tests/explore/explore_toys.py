@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from kamera_cli.explore import Transition
+from kamera_cli.explore import Footprint, Transition
 
 
 class Counter:
@@ -156,3 +157,66 @@ class UnitWorkers(Workers):
 
     def unit(self, state: object, process: int) -> object:
         return ("unit", self.units[process]) if process < len(self.units) else process
+
+
+@dataclass
+class KeyedWorkers(UnitWorkers):
+    """``UnitWorkers`` that say what a group's future depends on (``group_key``): whether each of its
+    workers is pending and the values of the variables it reads, so futures are reused between
+    states (``reduction.FutureCache``). ``blind``: variables the key leaves out (a wrong key, to
+    show the differential tests can fail)."""
+
+    blind: frozenset[int] = frozenset()
+
+    def group_key(self, state: tuple[tuple[int, ...], frozenset[int]], processes: frozenset[object],
+                  footprint: Footprint) -> str | None:
+        values, pending = state
+        mine = sorted(p for p in processes if isinstance(p, int))
+        read = sorted(t[1] for t in footprint.reads if isinstance(t, tuple) and t[1] not in self.blind)
+        return f"{[(p, p in pending) for p in mine]}|{[(v, values[v]) for v in read]}"
+
+
+@dataclass
+class ClockedWorkers(UnitWorkers):
+    """``UnitWorkers`` with a clock: every step moves it by one, and a worker with a deadline writes
+    one more once the clock has reached it. Such a step reports the window kamera's built-ins report:
+    for how many later instants its outcome stays the same (a step with less than 2 is global).
+    The clock is in the fingerprint, so the full search is the exact reference."""
+
+    deadlines: tuple[int, ...] = ()
+
+    def initial_states(self) -> Sequence[Any]:
+        return tuple((*s, 0) for s in super().initial_states())
+
+    def actions(self, state: Any) -> Sequence[tuple[int, int]]:
+        return super().actions(state[:2])
+
+    def successor(self, state: Any, action: tuple[int, int]) -> Transition[Any]:
+        values, pending, clock = state
+        w = action[0]
+        deadline = self.deadlines[w] if w < len(self.deadlines) else -1
+        late = 0 <= deadline <= clock
+        shifted = UnitWorkers(self.workers, self.initial_vars, self.watchers, self.domain, self.units)
+        if late:
+            worker = self.workers[w]
+            shifted.workers = [*self.workers[:w], Worker(worker.reads, worker.target,
+                                                         tuple(o + 1 for o in worker.offsets), worker.alarm),
+                               *self.workers[w + 1:]]
+        t = shifted.successor((values, pending), action)
+        fp = t.footprint
+        if fp is not None and deadline >= 0:
+            window = deadline - clock - 1 if clock < deadline else 1 << 20
+            fp = None if window < 2 else Footprint(fp.process, fp.reads, fp.writes, fp.marks, fp.wakes, window)
+        return Transition((*t.state, clock + 1), t.label, t.findings, fp, "" if fp is not None else "deadline")
+
+    def fingerprint(self, state: Any) -> str:
+        return f"{super().fingerprint(state[:2])}@{state[2]}"
+
+    def is_converged(self, state: Any) -> bool:
+        return super().is_converged(state[:2])
+
+    def group_key(self, state: Any, processes: frozenset[object], footprint: Footprint) -> str | None:
+        values, pending, clock = state
+        mine = sorted(p for p in processes if isinstance(p, int))
+        read = sorted(t[1] for t in footprint.reads if isinstance(t, tuple))
+        return f"{[(p, p in pending) for p in mine]}|{[(v, values[v]) for v in read]}@{clock}"

@@ -152,6 +152,30 @@ def test_a_crash_applies_the_first_writes_and_restart_relists_every_for_object(m
         assert not [a for a in model.actions(t.state) if a.fault is not None and a.fault.kind == "crash"]
 
 
+def test_a_crash_of_a_run_that_writes_nothing_still_restarts_the_process(make_scenario: MakeScenario) -> None:
+    """"Crashed after write 0" of a run that makes no write: the process dies as the run ends, so its
+    module is imported again (its globals start over) and every object is re-listed."""
+    seed = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": n, "namespace": "default"}}
+            for n in ("a", "b")]
+    scenario = make_scenario(RESTARTED, [("app", "reconcile", CONFIGMAP)], seed,
+                             perturbations=Perturbations(crashes=(CrashSpec("app", (0,), max=1),)))
+    with Simulation(scenario) as sim:
+        model = sim.model
+        (state,) = model.initial_states()
+        first = next(a for a in model.actions(state) if a.name == "b" and a.fault is None)
+        state = model.successor(state, first).state  # b writes twice, which re-triggers it
+        crash = next(a for a in model.actions(state)
+                     if a.name == "b" and a.fault is not None and a.fault.kind == "crash")
+        _module_of().RUNS.append("marker")
+        t = model.successor(state, crash)  # b reads "done" and writes nothing, then its process dies
+        assert t.state.snapshot.fingerprint() == state.snapshot.fingerprint()
+        assert "marker" not in _module_of().RUNS  # the module was imported again
+        assert t.label.note.startswith("crashed after write 0")
+        restarted = {(p.namespace, p.name) for p in t.state.pending if p.source == RESTART}
+        assert ("default", "b") in restarted  # re-listed ("a" was still pending from the start)
+        assert {(p.namespace, p.name) for p in t.state.pending} == {("default", "a"), ("default", "b")}
+
+
 def _module_of():
     import sys
 

@@ -84,6 +84,18 @@ def test_a_stale_view_keeps_its_kind_history_past_the_servers_log() -> None:
     assert view.get(ObjectRef("v1", "Secret", "default", "s69")) is not None
 
 
+def test_a_view_covered_by_two_specs_ages_once_per_write() -> None:
+    """Two stale-read specs covering the same controller and kind: one write puts its view one write
+    behind (the deeper maxLag bounds it), not two."""
+    specs = Perturbations(stale_reads=(StaleReadSpec("c", (CM,), 1), StaleReadSpec("*", (CM,), 3)))
+    views = StaleViews(specs, ["c"], lambda _name: (CM,), lambda _name: False)
+    assert views.aging == (("c", "v1/ConfigMap", 3),)
+    start = Snapshot.empty()
+    snapshot, write = _write(start, "ConfigMap", "cm")
+    faults = views.age(FaultBook(), [write], start, snapshot)
+    assert faults.lag("c", "v1/ConfigMap") == 1
+
+
 def test_footprint_tokens_of_the_bookkeeping() -> None:
     """Who touches a view and a budget: a write of the kind writes every lagging view of it (the
     built-in's too); the viewing controller reads its view and writes it only when its lag moves;

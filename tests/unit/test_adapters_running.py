@@ -10,9 +10,11 @@ even when the controller swallows the error; ReconcileAbort passing through unto
 from __future__ import annotations
 
 import socket
+import sys
 import textwrap
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -237,6 +239,44 @@ def test_busy_loop_is_reported_as_a_timeout_within_the_budget(
         warm.unload()
     # and kamera's globals are back to the real ones
     assert time.time() > EPOCH + 1e6
+
+
+def test_a_busy_loop_handed_to_an_executor_is_stopped_and_the_pool_lives_on(
+    controller: Callable[[str], ReconcilerFactory],
+) -> None:
+    """kopf runs a sync handler on its executor's thread: the loop that spins is there, not on the worker."""
+    factory = controller(
+        """
+        import asyncio
+        from concurrent.futures import ThreadPoolExecutor
+
+        POOL = ThreadPoolExecutor(1)  # the module's own, as kopf's is (not started by the reconcile)
+        POOL.submit(int).result()
+
+        def spin():
+            while True:
+                pass
+
+        def reconcile(request):
+            if request.name == "again":
+                return {"requeue_after": POOL.submit(lambda: 7).result()}
+            POOL.submit(spin).result()
+        """
+    )
+    outcome = run(factory, budget=0.3)
+    assert outcome.kind == "timeout"
+
+    def spinning() -> bool:
+        return any(s.name == "spin" for f in sys._current_frames().values() for s in traceback.extract_stack(f))
+
+    deadline = time.perf_counter() + 5
+    while spinning() and time.perf_counter() < deadline:
+        time.sleep(0.01)
+    assert not spinning()
+    # the pool's thread was not fenced: the next step's work on it goes through
+    again = run_reconcile(factory, Request("default", "again"), None, budget_seconds=5, clock=VirtualClock(EPOCH),
+                          seed=b"seed")
+    assert again.kind == "ok" and again.result is not None and again.result.requeue_after == 7
 
 
 def test_virtual_sleep_does_not_count_against_the_budget(controller: Callable[[str], ReconcilerFactory]) -> None:

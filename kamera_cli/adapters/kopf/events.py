@@ -34,7 +34,7 @@ from types import ModuleType
 from typing import Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
-from kamera_cli.adapters.kopf import activities
+from kamera_cli.adapters.kopf import activities, deadlines
 from kamera_cli.adapters.sandbox.calls import call_sandboxed
 from kamera_cli.adapters.sandbox.fence import EMPTY_PLAN, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.frames import user_traceback
@@ -108,6 +108,8 @@ class KopfOperator(ReconcilerFactory):
     #: it has ``@kopf.on.cleanup`` handlers to run when it stops gracefully (``stop``); a timer or daemon,
     #: which shares the operator's attributes, says False of itself
     stops_gracefully: bool = False
+    #: (registry, whether a handler of it may see the time): ``_handlers_see_time``'s answer
+    _seen_time: tuple[Any, bool] | None = None
 
     def __init__(self, module: str, base_dir: Any, *, scenario: str, controller: str, host: str,
                  env: Any = None) -> None:
@@ -368,6 +370,26 @@ class KopfOperator(ReconcilerFactory):
         """
         return blind_readers(readers, _EVENT_ONLY)
 
+    def steady_for(self, readers: frozenset[str], stored: Sequence[str], clock: int, longest: int) -> int | None:
+        """For how many instants after ``clock`` the step's reads of the clock answer as they did, known
+        from what kopf stored (``stored``: the object's annotations and status, a timer's carried state),
+        or None when that cannot be told without running it again (``kopf/deadlines.py``): something
+        besides kopf's progression read the clock, or a handler can see the time. The caller still runs
+        it once more at the next instant: an instant the step made from the clock differs there."""
+        if not blind_readers(readers, (*_EVENT_ONLY, *_PROGRESSION)) or self._handlers_see_time():
+            return None
+        return deadlines.steady_for(stored, clock, longest)
+
+    def _handlers_see_time(self) -> bool:
+        """Whether any of the operator's handlers may see the time (``deadlines.handler_sees_time``),
+        once per registry (a restart re-imports the module into a new one)."""
+        registry = self.registry
+        if self._seen_time is None or self._seen_time[0] is not registry:
+            subs = (registry._changing, registry._watching, registry._spawning, registry._indexing)
+            self._seen_time = (registry, any(deadlines.handler_sees_time(h) for sub in subs
+                                             for h in sub.get_all_handlers()))
+        return self._seen_time[1]
+
     def run_logged(self, run: Callable[[], Any]) -> Any:
         """Run one step of kopf's; what kopf only logs as a handler failure is raised as a finding."""
         capture = activities.LogCapture()
@@ -498,6 +520,10 @@ _CLOCK_BLIND = ("/asyncio/", "kamera_cli/virtualtime/", "/logging/__init__.py", 
 
 #: readers of the clock in an event step whose reads go nowhere (``KopfOperator.clock_blind``)
 _EVENT_ONLY = ("kopf/_core/engines/daemons.py", "kopf/_core/reactor/processing.py")
+
+#: kopf's handler progression: compares stored instants with the clock, or makes new ones from it
+#: (``KopfOperator.steady_for``)
+_PROGRESSION = ("kopf/_core/actions/progression.py", "kopf/_core/actions/execution.py")
 
 
 def blind_readers(readers: frozenset[str], also: tuple[str, ...] = ()) -> bool:

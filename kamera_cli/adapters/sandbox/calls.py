@@ -39,12 +39,14 @@ import traceback
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 from kamera_cli.adapters.sandbox.budget import await_call, thread_cpu_clock
 from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt
 from kamera_cli.adapters.sandbox.fence import NetworkAttempt, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader
+from kamera_cli.adapters.sandbox.modules import is_user_file
 from kamera_cli.adapters.sandbox.threads import (
     QUIESCE_SECONDS,
     StrayThread,
@@ -58,6 +60,7 @@ __all__ = ["KAMERA_DIR", "OUTPUT_LIMIT", "CallRecord", "ReconcileAbort", "call_s
 
 #: kamera's own source directory: frames under it are kamera's, not the user's
 KAMERA_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+_POOL_FILE = os.path.join("concurrent", "futures", "thread.py")
 _ADAPTERS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
@@ -220,6 +223,8 @@ def call_sandboxed(
             _abandon(worker, call, stuck_at)
         # the threads it started end within the step, or are its finding (a timed-out call waits no more)
         strays = started.quiesce(0.0 if timed_out else QUIESCE_SECONDS)
+        if timed_out:
+            _stop_handed_over(ms.roots, worker.thread)
         network = tuple(run.network)
         processes = tuple(run.processes)
         blocked = _blocked_address(call.error)
@@ -373,6 +378,57 @@ def _keep_stopping(thread: threading.Thread) -> None:
     for _ in range(int(_STOP_RETRY_SECONDS / _STOP_RETRY_EVERY)):
         if not thread.is_alive():
             return
+        _stop(thread, wait=0)
+        pause.wait(_STOP_RETRY_EVERY)
+
+
+def _stop_handed_over(roots: tuple[str, ...], worker: threading.Thread) -> None:
+    """Stop the user code an overrunning call handed to an executor's thread, and only that work item.
+
+    Why: kopf runs a sync handler on a thread of its own executor (``asyncio.to_thread`` and
+    ``run_in_executor`` do the same), so stopping the worker stops the event loop that waits, not the
+    loop that spins. Left running, it takes a CPU for the rest of the search, and as a non-daemon pool
+    thread it keeps the interpreter from exiting (a ``pytest`` run that used kamera never ends). The
+    pool thread itself lives on (the executor may get more work), so it is asked to stop only while
+    the overrunning frame is still on its stack, and it is not fenced.
+    """
+    me = threading.get_ident()
+    threads = {t.ident: t for t in threading.enumerate()}
+    for ident, frame in sys._current_frames().items():
+        thread = threads.get(ident)
+        if thread is None or ident in (me, worker.ident) or is_fenced(thread):
+            continue
+        outer = _handed_over_frame(frame, roots)
+        if outer is not None:
+            threading.Thread(target=_stop_while_in, args=(thread, outer), name="kamera-stopper",
+                             daemon=True).start()
+
+
+def _handed_over_frame(frame: FrameType | None, roots: tuple[str, ...]) -> FrameType | None:
+    """The outermost user frame of a work item an executor's thread runs, or None."""
+    outer: FrameType | None = None
+    in_pool = False
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if is_user_file(file, roots):
+            outer = frame
+        elif file.endswith(_POOL_FILE) and frame.f_code.co_name == "run":
+            in_pool = True
+            break
+        frame = frame.f_back
+    return outer if in_pool else None
+
+
+def _stop_while_in(thread: threading.Thread, frame: FrameType) -> None:
+    """``_keep_stopping`` for a pool thread: ask again until ``frame`` has left its stack."""
+    pause = threading.Event()
+    for _ in range(int(_STOP_RETRY_SECONDS / _STOP_RETRY_EVERY)):
+        current = sys._current_frames().get(thread.ident or -1)
+        while current is not None and current is not frame:
+            current = current.f_back
+        if current is None:
+            return
+        del current
         _stop(thread, wait=0)
         pause.wait(_STOP_RETRY_EVERY)
 
