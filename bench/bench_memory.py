@@ -20,6 +20,14 @@ Two kinds of family:
   its states, start-up included.
 
 Tracing slows the search several-fold; the times printed are traced times, for comparison only.
+``--seconds`` adds what a change must not slow down: the untraced CPU seconds of the larger cut's
+search with states let go of (the best of ``--repeat`` runs). ``--dropped-only`` leaves out the
+column of states kept (the search ``kamera check`` runs is the other one).
+
+Why two windows: the bounded caches (canonical texts, fingerprint members, memo digests) fill up over
+the first few thousand states and then stop growing, so a marginal figure over a window where they
+are still filling (2,000→6,000) overstates what each state costs a long search; one over a later
+window (``--small 10000 --large 30000``) is closer to it. Report both.
 """
 
 from __future__ import annotations
@@ -74,6 +82,17 @@ def measure(scenario: Scenario, keep: bool) -> tuple[int, bool, float, float]:
     return exploration.result.stats.states, exploration.search.complete, float(peak), elapsed
 
 
+def cpu_seconds(scenario: Scenario, repeat: int) -> float:
+    """Untraced CPU seconds of one search with states let go of (the best of ``repeat``)."""
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        started = time.process_time()
+        explore(scenario, overrides=Overrides(keep_states=False))
+        best = min(best, time.process_time() - started)
+    return best
+
+
 def row(label: str, scenario: Scenario) -> None:
     cells = []
     for keep in (True, False):
@@ -82,15 +101,23 @@ def row(label: str, scenario: Scenario) -> None:
     print(f"{label:42} {states:>8,} {'yes' if complete else 'cut':>5}  " + "   ".join(cells), flush=True)
 
 
-def marginal(label: str, scenario: Scenario, small: int, large: int) -> None:
+def marginal(label: str, scenario: Scenario, small: int, large: int, keeps: tuple[bool, ...],
+             repeat: int) -> None:
+    def cut(states: int) -> Scenario:
+        return replace(scenario, explore=replace(scenario.explore, reduction="none", max_states=states,
+                                                 timeout_seconds=3600))
+
     cells = []
-    for keep in (True, False):
-        runs = [measure(replace(scenario, explore=replace(scenario.explore, reduction="none", max_states=cut,
-                                                          timeout_seconds=3600)), keep) for cut in (small, large)]
+    s1 = s2 = 0
+    done = False
+    for keep in keeps:
+        runs = [measure(cut(states), keep) for states in (small, large)]
         (s1, _, p1, _), (s2, done, p2, t2) = runs
         # a family whose unreduced search ends below the larger cut: its peak over its states instead
         per_state = p2 / 1024 / s2 if s2 <= s1 else (p2 - p1) / 1024 / (s2 - s1)
         cells.append(f"{per_state:>9.2f} {p2 / 2**20:>8.1f} {t2:>7.1f}")
+    if repeat:
+        cells.append(f"{cpu_seconds(cut(large), repeat):>9.2f}")
     states = f"{s2:,} (all)" if s2 <= s1 and done else f"{s1:,}→{s2:,}"
     print(f"{label:42} {states:>14}  " + "   ".join(cells), flush=True)
 
@@ -101,7 +128,12 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=3000, help="the smaller cut of the operator families")
     parser.add_argument("--large", type=int, default=9000, help="the larger cut of the operator families")
     parser.add_argument("--only", action="append", help="run only these rows (by label prefix)")
+    parser.add_argument("--dropped-only", action="store_true", help="only the searches letting states go")
+    parser.add_argument("--seconds", action="store_true",
+                        help="also the untraced CPU seconds of the larger cut (states let go of)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each untraced timing (the best counts)")
     args = parser.parse_args()
+    keeps = (False,) if args.dropped_only else (True, False)
 
     def wanted(label: str) -> bool:
         return not args.only or any(label.startswith(o) for o in args.only)
@@ -122,12 +154,15 @@ def main() -> None:
         label = "8 controllers sharing a ConfigMap (none)"
         if wanted(label):
             row(label, replace(shared, explore=replace(shared.explore, reduction="none")))
-        print(f"\n{'operator families, unreduced, marginal':42} {'states':>14}  kept: {each}   dropped: {each}")
+        columns = "".join(f"   {'kept' if keep else 'dropped'}: {each}" for keep in keeps)
+        print(f"\n{'operator families, unreduced, marginal':42} {'states':>14}{columns}"
+              + ("   untraced s" if args.seconds else ""))
         for name, (build, a, b) in OPERATORS.items():
             if wanted(name):
                 folder = Path(tmp) / name
                 folder.mkdir()
-                marginal(name, load_scenario(build(folder, a, b)), args.small, args.large)
+                marginal(name, load_scenario(build(folder, a, b)), args.small, args.large, keeps,
+                         args.repeat if args.seconds else 0)
 
 
 if __name__ == "__main__":

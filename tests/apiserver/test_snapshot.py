@@ -84,6 +84,48 @@ def test_write_log_is_bounded_and_not_in_the_fingerprint():
     assert fresh.fingerprint() == snap.fingerprint()
 
 
+@given(st.lists(st.tuples(st.sampled_from(["write", "delete", "counter", "view", "fork"]), st.sampled_from("abc"),
+                          st.integers(0, 150)), min_size=LOG_SIZE, max_size=4 * LOG_SIZE))
+@settings(max_examples=30, deadline=None)
+def test_the_write_log_is_the_last_writes_of_every_lineage(ops):
+    """A snapshot keeps its log as a shared part and a short tail of its latest writes; read back, it
+    must be exactly the last ``LOG_SIZE`` writes of its lineage (a reference list kept beside it),
+    whatever the forks, views and counters in between, and so must what is read from it."""
+    snap, log = Snapshot.empty(), []
+    for i in range(LOG_SIZE - 8):  # a log nearly full from the start, so that the draws overflow it
+        snap = snap.with_object(*cm(f"seed{i}"))
+        log = [*log, snap.log()[-1]]
+    lineages = [(snap, log)]
+    for op, name, n in ops:
+        if op in ("write", "delete"):
+            ref, obj = cm(name, data={"v": str(n)})
+            if op == "delete" and snap.get(ref) is None:
+                continue
+            snap = snap.with_object(ref, obj if op == "write" else None)
+            log = [*log, snap.log()[-1]][-LOG_SIZE:]
+            assert snap.log()[-1].rv == snap.resource_version and snap.log()[-1].after == (obj if op == "write"
+                                                                                           else None)
+        elif op == "counter":
+            snap = snap.with_counter(name, n)
+        elif op == "view":
+            undone = snap.recent_writes(CM, n % 4)
+            snap = snap.before_writes(CM, n % 4)
+            log = [w for w in log if not undone or w.rv < undone[0].rv]
+        else:
+            snap, log = lineages[n % len(lineages)]
+        lineages.append((snap, log))
+        assert list(snap.log()) == log
+        assert snap.oldest_logged_rv() == (log[0].rv if log else snap.resource_version)
+        since = snap.resource_version - 3
+        reaches = since >= snap.resource_version or (log and log[0].rv <= since + 1)
+        assert snap.writes_since(since) == ([w for w in log if w.rv > since] if reaches else None)
+        assert snap.recent_writes(CM, 5) == log[-5:]
+    for state, expected in lineages:
+        assert list(state.log()) == expected
+        again = Snapshot.from_parts(*state.parts()[:6], fp=state.fingerprint(), derived={})
+        assert again.log() == state.log() and again.fingerprint() == state.fingerprint()
+
+
 def test_recent_writes_of_a_kind_carry_the_previous_state():
     snap = build([cm("a", data={"v": "1"})])
     ref, obj = cm("a", data={"v": "2"})

@@ -28,6 +28,8 @@ T = TypeVar("T")
 
 #: How many writes the log keeps (watch resumption, stale views).
 LOG_SIZE = 64
+#: How many of the latest writes a snapshot keeps apart from the rest of its log (``Snapshot._tail``).
+_TAIL = 8
 _MOD = 1 << 256
 _SCRUBBED_META = frozenset({"resourceVersion", "managedFields", "uid"})
 _SCRUBBED_META_AND_GENERATION = _SCRUBBED_META | {"generation"}
@@ -178,11 +180,11 @@ class Snapshot:
     # No cached fingerprint text and no empty caches: a breadth-first search holds thousands of
     # snapshots it has not expanded yet (issue #26, memory per state), and the fingerprint is one
     # SHA-256 of a short text away from ``_count`` and ``_acc``.
-    __slots__ = ("_acc", "_count", "_counters", "_derived", "_kinds", "_log", "_pending", "_rv", "_sorted")
+    __slots__ = ("_acc", "_count", "_counters", "_derived", "_kinds", "_log", "_pending", "_rv", "_sorted", "_tail")
 
     def __init__(self, kinds: immutables.Map[Any, Any], acc: int, count: int, rv: int,
                  log: tuple[WriteRecord, ...], counters: immutables.Map[Any, Any],
-                 pending: Any = None) -> None:
+                 pending: Any = None, tail: tuple[WriteRecord, ...] = ()) -> None:
         self._kinds = kinds
         # the sum of the members of the entries that are not pending (see ``_pending``)
         self._acc = acc
@@ -192,7 +194,11 @@ class Snapshot:
         self._pending: Any = pending
         self._count = count
         self._rv = rv
+        # the write log is ``(_log + _tail)[-LOG_SIZE:]``: a write copies only the short tail (and, every
+        # ``_TAIL`` writes, the rest once), so the states a search holds before expanding them do not
+        # each own a tuple of up to 64 records (issue #26: about a third of a kilobyte per state)
         self._log = log
+        self._tail = tail
         self._counters = counters
         self._sorted: dict[_KindKey, list[tuple[str, Manifest]]] | None = None
         # derived data as a flat (key, value, key, value, …) tuple: most snapshots hold one or two
@@ -250,7 +256,7 @@ class Snapshot:
         """What a snapshot is made of (without its caches), for ``from_parts`` in another process:
         a split search ships states and interns their objects itself (``sim/shipping.py``)."""
         fp = self.fingerprint()  # first: it fills in the members of pending entries
-        return (self._kinds, self._acc, self._count, self._rv, self._log, self._counters, fp)
+        return (self._kinds, self._acc, self._count, self._rv, self.log(), self._counters, fp)
 
     @classmethod
     def from_parts(cls, kinds: immutables.Map[Any, Any], acc: int, count: int, rv: int,
@@ -332,7 +338,12 @@ class Snapshot:
         return False
 
     def log(self) -> tuple[WriteRecord, ...]:
-        return self._log
+        """The last ``LOG_SIZE`` writes, oldest first."""
+        tail = self._tail
+        if not tail:
+            return self._log
+        whole = self._log + tail
+        return whole[-LOG_SIZE:] if len(whole) > LOG_SIZE else whole
 
     def weighed_members(self) -> tuple[int, int, Iterator[tuple[ObjectRef, Manifest, int]]]:
         """The fingerprint's parts: its object count, its sum and every object it sums with its member
@@ -349,19 +360,21 @@ class Snapshot:
 
     def recent_writes(self, kind_ref: KindRef, n: int) -> list[WriteRecord]:
         """The last ``n`` logged writes to that kind, oldest first."""
-        hits = [w for w in self._log if w.ref.api_version == kind_ref.api_version and w.ref.kind == kind_ref.kind]
+        hits = [w for w in self.log() if w.ref.api_version == kind_ref.api_version and w.ref.kind == kind_ref.kind]
         return hits[-n:] if n > 0 else []
 
     def writes_since(self, rv: int) -> list[WriteRecord] | None:
         """Logged writes with an RV strictly after ``rv``; None when the log no longer reaches back."""
         if rv >= self._rv:
             return []
-        if not self._log or self._log[0].rv > rv + 1:
+        log = self.log()
+        if not log or log[0].rv > rv + 1:
             return None
-        return [w for w in self._log if w.rv > rv]
+        return [w for w in log if w.rv > rv]
 
     def oldest_logged_rv(self) -> int:
-        return self._log[0].rv if self._log else self._rv
+        log = self.log()
+        return log[0].rv if log else self._rv
 
     def counter(self, key: str) -> int:
         value: int = self._counters.get(key, 0)
@@ -370,7 +383,7 @@ class Snapshot:
     def with_counter(self, key: str, value: int) -> Snapshot:
         """Bookkeeping (name incarnations, generateName attempts): not part of the fingerprint or RV."""
         return Snapshot(self._kinds, self._acc, self._count, self._rv, self._log, self._counters.set(key, value),
-                        self._pending)
+                        self._pending, self._tail)
 
     def iter_entries(self) -> Iterator[tuple[ObjectRef, Manifest]]:
         for (av, kind), names in self._kinds.items():
@@ -396,7 +409,7 @@ class Snapshot:
         for w in reversed(writes):
             snap = snap.with_object(w.ref, w.before)
         cut = writes[0].rv
-        log = tuple(w for w in self._log if w.rv < cut)
+        log = tuple(w for w in self.log() if w.rv < cut)
         return Snapshot(snap._kinds, snap._acc, snap._count, cut - 1, log, self._counters, snap._pending)
 
     # -- writes --------------------------------------------------------------------------------
@@ -429,5 +442,9 @@ class Snapshot:
             kind = "MODIFIED" if old is not None else "ADDED"
         kinds = self._kinds.set(kind_key, names) if len(names) else self._kinds.delete(kind_key)
         record = WriteRecord(rv, kind, ref, old[0] if old else None, obj)
-        log = (*self._log[-(LOG_SIZE - 1):], record)
-        return Snapshot(kinds, acc, count, rv, log, self._counters, pending)
+        log, tail = self._log, self._tail
+        if len(tail) < _TAIL:
+            tail = (*tail, record)
+        else:
+            log, tail = (log + tail)[-LOG_SIZE:], (record,)
+        return Snapshot(kinds, acc, count, rv, log, self._counters, pending, tail)
