@@ -169,9 +169,14 @@ class Simulation:
                                                for url, handler in self._fakes.services)
                 snapshot = with_entries(snapshot, setup.snapshot)
             # Controllers' top-level code may call the API at import (discovery for a DynamicClient, a
-            # lookup): it sees the initial cluster; anything it writes is discarded.
-            containment.bind(ApiServer(self.registry, snapshot, now=lambda: EPOCH))
+            # lookup), and a kopf operator's start (login, then @kopf.on.startup) runs before its first
+            # watch, as `kopf run` does: what they write is in the cluster the search starts from (a
+            # startup handler that creates its CRDs, a namespace, a ConfigMap), each controller's start
+            # seeing the writes of those listed before it.
+            loading = ApiServer(self.registry, snapshot, now=lambda: EPOCH)
+            containment.bind(loading)
             self._load(snapshot, client, base, wirings)
+            snapshot = loading.snapshot
         finally:
             containment.bind(None)
         self._load_builtins(wirings)

@@ -56,8 +56,8 @@ class StaleViews:
         for spec in self.specs:
             for name in names:
                 if covers(spec.controller, name):
-                    for kind in self.kinds(spec, name):
-                        key = (name, str(kind))
+                    for ref in self.kinds(spec, name):
+                        key = (name, str(ref))
                         deepest[key] = max(deepest.get(key, 0), spec.max_lag)
         self.aging: tuple[tuple[str, str, int], ...] = tuple((n, k, m) for (n, k), m in deepest.items())
         watchers: dict[str, set[str]] = {}

@@ -116,3 +116,33 @@ def test_a_failing_login_handler_is_named(tmp_path: Path) -> None:
     assert verdict is Verdict.FAILED
     assert message.startswith("@kopf.on.login handler 'login' failed at operator.py:5:"), message
     assert "no token" in detail
+
+
+def test_what_a_startup_handler_writes_is_in_the_cluster_the_search_starts_from(tmp_path: Path) -> None:
+    """`kopf run` runs startup handlers before its first watch, against the cluster: an operator that
+    creates its own namespace and settings there finds them when its handlers run."""
+    result = run(tmp_path, """
+        import kopf
+        from kubernetes import client, config
+        @kopf.on.startup()
+        def install(settings, **_):
+            settings.persistence.finalizer = "widgets.example.com/config"
+            config.load_kube_config()
+            core = client.CoreV1Api()
+            core.create_namespace({"metadata": {"name": "widgets-system"}})
+            core.create_namespaced_config_map("widgets-system", {"metadata": {"name": "settings"},
+                                                                 "data": {"colour": "blue"}})
+        @kopf.on.create("widgets")
+        def create_config(name, namespace, **_):
+            core = client.CoreV1Api()
+            colour = core.read_namespaced_config_map("settings", "widgets-system").data["colour"]
+            core.create_namespaced_config_map(namespace, {"metadata": {"name": f"{name}-config"},
+                                                          "data": {"colour": colour}})
+        @kopf.on.delete("widgets")
+        def farewell(name, namespace, **_):
+            client.CoreV1Api().delete_namespaced_config_map(f"{name}-config", namespace)
+    """)
+    assert result.verdict is Verdict.PASSED, result.checks
+    (converged,) = result.converged
+    kept = {(o["kind"], o["metadata"]["name"]) for o in converged.objects}
+    assert {("Namespace", "widgets-system"), ("ConfigMap", "settings")} <= kept

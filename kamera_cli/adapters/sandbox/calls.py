@@ -224,7 +224,9 @@ def call_sandboxed(
         # the threads it started end within the step, or are its finding (a timed-out call waits no more)
         strays = started.quiesce(0.0 if timed_out else QUIESCE_SECONDS)
         if timed_out:
-            _stop_handed_over(ms.roots, worker.thread)
+            handed = _stop_handed_over(ms.roots, worker.thread)
+            if handed and not any(is_user_file(f.filename, ms.roots) for f in stuck_at):
+                stuck_at = handed  # the worker only waited: where the user's code was is on the pool's thread
         network = tuple(run.network)
         processes = tuple(run.processes)
         blocked = _blocked_address(call.error)
@@ -382,7 +384,7 @@ def _keep_stopping(thread: threading.Thread) -> None:
         pause.wait(_STOP_RETRY_EVERY)
 
 
-def _stop_handed_over(roots: tuple[str, ...], worker: threading.Thread) -> None:
+def _stop_handed_over(roots: tuple[str, ...], worker: threading.Thread) -> tuple[traceback.FrameSummary, ...]:
     """Stop the user code an overrunning call handed to an executor's thread, and only that work item.
 
     Why: kopf runs a sync handler on a thread of its own executor (``asyncio.to_thread`` and
@@ -390,18 +392,22 @@ def _stop_handed_over(roots: tuple[str, ...], worker: threading.Thread) -> None:
     loop that spins. Left running, it takes a CPU for the rest of the search, and as a non-daemon pool
     thread it keeps the interpreter from exiting (a ``pytest`` run that used kamera never ends). The
     pool thread itself lives on (the executor may get more work), so it is asked to stop only while
-    the overrunning frame is still on its stack, and it is not fenced.
+    the overrunning frame is still on its stack, and it is not fenced. Returns the first such thread's
+    stack, taken before the stop (where the report says the user's code was).
     """
     me = threading.get_ident()
     threads = {t.ident: t for t in threading.enumerate()}
-    for ident, frame in sys._current_frames().items():
+    first: tuple[traceback.FrameSummary, ...] = ()
+    for ident, frame in sorted(sys._current_frames().items()):
         thread = threads.get(ident)
         if thread is None or ident in (me, worker.ident) or is_fenced(thread):
             continue
         outer = _handed_over_frame(frame, roots)
         if outer is not None:
+            first = first or tuple(traceback.extract_stack(frame))
             threading.Thread(target=_stop_while_in, args=(thread, outer), name="kamera-stopper",
                              daemon=True).start()
+    return first
 
 
 def _handed_over_frame(frame: FrameType | None, roots: tuple[str, ...]) -> FrameType | None:
