@@ -19,7 +19,7 @@ from kamera_cli.apiserver.storage.snapshot import is_record
 from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec, Perturbations, covers
-from kamera_cli.sim import down, positions
+from kamera_cli.sim import positions
 from kamera_cli.sim.footprints import actor_reads, collector_footprint, owner_root, process_of, step_footprint
 from kamera_cli.sim.future_keys import group_digest
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
@@ -37,6 +37,8 @@ from kamera_cli.sim.state import (
     FaultBook,
     PendingItem,
     SimState,
+    down_owners,
+    marked_down,
     merge_pending,
 )
 from kamera_cli.sim.symmetry import Canon, Symmetry, state_notes, translate
@@ -455,8 +457,8 @@ class KubeModel:
             elif act.fault.kind == "crash":
                 faults = replace(faults, crashes=faults.crashes + 1)
                 memory = tuple(e for e in memory if e[0] != owner)  # a restarted process remembers nothing
-                if run.down:  # it never started again: no more steps of it on this path (sim/down.py)
-                    memory = down.marked(memory, self.owner(act.controller))
+                if run.down:  # it never started again: no more steps of it on this path (sim/state.py, marked_down)
+                    memory = marked_down(memory, self.owner(act.controller))
                 else:
                     restart = getattr(ctrl.factory, "restart_keys", None)  # programs: their own keys
                     new_items.extend(
@@ -785,8 +787,8 @@ class KubeModel:
 
     def _running(self, memory: tuple[tuple[str, str, str], ...],
                  pending: tuple[PendingItem, ...]) -> tuple[PendingItem, ...]:
-        """``pending`` without the work of controllers that are down on this path (sim/down.py)."""
-        gone = down.owners(memory)
+        """``pending`` without the work of controllers that are down on this path (sim/state.py, marked_down)."""
+        gone = down_owners(memory)
         if not gone:
             return pending
         return tuple(p for p in pending if self.owner(p.controller) not in gone)

@@ -336,3 +336,28 @@ def shared_queue(pending: tuple[PendingItem, ...]) -> tuple[PendingItem, ...]:
         _QUEUES.clear()
     _QUEUES[pending] = pending
     return pending
+
+
+# -- processes that are down on one path ------------------------------------------------------------
+# Why a mark in the explored state: a kopf operator's restart runs its login and startup handlers
+# again, against the cluster as the crash left it, and they may now fail (a settings ConfigMap a user
+# deleted, a Secret that is gone).  kopf then starts no watch, so the operator takes no step on that
+# path, but on every other path it runs.  The controllers' code is shared by all paths, so which paths
+# it is down on must be part of each state (``SimState.memory``, where a process's memory of its
+# objects lives too, and which a crash of that process clears), not of the loaded controller.
+
+#: the memory key of the mark (an object's memory is keyed ``namespace/name``, never empty)
+DOWN_KEY = ""
+
+Memory = tuple[tuple[str, str, str], ...]
+
+
+def marked_down(memory: Memory, owner: str) -> Memory:
+    """``memory`` with ``owner`` (a controller, with its timers and daemons) marked down."""
+    rest = [e for e in memory if not (e[0] == owner and e[1] == DOWN_KEY)]
+    return tuple(sorted([*rest, (owner, DOWN_KEY, "down")]))
+
+
+def down_owners(memory: Memory) -> frozenset[str]:
+    """The owners marked down in ``memory``."""
+    return frozenset(o for o, key, _value in memory if key == DOWN_KEY)

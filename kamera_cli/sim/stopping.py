@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kamera_cli.apiserver import ApiServer
-from kamera_cli.sim import down
 from kamera_cli.sim.journal import journal_writes
 from kamera_cli.sim.labels import Finding, StepLabel
+from kamera_cli.sim.state import down_owners
 
 if TYPE_CHECKING:
     from kamera_cli.sim.model import KubeModel
@@ -60,7 +60,7 @@ class GracefulStops:
 
     def failures(self, state: SimState) -> list[FailedStop]:
         """The operators whose cleanup fails when they stop at ``state`` (not those down on its path)."""
-        gone = down.owners(state.memory)
+        gone = down_owners(state.memory)
         fingerprint = self._model.fingerprint(state)
         out = []
         for name, ctrl in self._stoppers:

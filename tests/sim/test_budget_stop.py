@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from kamera_cli.adapters.sandbox.threads import is_fenced
+from kamera_cli.adapters.sandbox import calls
 from kamera_cli.model.result import CheckName, Verdict
 from kamera_cli.model.scenario import ControllerSpec
 from kamera_cli.runner import explore
@@ -84,21 +84,22 @@ def _wait_for(file: Path, last: str) -> list[str]:
     raise AssertionError(f"the abandoned reconcile never got to {last!r}")
 
 
-def _worker_threads() -> set[threading.Thread]:
-    """kamera's worker threads abandoned at their budget (a fresh worker, idle, waits for the next call)."""
-    return {t for t in threading.enumerate() if t.name == "kamera-reconcile" and is_fenced(t)}
-
-
 def test_a_stop_swallowed_by_a_finalizer_is_asked_again_and_never_reported_elsewhere(
         make_scenario: MakeScenario, monkeypatch: pytest.MonkeyPatch) -> None:
     reported: list[Any] = []
     monkeypatch.setattr(sys, "unraisablehook", reported.append)
-    before = _worker_threads()
+    abandoned: list[threading.Thread] = []  # recorded when abandoned: it may have ended by the check
+    real_abandon = calls._abandon
+
+    def abandon(worker: Any, call: Any, stuck_at: Any = ()) -> None:
+        abandoned.append(worker.thread)
+        real_abandon(worker, call, stuck_at)
+
+    monkeypatch.setattr(calls, "_abandon", abandon)
     exploration, _ = _run(make_scenario, "finalizes", [CM])
     check = next(c for c in exploration.result.checks if c.name == CheckName.NO_CONTROLLER_ERRORS)
     assert check.verdict is Verdict.FAILED
     assert "Timeout: did not return within 0.3 s" in check.counterexamples[0].summary
-    abandoned = _worker_threads() - before
     assert abandoned
     for thread in abandoned:
         thread.join(10)

@@ -164,7 +164,7 @@ class KopfOperator(ReconcilerFactory):
     def reload(self) -> None:
         """A restart after a crash: the operator's modules re-imported, then its login and startup again
         (``last_start`` says how that went).  When they now fail, the operator is down on that path
-        only (sim/down.py), and every other path goes on with the operator as it was before: its
+        only (sim/state.py, marked_down), and every other path goes on with the operator as it was before: its
         modules, registry, settings and memo are put back."""
         kept = (dict(self.module_set.modules), self.module, self._target, self.registry, self.settings,
                 self.memobase)
