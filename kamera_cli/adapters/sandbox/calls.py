@@ -131,6 +131,8 @@ class _Worker:
         self._go.acquire()
         self.thread = threading.Thread(target=self._loop, name="kamera-reconcile", daemon=True)
         self.thread.start()
+        #: the thread's CPU clock, looked up once (every call's budget reads it: ``budget.py``)
+        self.cpu = thread_cpu_clock(self.thread)
 
     def submit(self, call: _Call) -> None:
         self._job = call
@@ -210,10 +212,9 @@ def call_sandboxed(
           sandboxed(clock, seed, plan) as run,
           watching_threads(ms.roots, worker.thread.ident or 0) as started):
         run.processes_allowed = loader.process.processes_allowed
-        cpu = thread_cpu_clock(worker.thread)
         worker.submit(call)
         try:
-            finished = await_call(call.finished, budget_seconds, cpu)
+            finished = await_call(call.finished, budget_seconds, worker.cpu)
         except BaseException:  # Ctrl-C while waiting: the worker is mid-call, so it cannot be reused
             _abandon(worker, call)
             raise
