@@ -25,6 +25,11 @@ Families (each built into a temporary folder; nothing here copies an example's t
     with no ownerReferences, and whose 60 s timer reads both back and puts the Deployment's
     replicas back to 1 if they drifted; deployment, replicaset and kubelet built-ins on one node (the
     shape of issue #26's user trial, written here);
+  - ``kopf-scaler-R``: a kopf operator whose Widget names a namespace to put to sleep: its 30 s timer
+    (also run on create and resume) lists the namespace's Deployments and, for each still running,
+    records its replicas and the instant in annotations, then scales it to zero through the scale
+    subresource; one Deployment of R replicas, with the deployment, replicaset and kubelet built-ins
+    on one node (the shape of a public "shut the namespace down" operator tried as a user would);
   - ``*-perturbed``: a family above with perturbations on its controllers (``PERTURBED``): stale
     reads of every kind they watch (``maxLag`` 1) and one crash after any number of writes; the
     WebApp operator (owned Deployments, built-ins) and the kopf timer also get one injected conflict.
@@ -381,6 +386,56 @@ def kopf_apps(folder: Path, n: int, _unused: int = 0) -> Path:
     return folder / "scenario.yaml"
 
 
+#: a namespace put to sleep by a timer that polls its Deployments (no event tells it of a change)
+KOPF_SCALER = KOPF_HEAD + '''
+import datetime
+apps = client.AppsV1Api()
+
+
+@kopf.on.resume(G, V, P)
+@kopf.on.create(G, V, P)
+@kopf.timer(G, V, P, interval=30, sharp=True)
+def sleep(spec, **_):
+    target = spec.get("namespace", "default")
+    for dep in apps.list_namespaced_deployment(target).items:
+        if dep.spec.replicas:
+            stamp = datetime.datetime.utcnow().isoformat() + "Z"
+            apps.patch_namespaced_deployment(dep.metadata.name, target, {"metadata": {"annotations": {
+                "bench.kamera.dev/replicas": str(dep.spec.replicas), "bench.kamera.dev/asleep-since": stamp}}})
+            apps.patch_namespaced_deployment_scale(dep.metadata.name, target, {"spec": {"replicas": 0}})
+'''
+
+
+def kopf_scaler(folder: Path, replicas: int, _unused: int = 0) -> Path:
+    """``kopf-scaler-R``: ``KOPF_SCALER`` over one Deployment of ``replicas`` replicas in its own namespace."""
+    (folder / "crd.yaml").write_text(KOPF_WIDGETS)
+    (folder / "operator.py").write_text(KOPF_SCALER)
+    text = HEAD % (f"kopf-scaler-{replicas}", 600) + f"""\
+  cluster: {{builtins: [deployment, replicaset, kubelet], nodes: 1}}
+  crds: [crd.yaml]
+  controllers:
+    - {{name: op, kopf: operator.py, for: bench.kamera.dev/v1/Widget}}
+  invariants:
+    - {{name: asleep, select: "$.items[?@.kind == 'Deployment'].spec.replicas", expect: {{equals: 0}}}}
+    - {{name: no pod left, select: "$.items[?@.kind == 'Pod']", expect: {{count: 0}}}}
+  seed:
+    - {{apiVersion: v1, kind: Namespace, metadata: {{name: apps}}}}
+    - apiVersion: apps/v1
+      kind: Deployment
+      metadata: {{name: web, namespace: apps}}
+      spec:
+        replicas: {replicas}
+        selector: {{matchLabels: {{app: web}}}}
+        template: {{metadata: {{labels: {{app: web}}}}, spec: {{containers: [{{name: web, image: web}}]}}}}
+    - apiVersion: bench.kamera.dev/v1
+      kind: Widget
+      metadata: {{name: night, namespace: apps}}
+      spec: {{namespace: apps}}
+"""
+    (folder / "scenario.yaml").write_text(text)
+    return folder / "scenario.yaml"
+
+
 def kopf_widgets(operator: str) -> Callable[[Path, int, int], Path]:
     """A family of ``n`` Widgets in one namespace under a kopf ``operator``."""
     def build(folder: Path, n: int, _unused: int = 0) -> Path:
@@ -442,6 +497,8 @@ FAMILIES: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
     "kopf-apps-1": (kopf_apps, 1, 0),
     "kopf-apps-2": (kopf_apps, 2, 0),
     "kopf-apps-3": (kopf_apps, 3, 0),
+    "kopf-scaler-1": (kopf_scaler, 1, 0),
+    "kopf-scaler-2": (kopf_scaler, 2, 0),
     "webapps-1-1-perturbed": (perturbed(webapps), 1, 1),
     "webapps-2-1-perturbed": (perturbed(webapps), 2, 1),
     "webapps-2-2-perturbed": (perturbed(webapps), 2, 2),

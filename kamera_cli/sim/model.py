@@ -40,6 +40,7 @@ from kamera_cli.sim.state import (
     down_owners,
     marked_down,
     merge_pending,
+    unsettled,
 )
 from kamera_cli.sim.symmetry import Canon, Symmetry, state_notes, translate
 from kamera_cli.sim.timing import LONG_WINDOW, steady_window, stored_texts
@@ -485,11 +486,15 @@ class KubeModel:
                 note = "stopped: its filters no longer match"
             else:
                 due = item.due_after(clock, run.requeue_after)
+                stable = not changed and not run.retry
+                reads = run.regions if stable and run.regions else ()
                 new_items.append(PendingItem(
                     act.controller, act.namespace, act.name, due, TIMER,
-                    stable=not changed and not run.retry, woken=timer_shaped, carry=run.carry,
-                    anchored=timer_shaped, retry_due=due if run.retry and self._stored_retries(ctrl) else 0))
-        pending = self._running(memory, merge_pending(state.pending, new_items, item))
+                    stable=stable, woken=timer_shaped, carry=run.carry,
+                    anchored=timer_shaped, retry_due=due if run.retry and self._stored_retries(ctrl) else 0,
+                    reads=reads, read_digest=ctrl.regions_digest(run.snapshot, reads) if reads else ""))
+        pending = self._settled(self._running(memory, merge_pending(state.pending, new_items, item)),
+                                run.snapshot, run.writes)
         self._inherit_idle_actors(state.snapshot, run.snapshot, run.writes)
         new_state = SimState(
             snapshot=run.snapshot,
@@ -661,7 +666,8 @@ class KubeModel:
         faults = self.stale.age(state.faults, writes, state.snapshot, server.snapshot)
         new_state = SimState(
             snapshot=server.snapshot,
-            pending=self._running(state.memory, merge_pending(state.pending, new_items, None)),
+            pending=self._settled(self._running(state.memory, merge_pending(state.pending, new_items, None)),
+                                  server.snapshot, writes),
             clock=state.clock + 1,
             next_action=state.next_action,
             steps_since_action=state.steps_since_action + 1,
@@ -741,7 +747,8 @@ class KubeModel:
         faults = state.faults if error else self.stale.age(state.faults, writes, state.snapshot, server.snapshot)
         new_state = SimState(
             snapshot=server.snapshot if not error else state.snapshot,
-            pending=self._running(state.memory, merge_pending(state.pending, new_items, None)),
+            pending=self._settled(self._running(state.memory, merge_pending(state.pending, new_items, None)),
+                                  server.snapshot, writes),
             clock=state.clock + 1,
             next_action=state.next_action + 1,
             steps_since_action=0,
@@ -792,6 +799,14 @@ class KubeModel:
         if not gone:
             return pending
         return tuple(p for p in pending if self.owner(p.controller) not in gone)
+
+    def _settled(self, pending: tuple[PendingItem, ...], snapshot: Snapshot,
+                 writes: Sequence[WriteRec]) -> tuple[PendingItem, ...]:
+        """``pending`` after a step that wrote ``writes``: a stable timer whose reads changed is not
+        stable any more (sim/state.py, ``unsettled``)."""
+        if not writes:
+            return pending
+        return unsettled(pending, lambda p: self.controllers[p.controller].regions_digest(snapshot, p.reads))
 
     def owner(self, controller: str) -> str:
         """The process a controller is part of (a kopf operator's for its timers and daemons)."""

@@ -430,6 +430,11 @@ class ControllerRuntime:
         regions = None if (crashed or outcome is None) else read_regions(server)
         return replace(run, regions=regions), regions, signature
 
+    def regions_digest(self, snapshot: Snapshot, regions: Sequence[tuple[Any, ...]]) -> str:
+        """What ``regions`` hold on ``snapshot``, as one digest, as the memo compares them (a stable
+        timer's reads: ``PendingItem.reads``)."""
+        return hashlib.sha256("\0".join(self._digests(snapshot, regions)).encode()).hexdigest()
+
     # ------------------------------------------------------------------ memo
     def _digests(self, snapshot: Snapshot, regions: Sequence[tuple[Any, ...]],
                  views: Mapping[KindRef, Snapshot] | None = None, *, exact: bool = False) -> tuple[str, ...]:

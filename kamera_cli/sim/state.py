@@ -12,7 +12,7 @@ import functools
 import hashlib
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
@@ -84,6 +84,10 @@ class PendingItem:
     #: fingerprint holds but not the clock, so without it a step that sleeps out the backoff and the
     #: state after it (one second closer to the instant) would be one state (0: none)
     retry_due: int = 0
+    #: a stable timer's last run's read regions (``ReconcileRun.regions``) and their digest then: a
+    #: resync is stable only while what it read is unchanged (``unsettled``); () when not watched
+    reads: tuple[Any, ...] = ()
+    read_digest: str = ""
 
     def __reduce__(self) -> tuple[type[PendingItem], tuple[Any, ...]]:
         # a split search ships states: a tuple pickles several times faster than a slotted dataclass
@@ -361,3 +365,18 @@ def marked_down(memory: Memory, owner: str) -> Memory:
 def down_owners(memory: Memory) -> frozenset[str]:
     """The owners marked down in ``memory``."""
     return frozenset(o for o, key, _value in memory if key == DOWN_KEY)
+
+
+def unsettled(pending: tuple[PendingItem, ...], digest: Callable[[PendingItem], str]) -> tuple[PendingItem, ...]:
+    """``pending`` with every stable timer whose reads changed since its last run made unstable.
+
+    Why: a periodic resync that changed nothing is stable (it does not block convergence) only
+    because its next tick would change nothing either, and that holds while what it read is the
+    same. A kopf timer that polls Deployments gets no event when one changes; taken as stable after
+    a tick that came too early, it let a state be converged that its next tick would change
+    (docs/semantics.md, "Converged"). ``digest(item)`` is the digest of the item's ``reads`` now.
+    """
+    if not any(p.stable and p.reads for p in pending):
+        return pending
+    return tuple(replace(p, stable=False, reads=(), read_digest="")
+                 if p.stable and p.reads and digest(p) != p.read_digest else p for p in pending)

@@ -93,7 +93,7 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     # states when it ran on to its next tick and ended there)
     "kopf/timer-filters": (0, set(), 16, 2),
     # a cleanup timer on a stale list of Pods: the perturbation names the operator, which covers its timer
-    "kopf/namespace-cleanup": (1, {"deterministic", "invariant: no namespace is deleted while it holds a pod"}, 167, 2),
+    "kopf/namespace-cleanup": (1, {"deterministic", "invariant: no namespace is deleted while it holds a pod"}, 173, 2),
     # operators over the built-in control plane (issue 10): deployment/replicaset/job/kubelet actors
     # pods of one ReplicaSet are interchangeable (symmetry of generated names): 1,769 states without
     "workloads/wait-for-deployment": (0, set(), 103, 1),

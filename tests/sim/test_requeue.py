@@ -29,6 +29,20 @@ def countdown(request):
             "n": str(n + 1), "at": str(int(time.time()))}}})
         return Result(requeue_after=60)  # changed something: the timer must fire
     return None
+
+def poll(request):
+    # polls an object it does not watch: only its timer brings it back after the flag is set
+    sa = core.read_namespaced_service_account("flag", request.namespace)
+    if (sa.metadata.annotations or {}).get("go") == "yes":
+        try:
+            core.create_namespaced_config_map(request.namespace, {"metadata": {"name": "done"}})
+        except client.ApiException as e:
+            if e.status != 409:
+                raise
+    return {"requeue_after": 30}
+
+def flip(request):
+    core.patch_namespaced_service_account("flag", request.namespace, {"metadata": {"annotations": {"go": "yes"}}})
 """
 
 
@@ -71,3 +85,15 @@ def test_timers_jump_the_virtual_clock(make_scenario: MakeScenario) -> None:
         raise AssertionError(step)
 
     assert stamp(second) - stamp(first) >= 60
+
+
+def test_a_resync_is_stable_only_while_what_it_read_is_unchanged(make_scenario: MakeScenario) -> None:
+    """The poller's tick before the flag is set changes nothing; the flag is then set by a step that
+    sends the poller no event. Its next tick would create ``done``, so that state is not converged:
+    one outcome, with ``done``. (Taken as stable for good, the early tick made a second, false one.)"""
+    flag = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "flag", "namespace": "default"}}
+    r = explore(make_scenario(RESULTS, [("poller", "poll", CONFIGMAP), ("flipper", "flip", CONFIGMAP)],
+                              [CM, flag])).result
+    assert _checks(r)[CheckName.DETERMINISTIC] is Verdict.PASSED, r.checks
+    (final,) = r.converged
+    assert any(o["kind"] == "ConfigMap" and o["metadata"]["name"] == "done" for o in final.objects)
