@@ -39,12 +39,15 @@ from kubernetes.client.rest import ApiException
 config.load_kube_config()
 core = client.CoreV1Api()
 log = logging.getLogger(__name__)
+log.setLevel(logging.INFO)  # a plain program logs at WARNING and up unless told otherwise
+quiet = logging.getLogger("quiet")
 ''' + NOTIFY + '''
 
 def reconcile(request):
     if request.name != "team-a":
         return
     log.info("reconciling %s", request.name)
+    quiet.info("not emitted: below the root logger's WARNING")
     print("printed too")
     outcome = notify(request.name)
     try:

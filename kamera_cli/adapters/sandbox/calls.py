@@ -331,9 +331,6 @@ def _captured(buffer: _StepOutput) -> Iterator[None]:
         sys.stdout, sys.stderr = saved
 
 
-#: the level a step's log records from (kopf's ``kopf run`` sets the root logger to it): a lower level the
-#: process or a logger of the controller's set stays
-LOG_LEVEL = logging.INFO
 #: a user module's logger is named after the module kamera loaded it as (``loading._file_module_name``)
 _USER_MODULE = re.compile(r"kamera_user_(\w+?)_[0-9a-f]{16}")
 
@@ -349,37 +346,48 @@ class _StepLog(logging.Handler):
     line only (the finding carries the traceback); kamera's own records are not the controller's.
     """
 
-    def __init__(self, output: _StepOutput) -> None:
+    def __init__(self) -> None:
         super().__init__(logging.NOTSET)
-        self._output = output
+        #: the running step's output (None between steps)
+        self.output: _StepOutput | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.name.startswith("kamera_cli"):
+        output = self.output
+        if output is None or record.name.startswith("kamera_cli"):
             return
         try:
             name = _USER_MODULE.sub(r"\1", record.name)
             line = f"{record.levelname} {name}: {record.getMessage()}"
             if record.exc_info and record.exc_info[1] is not None:
                 line += "\n" + "".join(traceback.format_exception_only(record.exc_info[1])).rstrip()
-            self._output.write(line + "\n")
+            output.write(line + "\n")
         except Exception:  # a message whose arguments do not format: logging's own report, not kamera's
             self.handleError(record)
 
 
+_STEP_LOG = _StepLog()
+
+
 @contextlib.contextmanager
 def _logged(output: _StepOutput) -> Iterator[None]:
-    """The step's ``logging`` records in its log, from ``LOG_LEVEL`` up; the root logger as it was after."""
+    """The step's ``logging`` records in its log, at the levels the process's loggers are enabled for
+    (Python's default: WARNING and up; a kopf step sets INFO, as ``kopf run`` does: ``kopf/events.py``).
+
+    One handler on the root logger for the whole process, pointed at each step's output in turn (a
+    handler made per step cost more than the rest of this); no level is changed here, since changing
+    one empties every logger's cache.
+    """
+    previous = _STEP_LOG.output
+    _STEP_LOG.output = output
     root = logging.getLogger()
-    handler = _StepLog(output)
-    level = root.level
-    if root.getEffectiveLevel() > LOG_LEVEL:
-        root.setLevel(LOG_LEVEL)
-    root.addHandler(handler)
+    root.addHandler(_STEP_LOG)
     try:
         yield
     finally:
-        root.removeHandler(handler)
-        root.setLevel(level)
+        root.removeHandler(_STEP_LOG)
+        _STEP_LOG.output = previous
+        if previous is not None:
+            root.addHandler(_STEP_LOG)
 
 
 def _output_text(text: str) -> str:

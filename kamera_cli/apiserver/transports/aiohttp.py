@@ -174,11 +174,15 @@ def refuse_connections(set_attr: Callable[[Any, str, Any], None], blocked: Calla
     set_attr(aiohttp.UnixConnector, "_create_connection", unix)
 
 
-def route_request(current: Callable[[], Any], real_request: Callable[..., Any]) -> Callable[..., Any]:
+def route_request(current: Callable[[], Any], real_request: Callable[..., Any],
+                  misaddressed: Callable[[str], BaseException]) -> Callable[..., Any]:
     """A replacement for ``aiohttp.ClientSession._request`` answering from ``current().server``.
 
     ``current`` gives the active containment (``host`` and ``server``); a request to anywhere else (no
-    fake by URL matching it) goes to ``real_request``, aiohttp's own, whose connection is refused.
+    fake by URL matching it) goes to ``real_request``, aiohttp's own, whose connection is refused.  A
+    URL without a host (a client whose configuration was never loaded) raises ``misaddressed(url)``,
+    whose message names the likely cause, where aiohttp would raise ``InvalidUrlClientError`` (no
+    connection is attempted: not a network attempt).
     """
 
     async def _request(session: Any, method: str, str_or_url: Any, *args: Any, **kwargs: Any) -> Any:
@@ -189,7 +193,10 @@ def route_request(current: Callable[[], Any], real_request: Callable[..., Any]) 
             from yarl import URL  # aiohttp's own URL type, present wherever aiohttp is
 
             url = str(base.join(URL(url)))
-        host = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+        parts = urlsplit(url)
+        if not parts.netloc:
+            raise misaddressed(url)
+        host = f"{parts.scheme}://{parts.netloc}"
         if (owner is None or host != owner.host) and services.find(_with_params(url, kwargs.get("params"))) is None:
             return await real_request(session, method, str_or_url, *args, **kwargs)
         return await _answered(session, owner, method, url, **kwargs)

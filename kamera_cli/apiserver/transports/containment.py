@@ -389,12 +389,18 @@ def observe_refusals(note: Callable[[str], None]) -> None:
         _observers.append(note)
 
 
-def _network_blocked(address: str) -> NetworkBlocked:
-    for note in list(_observers):
+def _network_blocked(address: str, *, attempted: bool = True) -> NetworkBlocked:
+    """The refusal of a connection to ``address``, told to the observers first unless no connection was
+    ``attempted`` (a URL without a host: the client would fail before connecting)."""
+    for note in list(_observers) if attempted else ():
         note(address)
     where = f"a URL without a host ({address})" if address.startswith("/") else address or "an unknown address"
     return NetworkBlocked(f"kamera blocked a real network connection to {where} while a simulation is running; "
                           f"it is most likely {likely_cause(address)}", address)
+
+
+def _misaddressed(url: str) -> NetworkBlocked:
+    return _network_blocked(url, attempted=False)
 
 
 def _blocked_connection(address: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -483,7 +489,8 @@ class _Patches:
 
             from kamera_cli.apiserver.transports.aiohttp import refuse_connections, route_request
 
-            self._set(aiohttp.ClientSession, "_request", route_request(_current, aiohttp.ClientSession._request))
+            self._set(aiohttp.ClientSession, "_request", route_request(_current, aiohttp.ClientSession._request,
+                                                                         _misaddressed))
             refuse_connections(self._set, _network_blocked)
         if importlib.util.find_spec("kubernetes_asyncio") is not None:
             from kamera_cli.apiserver.transports import kubernetes_asyncio
