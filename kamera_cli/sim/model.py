@@ -19,7 +19,7 @@ from kamera_cli.apiserver.storage.snapshot import is_record
 from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import ActionSpec, Perturbations, covers
-from kamera_cli.sim import positions
+from kamera_cli.sim import positions, traces
 from kamera_cli.sim.footprints import actor_reads, collector_footprint, owner_root, process_of, step_footprint
 from kamera_cli.sim.future_keys import group_digest
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
@@ -44,6 +44,7 @@ from kamera_cli.sim.state import (
 )
 from kamera_cli.sim.symmetry import Canon, Symmetry, state_notes, translate
 from kamera_cli.sim.timing import LONG_WINDOW, steady_window, stored_texts
+from kamera_cli.sim.traces import thread_process, thread_tokens
 from kamera_cli.sim.triggers import MapperFailed, Triggers
 
 _NO_TICKS: Mapping[str, int] = {}
@@ -258,8 +259,15 @@ class KubeModel:
     def process(self, act: Act) -> tuple[str, ...]:
         """Partial-order reduction's process: one reconcile request (its variants are one process)."""
         if act.kind == "reconcile":
+            if act.choice and self._threads_as_processes(act.controller):
+                return thread_process(act.controller, act.namespace, act.name, act.choice)
             return process_of(act.controller, act.namespace, act.name)
         return (act.kind, act.controller, str(act.index))
+
+    def _threads_as_processes(self, controller: str) -> bool:
+        """Whether a program's thread choices are processes of their own (docs/semantics.md, "Threads as
+        processes"): with its position a trace, that is when the search reduces."""
+        return traces.THREADS and self._positions.traces and controller in self._programs
 
     def release(self, state: SimState) -> None:
         """The explorer has expanded ``state``: its snapshot's caches (listings, the actors' work) go."""
@@ -615,6 +623,18 @@ class KubeModel:
             return None, "a list of an unknown collection"
         read, writes = self.stale.tokens(act.controller, state.faults, faults or state.faults, run.writes, act.fault)
         extra |= read
+        trace = (self._programs[act.controller].step_trace(run.memory)
+                 if run.memory is not None and self._threads_as_processes(act.controller) else None)
+        if trace is not None and memo is not None:  # a program's position: what its threads touched
+            program = (act.controller, act.namespace, act.name)
+            read, written = thread_tokens(program, trace, self._positions.traced(self._programs[act.controller],
+                                                                                 run.memory or ""))
+            extra |= read
+            writes |= written
+            # its own requeue is not a wake: the threads its next step may choose are (``_woken_threads``)
+            woken = footprint.wakes - {process_of(*program)} | self._woken_threads(state, act, run.memory or "")
+            footprint = Footprint(footprint.process, footprint.reads, footprint.writes, footprint.marks, woken)
+            memo = None  # the log's digest is no longer one token every step of the program writes
         if memo is not None:  # what kopf keeps per object in memory, shared by its event steps, timers, daemons
             token = ("memo", *memo[:2])
             extra |= {token, ("memo-all", memo[0])}  # a crash of the owner forgets every object's memo
@@ -624,6 +644,17 @@ class KubeModel:
             footprint = Footprint(footprint.process, footprint.reads | extra, footprint.writes | writes,
                                   footprint.marks, footprint.wakes, window)
         return footprint, ""
+
+    def _woken_threads(self, state: SimState, act: Act, after: str) -> frozenset[Hashable]:
+        """The processes of a program that its step enables: a thread the next step may choose that this
+        state's could not, or the program's own step when the next one is no choice."""
+        factory = self._programs[act.controller]
+        before = set(factory.choices_at(state.remembered(factory.memory_owner, f"{act.namespace}/{act.name}")))
+        now = factory.choices_at(after)
+        if not now:
+            return frozenset({process_of(act.controller, act.namespace, act.name)})
+        return frozenset(thread_process(act.controller, act.namespace, act.name, t) for t in now
+                         if t not in before and t != act.choice)
 
     def _window(self, controller: str, item: PendingItem, run: ReconcileRun, clock: int,
                 run_at: Callable[[int], ReconcileRun], stored: Callable[[], Sequence[str]] = tuple) -> int:

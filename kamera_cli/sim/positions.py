@@ -153,6 +153,10 @@ class Positions:
         return tuple((owner, key, self.key(programs[owner], value, snapshot, rename) if owner in programs else value)
                      for owner, key, value in memory)
 
+    def traced(self, logs: ProgramLogs, digest: str) -> bool:
+        """Whether the program at ``digest`` is placed by its trace's normal form (not its log's order)."""
+        return self.traces and not logs.exact_position(digest) and self._form(logs, digest) is not None
+
     def _form(self, logs: ProgramLogs, digest: str) -> tuple[tuple[str, tuple[_Entry, ...]], ...] | None:
         if digest not in self._forms:
             steps = [(entries, logs.step_trace(d)) for d, entries in logs.segments(digest)]

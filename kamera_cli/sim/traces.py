@@ -15,10 +15,13 @@ as precisely as the log did (docs/semantics.md, "Thread interleavings: a positio
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Protocol, TypeVar
 
-__all__ = ["SCHEDULING", "normal_form"]
+__all__ = ["SCHEDULING", "normal_form", "thread_process", "thread_tokens"]
+
+#: tests and benchmarks turn it off to compare: a program's steps are then one process, as before
+THREADS = True
 
 #: log entries that say who ran, not what a thread consumed (the trace's order replaces them)
 SCHEDULING = frozenset({"run", "yield", "pick"})
@@ -52,6 +55,29 @@ class _StepTrace(Protocol):
 
 
 E = TypeVar("E", bound=_Entry)
+
+
+def thread_process(controller: str, namespace: str, name: str, thread: str) -> tuple[str, ...]:
+    """The reduction's process of a program's step that the explorer chose for ``thread`` (a pick)."""
+    return ("thread", controller, namespace, name, thread)
+
+
+def thread_tokens(program: Hashable, trace: _StepTrace,
+                  traced: bool) -> tuple[frozenset[Hashable], frozenset[Hashable]]:
+    """What a program's step reads and writes of the program itself, for the reduction: each thread
+    that ran a segment in it and each synchronisation object a segment touched (both read and
+    written), and the **program token** — read by every step, written by one after which the log is
+    not a trace (``traced`` False: its order counts as it is, so no other step of the program may be
+    moved past it). Two steps of one program are then independent exactly when no thread ran in both,
+    they touched no common object and the log stays a trace: the segments of one commute with the
+    other's (docs/semantics.md, "Threads as processes")."""
+    token = ("program", program)
+    touched: set[Hashable] = set()
+    for seg in trace.segments:
+        touched.add(("run", program, seg.thread))
+        touched.update(("sync", program, key) for key in seg.sync)
+    writes = touched if traced else touched | {token}
+    return frozenset(touched | {token}), frozenset(writes)
 
 
 def _consumed(entry: _Entry) -> bool:

@@ -92,6 +92,7 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     # a timer stops at the event that leaves its filters unmatched, as kopf's match_daemons stops it (41
     # states when it ran on to its next tick and ended there)
     "kopf/timer-filters": (0, set(), 16, 2),
+    "kopf/polling-timer": (0, set(), 15, 1),
     # a cleanup timer on a stale list of Pods: the perturbation names the operator, which covers its timer
     "kopf/namespace-cleanup": (1, {"deterministic", "invariant: no namespace is deleted while it holds a pod"}, 173, 2),
     # operators over the built-in control plane (issue 10): deployment/replicaset/job/kubelet actors
