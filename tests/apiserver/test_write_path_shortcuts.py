@@ -213,3 +213,19 @@ def test_the_no_op_and_generation_checks_compare_as_copies_would(a: dict[str, An
         expected = without(a, "metadata") == without(b, "metadata") and (
             without(ma or {}, *bookkeeping) == without(mb or {}, *bookkeeping))
         assert same_ignoring_bookkeeping(a, b) == expected
+
+
+def test_a_text_cache_forgets_past_its_budget_and_answers_right_after() -> None:
+    # the JSON cache is bounded by its texts' total length as well as by count: each entry keeps its
+    # object alive, and 4,096 workloads' JSON held 10 MiB (issue #26)
+    from kamera_cli.apiserver.storage.identity import TextCache
+    cache: TextCache[bytes] = TextCache(100, budget=10)
+    keys = [object() for _ in range(4)]
+    for k in keys[:2]:
+        cache.put(k, b"1234")
+    assert cache.get(keys[0]) == b"1234" and cache.get(keys[1]) == b"1234"  # 8 of 10
+    cache.put(keys[2], b"1234")  # 12: over the budget, everything before goes
+    assert cache.get(keys[0]) is None and cache.get(keys[1]) is None
+    assert cache.get(keys[2]) == b"1234"
+    assert cache.derive(keys[3], lambda k: b"xy") == b"xy" and cache.get(keys[3]) == b"xy"
+    assert cache.get(keys[2]) == b"1234"  # 6 of 10

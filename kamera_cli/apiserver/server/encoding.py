@@ -9,13 +9,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kamera_cli.apiserver.storage.identity import IdentityCache
+from kamera_cli.apiserver.storage.identity import TextCache
 from kamera_cli.apiserver.storage.jsontext import compact
 
 # Serialised JSON of stored objects and of their managedFields lists.
 # 4,096, not 20,000: an entry holds its object, so a larger cache kept objects of states the search
-# had let go of (issue #26: webapps-2-1 at 20,000 states, 0.5 KiB per state each)
-_CACHE: IdentityCache[bytes] = IdentityCache(4096)
+# had let go of (issue #26: webapps-2-1 at 20,000 states, 0.5 KiB per state each); and at most 2 MiB
+# of JSON: a Deployment's is about 2.4 KiB, so 4,096 of them held 10 MiB of text besides their objects
+# (webapps-2-2: the cache filled over the first 6,000 states, 0.5 KiB per state)
+_CACHE: TextCache[bytes] = TextCache(4096, budget=2 << 20)
 
 
 def encode(value: Any) -> bytes:

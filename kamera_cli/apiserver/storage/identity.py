@@ -5,7 +5,9 @@ version (a managedFields list, a pod template).  Stored objects are never mutate
 derived from one stays valid for as long as that very object lives, and an identity lookup costs
 one dict probe where a value comparison would walk the subtree.  Every entry keeps its object
 alive, so an id cannot be reused by another object while it is recorded; both structures forget
-everything at once past their limit (crude but bounded).
+everything at once past their limit (crude but bounded). A cache of texts is also bounded by their
+total length (``TextCache``): a count alone let a cache of large texts (a workload's JSON is a few
+KiB) hold tens of MiB, with the objects of states the search had let go of (issue #26).
 
 Caching a subtree the first time it is met costs an extra serialisation call; most are met once
 (creates, changed templates).  Splicing from a cache only pays once a subtree is met a second time,
@@ -18,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
+T = TypeVar("T", str, bytes)
 
 
 class Seen:
@@ -73,3 +76,23 @@ class IdentityCache(Generic[V]):
         larger serialisation pays only from the second sight on, so a first one is serialised whole."""
         hit = self._items.get(id(key))
         return (hit is not None and hit[0] is key) or self._seen.again(key)
+
+
+class TextCache(IdentityCache[T]):
+    """An ``IdentityCache`` of texts, forgotten wholesale past ``limit`` entries or ``budget`` characters."""
+
+    __slots__ = ("_budget", "_weight")
+
+    def __init__(self, limit: int, budget: int) -> None:
+        super().__init__(limit)
+        self._budget = budget
+        self._weight = 0
+
+    def put(self, key: Any, value: T) -> None:
+        items = self._items
+        weight = self._weight + len(value)
+        if weight > self._budget or len(items) >= self._limit:
+            items.clear()
+            weight = len(value)
+        self._weight = weight
+        items[id(key)] = (key, value)
