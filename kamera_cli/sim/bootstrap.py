@@ -25,11 +25,12 @@ from kamera_cli.adapters.kopf.spawning import KopfDaemon, KopfTimer
 from kamera_cli.adapters.metacontroller import ParentView, ResInfo, load_metacontroller, parse_manifest
 from kamera_cli.adapters.program.factory import PROGRAM_KEY, load_program
 from kamera_cli.adapters.sandbox.fakes import FakeSet, install_fakes
+from kamera_cli.adapters.sandbox.fence import note_network_attempt
 from kamera_cli.adapters.sandbox.process import ProcessView
 from kamera_cli.adapters.sandbox.threads import refuse_thread_request
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
 from kamera_cli.apiserver.storage.external import EXTERNAL_CRD, with_entries
-from kamera_cli.apiserver.transports.containment import Containment
+from kamera_cli.apiserver.transports.containment import Containment, observe_refusals
 from kamera_cli.apiserver.transports.services import install_routes
 from kamera_cli.apiserver.transports.urllib3 import guard_requests
 from kamera_cli.apiserver.validation.field_validation import dropped_fields
@@ -56,6 +57,8 @@ PROGRAM_KIND = KindRef("kamera.dev", "v1", "Program")
 
 # a thread a reconcile started never reaches the simulated cluster (adapters/sandbox/threads.py says why)
 guard_requests(refuse_thread_request)
+# a connection the containment refuses is the running step's network attempt, even when it is caught
+observe_refusals(note_network_attempt)
 
 
 def _view(spec: ControllerSpec) -> ProcessView:

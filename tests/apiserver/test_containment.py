@@ -211,13 +211,16 @@ def test_clients_created_before_containment_cannot_connect(kubeconfig: Path, lis
     config.load_kube_config(config_file=str(kubeconfig), client_configuration=cfg)
     cfg.retries = False
     early = client.CoreV1Api(client.ApiClient(cfg))  # a real urllib3.PoolManager, made before containment
+    # each refused where urllib3 opens its connection, and wrapped as urllib3 wraps a refused connect
     with Containment(_seeded()):
-        with pytest.raises(NetworkBlocked):
+        with pytest.raises(urllib3.exceptions.NewConnectionError) as early_refused:
             early.read_namespace("default", _request_timeout=2)
-        with pytest.raises(NetworkBlocked):
+        with pytest.raises(urllib3.exceptions.NewConnectionError):
             urllib3.PoolManager().request("GET", f"http://127.0.0.1:{listener.port}/", retries=False)
-        with pytest.raises(NetworkBlocked):
-            urllib3.HTTPConnectionPool("127.0.0.1", listener.port)
+        pool = urllib3.HTTPConnectionPool("127.0.0.1", listener.port)  # a pool opens nothing by itself
+        with pytest.raises(urllib3.exceptions.MaxRetryError):
+            pool.request("GET", "/", retries=0)
+    assert isinstance(early_refused.value.__cause__, NetworkBlocked)
     assert listener.connections == 0
 
 

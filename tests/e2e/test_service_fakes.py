@@ -255,10 +255,14 @@ def _listened(tmp_path: Path, port: int) -> Path:
     (tmp_path / "controller.py").write_text(
         "import json\nfrom kubernetes import client, config\nconfig.load_kube_config()\ncore = client.CoreV1Api()\n"
         f"def reconcile(request):\n    if request.name != 'team-a':\n        return\n{code}\n"
-        # answered: the fake's JSON for /faked/x; refused: an exception's name for /real
-        "    refused = ('NetworkBlocked', 'ConnectionError', 'URLError')\n"
-        "    ok = len(seen) == 7 and all(json.loads(a)['path'] == '/faked/x' and b in refused\n"
-        "             for a, b in seen.values())\n"
+        # answered: the fake's JSON for /faked/x; refused: the name of the client's own error for a refused
+        # connect, for /real (http.client does not wrap it: the ConnectionRefusedError itself)
+        "    refused = {'via_requests': 'ConnectionError', 'via_urllib3': 'MaxRetryError',\n"
+        "               'via_httpx': 'ConnectError', 'via_httpx_async': 'ConnectError',\n"
+        "               'via_aiohttp': 'ClientConnectorError',\n"
+        "               'via_urllib': 'URLError', 'via_http_client': 'NetworkBlocked'}\n"
+        "    ok = len(seen) == 7 and all(json.loads(a)['path'] == '/faked/x' and b == refused[name]\n"
+        "             for name, (a, b) in seen.items())\n"
         "    core.create_namespaced_config_map('team-a', client.V1ConfigMap(metadata=client.V1ObjectMeta("
         "name='seen'), data={'ok': str(ok), 'seen': json.dumps(seen, sort_keys=True)}))\n")
     path = tmp_path / "scenario.yaml"
@@ -270,9 +274,14 @@ def _listened(tmp_path: Path, port: int) -> Path:
 
 
 def test_a_matched_url_on_a_real_listener_never_reaches_it(tmp_path: Path, listener: Listener) -> None:
-    """In-process (no network namespace): the fake answers /faked/x for every client, /real is refused,
-    and the listener at that very address sees zero connections and zero bytes."""
-    assert _failed(_listened(tmp_path, listener.port)) == (Verdict.PASSED, [])
+    """In-process (no network namespace): the fake answers /faked/x for every client, /real is refused
+    (each client's own error, which the controller catches) and is the controller's finding all the
+    same; the listener at that very address sees zero connections and zero bytes."""
+    verdict, failed = _failed(_listened(tmp_path, listener.port))
+    assert verdict is Verdict.FAILED
+    (finding,) = failed  # the invariant holds: every client was answered, and refused elsewhere
+    assert finding.startswith("no controller errors") and (
+        f"NetworkAccess: tried to open a network connection to 127.0.0.1:{listener.port}") in finding, failed
     time.sleep(0.5)
     assert (listener.connections, listener.bytes) == (0, 0)
 
@@ -302,7 +311,9 @@ def test_supervised_no_byte_reaches_a_real_listener(tmp_path: Path, listener: Li
                           timeout=120, env={**os.environ, "NO_COLOR": "1", "KAMERA_NO_NETNS": "1"})
     time.sleep(0.5)
     assert (listener.connections, listener.bytes) == (0, 0), proc.stdout
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the refused /real is a finding
+    assert "✓ invariant: every client was answered by the fake, and refused elsewhere" in proc.stdout, proc.stdout
+    assert f"NetworkAccess: tried to open a network connection to 127.0.0.1:{listener.port}" in proc.stdout
 
 
 ORDER_FAKE = '''

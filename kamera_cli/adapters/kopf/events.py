@@ -396,16 +396,19 @@ class KopfOperator(ReconcilerFactory):
         capture.format_exc = self.user_traceback
         kopf_log = logging.getLogger("kopf")
         kopf_log.addHandler(capture)
-        # `kopf run` logs at INFO (kopf's loggers.configure): what it logs about an object at the
-        # posting level ("Handler 'x' succeeded.") is posted as an Event, so it must be emitted
-        level = kopf_log.level
-        if not kopf_log.isEnabledFor(logging.INFO):
-            kopf_log.setLevel(logging.INFO)
+        # `kopf run` logs at INFO (kopf's loggers.configure sets the root logger's level): what it logs
+        # about an object at the posting level ("Handler 'x' succeeded.") is posted as an Event, so it
+        # must be emitted, and what the operator logs at INFO is in its log (the step's, calls.py)
+        root = logging.getLogger()
+        levels = [(logger, logger.level) for logger in (kopf_log, root) if logger.getEffectiveLevel() > logging.INFO]
+        for logger, _ in levels:
+            logger.setLevel(logging.INFO)
         try:
             value = run()
         finally:
             kopf_log.removeHandler(capture)
-            kopf_log.setLevel(level)
+            for logger, level in levels:
+                logger.setLevel(level)
         if capture.failures:
             raise KopfHandlerError("\n\n".join(capture.failures))
         return value

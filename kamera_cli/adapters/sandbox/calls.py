@@ -31,6 +31,7 @@ import contextlib
 import contextvars
 import ctypes
 import io
+import logging
 import os
 import re
 import sys
@@ -208,7 +209,7 @@ def call_sandboxed(
     # catch_warnings: a warning shown "once" is shown once per step, not once per process (what a
     # step prints must not depend on the steps this process ran before), and filters a controller
     # sets stay in its step
-    with (ms.on_path(), loader.scope(), _captured(printed), warnings.catch_warnings(),
+    with (ms.on_path(), loader.scope(), _captured(printed), _logged(printed), warnings.catch_warnings(),
           sandboxed(clock, seed, plan) as run,
           watching_threads(ms.roots, worker.thread.ident or 0) as started):
         run.processes_allowed = loader.process.processes_allowed
@@ -328,6 +329,65 @@ def _captured(buffer: _StepOutput) -> Iterator[None]:
         yield
     finally:
         sys.stdout, sys.stderr = saved
+
+
+#: a user module's logger is named after the module kamera loaded it as (``loading._file_module_name``)
+_USER_MODULE = re.compile(r"kamera_user_(\w+?)_[0-9a-f]{16}")
+
+
+class _StepLog(logging.Handler):
+    """The ``logging`` records of a step, into its log as lines ``LEVEL logger: message``.
+
+    Why: operators log through ``logging`` (kopf's ``logger`` kwarg, ``logging.getLogger(__name__)``) far
+    more than they print; without a handler Python drops what is below WARNING and prints the rest to
+    stderr, so most of what the operator said was missing from its step.  No time in the line: the log
+    of a step must not depend on when it ran; a user module's logger by its file's stem, not the name
+    kamera imported it under (which depends on the scenario's path).  A record's exception is its last
+    line only (the finding carries the traceback); kamera's own records are not the controller's.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        #: the running step's output (None between steps)
+        self.output: _StepOutput | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        output = self.output
+        if output is None or record.name.startswith("kamera_cli"):
+            return
+        try:
+            name = _USER_MODULE.sub(r"\1", record.name)
+            line = f"{record.levelname} {name}: {record.getMessage()}"
+            if record.exc_info and record.exc_info[1] is not None:
+                line += "\n" + "".join(traceback.format_exception_only(record.exc_info[1])).rstrip()
+            output.write(line + "\n")
+        except Exception:  # a message whose arguments do not format: logging's own report, not kamera's
+            self.handleError(record)
+
+
+_STEP_LOG = _StepLog()
+
+
+@contextlib.contextmanager
+def _logged(output: _StepOutput) -> Iterator[None]:
+    """The step's ``logging`` records in its log, at the levels the process's loggers are enabled for
+    (Python's default: WARNING and up; a kopf step sets INFO, as ``kopf run`` does: ``kopf/events.py``).
+
+    One handler on the root logger for the whole process, pointed at each step's output in turn (a
+    handler made per step cost more than the rest of this); no level is changed here, since changing
+    one empties every logger's cache.
+    """
+    previous = _STEP_LOG.output
+    _STEP_LOG.output = output
+    root = logging.getLogger()
+    root.addHandler(_STEP_LOG)
+    try:
+        yield
+    finally:
+        root.removeHandler(_STEP_LOG)
+        _STEP_LOG.output = previous
+        if previous is not None:
+            root.addHandler(_STEP_LOG)
 
 
 def _output_text(text: str) -> str:

@@ -57,6 +57,7 @@ __all__ = [
     "PatchPlan",
     "SandboxRun",
     "VirtualClock",
+    "note_network_attempt",
     "plan_for_modules",
     "sandboxed",
 ]
@@ -405,12 +406,19 @@ def _uuid1(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
 
 # ---------------------------------------------------------------------------------------------------------------
 # network
-def network_blocked(address: str) -> NetworkBlocked:
+def note_network_attempt(address: str) -> None:
+    """Record a refused connection to ``address`` as the running step's network attempt (a finding even
+    when the controller catches the error): the fence's own refusals, and the containment's
+    (``containment.observe_refusals``, which the simulator wires to this)."""
     run = _ACTIVE
     stack = tuple(traceback.extract_stack()[:-2])
     # a thread a reconcile started: its own step's finding, whichever step runs now (sandbox/threads.py)
     if note_thread_attempt(f"a connection to {address}") is None and run is not None:
         run.network.append(NetworkAttempt(address, stack))
+
+
+def network_blocked(address: str) -> NetworkBlocked:
+    note_network_attempt(address)
     return NetworkBlocked(
         111,
         f"kamera: connection to {address} refused: a controller under kamera must not open network "

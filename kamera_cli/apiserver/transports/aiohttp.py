@@ -5,10 +5,11 @@ with or without ``async with`` — goes through it, whoever built the session an
 it was given, so one replacement covers kopf's own API client and any other aiohttp user without
 knowing their code.  A request to the containment's cluster host is answered by the bound
 ``ApiServer`` (no socket, no event-loop I/O); one that a fake by URL answers (``spec.fakes[].url``,
-``transports/services.py``) is answered by that fake; a request anywhere else is refused as a
-network attempt, like a socket the fence refuses.  The response stand-in offers what aiohttp clients read:
-``status``, ``headers``, ``reason``, ``json()``, ``text()``, ``read()``, ``content`` (line
-iteration, ``readline``, ``readany``, ``iter_chunked``: a watch stream), ``release()``,
+``transports/services.py``) is answered by that fake; a request anywhere else goes aiohttp's own way
+up to its connector, which refuses the connection (``refuse_connections``) as a network attempt and
+raises it as aiohttp raises a refused connect (``ClientConnectorError``).  The response stand-in
+offers what aiohttp clients read: ``status``, ``headers``, ``reason``, ``json()``, ``text()``,
+``read()``, ``content`` (line iteration, ``readline``, ``readany``, ``iter_chunked``: a watch stream), ``release()``,
 ``raise_for_status()`` and the async context-manager protocol.
 """
 
@@ -21,7 +22,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from kamera_cli.apiserver.transports import services
 
-__all__ = ["SimulatedResponse", "route_request"]
+__all__ = ["SimulatedResponse", "refuse_connections", "route_request"]
 
 
 class _Content:
@@ -152,18 +153,39 @@ _REASONS = {200: "OK", 201: "Created", 202: "Accepted", 400: "Bad Request", 401:
             422: "Unprocessable Entity", 500: "Internal Server Error", 503: "Service Unavailable"}
 
 
-def route_request(
-    current: Callable[[], Any],
-    blocked: Callable[[str], BaseException],
-) -> Callable[..., Any]:
+def refuse_connections(set_attr: Callable[[Any, str, Any], None], blocked: Callable[[str], BaseException]) -> None:
+    """aiohttp's connectors open no connection: each refuses it where it would connect (before resolving
+    the name, which the cluster would answer), raising the refusal in the error aiohttp wraps a refused
+    connect in (``client_error(req.connection_key, exc)``: ``ClientConnectorError``, or
+    ``ClientProxyConnectionError`` for a proxy; ``UnixClientConnectorError`` for a Unix socket)."""
+    import aiohttp
+
+    async def direct(connector: Any, req: Any, traces: Any, timeout: Any, *,
+                     client_error: type[Exception] = aiohttp.ClientConnectorError) -> Any:
+        refusal = blocked(f"{req.url.raw_host}:{req.port}")
+        raise client_error(req.connection_key, refusal) from refusal
+
+    async def unix(connector: Any, req: Any, traces: Any, timeout: Any) -> Any:
+        refusal = blocked(str(connector.path))
+        unix_error: Any = aiohttp.UnixClientConnectorError
+        raise unix_error(connector.path, req.connection_key, refusal) from refusal
+
+    set_attr(aiohttp.TCPConnector, "_create_direct_connection", direct)
+    set_attr(aiohttp.UnixConnector, "_create_connection", unix)
+
+
+def route_request(current: Callable[[], Any], real_request: Callable[..., Any],
+                  misaddressed: Callable[[str], BaseException]) -> Callable[..., Any]:
     """A replacement for ``aiohttp.ClientSession._request`` answering from ``current().server``.
 
-    ``current`` gives the active containment (``host`` and ``server``); ``blocked(address)`` makes the
-    exception for a request to anywhere else.
+    ``current`` gives the active containment (``host`` and ``server``); a request to anywhere else (no
+    fake by URL matching it) goes to ``real_request``, aiohttp's own, whose connection is refused.  A
+    URL without a host (a client whose configuration was never loaded) raises ``misaddressed(url)``,
+    whose message names the likely cause, where aiohttp would raise ``InvalidUrlClientError`` (no
+    connection is attempted: not a network attempt).
     """
 
-    async def _request(session: Any, method: str, str_or_url: Any, *, params: Any = None, data: Any = None,
-                       json: Any = None, headers: Any = None, **_: Any) -> SimulatedResponse:
+    async def _request(session: Any, method: str, str_or_url: Any, *args: Any, **kwargs: Any) -> Any:
         owner = current()
         url = str(str_or_url)
         base = getattr(session, "_base_url", None)
@@ -172,44 +194,60 @@ def route_request(
 
             url = str(base.join(URL(url)))
         parts = urlsplit(url)
+        if not parts.netloc:
+            raise misaddressed(url)
         host = f"{parts.scheme}://{parts.netloc}"
-        query = parse_qsl(parts.query, keep_blank_values=True)
-        if params:
-            items = params.items() if isinstance(params, Mapping) else params
-            query.extend((str(k), str(v)) for k, v in items)
-            url = urlunsplit(parts._replace(query=urlencode(query)))
-        service = services.find(url) if owner is None or host != owner.host else None
-        if service is None and (owner is None or host != owner.host):
-            raise blocked(parts.netloc or url)
-        merged: dict[str, str] = {}
-        for source in (getattr(session, "_default_headers", None), headers):
-            if source:
-                for k, v in source.items():
-                    merged[str(k)] = str(v)
-        body: bytes | None
-        if json is not None:
-            body = _json.dumps(json).encode()
-            if not any(k.lower() == "content-type" for k in merged):
-                merged["Content-Type"] = "application/json"
-        elif isinstance(data, str):
-            body = data.encode()
-        elif isinstance(data, (bytes, bytearray)):
-            body = bytes(data)
-        elif isinstance(data, Mapping):  # a form, as aiohttp encodes it
-            body = urlencode([(str(k), str(v)) for k, v in data.items()]).encode()
-            if not any(k.lower() == "content-type" for k in merged):
-                merged["Content-Type"] = "application/x-www-form-urlencoded"
-        else:
-            body = None
-        if service is not None:
-            answer = services.call(service, method, url, merged, body)
-            return SimulatedResponse(method, url, answer.status, dict(answer.headers), answer.body)
-        server = owner.server
-        if server is None:
-            return SimulatedResponse(method, url, 503, {"Content-Type": "application/json"},
-                                     b'{"kind":"Status","status":"Failure","message":"no simulation is running",'
-                                     b'"reason":"ServiceUnavailable","code":503}')
-        answer = server.handle(method.upper(), parts.path, query, merged, body)
-        return SimulatedResponse(method, url, answer.status, dict(answer.headers), answer.body, answer.stream)
+        if (owner is None or host != owner.host) and services.find(_with_params(url, kwargs.get("params"))) is None:
+            return await real_request(session, method, str_or_url, *args, **kwargs)
+        return await _answered(session, owner, method, url, **kwargs)
 
     return _request
+
+
+def _with_params(url: str, params: Any) -> str:
+    if not params:
+        return url
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    items = params.items() if isinstance(params, Mapping) else params
+    query.extend((str(k), str(v)) for k, v in items)
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+async def _answered(session: Any, owner: Any, method: str, url: str, *, params: Any = None, data: Any = None,
+                    json: Any = None, headers: Any = None, **_: Any) -> SimulatedResponse:
+    """A request to the cluster host, answered by the bound server, or to a URL a fake answers."""
+    parts = urlsplit(url)
+    url = _with_params(url, params)
+    query = parse_qsl(urlsplit(url).query, keep_blank_values=True)
+    service = services.find(url) if owner is None or f"{parts.scheme}://{parts.netloc}" != owner.host else None
+    merged: dict[str, str] = {}
+    for source in (getattr(session, "_default_headers", None), headers):
+        if source:
+            for k, v in source.items():
+                merged[str(k)] = str(v)
+    body: bytes | None
+    if json is not None:
+        body = _json.dumps(json).encode()
+        if not any(k.lower() == "content-type" for k in merged):
+            merged["Content-Type"] = "application/json"
+    elif isinstance(data, str):
+        body = data.encode()
+    elif isinstance(data, (bytes, bytearray)):
+        body = bytes(data)
+    elif isinstance(data, Mapping):  # a form, as aiohttp encodes it
+        body = urlencode([(str(k), str(v)) for k, v in data.items()]).encode()
+        if not any(k.lower() == "content-type" for k in merged):
+            merged["Content-Type"] = "application/x-www-form-urlencoded"
+    else:
+        body = None
+    if service is not None:
+        answer = services.call(service, method, url, merged, body)
+        return SimulatedResponse(method, url, answer.status, dict(answer.headers), answer.body)
+    server = owner.server
+    if server is None:
+        return SimulatedResponse(method, url, 503, {"Content-Type": "application/json"},
+                                 b'{"kind":"Status","status":"Failure","message":"no simulation is running",'
+                                 b'"reason":"ServiceUnavailable","code":503}')
+    answer = server.handle(method.upper(), parts.path, query, merged, body)
+    return SimulatedResponse(method, url, answer.status, dict(answer.headers), answer.body, answer.stream)

@@ -15,6 +15,7 @@ whatever the kubeconfig or the in-cluster environment say.  See ``docs/transport
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib.util
 import os
 import shutil
@@ -49,6 +50,7 @@ __all__ = [
     "WatchBlocked",
     "bound_server",
     "canned_pool_manager",
+    "observe_refusals",
 ]
 
 
@@ -81,19 +83,22 @@ class HttpServer(Protocol):
     ) -> HttpResponseLike: ...
 
 
-class NetworkBlocked(KameraError, ConnectionError):
+class NetworkBlocked(KameraError, ConnectionRefusedError):
     """A real network connection was attempted while a simulation was contained.
 
-    It is a ``ConnectionError`` so that code expecting network failures handles it as one; it is a
-    ``KameraError`` so kamera can tell it apart from the user's own errors.  ``blocked_address``
-    lets the adapters report it as the controller's network attempt (a finding), like a socket
-    the fence refused.
+    It is what a refused TCP connect raises (``ConnectionRefusedError``, errno ``ECONNREFUSED``), and it
+    is raised where the client opens its connection, so each client wraps it as it wraps a refused
+    connect on a machine where nothing listens (requests' ``ConnectionError``, httpx's ``ConnectError``,
+    aiohttp's ``ClientConnectorError``): code that handles those takes the same path as on a cluster.
+    It is a ``KameraError`` so kamera can tell it apart from the user's own errors.  ``blocked_address``
+    lets the adapters report it as the controller's network attempt (a finding), like a socket the
+    fence refused; the observers (``observe_refusals``) record it even when the controller catches it.
     """
 
     controller_fault = True
 
     def __init__(self, message: str, address: str = "") -> None:
-        super().__init__(message)
+        super().__init__(errno.ECONNREFUSED, message)
         self.blocked_address = address
 
 
@@ -369,10 +374,33 @@ def likely_cause(address: str) -> str:
     return "a service outside the simulated cluster: stand in for it with a fake (spec.fakes)"
 
 
-def _network_blocked(address: str) -> NetworkBlocked:
+#: told the address of every connection the containment refuses (``observe_refusals``)
+_observers: list[Callable[[str], None]] = []
+
+
+def observe_refusals(note: Callable[[str], None]) -> None:
+    """Have ``note(address)`` told of every connection the containment refuses, before it raises.
+
+    Why: the refusal surfaces as the client's own connection error, which the controller may well
+    catch; the sandbox records each as the running step's network attempt, so it stays a finding.
+    Installing the same observer twice is a no-op.
+    """
+    if note not in _observers:
+        _observers.append(note)
+
+
+def _network_blocked(address: str, *, attempted: bool = True) -> NetworkBlocked:
+    """The refusal of a connection to ``address``, told to the observers first unless no connection was
+    ``attempted`` (a URL without a host: the client would fail before connecting)."""
+    for note in list(_observers) if attempted else ():
+        note(address)
     where = f"a URL without a host ({address})" if address.startswith("/") else address or "an unknown address"
     return NetworkBlocked(f"kamera blocked a real network connection to {where} while a simulation is running; "
                           f"it is most likely {likely_cause(address)}", address)
+
+
+def _misaddressed(url: str) -> NetworkBlocked:
+    return _network_blocked(url, attempted=False)
 
 
 def _blocked_connection(address: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -443,15 +471,11 @@ class _Patches:
         # are covered as well.
         kubeconfig.patch(self._set, _current_host)
 
-        # Defence in depth: no urllib3 connection pool can be created and no socket opened through
-        # urllib3 while contained (the stand-in never needs either).
-        def no_pool(self: Any, host: Any = "", port: Any = None, *args: Any, **kwargs: Any) -> None:
-            address = f"{host}:{port}" if port is not None else str(host)
-            raise _network_blocked(address)
-
-        # ... except for a host that a fake by URL answers (``spec.fakes[].url``): its pool answers
-        # from the fake, never from a connection
-        services.patch_urllib3(self._set, no_pool, _network_blocked)
+        # No socket is opened through urllib3 while contained: its connections are refused where urllib3
+        # opens them, so urllib3 (and requests above it) wrap the refusal as they wrap a refused connect
+        # (``NewConnectionError``, ``MaxRetryError``, requests' ``ConnectionError``). A pool for a host
+        # that a fake by URL answers (``spec.fakes[].url``) answers from the fake, never from a connection.
+        services.patch_urllib3(self._set)
         self._set(urllib3.util.connection, "create_connection", _blocked_connection)
         # Not simulated, so refused rather than let through: exec/attach/port-forward (websockets) and,
         # when the application has loaded it, the asyncio client's aiohttp session.
@@ -463,9 +487,11 @@ class _Patches:
         if importlib.util.find_spec("aiohttp") is not None:
             import aiohttp
 
-            from kamera_cli.apiserver.transports.aiohttp import route_request
+            from kamera_cli.apiserver.transports.aiohttp import refuse_connections, route_request
 
-            self._set(aiohttp.ClientSession, "_request", route_request(_current, _network_blocked))
+            self._set(aiohttp.ClientSession, "_request", route_request(_current, aiohttp.ClientSession._request,
+                                                                         _misaddressed))
+            refuse_connections(self._set, _network_blocked)
         if importlib.util.find_spec("kubernetes_asyncio") is not None:
             from kamera_cli.apiserver.transports import kubernetes_asyncio
 

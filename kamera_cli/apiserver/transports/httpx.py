@@ -13,8 +13,10 @@ for a server bug) and a watch is read one event per chunk, lazily.
 A request that a fake by URL answers (``spec.fakes[].url``, ``transports/services.py``) goes to a
 transport that asks that fake.  A request to any other host goes to the client's own transport: a
 transport the user supplied (``httpx.MockTransport``) still works, and httpx's real
-``HTTPTransport``/``AsyncHTTPTransport`` are refused while contained (``NetworkBlocked``, the
-controller's network attempt).
+``HTTPTransport``/``AsyncHTTPTransport`` run as they would, up to the connection: httpcore's network
+backends (sync, anyio, trio) refuse it while contained (``NetworkBlocked``, the controller's network
+attempt) inside httpcore's own exception mapping, so the controller gets ``httpx.ConnectError`` as
+from a refused connect.
 
 kamera hosts are recognised by name (``kamera-<hex>.invalid``, RFC 2606's reserved TLD): a client
 built under an earlier containment (kr8s caches its API objects per thread) still lands on the
@@ -123,14 +125,34 @@ def patch(module_name: str, set_attr: Callable[[Any, str, Any], None], send: Sen
         handler = services.find(str(url))
         return AsyncServiceTransport(handler) if handler is not None else async_for_url(client, url)
 
-    def refuse(transport: Any, request: Any) -> Any:
-        url = request.url
-        raise blocked(f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}")
-
-    async def refuse_async(transport: Any, request: Any) -> Any:
-        refuse(transport, request)
-
     set_attr(mod.Client, "_transport_for_url", transport_for_url)
     set_attr(mod.AsyncClient, "_transport_for_url", async_transport_for_url)
-    set_attr(mod.HTTPTransport, "handle_request", refuse)
-    set_attr(mod.AsyncHTTPTransport, "handle_async_request", refuse_async)
+    _refuse_connections(module_name.replace("httpx", "httpcore"), set_attr, blocked)
+
+
+def _refuse_connections(core: str, set_attr: Callable[[Any, str, Any], None],
+                        blocked: Callable[[str], BaseException]) -> None:
+    """httpcore's (or httpx2's httpcore2's) backends open no connection: each ``connect_*`` raises the
+    refusal where the real one connects, inside the same ``map_exceptions`` (``OSError`` to ``ConnectError``)."""
+    try:
+        connect_error: type[Exception] = importlib.import_module(core).ConnectError
+        map_exceptions: Any = importlib.import_module(f"{core}._exceptions").map_exceptions
+    except (ImportError, AttributeError):  # moved internals: a request then meets the socket fence
+        return
+    refused: dict[type[Exception], type[Exception]] = {OSError: connect_error}
+
+    def refuse(backend: Any, host: Any = "", port: Any = None, *args: Any, **kwargs: Any) -> Any:
+        with map_exceptions(refused):
+            raise blocked(f"{host}:{port}" if port is not None else str(host))
+
+    async def refuse_async(backend: Any, host: Any = "", port: Any = None, *args: Any, **kwargs: Any) -> Any:
+        return refuse(backend, host, port)
+
+    for module, name, fn in (("sync", "SyncBackend", refuse), ("anyio", "AnyIOBackend", refuse_async),
+                             ("trio", "TrioBackend", refuse_async)):
+        try:
+            backend = getattr(importlib.import_module(f"{core}._backends.{module}"), name)
+        except (ImportError, AttributeError):  # trio (or anyio) not installed: no such backend to use
+            continue
+        set_attr(backend, "connect_tcp", fn)
+        set_attr(backend, "connect_unix_socket", fn)

@@ -83,12 +83,12 @@ def call(handler: Handler, method: str, url: str, headers: Mapping[str, str] | I
 _SERVICE = "_kamera_service_pool"
 
 
-def patch_urllib3(set_attr: Callable[[Any, str, Any], None], refuse: Callable[..., None],
-                  blocked: Callable[[str], BaseException]) -> None:
-    """Let urllib3 pools exist for faked hosts only, and answer their requests from the fakes.
+def patch_urllib3(set_attr: Callable[[Any, str, Any], None]) -> None:
+    """Answer the requests of urllib3 pools for faked hosts from the fakes.
 
-    ``refuse`` is the containment's pool ``__init__`` for every other host (it raises);
-    ``blocked(address)`` the exception for a request to a faked host that no pattern's path matches.
+    Every other request (another host, or a faked host at a path no pattern matches) goes urllib3's
+    own way, to a connection the containment refuses where urllib3 opens it, so urllib3 wraps the
+    refusal as it wraps a refused connect (``NewConnectionError``, then ``MaxRetryError``).
     """
     import urllib3.connectionpool
 
@@ -96,20 +96,19 @@ def patch_urllib3(set_attr: Callable[[Any, str, Any], None], refuse: Callable[..
     real_init, real_urlopen = pool_cls.__init__, pool_cls.urlopen
 
     def init(pool: Any, host: Any = "", port: Any = None, *args: Any, **kwargs: Any) -> None:
-        if not serves_host(type(pool).scheme, str(host), port):
-            refuse(pool, host, port, *args, **kwargs)  # raises
-            return
         real_init(pool, host, port, *args, **kwargs)  # a queue of empty slots: no connection, no socket
-        setattr(pool, _SERVICE, True)
+        if serves_host(type(pool).scheme, str(host), port):
+            setattr(pool, _SERVICE, True)
 
     def urlopen(pool: Any, method: str, url: str, body: Any = None, headers: Any = None, *args: Any,
                 **kwargs: Any) -> Any:
-        if not getattr(pool, _SERVICE, False):
-            return real_urlopen(pool, method, url, body, headers, *args, **kwargs)
-        full = absolute_url(pool.scheme, pool.host, pool.port, url)
-        handler = find(full)
+        handler = None
+        full = url
+        if getattr(pool, _SERVICE, False):
+            full = absolute_url(pool.scheme, pool.host, pool.port, url)
+            handler = find(full)
         if handler is None:
-            raise blocked(f"{pool.host}:{pool.port or (443 if pool.scheme == 'https' else 80)}")
+            return real_urlopen(pool, method, url, body, headers, *args, **kwargs)
         answer = call(handler, method, full, headers, body_bytes(body))
         return http_response(answer.status, dict(answer.headers), BodyRaw(answer.body),
                              bool(kwargs.get("preload_content", True)))
