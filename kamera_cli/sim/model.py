@@ -24,6 +24,7 @@ from kamera_cli.sim.footprints import actor_reads, collector_footprint, owner_ro
 from kamera_cli.sim.future_keys import group_digest
 from kamera_cli.sim.journal import journal_writes, object_names, perform_action, same_content
 from kamera_cli.sim.labels import Finding, StepLabel, WriteRec
+from kamera_cli.sim.memo_keys import list_scope
 from kamera_cli.sim.perturbing import StaleViews, stale_views
 from kamera_cli.sim.positions import Positions
 from kamera_cli.sim.runtime import ControllerRuntime, Fault, ReconcileRun
@@ -837,7 +838,30 @@ class KubeModel:
         stable any more (sim/state.py, ``unsettled``)."""
         if not writes:
             return pending
-        return unsettled(pending, lambda p: self.controllers[p.controller].regions_digest(snapshot, p.reads))
+        written = {(w.ref.api_version.rpartition("/")[0], w.ref.kind, w.ref.namespace) for w in writes}
+
+        def changed(p: PendingItem) -> bool:
+            # digested again only when a write could fall in a region it read (the explorer's hot path)
+            return (self._touched(p.reads, written)
+                    and self.controllers[p.controller].regions_digest(snapshot, p.reads) != p.read_digest)
+        return unsettled(pending, changed)
+
+    def _touched(self, regions: Sequence[Any], written: set[tuple[str, str, str]]) -> bool:
+        """Whether an object of a written (group, kind, namespace) may lie in one of ``regions`` (an
+        object read, or a list of its kind in its namespace or cluster-wide; anything else: yes)."""
+        for region in regions:
+            if region[0] == "obj":
+                ref = region[1]
+                if (ref.api_version.rpartition("/")[0], ref.kind, ref.namespace) in written:
+                    return True
+                continue
+            scope = list_scope(self.registry, region[1]) if region[0] == "list" else None
+            if scope is None:
+                return True
+            info, namespace = scope
+            if any(g == info.group and k == info.kind and (not namespace or n == namespace) for g, k, n in written):
+                return True
+        return False
 
     def owner(self, controller: str) -> str:
         """The process a controller is part of (a kopf operator's for its timers and daemons)."""

@@ -367,16 +367,17 @@ def down_owners(memory: Memory) -> frozenset[str]:
     return frozenset(o for o, key, _value in memory if key == DOWN_KEY)
 
 
-def unsettled(pending: tuple[PendingItem, ...], digest: Callable[[PendingItem], str]) -> tuple[PendingItem, ...]:
+def unsettled(pending: tuple[PendingItem, ...], changed: Callable[[PendingItem], bool]) -> tuple[PendingItem, ...]:
     """``pending`` with every stable timer whose reads changed since its last run made unstable.
 
     Why: a periodic resync that changed nothing is stable (it does not block convergence) only
     because its next tick would change nothing either, and that holds while what it read is the
     same. A kopf timer that polls Deployments gets no event when one changes; taken as stable after
     a tick that came too early, it let a state be converged that its next tick would change
-    (docs/semantics.md, "Converged"). ``digest(item)`` is the digest of the item's ``reads`` now.
+    (docs/semantics.md, "Converged"). ``changed(item)``: whether the item's ``reads`` now differ
+    from its ``read_digest``.
     """
     if not any(p.stable and p.reads for p in pending):
         return pending
     return tuple(replace(p, stable=False, reads=(), read_digest="")
-                 if p.stable and p.reads and digest(p) != p.read_digest else p for p in pending)
+                 if p.stable and p.reads and changed(p) else p for p in pending)
