@@ -49,8 +49,7 @@ def group_digest(state: SimState, processes: Iterable[Hashable], footprint: Foot
             return None
         keys.add((str(p[1]), str(p[2]), str(p[3])))
     exact = footprint.window is not None
-    snapshot = state.snapshot
-    kinds = _kinds(snapshot)
+    memo = _memo(state)
     parts: list[str] = []
     ready_outside = unstable_outside = False
     waiting_outside: list[int] = []
@@ -66,16 +65,45 @@ def group_digest(state: SimState, processes: Iterable[Hashable], footprint: Foot
     parts.append(f"o{int(unstable_outside)}{int(ready_outside)}{int(actor_work)}")
     if not ready_outside:  # with nothing else ready, when the clock jumps depends on the others' timers
         parts.append("w" + ",".join(map(str, sorted(waiting_outside))))
-    parts.append(f"a{state.next_action}:{state.steps_since_action}:{state.halted}:{state.faults.digest()}")
+    # not the steps since the last action: only an action due after a number of steps reads them, and
+    # with one every step is global (no future is ever worked out)
+    parts.append(f"a{state.next_action}:{state.halted}:{state.faults.digest()}")
     if exact:
         parts.append(f"c{state.clock}")
-    fates = dict(state.outcomes)
     for token in sorted(footprint.reads, key=repr):
-        found = _token_value(state, kinds, token, exact, symmetry, fates)
-        if found is None:
+        found = memo.values.get((token, exact, symmetry), "")
+        if not found:
+            found = memo.values[(token, exact, symmetry)] = _token_value(state, memo.kinds, token, exact, symmetry,
+                                                                        memo.fates) or "\x00"
+        if found == "\x00":
             return None
         parts.append(found)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+class _Memo:
+    """The token values digested at one state. Why: the cache of futures compares every future it
+    keeps for a group with the state (``FutureCache.find``), and those futures read mostly the same
+    tokens; each value is a function of the state, so it is worked out once per state."""
+
+    __slots__ = ("fates", "kinds", "state", "values")
+
+    def __init__(self, state: SimState | None) -> None:
+        self.state = state
+        self.kinds = _kinds(state.snapshot) if state is not None else {}
+        self.fates = dict(state.outcomes) if state is not None else {}
+        #: by (token, exact, symmetry); "\x00" when the token cannot be digested
+        self.values: dict[tuple[Hashable, bool, bool], str] = {}
+
+
+_LAST = [_Memo(None)]
+
+
+def _memo(state: SimState) -> _Memo:
+    """The memo of ``state``'s token values: the last state's, kept while the same state is asked about."""
+    if _LAST[0].state is not state:
+        _LAST[0] = _Memo(state)
+    return _LAST[0]
 
 
 def _kinds(snapshot: Snapshot) -> dict[tuple[str, str], list[KindRef]]:
