@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from explore_toys import UnitWorkers, Workers
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_future_cache import _graph
 from test_reduction import _converged, systems
 
 import kamera_cli.explore.reduction as reduction
-from kamera_cli.explore import SearchResult, search
+from kamera_cli.explore import search
 
 
 @contextmanager
@@ -29,11 +29,6 @@ def _every_grouping_weighed() -> Iterator[None]:
         yield
     finally:
         reduction._cannot_beat = saved
-
-
-def _graph(result: SearchResult[Any, Any]) -> tuple[object, ...]:
-    g = result.graph
-    return (tuple(g.fingerprints), tuple(g.e_src), tuple(g.e_dst), result.stats.reduced)
 
 
 @settings(max_examples=300, deadline=None)
