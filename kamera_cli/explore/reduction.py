@@ -350,7 +350,7 @@ def _cannot_beat(best: int, units: Mapping[Hashable, list[Hashable]], members: M
     """Whether no set of the grouping ``units`` can be smaller than a set of ``best`` actions already
     found: each holds every action of at least one unit (``_choose``), and only a smaller set replaces
     the one found first. Then the grouping's futures, the costly part, are not worked out, and what is
-    chosen is the same (kopf-scaler-1: 151 of 196 searches of the whole tree saved... see docs/explorer.md)."""
+    chosen is the same (docs/explorer.md, "A grouping that cannot win is not weighed")."""
     return best <= min(sum(len(members[p]) for p in procs) for procs in units.values())
 
 
