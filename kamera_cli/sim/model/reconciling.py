@@ -162,8 +162,6 @@ class ReconcileSteps(ModelCore):
         changed = any(not is_record(w.ref.api_version, w.ref.kind) for w in run.writes)  # an Event is no change
         if run.requeue_now:
             new_items.append(PendingItem(act.controller, act.namespace, act.name, clock + 1, REQUEUE))
-        if act.controller in self._listed_at_start and self._runs_when_due(item):
-            new_items = self._chained(new_items, item, at)
         elif run.requeue_after is not None:
             # a timer that goes on is running: its own writes do not start it again (kopf's
             # spawn_daemons is idempotent per handler), so its next tick is this requeue's
@@ -181,6 +179,8 @@ class ReconcileSteps(ModelCore):
                     stable=stable, woken=timer_shaped, carry=run.carry,
                     anchored=timer_shaped, retry_due=due if run.retry and self._stored_retries(ctrl) else 0,
                     reads=reads, read_digest=ctrl.regions_digest(run.snapshot, reads) if reads else ""))
+        if act.controller in self._listed_at_start and self._runs_when_due(item):
+            new_items = self._chained(new_items, item, at)
         pending = self._settled(self._running(memory, merge_pending(state.pending, new_items, item)),
                                 run.snapshot, run.writes)
         if act.fault is not None and act.fault.kind == "crash" and act.controller in self._listed_at_start:
