@@ -26,7 +26,7 @@ from kamera_cli.apiserver.storage.snapshot import WriteRecord
 from kamera_cli.model.objects import KindRef
 from kamera_cli.model.scenario import Perturbations, StaleReadSpec, covers
 from kamera_cli.sim.labels import WriteRec
-from kamera_cli.sim.runtime import Fault
+from kamera_cli.sim.runs import Fault
 from kamera_cli.sim.state import FaultBook
 
 #: the token of the per-execution budget a crash or an injected conflict spends

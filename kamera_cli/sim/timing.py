@@ -25,7 +25,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 
 from kamera_cli.apiserver import Snapshot
 from kamera_cli.model.objects import KindRef, ObjectRef
-from kamera_cli.sim.runtime import ReconcileRun
+from kamera_cli.sim.runs import ReconcileRun
 from kamera_cli.sim.state import PendingItem
 
 #: how many later instants a clock-dependent built-in step is run again at when its use of the clock

@@ -27,7 +27,7 @@ from kamera_cli.model.scenario import Perturbations, StaleReadSpec
 from kamera_cli.scenario import load_scenario
 from kamera_cli.sim.labels import WriteRec
 from kamera_cli.sim.perturbing import CRASH_BUDGET, StaleViews, stale_views, view_token
-from kamera_cli.sim.runtime import Fault
+from kamera_cli.sim.runs import Fault
 from kamera_cli.sim.state import FaultBook
 from tests.e2e.test_reduction import assert_complete_agreement, assert_reduction_agrees
 from tests.sim.test_reduction_families import fresh_folder

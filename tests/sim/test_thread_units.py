@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from kamera_cli.runner import explore
 from kamera_cli.scenario import load_scenario
-from kamera_cli.sim import model as sim_model
 from kamera_cli.sim import traces
+from kamera_cli.sim.model import reconciling as sim_reconciling
 from tests.sim.test_program_positions import assert_agrees
 
 pytest.importorskip("greenlet")
@@ -143,7 +143,7 @@ def _without(monkeypatch: pytest.MonkeyPatch, dropped: set[str]) -> None:
         return (frozenset(t for t in reads if not (isinstance(t, tuple) and t[0] in dropped)),
                 frozenset(t for t in writes if not (isinstance(t, tuple) and t[0] in dropped)))
 
-    monkeypatch.setattr(sim_model, "thread_tokens", tokens)
+    monkeypatch.setattr(sim_reconciling, "thread_tokens", tokens)
 
 
 @pytest.mark.parametrize(("dropped", "locked"), [({"run", "sync"}, True), ({"program"}, False)])

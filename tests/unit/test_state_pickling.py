@@ -8,7 +8,7 @@ from dataclasses import replace
 from kamera_cli.apiserver.storage.snapshot import Snapshot, WriteRecord
 from kamera_cli.model.objects import ObjectRef
 from kamera_cli.sim.model import Act
-from kamera_cli.sim.runtime import Fault
+from kamera_cli.sim.runs import Fault
 from kamera_cli.sim.state import FaultBook, PendingItem, SimState
 
 

@@ -267,6 +267,21 @@ class KopfOperator(ReconcilerFactory):
                 return True
         return False
 
+    def selectors(self) -> list[str]:
+        """What the operator's resource handlers select, as a user wrote it (``group/version name``;
+        a part left open as ``*``): named when no resource of the scenario matches."""
+        out: list[str] = []
+        for sub in (self.registry._changing, self.registry._watching, self.registry._spawning):
+            for h in sub.get_all_handlers():
+                sel = h.selector
+                if sel is None or sel.fn is not None:
+                    continue
+                name = sel.any_name or sel.plural or sel.kind or sel.singular or sel.shortcut or sel.category
+                text = f"{sel.group if sel.group is not None else '*'}/{sel.version or '*'} {str(name or '*')!r}"
+                if text not in out:
+                    out.append(text)
+        return out
+
     def handled_resources(self, candidates: list[tuple[str, str, str, str, bool]]) -> list[int]:
         """Which of ``candidates`` (group, version, plural, kind, namespaced) the handlers select."""
         return [i for i, (g, v, p, k, _ns) in enumerate(candidates) if self.handles(g, v, p, k)]
