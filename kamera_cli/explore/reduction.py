@@ -33,6 +33,7 @@ from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
+from kamera_cli.explore.clusters import linked
 from kamera_cli.explore.model import Footprint, Transition
 
 S = TypeVar("S")
@@ -363,7 +364,7 @@ def _choose(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashabl
     sound; both are functions of the state, so the choice is too. Their futures share ``known``
     under keys that say which grouping they belong to.
 
-    When the units that are not free fall into more than one cluster of linked units (``_linked``),
+    When units that are not free are linked to each other (``clusters.linked``),
     each cluster is made one unit and the choice is made again: a cluster whose joint future is free
     can then be left out of the set, where before every unit that is not free was taken. Any
     grouping gives a persistent set, so the smallest of these is one too (docs/semantics.md).
@@ -373,7 +374,7 @@ def _choose(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashabl
                               fingerprint, horizon, known, rank, cache, links)
     current = units
     while True:
-        merged = _linked(current, free, links)
+        merged = linked(current, free, links)
         if merged is None:
             break
         current, links = merged, {}
@@ -382,47 +383,6 @@ def _choose(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashabl
         if picked is not None and (best is None or len(picked) < len(best)):
             best = picked
     return best, ("" if best is not None else cause)
-
-
-def _linked(units: dict[Hashable, list[Hashable]], free: list[Hashable], links: Mapping[Hashable, set[Hashable]],
-            ) -> dict[Hashable, list[Hashable]] | None:
-    """The grouping where each cluster of linked units that are not free is one unit (``None`` when
-    no cluster holds two units, or the only cluster holds every process: nothing to weigh again).
-
-    Two units are linked when one kept the other from being free: their first steps conflict, the
-    search of one's future met the other's first steps, or their futures clash.
-    """
-    free_set = set(free)
-    rest = [u for u in units if u not in free_set]
-    root = {u: u for u in rest}
-
-    def find(u: Hashable) -> Hashable:
-        while root[u] != u:
-            root[u] = root[root[u]]
-            u = root[u]
-        return u
-
-    for u in rest:
-        for v in links.get(u, ()):
-            if v in root:
-                root[find(v)] = find(u)
-    clusters: dict[Hashable, list[Hashable]] = {}
-    for u in rest:
-        clusters.setdefault(find(u), []).append(u)
-    if len(clusters) == len(rest) or (len(clusters) == 1 and not free):
-        return None  # nothing merged, or one unit holding every process (only ever chosen whole)
-    out: dict[Hashable, list[Hashable]] = {}
-    for u in units:
-        if u in free_set:
-            out[u] = units[u]
-            continue
-        cluster = clusters.get(find(u))
-        if cluster is None:
-            continue  # already placed
-        del clusters[find(u)]
-        key = u if len(cluster) == 1 else ("linked", *cluster)
-        out[key] = [p for v in cluster for p in units[v]]
-    return out
 
 
 def _pick(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashable]],
@@ -512,7 +472,7 @@ def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Has
     be free: its (costly) future is not worked out, nor used when inherited. Every other unit's
     future is worked out, or inherited (the same value: what is chosen depends only on the state).
     ``links`` (when given) gets, per unit that is not free, the units that kept it from being free
-    (``_linked``).
+    (``clusters.linked``).
     """
     firsts: dict[Hashable, Footprint] = {}
     unit_of: dict[Hashable, Hashable] = {}
