@@ -97,8 +97,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "kopf/namespace-cleanup": (1, {"deterministic", "invariant: no namespace is deleted while it holds a pod"}, 173, 2),
     # operators over the built-in control plane (issue 10): deployment/replicaset/job/kubelet actors
     # pods of one ReplicaSet are interchangeable (symmetry of generated names): 1,769 states without
-    "workloads/wait-for-deployment": (0, set(), 103, 1),
-    "workloads/conditions-no-null-check": (0, set(), 39, 1),
+    "workloads/wait-for-deployment": (0, set(), 91, 1),
+    "workloads/conditions-no-null-check": (0, set(), 35, 1),
     "workloads/job-failure-ignored": (1, {"invariant: every task ends"}, 22, 2),
     "workloads/job-failure-ignored/fixed": (0, set(), 23, 2),
     # the Job's failure backoff (10 s on the virtual clock) before the retried pod, which may succeed
