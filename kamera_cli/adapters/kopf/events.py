@@ -40,7 +40,7 @@ from kamera_cli.adapters.sandbox.fence import EMPTY_PLAN, VirtualClock, sandboxe
 from kamera_cli.adapters.sandbox.frames import user_traceback
 from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, ReconcileShape
 from kamera_cli.adapters.sandbox.modules import is_user_file
-from kamera_cli.adapters.sandbox.values import Remembering, Request
+from kamera_cli.adapters.sandbox.values import Remembering, Request, Result, retry_failure
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["KopfHandlerError", "KopfOperator", "blind_readers", "load_kopf_operator", "supported"]
@@ -425,7 +425,12 @@ class KopfOperator(ReconcilerFactory):
             for logger, level in levels:
                 logger.setLevel(level)
         if capture.failures:
-            raise KopfHandlerError("\n\n".join(capture.failures))
+            failed = KopfHandlerError("\n\n".join(capture.failures))
+            if isinstance(value, Result) and value.requeue_after:
+                # kopf retries the handler after its backoff, from the state it stored (an event's
+                # progress, a timer's carried retry state), not at once (docs/semantics.md, "kopf")
+                retry_failure(failed, value)
+            raise failed
         return value
 
     def _step(self, request: Request) -> Any:
