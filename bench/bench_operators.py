@@ -21,6 +21,11 @@ Families (each built into a temporary folder; nothing here copies an example's t
     its absolute instants, carried to the next tick), which an on.create handler makes;
   - ``kopf-timer-flaky-N``: N Widgets, each with a kopf timer (every 30 s) whose every tick fails
     on its first attempt (a 7 s backoff) and succeeds on the retry;
+  - ``kopf-fail-once-N``: N Widgets under one kopf handler (on.create, on.resume and a 60 s sharp
+    timer) that reads the Widget's annotations and makes an owned ConfigMap; the even-numbered
+    Widgets have no annotations, so its first attempt on them fails (``KeyError``: kopf's default
+    60 s backoff) and the retry, which finds kopf's own progress annotation, succeeds (the shape of
+    a public limit-range operator tried as a user would);
   - ``kopf-apps-N``: N Widgets whose kopf on.create renders a Deployment (1 replica) and a Service
     with no ownerReferences, and whose 60 s timer reads both back and puts the Deployment's
     replicas back to 1 if they drifted; deployment, replicaset and kubelet built-ins on one node (the
@@ -333,6 +338,19 @@ def check(spec, retry, patch, **_):
 '''
 
 
+#: a handler that fails on its first attempt where the object has no annotations (a KeyError: kopf retries
+#: it after its default backoff, and kopf's progress annotation is there by then)
+KOPF_FAIL_ONCE = KOPF_HEAD + '''
+
+@kopf.on.resume(G, V, P, id="size")
+@kopf.on.create(G, V, P, id="size")
+@kopf.timer(G, V, P, interval=60, sharp=True, id="size-loop")
+def size(name, namespace, meta, **_):
+    size = meta["annotations"].get("bench.kamera.dev/size", "1")
+    child(name, namespace, size)
+'''
+
+
 #: an app operator's shape (issue #26's user trial): on.create renders a Deployment and a Service with
 #: no ownerReferences; a timer per object reads them back and reports what it saw
 KOPF_APPS = KOPF_HEAD + '''
@@ -442,7 +460,8 @@ def kopf_widgets(operator: str) -> Callable[[Path, int, int], Path]:
         (folder / "crd.yaml").write_text(KOPF_WIDGETS)
         (folder / "operator.py").write_text(operator)
         name = {KOPF_RETRY: "kopf-retry", KOPF_CREATE_TIMER: "kopf-create-timer", KOPF_DAEMON: "kopf-daemon",
-                KOPF_TIMER_RETRY: "kopf-timer-retry", KOPF_TIMER_FLAKY: "kopf-timer-flaky"}[operator]
+                KOPF_TIMER_RETRY: "kopf-timer-retry", KOPF_TIMER_FLAKY: "kopf-timer-flaky",
+                KOPF_FAIL_ONCE: "kopf-fail-once"}[operator]
         text = HEAD % (f"{name}-{n}", 120) + """\
   crds: [crd.yaml]
   controllers:
@@ -450,10 +469,16 @@ def kopf_widgets(operator: str) -> Callable[[Path, int, int], Path]:
   seed:
 """
         text += "".join(f"    - {{apiVersion: bench.kamera.dev/v1, kind: Widget, metadata: {{name: w{i}, "
-                        f"namespace: default}}, spec: {{message: 'm{i}'}}}}\n" for i in range(n))
+                        f"namespace: default{_annotated(operator, i)}}}, spec: {{message: 'm{i}'}}}}\n"
+                        for i in range(n))
         (folder / "scenario.yaml").write_text(text)
         return folder / "scenario.yaml"
     return build
+
+
+def _annotated(operator: str, i: int) -> str:
+    """``kopf-fail-once``'s odd-numbered Widgets carry an annotation (its handler fails on the others)."""
+    return ", annotations: {bench.kamera.dev/size: '2'}" if operator == KOPF_FAIL_ONCE and i % 2 else ""
 
 
 def perturbed(build: Callable[[Path, int, int], Path], conflicts: bool = True) -> Callable[[Path, int, int], Path]:
@@ -494,6 +519,9 @@ FAMILIES: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
     "kopf-timer-retry-2": (kopf_widgets(KOPF_TIMER_RETRY), 2, 0),
     "kopf-timer-flaky-1": (kopf_widgets(KOPF_TIMER_FLAKY), 1, 0),
     "kopf-timer-flaky-2": (kopf_widgets(KOPF_TIMER_FLAKY), 2, 0),
+    "kopf-fail-once-1": (kopf_widgets(KOPF_FAIL_ONCE), 1, 0),
+    "kopf-fail-once-2": (kopf_widgets(KOPF_FAIL_ONCE), 2, 0),
+    "kopf-fail-once-3": (kopf_widgets(KOPF_FAIL_ONCE), 3, 0),
     "kopf-apps-1": (kopf_apps, 1, 0),
     "kopf-apps-2": (kopf_apps, 2, 0),
     "kopf-apps-3": (kopf_apps, 3, 0),

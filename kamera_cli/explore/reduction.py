@@ -33,6 +33,7 @@ from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
+from kamera_cli.explore.clusters import linked
 from kamera_cli.explore.model import Footprint, Transition
 
 S = TypeVar("S")
@@ -322,10 +323,14 @@ def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
         return None
     unit_of = getattr(model, "unit", None)
     modes: list[dict[Hashable, list[Hashable]]] = [{("process", p): [p] for p in order}]
+    # the order free units are chosen in, the same in every grouping: by owned tree, then process
+    rank: dict[Hashable, tuple[str, str]] = {p: ("", repr(p)) for p in order}
     if unit_of is not None:
         trees: dict[Hashable, list[Hashable]] = {}
         for p in order:
-            trees.setdefault(("unit", unit_of(state, p)), []).append(p)
+            tree = ("unit", unit_of(state, p))
+            trees.setdefault(tree, []).append(p)
+            rank[p] = (repr(tree), repr(p))
         if 1 < len(trees) < len(order):  # one tree holding every process can only be chosen whole
             modes.append(trees)
     known = futures if futures is not None else {}
@@ -333,7 +338,7 @@ def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
     first_cause = ""
     for units in modes:
         picked, cause = _choose(model, state, units, members, first, prints, actions, transitions, successors_of,
-                                fingerprint, horizon, known, cache)
+                                fingerprint, horizon, known, rank, cache)
         if picked is not None and len(picked) < len(actions) and (best is None or len(picked) < len(best)):
             best = picked
         first_cause = first_cause or cause
@@ -348,8 +353,9 @@ def _choose(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashabl
             members: dict[Hashable, list[int]], first: dict[Hashable, Footprint], prints: list[Footprint],
             actions: Sequence[A], transitions: Sequence[Transition[S]],
             successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
-            fingerprint: Callable[[S], str], horizon: int | None,
-            known: dict[Hashable, Future], cache: FutureCache | None = None) -> tuple[list[int] | None, str]:
+            fingerprint: Callable[[S], str], horizon: int | None, known: dict[Hashable, Future],
+            rank: Mapping[Hashable, tuple[str, str]], cache: FutureCache | None = None,
+            ) -> tuple[list[int] | None, str]:
     """The persistent set one grouping of the processes into units gives (indexes into ``actions``),
     or ``None`` with the cause when it reduces nothing.
 
@@ -357,15 +363,49 @@ def _choose(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashabl
     the model's units (owned trees). Each is a persistent set on its own, so taking the smaller is
     sound; both are functions of the state, so the choice is too. Their futures share ``known``
     under keys that say which grouping they belong to.
+
+    When units that are not free are linked to each other (``clusters.linked``),
+    each cluster is made one unit and the choice is made again: a cluster whose joint future is free
+    can then be left out of the set, where before every unit that is not free was taken. Any
+    grouping gives a persistent set, so the smallest of these is one too (docs/semantics.md).
     """
+    links: dict[Hashable, set[Hashable]] = {}
+    best, cause, free = _pick(model, state, units, members, first, prints, actions, transitions, successors_of,
+                              fingerprint, horizon, known, rank, cache, links)
+    current = units
+    while True:
+        merged = linked(current, free, links)
+        if merged is None:
+            break
+        current, links = merged, {}
+        picked, _cause, free = _pick(model, state, current, members, first, prints, actions, transitions,
+                                     successors_of, fingerprint, horizon, known, rank, cache, links)
+        if picked is not None and (best is None or len(picked) < len(best)):
+            best = picked
+    return best, ("" if best is not None else cause)
+
+
+def _pick(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashable]],
+          members: dict[Hashable, list[int]], first: dict[Hashable, Footprint], prints: list[Footprint],
+          actions: Sequence[A], transitions: Sequence[Transition[S]],
+          successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
+          fingerprint: Callable[[S], str], horizon: int | None, known: dict[Hashable, Future],
+          rank: Mapping[Hashable, tuple[str, str]], cache: FutureCache | None, links: dict[Hashable, set[Hashable]],
+          ) -> tuple[list[int] | None, str, list[Hashable]]:
+    """The persistent set of one grouping: every unit that is not free, or the free unit with the
+    least key when all are; ``None`` with the cause when it is every action or time could enable
+    work along the deferred paths. Also the free units, and in ``links`` why the others are not."""
     for unit, procs in units.items():  # a future whose unit has other processes here is not this one's
         if unit in known and known[unit].enabled != frozenset(procs):
             del known[unit]
+    free: list[Hashable] = []
     for attempt in range(2):
+        links.clear()
         free = _free_units(model, state, units, members, first, actions, transitions, successors_of,
-                           fingerprint, known, cache)
+                           fingerprint, known, cache, links)
         free_set = set(free)
-        chosen = [u for u in units if u not in free_set] or [min(free, key=repr)] if free else list(units)
+        chosen = ([u for u in units if u not in free_set] or
+                  [min(free, key=lambda u: min(rank[p] for p in units[u]))]) if free else list(units)
         deferred = [u for u in free if u not in chosen]
         # Every path outside the set is made of the deferred groups' paths (a free unit taken into
         # the set is not one of them), so it is at most their total length; time alone must not
@@ -386,9 +426,9 @@ def _choose(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashabl
                 if known[u].age:
                     del known[u]  # worked out again at this state's instant
             continue
-        return None, TIMER_IN_REACH
+        return None, TIMER_IN_REACH, free
     picked = sorted(i for u in chosen for p in units[u] for i in members[p])
-    return (None, "") if len(picked) == len(actions) else (picked, "")
+    return (None, "", free) if len(picked) == len(actions) else (picked, "", free)
 
 
 def _within(future: Future, total: int) -> bool:
@@ -423,37 +463,56 @@ def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Has
                 transitions: Sequence[Transition[S]],
                 successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
                 fingerprint: Callable[[S], str], known: dict[Hashable, Future],
-                cache: FutureCache | None = None) -> list[Hashable]:
+                cache: FutureCache | None = None,
+                links: dict[Hashable, set[Hashable]] | None = None) -> list[Hashable]:
     """The units whose groups are free at ``state``: every path their groups can take alone
     interferes with no other unit (with no other free unit's paths either).
 
     A unit whose first steps already conflict with another unit's (or are woken by them) can never
     be free: its (costly) future is not worked out, nor used when inherited. Every other unit's
     future is worked out, or inherited (the same value: what is chosen depends only on the state).
+    ``links`` (when given) gets, per unit that is not free, the units that kept it from being free
+    (``clusters.linked``).
     """
     firsts: dict[Hashable, Footprint] = {}
+    unit_of: dict[Hashable, Hashable] = {}
     for unit, procs in units.items():
         fp = first[procs[0]]
         for q in procs[1:]:
             fp = fp.union(first[q])
         firsts[unit] = Footprint(unit, fp.reads, fp.writes, fp.marks, fp.wakes, fp.window)
+        unit_of.update((q, unit) for q in procs)
+
+    def link(u: Hashable, vs: Collection[Hashable]) -> None:
+        if links is not None:
+            links.setdefault(u, set()).update(vs)
+
     candidates = []
     for unit, procs in units.items():
         mine = frozenset(procs)
-        if any(firsts[unit].conflicts(firsts[v]) or not firsts[v].wakes.isdisjoint(mine) or
-               not firsts[unit].wakes.isdisjoint(units[v]) for v in units if v != unit):
+        clashing = [v for v in units if v != unit and (
+            firsts[unit].conflicts(firsts[v]) or not firsts[v].wakes.isdisjoint(mine) or
+            not firsts[unit].wakes.isdisjoint(units[v]))]
+        if clashing:
+            link(unit, clashing)
             continue
         if unit not in known:
             others = {q: first[q] for v, qs in units.items() if v != unit for q in qs}
             found = cache.find(state, mine) if cache is not None else None
+            met: set[Hashable] = set()
+            steps = [(actions[i], transitions[i]) for p in procs for i in members[p]]
             if found is None:
-                steps = [(actions[i], transitions[i]) for p in procs for i in members[p]]
-                found = _group_future(model, procs, state, steps, successors_of, fingerprint, others)
+                found = _group_future(model, procs, state, steps, successors_of, fingerprint, others, met)
                 if found is not None and cache is not None:
                     cache.add(state, mine, found)
             elif _meets(found.footprint, found.processes, others):
-                found = None  # the search here would have stopped where the group meets another unit
+                # the search here would have stopped where the group meets another unit; which units it
+                # met is taken from that search, so that the links depend on the state, not on the cache
+                found = None
+                if links is not None:
+                    _group_future(model, procs, state, steps, successors_of, fingerprint, others, met)
             if found is None:
+                link(unit, {unit_of[q] for q in met})
                 continue
             known[unit] = found
         candidates.append(unit)
@@ -469,6 +528,7 @@ def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Has
                                  else (firsts[v], frozenset(units[v])))
                 if _clash(known[u], theirs, group):
                     free.remove(u)
+                    link(u, [v])
                     changed = True
                     break
     return free
@@ -481,13 +541,19 @@ def _meets(total: Footprint, group: Collection[Hashable], others: Mapping[Hashab
     return any(total.conflicts(theirs) or not theirs.wakes.isdisjoint(group) for theirs in others.values())
 
 
+def _met(total: Footprint, group: Collection[Hashable], others: Mapping[Hashable, Footprint]) -> list[Hashable]:
+    """The processes of ``others`` a group's steps so far touch, wake or are woken by (``_meets``)."""
+    return [q for q, theirs in others.items() if total.conflicts(theirs) or not theirs.wakes.isdisjoint(group)]
+
+
 #: the most states one group's future is explored over before the group is taken as never free
 GROUP_LIMIT = 2048
 
 
 def _group_future(model: Reducible[S, A], roots: list[Hashable], state: S, steps: list[tuple[A, Transition[S]]],
                   successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
-                  fingerprint: Callable[[S], str], others: Mapping[Hashable, Footprint]) -> Future | None:
+                  fingerprint: Callable[[S], str], others: Mapping[Hashable, Footprint],
+                  met: set[Hashable] | None = None) -> Future | None:
     """The future at ``state`` of the group of ``roots`` (a unit's processes; their steps there are
     ``steps``): a search of the states the group reaches alone, the group growing by every process
     one of its steps wakes.
@@ -521,10 +587,14 @@ def _group_future(model: Reducible[S, A], roots: list[Hashable], state: S, steps
                 return None
             for woken in fp.wakes - group:
                 if woken in others:
+                    if met is not None:
+                        met.add(woken)
                     return None
                 group.add(woken)
             total = total.union(fp)
             if _meets(total, group, others):
+                if met is not None:
+                    met.update(_met(total, group, others))
                 return None
             key = fingerprint(t.state)
             dst = index.get(key)

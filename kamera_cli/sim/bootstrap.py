@@ -371,10 +371,20 @@ class Simulation:
             kinds.setdefault((infos[i].group, infos[i].kind), infos[i].kind_ref)
         if len(kinds) == 1:
             return next(iter(kinds.values()))
-        what = ", ".join(str(k) for k in kinds.values()) if kinds else "no resource of this scenario"
-        raise EntrypointError(f"kopf operator {spec.kopf!r} handles {what}: name the one to check with 'for:'",
-                              scenario=self.scenario.name, controller=spec.name,
-                              hint="one controller entry per resource (several entries may name the same module)")
+        if not kinds:
+            # kopf would start, log that it cannot serve an unresolved resource, and handle nothing
+            wanted = ", ".join(factory.selectors()) or "nothing"
+            served = ", ".join(sorted(f"{i.group}/{i.version} {i.plural!r} ({i.kind})" for i in infos if i.custom))
+            raise EntrypointError(
+                f"kopf operator {spec.kopf!r} handles no resource of this scenario: its handlers select {wanted}; "
+                f"the scenario's custom resources are {served or 'none'}",
+                scenario=self.scenario.name, controller=spec.name,
+                hint="kopf would run and handle nothing: compare the handlers' group and version with the CRDs "
+                     "(or add the CRD that serves them)")
+        raise EntrypointError(
+            f"kopf operator {spec.kopf!r} handles {', '.join(str(k) for k in kinds.values())}: name the one to "
+            "check with 'for:'", scenario=self.scenario.name, controller=spec.name,
+            hint="one controller entry per resource (several entries may name the same module)")
 
     def _finish(self, snapshot: Snapshot, wirings: list[Wiring]) -> None:
         scenario = self.scenario

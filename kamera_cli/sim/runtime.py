@@ -293,7 +293,7 @@ class ControllerRuntime:
                 note = f"raised ApiException ({status}{': ' + why if why else ''}); requeue"
                 backoff = _backoff(outcome.result)
                 if backoff is not None:  # the framework's rate-limited retry (reconcile.retry_failure)
-                    requeue_after, memory = backoff
+                    requeue_after, memory, carry = backoff
                     retry = True
                     note = f"{note[:-len('requeue')]}retry after {requeue_after:g}s"
                 else:
@@ -305,7 +305,7 @@ class ControllerRuntime:
                 if outcome_kind == "exception" and (err is None or err.type_name not in _NEVER_RETURNS):
                     backoff = _backoff(outcome.result)
                     if backoff is not None:
-                        requeue_after, memory = backoff
+                        requeue_after, memory, carry = backoff
                         retry = True
                     else:
                         requeue_now = True
@@ -447,12 +447,13 @@ class ControllerRuntime:
         return replace(entry.run, snapshot=new, writes=writes, story_writes=story, output=output)
 
 
-def _backoff(result: Any) -> tuple[float, str | None] | None:
-    """A failed step's timed retry and the framework's memory, when its adapter attached one."""
+def _backoff(result: Any) -> tuple[float, str | None, str] | None:
+    """A failed step's timed retry, the framework's memory and what it carries to the retry (a kopf
+    timer's retry state), when its adapter attached one."""
     if result is None or not getattr(result, "requeue_after", None):
         return None
     kept = getattr(result, "memory", None)
-    return float(result.requeue_after), kept if isinstance(kept, str) else None
+    return float(result.requeue_after), kept if isinstance(kept, str) else None, str(getattr(result, "carry", ""))
 
 
 def _api_reason(message: str) -> str:

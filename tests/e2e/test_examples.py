@@ -73,7 +73,7 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "kopf/orphan/fixed": (0, set(), 7, 1),
     "kopf/self-trigger": (1, {"converges"}, 11, 0),
     "kopf/self-trigger/fixed": (0, set(), 6, 1),
-    "kopf/timer-before-child": (1, {"no controller errors"}, 14, 1),
+    "kopf/timer-before-child": (1, {"no controller errors"}, 15, 1),
     "kopf/async-client": (1, {"invariant: the config map follows the widget"}, 6, 1),
     "kopf/async-client/fixed": (0, set(), 7, 1),
     "kopf/timer-before-child/fixed": (0, set(), 15, 1),
@@ -83,22 +83,22 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "kopf/login": (0, set(), 7, 1),
     # the operator stopped gracefully at each converged state: its @kopf.on.cleanup handler fails where a
     # user deleted a widget's config map (issue 27); the fix skips it. The stop adds no state
-    "kopf/cleanup": (1, {"no controller errors"}, 8, 2),
-    "kopf/cleanup/fixed": (0, set(), 8, 2),
+    "kopf/cleanup": (1, {"no controller errors"}, 9, 2),
+    "kopf/cleanup/fixed": (0, set(), 9, 2),
     # a crash restarts the operator after an admin deleted the settings its startup handler needs: it never
     # starts again on that path (no more steps of it there), and its Widget keeps no config map
     "kopf/restart-settings": (1, {"no controller errors", "invariant: every widget has its config map"}, 14, 2),
     "kopf/restart-settings/fixed": (0, set(), 18, 2),
     # a timer stops at the event that leaves its filters unmatched, as kopf's match_daemons stops it (41
     # states when it ran on to its next tick and ended there)
-    "kopf/timer-filters": (0, set(), 16, 2),
+    "kopf/timer-filters": (0, set(), 21, 2),
     "kopf/polling-timer": (0, set(), 15, 1),
     # a cleanup timer on a stale list of Pods: the perturbation names the operator, which covers its timer
     "kopf/namespace-cleanup": (1, {"deterministic", "invariant: no namespace is deleted while it holds a pod"}, 173, 2),
     # operators over the built-in control plane (issue 10): deployment/replicaset/job/kubelet actors
     # pods of one ReplicaSet are interchangeable (symmetry of generated names): 1,769 states without
-    "workloads/wait-for-deployment": (0, set(), 103, 1),
-    "workloads/conditions-no-null-check": (0, set(), 39, 1),
+    "workloads/wait-for-deployment": (0, set(), 91, 1),
+    "workloads/conditions-no-null-check": (0, set(), 35, 1),
     "workloads/job-failure-ignored": (1, {"invariant: every task ends"}, 22, 2),
     "workloads/job-failure-ignored/fixed": (0, set(), 23, 2),
     # the Job's failure backoff (10 s on the virtual clock) before the retried pod, which may succeed

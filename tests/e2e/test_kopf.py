@@ -179,11 +179,27 @@ def test_without_a_restart_no_resume_handler_runs(tmp_path: Path) -> None:
     assert not [o for o in result.converged[0].objects if o["kind"] == "ConfigMap"]
 
 
-def test_an_operator_handling_several_resources_must_name_one(tmp_path: Path) -> None:
+def _unbound(tmp_path: Path, operator: str) -> ScenarioResult:
+    """The result of a scenario whose one controller entry names a kopf operator and no ``for:``."""
     (tmp_path / "crds").mkdir()
     shutil.copy(CREATE_CHILD / "crds" / "widget.yaml", tmp_path / "crds" / "widget.yaml")
     shutil.copytree(CREATE_CHILD / "manifests", tmp_path / "manifests")
-    (tmp_path / "operator.py").write_text(textwrap.dedent("""
+    (tmp_path / "operator.py").write_text(textwrap.dedent(operator))
+    (tmp_path / "scenario.yaml").write_text(textwrap.dedent("""\
+        apiVersion: kamera.dev/v1alpha1
+        kind: Scenario
+        metadata: {name: kopf-unbound}
+        spec:
+          controllers: [{name: op, kopf: operator.py}]
+          crds: [crds/widget.yaml]
+          seed: [manifests/widget.yaml]
+        """))
+    (result,) = kamera_cli.check(tmp_path).scenarios
+    return result
+
+
+def test_an_operator_handling_several_resources_must_name_one(tmp_path: Path) -> None:
+    result = _unbound(tmp_path, """
         import kopf
         @kopf.on.create("example.com", "v1", "widgets")
         def widget(**_):
@@ -191,20 +207,27 @@ def test_an_operator_handling_several_resources_must_name_one(tmp_path: Path) ->
         @kopf.on.create("v1", "configmaps")
         def configmap(**_):
             pass
-    """))
-    (tmp_path / "scenario.yaml").write_text(textwrap.dedent("""\
-        apiVersion: kamera.dev/v1alpha1
-        kind: Scenario
-        metadata: {name: kopf-two}
-        spec:
-          controllers: [{name: op, kopf: operator.py}]
-          crds: [crds/widget.yaml]
-          seed: [manifests/widget.yaml]
-        """))
-    (result,) = kamera_cli.check(tmp_path).scenarios
+    """)
     assert result.verdict is Verdict.ERROR
     assert "handles example.com/v1/Widget, v1/ConfigMap: name the one to check with 'for:'" in result.error \
         or "handles v1/ConfigMap, example.com/v1/Widget: name the one to check with 'for:'" in result.error
+
+
+def test_an_operator_whose_handlers_select_no_served_resource_is_told_what_they_select(tmp_path: Path) -> None:
+    """A handler's group that no CRD serves (a public operator's handlers and CRD disagreed): kopf would
+    run and handle nothing; kamera says what the handlers select and what the scenario serves."""
+    result = _unbound(tmp_path, """
+        import kopf
+        @kopf.on.create("example.org", "v1", "widget")
+        def widget(**_):
+            pass
+        @kopf.timer("example.org", "v1", "widget", interval=60)
+        def tick(**_):
+            pass
+    """)
+    assert result.verdict is Verdict.ERROR
+    assert ("handles no resource of this scenario: its handlers select example.org/v1 'widget'; the scenario's "
+            "custom resources are example.com/v1 'widgets' (Widget)") in result.error, result.error
 
 
 def test_events_kopf_posts_are_stored_as_v1_events_but_are_not_state(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def test_a_cleanup_handler_failing_where_an_execution_ends_is_named_with_its_sto
     assert "SIGTERM" in stop.request and "NotFoundException" in stop.error
     assert stop.writes and all(w.refused == 404 for w in stop.writes)  # kopf retried the handler
     # the stop is not explored: two converged states, as without the cleanup handler
-    assert (result.stats.states, result.stats.converged_states) == (8, 2)
+    assert (result.stats.states, result.stats.converged_states) == (9, 2)
 
 
 def test_a_cleanup_handler_that_copes_passes() -> None:

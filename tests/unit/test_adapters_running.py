@@ -279,6 +279,36 @@ def test_a_busy_loop_handed_to_an_executor_is_stopped_and_the_pool_lives_on(
     assert again.kind == "ok" and again.result is not None and again.result.requeue_after == 7
 
 
+def test_work_handed_to_an_executor_counts_as_the_calls_cpu(
+    controller: Callable[[str], ReconcilerFactory],
+) -> None:
+    """A kopf sync handler computes on its executor's thread while the worker's event loop waits: its
+    CPU is the call's (``budget.CallClock``). Here the handed-over work computes a little and waits a
+    little, past the budget: as a call kept from the CPU by load, it is given more wall time. Judged by
+    the worker's clock alone (which stays idle) it overran at its budget."""
+    factory = controller(
+        """
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        POOL = ThreadPoolExecutor(1)
+        POOL.submit(int).result()
+
+        def work():
+            pause = threading.Event()
+            for _ in range(8):
+                sum(range(100_000))  # a few milliseconds on the CPU
+                pause.wait(0.05)  # then a real wait: the CPU is someone else's
+            return 1
+
+        def reconcile(request):
+            return {"requeue_after": POOL.submit(work).result()}
+        """
+    )
+    outcome = run(factory, budget=0.2)
+    assert outcome.kind == "ok", outcome
+
+
 def test_virtual_sleep_does_not_count_against_the_budget(controller: Callable[[str], ReconcilerFactory]) -> None:
     factory = controller(
         "import time\ndef reconcile(request):\n    time.sleep(3600)\n    return {'requeue_after': 1}\n"

@@ -40,7 +40,7 @@ from kamera_cli.adapters.sandbox.fence import EMPTY_PLAN, VirtualClock, sandboxe
 from kamera_cli.adapters.sandbox.frames import user_traceback
 from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, ReconcileShape
 from kamera_cli.adapters.sandbox.modules import is_user_file
-from kamera_cli.adapters.sandbox.values import Remembering, Request
+from kamera_cli.adapters.sandbox.values import Remembering, Request, Result, retry_failure
 from kamera_cli.errors import EntrypointError
 
 __all__ = ["KopfHandlerError", "KopfOperator", "blind_readers", "load_kopf_operator", "supported"]
@@ -267,6 +267,21 @@ class KopfOperator(ReconcilerFactory):
                 return True
         return False
 
+    def selectors(self) -> list[str]:
+        """What the operator's resource handlers select, as a user wrote it (``group/version name``;
+        a part left open as ``*``): named when no resource of the scenario matches."""
+        out: list[str] = []
+        for sub in (self.registry._changing, self.registry._watching, self.registry._spawning):
+            for h in sub.get_all_handlers():
+                sel = h.selector
+                if sel is None or sel.fn is not None:
+                    continue
+                name = sel.any_name or sel.plural or sel.kind or sel.singular or sel.shortcut or sel.category
+                text = f"{sel.group if sel.group is not None else '*'}/{sel.version or '*'} {str(name or '*')!r}"
+                if text not in out:
+                    out.append(text)
+        return out
+
     def handled_resources(self, candidates: list[tuple[str, str, str, str, bool]]) -> list[int]:
         """Which of ``candidates`` (group, version, plural, kind, namespaced) the handlers select."""
         return [i for i, (g, v, p, k, _ns) in enumerate(candidates) if self.handles(g, v, p, k)]
@@ -410,7 +425,12 @@ class KopfOperator(ReconcilerFactory):
             for logger, level in levels:
                 logger.setLevel(level)
         if capture.failures:
-            raise KopfHandlerError("\n\n".join(capture.failures))
+            failed = KopfHandlerError("\n\n".join(capture.failures))
+            if isinstance(value, Result) and value.requeue_after:
+                # kopf retries the handler after its backoff, from the state it stored (an event's
+                # progress, a timer's carried retry state), not at once (docs/semantics.md, "kopf")
+                retry_failure(failed, value)
+            raise failed
         return value
 
     def _step(self, request: Request) -> Any:

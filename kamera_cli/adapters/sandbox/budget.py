@@ -14,16 +14,22 @@ did with it, from the thread's own CPU clock:
 - otherwise it is computing and was kept from the CPU: wait another stretch, up to ``LOAD_FACTOR``
   times the budget in wall time, after which it is an overrun whatever it did.
 
+The call's CPU is its worker thread's plus that of every thread seen doing work the call handed over
+(``CallClock``): a kopf sync handler, ``asyncio.to_thread`` and ``run_in_executor`` compute on an
+executor's thread while the worker's event loop waits, and judged by the worker's clock alone such a
+call looked idle at the end of its budget and overran there, however loaded the machine.
+
 Where the platform has no per-thread CPU clock, the wall budget alone decides (as before).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 
-__all__ = ["BUSY_SHARE", "IDLE_SHARE", "LOAD_FACTOR", "STRETCH_SECONDS", "await_call", "thread_cpu_clock"]
+__all__ = ["BUSY_SHARE", "IDLE_SHARE", "LOAD_FACTOR", "STRETCH_SECONDS", "CallClock", "await_call", "thread_cpu_clock"]
 
 #: the most wall time a call computing under load is given, as a multiple of its budget
 LOAD_FACTOR = 5.0
@@ -47,6 +53,46 @@ def thread_cpu_clock(thread: threading.Thread) -> Callable[[], float] | None:
     except (OSError, OverflowError, ValueError):
         return None
     return lambda: time.clock_gettime(clock_id)
+
+
+class CallClock:
+    """The CPU seconds one call has used: its worker thread's (``own``), plus those of every thread
+    ``helpers`` has named at some reading (the threads running work the call handed over).
+
+    A helper's seconds count from the call's start: every other thread's clock is read when the
+    clock is made (a pool thread that existed before the call), and a thread started since counts
+    from zero. A helper that ended keeps its last reading, so the total never goes back.
+    """
+
+    def __init__(self, own: Callable[[], float], helpers: Callable[[], Iterable[threading.Thread]],
+                 skip: Collection[int | None]) -> None:
+        self._own = own
+        self._helpers = helpers
+        self._base: dict[int, float] = {}
+        #: ident → [its clock, its reading at the call's start, its last reading]
+        self._seen: dict[int, tuple[Callable[[], float], float, list[float]]] = {}
+        self._looked = False
+        for thread in threading.enumerate():
+            if thread.ident is not None and thread.ident not in skip:
+                clock = thread_cpu_clock(thread)
+                if clock is not None:
+                    self._base[thread.ident] = clock()
+
+    def __call__(self) -> float:
+        if self._looked:  # the first reading is the call's start: nothing handed over yet
+            for thread in self._helpers():
+                if thread.ident is not None and thread.ident not in self._seen:
+                    clock = thread_cpu_clock(thread)
+                    if clock is not None:
+                        start = self._base.get(thread.ident, 0.0)
+                        self._seen[thread.ident] = (clock, start, [start])
+        self._looked = True
+        total = self._own()
+        for clock, start, last in self._seen.values():
+            with contextlib.suppress(OSError):  # it ended: its last reading stands
+                last[0] = clock()
+            total += max(0.0, last[0] - start)
+        return total
 
 
 def await_call(finished: threading.Lock, budget: float, cpu: Callable[[], float] | None) -> bool:

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from kamera_cli.adapters.sandbox.budget import await_call, thread_cpu_clock
+from kamera_cli.adapters.sandbox.budget import CallClock, await_call, thread_cpu_clock
 from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt
 from kamera_cli.adapters.sandbox.fence import NetworkAttempt, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader
@@ -215,7 +215,10 @@ def call_sandboxed(
         run.processes_allowed = loader.process.processes_allowed
         worker.submit(call)
         try:
-            finished = await_call(call.finished, budget_seconds, worker.cpu)
+            cpu = (None if worker.cpu is None else
+                   CallClock(worker.cpu, lambda: [h[0] for h in _handed_over(ms.roots, worker.thread)],
+                             {threading.get_ident(), worker.thread.ident}))
+            finished = await_call(call.finished, budget_seconds, cpu)
         except BaseException:  # Ctrl-C while waiting: the worker is mid-call, so it cannot be reused
             _abandon(worker, call)
             raise
@@ -456,19 +459,28 @@ def _stop_handed_over(roots: tuple[str, ...], worker: threading.Thread) -> tuple
     the overrunning frame is still on its stack, and it is not fenced. Returns the first such thread's
     stack, taken before the stop (where the report says the user's code was).
     """
+    first: tuple[traceback.FrameSummary, ...] = ()
+    for thread, frame, outer in _handed_over(roots, worker):
+        first = first or tuple(traceback.extract_stack(frame))
+        threading.Thread(target=_stop_while_in, args=(thread, outer), name="kamera-stopper", daemon=True).start()
+    return first
+
+
+def _handed_over(roots: tuple[str, ...],
+                 worker: threading.Thread) -> list[tuple[threading.Thread, FrameType, FrameType]]:
+    """The threads now running user code the call handed to an executor, each with its current frame
+    and the outermost user frame of that work (what ``budget.CallClock`` counts and an overrun stops)."""
     me = threading.get_ident()
     threads = {t.ident: t for t in threading.enumerate()}
-    first: tuple[traceback.FrameSummary, ...] = ()
+    found: list[tuple[threading.Thread, FrameType, FrameType]] = []
     for ident, frame in sorted(sys._current_frames().items()):
         thread = threads.get(ident)
         if thread is None or ident in (me, worker.ident) or is_fenced(thread):
             continue
         outer = _handed_over_frame(frame, roots)
         if outer is not None:
-            first = first or tuple(traceback.extract_stack(frame))
-            threading.Thread(target=_stop_while_in, args=(thread, outer), name="kamera-stopper",
-                             daemon=True).start()
-    return first
+            found.append((thread, frame, outer))
+    return found
 
 
 def _handed_over_frame(frame: FrameType | None, roots: tuple[str, ...]) -> FrameType | None:

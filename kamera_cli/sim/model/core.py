@@ -94,6 +94,11 @@ class ModelCore:
         #: ``_window``'s answers by (controller, memo entry, instant, anchor)
         self._windows: dict[tuple[str, int, int, int | None], int] = {}
         self._anchored = frozenset(c.name for c in controllers if getattr(c.factory, "timer_shaped", False))
+        #: kopf event processing (a retry due at an instant stored on the object): its events of the
+        #: start's listing run at the start's instant, wherever the order puts them (docs/semantics.md,
+        #: "kopf", *Its retry*)
+        self._listed_at_start = frozenset(c.name for c in controllers if getattr(c.factory, "windowed", False)
+                                          and c.name not in self._anchored)
         #: the symmetry reduction over generated names (sim/symmetry.py); None: states are compared as
         #: they are (``reduction: none``)
         self.symmetry: Symmetry | None = None

@@ -50,7 +50,7 @@ class KubeModel(ReconcileSteps, OutsideSteps):
         items = [PendingItem(c, ns, n, self._start_clock + self._first_ticks.get(c, 0),
                              TIMER if c in self._first_ticks else WATCH,
                              relist=getattr(self.controllers[c].factory, "relists", False),
-                             anchored=c in self._anchored)
+                             anchored=c in self._anchored or c in self._listed_at_start)
                  for c, ns, n in self._seed_requests]
         return [SimState(self.initial, merge_pending((), items, None), self._start_clock)]
 

@@ -27,6 +27,7 @@ from kamera_cli.sim.state import (
     RESTART,
     STOP,
     TIMER,
+    WATCH,
     FaultBook,
     PendingItem,
     SimState,
@@ -178,8 +179,14 @@ class ReconcileSteps(ModelCore):
                     stable=stable, woken=timer_shaped, carry=run.carry,
                     anchored=timer_shaped, retry_due=due if run.retry and self._stored_retries(ctrl) else 0,
                     reads=reads, read_digest=ctrl.regions_digest(run.snapshot, reads) if reads else ""))
+        if act.controller in self._listed_at_start and self._runs_when_due(item):
+            new_items = self._chained(new_items, item, at)
         pending = self._settled(self._running(memory, merge_pending(state.pending, new_items, item)),
                                 run.snapshot, run.writes)
+        if act.fault is not None and act.fault.kind == "crash" and act.controller in self._listed_at_start:
+            # the restarted operator hears of every object anew, at its restart: none waits at the start's instant
+            pending = tuple(replace(p, anchored=False) if p.anchored and p.controller == act.controller else p
+                            for p in pending)
         self._inherit_idle_actors(state.snapshot, run.snapshot, run.writes)
         new_state = SimState(
             snapshot=run.snapshot,
@@ -224,7 +231,17 @@ class ReconcileSteps(ModelCore):
         return item.ready_at if self._runs_when_due(item) else clock
 
     def _runs_when_due(self, item: PendingItem) -> bool:
-        return item.anchored and item.controller in self._anchored
+        """A timer's tick, a daemon's wake-up, and a kopf event of the start's listing (its instant is
+        the start's in every order, and the fingerprint holds it as its distance from the clock)."""
+        return item.anchored and (item.controller in self._anchored or item.controller in self._listed_at_start)
+
+    @staticmethod
+    def _chained(new_items: list[PendingItem], item: PendingItem, at: int) -> list[PendingItem]:
+        """A kopf event step that ran at its anchored instant ``at``: the next event of the same object
+        it causes (its own patch, a requeue) is ready at ``at + 1`` and keeps that instant, as kopf's
+        worker processes it right after this one (docs/semantics.md, "kopf", *Its retry*)."""
+        return [replace(i, ready_at=at + 1, anchored=True) if i.key == item.key and i.source in (WATCH, REQUEUE)
+                and not i.spawn else i for i in new_items]
 
     def _instant_free(self, item: PendingItem, run: ReconcileRun) -> bool:
         """Whether the step does the same wherever the order puts it: it runs at the instant it was due
