@@ -20,6 +20,7 @@ from kamera_cli.adapters import Request, VirtualClock, WatchedClock, run_reconci
 from kamera_cli.apiserver import ApiServer, Registry, Snapshot
 from kamera_cli.apiserver import errors as api_errors
 from kamera_cli.apiserver.defaulting.metadata import format_time
+from kamera_cli.apiserver.server.encoding import EqualObjects
 from kamera_cli.apiserver.server.write_rules import has_precondition
 from kamera_cli.model.objects import KindRef
 from kamera_cli.sim.journal import journal_writes
@@ -43,6 +44,8 @@ _NEVER_RETURNS = frozenset({"WatchBlocked", "ProgramEnded"})
 
 #: what a memo entry's run holds in place of the snapshot it left (``_replay`` never reads it)
 _NO_SNAPSHOT = Snapshot.empty()
+#: the objects replays wrote, one per JSON text (``EqualObjects``: equal copies on many paths)
+_EQUAL = EqualObjects(4096)
 
 #: one replay variant: the befores it met, the writes it made, the story's writes
 _Variant = tuple[tuple[Any, ...], tuple[WriteRec, ...], tuple[WriteRec, ...]]
@@ -428,7 +431,7 @@ class ControllerRuntime:
             for w in entry.run.writes:
                 before = new.get(w.ref)
                 rv = new.resource_version + 1
-                after = None if w.after is None else _with_rv(w.after, rv, stamps, w.before, before)
+                after = None if w.after is None else _EQUAL.one(_with_rv(w.after, rv, stamps, w.before, before))
                 new = new.with_object(w.ref, after, rv=rv)
                 fresh.append(WriteRec(w.verb, w.ref, w.subresource, before, after, sent=w.sent))
             it = iter(fresh)

@@ -327,19 +327,34 @@ def merge_pending(
 #: distinct queue (cleared when full: crude but bounded)
 _QUEUES: dict[tuple[PendingItem, ...], tuple[PendingItem, ...]] = {}
 _QUEUES_LIMIT = 4096
+#: items met before, each its own key: two queues that differ share the items they have in common
+_ITEMS: dict[PendingItem, PendingItem] = {}
+_ITEMS_LIMIT = 8192
 
 
 def shared_queue(pending: tuple[PendingItem, ...]) -> tuple[PendingItem, ...]:
     """``pending``, or an equal queue met before. Why: most states a breadth-first search holds before
     expanding them share their queue with many others (the same requests, ready at the same instants),
-    and a queue's tuple and items cost about as much as the rest of a state's own objects (issue #26)."""
+    and a queue's tuple and items cost about as much as the rest of a state's own objects (issue #26).
+    A queue met for the first time is made of items met before where it can: a step's triggers are
+    built afresh each time, and most of a new queue's items are equal to ones other states hold."""
     hit = _QUEUES.get(pending)
     if hit is not None:
         return hit
     if len(_QUEUES) >= _QUEUES_LIMIT:
         _QUEUES.clear()
+    pending = shared_items(pending)
     _QUEUES[pending] = pending
     return pending
+
+
+def shared_items(pending: tuple[PendingItem, ...]) -> tuple[PendingItem, ...]:
+    """``pending`` made of items met before where they are equal (an equal item is the same request:
+    a frozen value compared field by field)."""
+    items = _ITEMS
+    if len(items) + len(pending) > _ITEMS_LIMIT:
+        items.clear()
+    return tuple([items.setdefault(p, p) for p in pending])
 
 
 # -- processes that are down on one path ------------------------------------------------------------

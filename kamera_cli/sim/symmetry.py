@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from kamera_cli.apiserver.defaulting.metadata import generated_from
-from kamera_cli.apiserver.storage.identity import IdentityCache
+from kamera_cli.apiserver.storage.identity import IdentityCache, TextCache
 from kamera_cli.apiserver.storage.snapshot import Snapshot, digest_text, fingerprint_of, member
 from kamera_cli.model.objects import ObjectRef
 from kamera_cli.model.scenario import Scenario
@@ -44,8 +44,10 @@ _PREPARED_LIMIT = 4096
 _SUFFIX = "bcdfghjklmnpqrstvwxz2456789"
 #: a token of a text that could be a name made from generateName: "<prefix>-<5 suffix characters>"
 _LOOKALIKE = re.compile(rf"(?<![-a-z0-9.])[a-z0-9][-a-z0-9.]*-[{_SUFFIX}]{{5}}(?![-a-z0-9.])")
-# an object's fingerprint text, by identity (objects never change; most states share most of them)
-_TEXTS: IdentityCache[str] = IdentityCache(20_000)
+# an object's fingerprint text, by identity (objects never change; most states share most of them);
+# bounded by the texts' length too: 20,000 texts of workloads (a few KiB each) held tens of MiB, with
+# the objects of states the search had let go of (issue #26, as the JSON cache in encoding.py)
+_TEXTS: TextCache[str] = TextCache(20_000, budget=2 << 20)
 
 
 def _text(obj: Any) -> str:

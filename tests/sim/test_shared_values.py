@@ -1,0 +1,89 @@
+"""Equal values made one object (issue #26, memory per state): a memo replay's copies of the objects
+its run wrote (``EqualObjects``) and a queue's items (``shared_items``). Sharing must change nothing
+but identity: the search's counts and the whole result a user sees are the same without it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kamera_cli.apiserver.server.encoding import EqualObjects, encode_object
+from kamera_cli.model.result import CheckResult
+from kamera_cli.report.json_report import to_json
+from kamera_cli.runner import Overrides, explore
+from kamera_cli.scenario import load_scenario
+from kamera_cli.sim import runtime, state
+from kamera_cli.sim.state import WATCH, PendingItem, merge_pending
+from tests.e2e.jsonstable import stable
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _deployment(rv: str, replicas: int = 1) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "default", "resourceVersion": rv,
+                         "managedFields": [{"manager": "m", "operation": "Update", "time": "2024-01-01T00:00:00Z"}]},
+            "spec": {"replicas": replicas}}
+
+
+def test_equal_objects_are_one_object_and_unequal_ones_stay_apart() -> None:
+    table = EqualObjects(100)
+    first = table.one(_deployment("5"))
+    assert table.one(_deployment("5")) is first
+    assert table.one(_deployment("6")) is not first
+    assert table.one(_deployment("5", replicas=2)) is not first
+    reordered = _deployment("5")
+    reordered = {k: reordered[k] for k in reversed(list(reordered))}  # equal, but reads back in another order
+    assert table.one(reordered) is reordered
+    assert encode_object(first) == encode_object(_deployment("5"))
+
+
+def test_a_value_that_is_not_json_is_kept_as_it_is() -> None:
+    import datetime
+
+    odd = {"metadata": {"name": "x", "creationTimestamp": datetime.datetime(2024, 1, 1)}}
+    assert EqualObjects(10).one(odd) is odd
+
+
+def test_equal_objects_forget_past_their_limit() -> None:
+    table = EqualObjects(2)
+    first = table.one(_deployment("1"))
+    table.one(_deployment("2"))
+    table.one(_deployment("3"))  # past the limit: forgotten wholesale, then this one kept
+    assert table.one(_deployment("1")) is not first
+
+
+def test_two_different_queues_share_their_equal_items() -> None:
+    a = PendingItem("c", "default", "a", 3, WATCH)
+    (one,) = merge_pending((), [a], None)
+    both = merge_pending((), [PendingItem("c", "default", "a", 3, WATCH), PendingItem("c", "default", "b", 3, WATCH)],
+                         None)
+    assert both[0] == one and both[0] is one
+
+
+#: memo replays of built-in workloads (Deployments, ReplicaSets, Pods), a kopf timer, a plain controller
+_EXAMPLES = ["workloads/wait-for-deployment", "workloads/cron-report", "bugs/generation-fight", "quickstart"]
+
+
+def _shown(path: Path) -> object:
+    exploration = explore(load_scenario(path), overrides=Overrides(graph_states=50, keep_states=False))
+    stats = exploration.result.stats
+    exploration.search.close()
+    return stats.states, stats.transitions, stable(to_json(CheckResult((exploration.result,))))
+
+
+@pytest.mark.parametrize("example", _EXAMPLES)
+def test_a_search_is_the_same_without_sharing_equal_values(example: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = ROOT / "scenarios" / example / "scenario.yaml"
+    shared = _shown(path)
+
+    class _Apart(EqualObjects):
+        def one(self, obj: Any) -> Any:
+            return obj
+
+    monkeypatch.setattr(runtime, "_EQUAL", _Apart(1))
+    monkeypatch.setattr(state, "shared_items", lambda pending: pending)
+    assert shared == _shown(path)
