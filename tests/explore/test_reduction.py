@@ -38,6 +38,16 @@ def _converged(result: SearchResult[object, object]) -> set[str]:
     return {result.graph.fingerprint(n) for n in result.converged}
 
 
+def agrees(reduced: SearchResult[object, object], full: SearchResult[object, object]) -> None:
+    """The reduced search reports what the full one does, and holds no state the full one lacks."""
+    assert _converged(reduced) == _converged(full)
+    assert bool(reduced.deadlocks) == bool(full.deadlocks)
+    assert bool(reduced.livelocks) == bool(full.livelocks)
+    assert {f.key for f in reduced.findings} == {f.key for f in full.findings}
+    assert {v.property for v in reduced.violations} == {v.property for v in full.violations}
+    assert set(reduced.graph.fingerprints) <= set(full.graph.fingerprints)
+
+
 @settings(max_examples=400, deadline=None)
 @given(systems(), st.booleans())
 def test_reduced_search_reports_what_the_full_search_reports(model: Workers, scoped: bool) -> None:
@@ -49,12 +59,7 @@ def test_reduced_search_reports_what_the_full_search_reports(model: Workers, sco
     full, reduced = _both(model, props)
     assert full.complete and reduced.complete
     assert full.stats.reduced == 0
-    assert _converged(reduced) == _converged(full)
-    assert bool(reduced.deadlocks) == bool(full.deadlocks)
-    assert bool(reduced.livelocks) == bool(full.livelocks)
-    assert {f.key for f in reduced.findings} == {f.key for f in full.findings}
-    assert {v.property for v in reduced.violations} == {v.property for v in full.violations}
-    assert set(reduced.graph.fingerprints) <= set(full.graph.fingerprints)
+    agrees(reduced, full)
 
 
 @settings(max_examples=300, deadline=None)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from explore_toys import KeyedWorkers, Worker
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from test_reduction import agrees
 
 from kamera_cli.explore import Property, SearchResult, search
 
@@ -62,10 +63,6 @@ def _props() -> list[Property[object]]:
     ]
 
 
-def _converged(result: SearchResult[object, object]) -> set[str]:
-    return {result.graph.fingerprint(n) for n in result.converged}
-
-
 def _agree(model: KeyedWorkers, observed: bool = True) -> SearchResult[object, object]:
     props = _props() if observed else []
     full = search(model, properties=props, reduction="none", max_states=FULL_LIMIT)  # type: ignore[misc]
@@ -73,12 +70,7 @@ def _agree(model: KeyedWorkers, observed: bool = True) -> SearchResult[object, o
         assume(full.complete)
     reduced = search(model, properties=props, max_states=FULL_LIMIT)  # type: ignore[misc]
     assert reduced.complete
-    assert _converged(reduced) == _converged(full)
-    assert bool(reduced.deadlocks) == bool(full.deadlocks)
-    assert bool(reduced.livelocks) == bool(full.livelocks)
-    assert {f.key for f in reduced.findings} == {f.key for f in full.findings}
-    assert {v.property for v in reduced.violations} == {v.property for v in full.violations}
-    assert set(reduced.graph.fingerprints) <= set(full.graph.fingerprints)
+    agrees(reduced, full)
     return reduced
 
 
