@@ -548,12 +548,18 @@ def _meets(total: Footprint, group: Collection[Hashable], others: Mapping[Hashab
     """Whether a group's steps so far (``total``) touch or wake another unit's first steps, or are
     woken by them: where a search of its future stops. Monotone in ``total`` and ``group``, so a
     kept future (``FutureCache``) meets ``others`` exactly when a search of it here would stop."""
-    return any(total.conflicts(theirs) or not theirs.wakes.isdisjoint(group) for theirs in others.values())
+    return any(_touches(total, group, theirs) for theirs in others.values())
 
 
 def _met(total: Footprint, group: Collection[Hashable], others: Mapping[Hashable, Footprint]) -> list[Hashable]:
     """The processes of ``others`` a group's steps so far touch, wake or are woken by (``_meets``)."""
-    return [q for q, theirs in others.items() if total.conflicts(theirs) or not theirs.wakes.isdisjoint(group)]
+    return [q for q, theirs in others.items() if _touches(total, group, theirs)]
+
+
+def _touches(total: Footprint, group: Collection[Hashable], theirs: Footprint) -> bool:
+    """Whether a group's steps so far (``total``) conflict with another process's first steps, or
+    that process's first steps wake one of the group's."""
+    return total.conflicts(theirs) or not theirs.wakes.isdisjoint(group)
 
 
 #: the most states one group's future is explored over before the group is taken as never free
