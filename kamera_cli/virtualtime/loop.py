@@ -9,7 +9,7 @@ deterministic.
 
 It overrides asyncio's private ``_run_once`` and reads ``_ready`` and ``_scheduled``: asyncio has no
 public hook for "the loop is about to wait".  Those names have been stable since Python 3.4; this
-is the one place kamera touches them.
+and ``_close_self_pipe`` (below) are the places kamera touches them.
 """
 
 from __future__ import annotations
@@ -54,3 +54,24 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
             if due > self._clock_resolution:
                 self._wait(due)
         super()._run_once()  # type: ignore[misc]
+
+    def _close_self_pipe(self) -> None:
+        """Close the self-pipe, finishing the job when an earlier ``close()`` was cut short.
+
+        Why: kamera stops an overrunning step by raising an exception in its thread, and asks again
+        until the thread ends, so a stop may land inside ``close()`` itself, after the pipe's read end
+        was closed and before the loop was marked closed. asyncio's own version would then fail on
+        every later ``close()`` (``Invalid file descriptor: -1``), the garbage collector's included,
+        and the loop would print an unraisable error when collected. Same private names as asyncio's.
+        """
+        ssock: Any = getattr(self, "_ssock", None)
+        if ssock is not None:
+            if ssock.fileno() != -1:
+                self._remove_reader(ssock.fileno())  # type: ignore[attr-defined]
+                ssock.close()
+            self._ssock = None
+        csock: Any = getattr(self, "_csock", None)
+        if csock is not None:
+            csock.close()
+            self._csock = None
+            self._internal_fds = getattr(self, "_internal_fds", 1) - 1

@@ -40,5 +40,7 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
                 loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.run_until_complete(loop.shutdown_default_executor())
-        asyncio.set_event_loop(None)
-        loop.close()
+        try:
+            asyncio.set_event_loop(None)
+        finally:
+            loop.close()  # even when a stop (kamera's, for an overrunning step) lands just before it
