@@ -34,6 +34,7 @@ from kamera_cli.model.result import (
 from kamera_cli.model.scenario import Scenario
 from kamera_cli.sim.bootstrap import Simulation
 from kamera_cli.sim.model import KubeModel
+from kamera_cli.sim.model.unseen import unclocked_notes
 from kamera_cli.sim.state import SimState
 from kamera_cli.sim.symmetry import for_scenario as symmetry_for
 
@@ -331,10 +332,13 @@ def _reduce(model: KubeModel, scenario: Scenario) -> list[str]:
     on = scenario.explore.reduction != "none"
     model.footprints = on
     model.trace_threads(on)
+    timed = unclocked_notes(scenario)
+    if timed:
+        model.unclocked = False
     if not on:
-        return []
+        return timed
     model.symmetry, notes = symmetry_for(scenario)
-    return notes
+    return timed + notes
 
 
 def serve_remote(path: Path, overrides: Overrides, conn: Any) -> None:

@@ -239,20 +239,25 @@ class SimState:
         return [p for p in self.pending if p.ready_at <= self.clock]
 
     def fingerprint(self, track_steps: bool, canon: CanonicalForm | None = None,
-                    memory: tuple[tuple[str, str, str], ...] | None = None) -> str:
+                    memory: tuple[tuple[str, str, str], ...] | None = None,
+                    clock: int | None = None, settled: bool = False) -> str:
         """The state's digest; with ``canon`` (the snapshot's canonical form, sim/symmetry.py) the
         snapshot is taken by its canonical fingerprint and the names in requests and pod fates by
         their canonical tokens, so states one renaming of generated names apart are one state.
         ``memory``: what the frameworks' memory counts as (a program's position up to renaming,
-        sim/positions.py), in place of ``self.memory``."""
+        sim/positions.py), in place of ``self.memory``. ``clock``: the instant every delay is
+        measured from, in place of ``self.clock`` (the instant the clock jumps to, when no step
+        can run before it: docs/semantics.md, "Instants no step can see"); ``settled``: the state is
+        converged, so its pending timers are held without their delays (nothing runs from it)."""
         if self._fp:
             return self._fp
+        now = self.clock if clock is None else clock
         rename = canon.rename if canon is not None and canon.names else None
         h = hashlib.sha256()
         h.update((self.snapshot.fingerprint() if canon is None else canon.fingerprint).encode())
         lines = []
         for p in self.pending:
-            delay = p.delay(self.clock)
+            delay = "" if settled else p.delay(now)
             name = p.name if rename is None else rename(p.name)
             line = f"\n{p.controller}\x00{p.namespace}\x00{name}\x00{delay}\x00{int(p.stable)}"
             if p.fresh:
@@ -261,10 +266,13 @@ class SimState:
                 line += "\x00relist"
             if p.woken:
                 line += "\x00woken"
+            if settled:
+                lines.append(line)
+                continue
             if p.carry:
-                line += "\x00carry:" + p.carried_from(self.clock)
-            if p.retry_due > self.clock:
-                line += f"\x00retry:{p.retry_due - self.clock}"
+                line += "\x00carry:" + p.carried_from(now)
+            if p.retry_due > now:
+                line += f"\x00retry:{p.retry_due - now}"
             lines.append(line)
         if rename is not None:
             lines.sort()

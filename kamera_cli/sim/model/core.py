@@ -40,6 +40,9 @@ from kamera_cli.sim.traces import thread_process
 from kamera_cli.sim.triggers import Triggers
 
 _NO_TICKS: Mapping[str, int] = {}
+#: whether new models leave out of fingerprints the instants no step can see; tests turn it off to
+#: compare with the exact fingerprint (docs/semantics.md, "Instants no step can see")
+UNCLOCKED = True
 ACTOR_WORK = "kamera.sim.actor-work"
 #: the built-in actors' work when neither has any
 IDLE: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
@@ -107,6 +110,9 @@ class ModelCore:
                           if getattr(c.factory, "exact_position", None) is not None
                           and getattr(c.factory, "shape", "") == "program" and positions.ENABLED}
         self._positions = Positions()
+        #: fingerprints leave out the instants no step can see (docs/semantics.md, "Instants no step
+        #: can see"); off only to compare against the exact fingerprint (tests: ``UNCLOCKED``)
+        self.unclocked = UNCLOCKED
 
     def process(self, act: Act) -> tuple[str, ...]:
         """Partial-order reduction's process: one reconcile request (its variants are one process)."""

@@ -59,11 +59,27 @@ class KubeModel(ReconcileSteps, OutsideSteps):
             return state.fingerprint(self._track_steps)
         canon = self.canon(state) if self.symmetry is not None else None
         memory = None
+        converged = self.is_converged(state)
         if self._programs:
             # a program's position up to renaming (sim/positions.py), renamed as the cluster is
-            memory = self._positions.memory(state.memory, self._programs, state.snapshot, self.is_converged(state),
+            memory = self._positions.memory(state.memory, self._programs, state.snapshot, converged,
                                             canon if canon is not None and canon.names else None)
-        return state.fingerprint(self._track_steps, canon, memory)
+        return state.fingerprint(self._track_steps, canon, memory, clock=self._seen_from(state, converged),
+                                 settled=converged and self.unclocked)
+
+    def _seen_from(self, state: SimState, converged: bool) -> int | None:
+        """The instant the state's delays are measured from: the instant the clock jumps to when no
+        step can run before it (None: the state's own clock). Why: every step enabled there runs at
+        that instant, so how far away it is from the clock is seen by nothing (docs/semantics.md,
+        "Instants no step can see")."""
+        if not self.unclocked or converged or not state.pending or self._external(state):
+            return None
+        if any(p.ready_at <= state.clock for p in state.pending) or self.quiescent(state):
+            return None
+        gc, ns = self._actor_work(state.snapshot)
+        if gc or ns:
+            return None  # the collector and the namespace controller run at the clock
+        return min(p.ready_at for p in state.pending)
 
     def canon(self, state: SimState) -> Canon | None:
         """The state's canonical form under the symmetry reduction (None when it is off)."""
