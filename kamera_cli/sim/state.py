@@ -277,6 +277,11 @@ class SimState:
         if rename is not None:
             lines.sort()
         h.update("".join(lines).encode())
+        if clock is not None:
+            # a state that waits for the jump is never one where the same work is ready at the clock:
+            # that work runs at the clock, which stored instants (a Job's startTime, kopf's ``delayed``)
+            # are compared with, and which the fingerprint does not hold
+            h.update(b"\njump")
         h.update(f"\na{self.next_action}".encode())
         if track_steps:
             h.update(f"s{self.steps_since_action}".encode())

@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 
 from kamera_cli.adapters.kopf.events import supported
 from kamera_cli.scenario import load_scenario
+from kamera_cli.sim.model import core as model_core
 from kamera_cli.sim.state import PendingItem
 from tests.e2e.test_reduction import assert_complete_agreement, assert_reduction_agrees, outcomes_of, run_with
 
@@ -346,3 +347,50 @@ def size(name, namespace, meta, **_):
     reduced = assert_complete_agreement(path)
     assert len(outcomes_of(reduced)) > 1  # the journal records orders
     assert not any("kopf" in cause for cause, _n in reduced.search.stats.global_causes)
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_timers_against_the_exact_fingerprint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: bool) -> None:
+    """A converged state's timers and the distance to the instant the clock jumps to are left out of
+    fingerprints (docs/semantics.md, "Instants no step can see"). On an on.create that makes a child
+    (failing first with a backoff, ``fails``) beside a 45 s timer whose first tick journals whether
+    the child existed yet, over two Widgets: the full search agrees with the one that keeps every
+    delay (verdicts, outcomes, findings), in no more states, and the reduced search with both."""
+    fail = "    if retry == 0:\n        raise kopf.TemporaryError('not ready', delay=3)\n" if fails else ""
+    operator = create_handler(fail) + """
+@kopf.timer("example.com", "v1", "widgets", interval=45, id="audit")
+def audit(name, namespace, **_):
+    try:
+        core.read_namespaced_config_map(f'{name}-child', namespace)
+    except ApiException:
+        journal(name + ':none', once=name)
+    else:
+        journal(name + ':child', once=name)
+"""
+    scenario = load_scenario(_scenario(tmp_path / f"audit-{fails}", operator, 2, logged=True))
+    unclocked = assert_reduction_agrees(scenario)
+    assert unclocked.search.complete
+    full = run_with(scenario, "none")
+    monkeypatch.setattr(model_core, "UNCLOCKED", False)
+    exact = run_with(scenario, "none")
+    assert {c.name: c.verdict for c in exact.result.checks} == {c.name: c.verdict for c in full.result.checks}
+    assert outcomes_of(exact) == outcomes_of(full) == outcomes_of(unclocked)
+    assert {f.key for f in exact.search.findings} == {f.key for f in full.search.findings}
+    assert full.search.stats.states <= exact.search.stats.states
+
+
+def test_a_stored_backoff_keeps_the_distance_to_the_jump(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kopf stores a failed handler's ``delayed`` instant in the object's progress annotation, which the
+    fingerprint holds as text, and compares it with the instant its step runs at. Where one is stored,
+    delays keep counting from the clock: otherwise the state waiting out the backoff and the state whose
+    event is ready (and finds the handler still sleeping) took one fingerprint, and a create handler
+    retried forever (``kopf/conflict-forever``) became a loop of 5 states instead of a chain of retries
+    cut at the depth bound — a livelock where the full search finds none."""
+    scenario = load_scenario(CREATE_CHILD.parent / "conflict-forever" / "scenario.yaml")
+    unclocked = run_with(scenario, "none")
+    monkeypatch.setattr(model_core, "UNCLOCKED", False)
+    exact = run_with(scenario, "none")
+    assert {c.name: c.verdict for c in exact.result.checks} == {c.name: c.verdict for c in unclocked.result.checks}
+    assert bool(exact.search.livelocks) == bool(unclocked.search.livelocks)
+    assert {f.key for f in exact.search.findings} == {f.key for f in unclocked.search.findings}
+    assert unclocked.search.stats.states == exact.search.stats.states

@@ -191,6 +191,19 @@ def test_which_invariants_read_a_timestamp(invariant: InvariantSpec, reads: bool
     assert reads_time(invariant) is reads
 
 
+@pytest.mark.parametrize("rel", ["workloads/job-deadline-unseen", "workloads/job-retry-seen-as-failure"])
+def test_built_ins_comparing_stored_timestamps(rel: str) -> None:
+    """The Job controller compares the clock with the Job's ``startTime`` (a timestamp, left out of
+    fingerprints) and requeues itself for the deadline: the state waiting for that requeue and a state
+    where the Job's request is ready at the clock must stay apart, or the deadline is missed or seen
+    early (both once took one fingerprint: the verdicts differed from the exact search's)."""
+    path = Path(__file__).resolve().parents[2] / "scenarios" / rel / "scenario.yaml"
+    reference = _run(path, "none", unclocked=False)
+    unclocked = _run(path, "none", unclocked=True)
+    assert _differences(reference, unclocked, clusters=True) == []
+    assert unclocked.search.stats.states <= reference.search.stats.states
+
+
 @contextmanager
 def _states(path: Path) -> Iterator[tuple[kube.KubeModel, SimState]]:
     from kamera_cli.sim.bootstrap import Simulation
@@ -217,6 +230,8 @@ def test_which_states_are_one(tmp_path: Path) -> None:
         # work ready: the clock moves with every step before the timer, so its distance counts
         ready = PendingItem("chain", "default", "c", 0)
         assert fp(10, ready, timer(16)) != fp(12, ready, timer(16))
+        # waiting for the jump is not being ready at the clock (stored instants are compared with it)
+        assert fp(10, timer(16)) != fp(16, timer(16))
         # converged: a resync's delay is not seen by anything
         assert fp(10, timer(70, stable=True)) == fp(12, timer(70, stable=True))
         model.unclocked = False

@@ -17,6 +17,7 @@ from kamera_cli.sim.footprints import owner_root
 from kamera_cli.sim.future_keys import group_digest
 from kamera_cli.sim.model.acts import GC, NS, Act
 from kamera_cli.sim.model.outside import OutsideSteps
+from kamera_cli.sim.model.unseen import STORED_INSTANTS, stores_instants
 from kamera_cli.sim.model.reconciling import ReconcileSteps
 from kamera_cli.sim.state import (
     TIMER,
@@ -79,6 +80,8 @@ class KubeModel(ReconcileSteps, OutsideSteps):
         gc, ns = self._actor_work(state.snapshot)
         if gc or ns:
             return None  # the collector and the namespace controller run at the clock
+        if state.snapshot.derived(STORED_INSTANTS, stores_instants):
+            return None  # a stored instant (kopf's ``delayed``) is compared with the instant steps run at
         return min(p.ready_at for p in state.pending)
 
     def canon(self, state: SimState) -> Canon | None:

@@ -5,14 +5,35 @@ left out of the fingerprint (``KubeModel.fingerprint``; docs/semantics.md, "Inst
 see"), which merges states whose clocks differ. No step can tell them apart, but the timestamps
 their objects carry were written at different instants, and an invariant reads the one state kept.
 Fingerprints already leave timestamps out, so that is no new kind of merge; still, an invariant that
-names a time is told apart rather than evaluated on fewer states than before.
+names a time is told apart rather than evaluated on fewer states than before. And an instant an
+object stores inside a text (kopf's progress) is held by the fingerprint as it is, so where one is
+stored the jump's distance is kept (``stores_instants``).
 """
 
 from __future__ import annotations
 
 import re
 
+from kamera_cli.apiserver import Snapshot
+from kamera_cli.apiserver.storage.snapshot import digest_text
 from kamera_cli.model.scenario import InvariantSpec, Scenario
+
+#: the snapshot's derived value: whether an object holds an instant inside a text (``stores_instants``)
+STORED_INSTANTS = "kamera.sim.stored-instants"
+#: an instant left in an object's fingerprint text: not a timestamp field (those are blanked), but
+#: one inside a string (kopf's progress annotation: ``{"started": "…", "delayed": "…"}``)
+_STORED = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+
+
+def stores_instants(snapshot: Snapshot) -> bool:
+    """Whether an object of the snapshot holds an instant that its fingerprint keeps as text.
+
+    Why: the fingerprint holds such an instant as it is, not as a distance from the clock, and kopf
+    compares it with the instant its step runs at (``delayed > now``). Where one is stored, the
+    distance from the clock to the instant it jumps to is seen after all: a state waiting for the
+    retry and the state where it is ready take one fingerprint once delays count from the jump
+    (docs/semantics.md, "Instants no step can see")."""
+    return any(_STORED.search(digest_text(obj)) for obj in snapshot.objects())
 
 #: a field that holds a time (``creationTimestamp``, ``lastTransitionTime``, ``startTime``,
 #: ``startedAt``, ``renewTime``…)
