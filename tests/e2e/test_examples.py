@@ -73,10 +73,10 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "kopf/orphan/fixed": (0, set(), 7, 1),
     "kopf/self-trigger": (1, {"converges"}, 11, 0),
     "kopf/self-trigger/fixed": (0, set(), 6, 1),
-    "kopf/timer-before-child": (1, {"no controller errors"}, 15, 1),
+    "kopf/timer-before-child": (1, {"no controller errors"}, 13, 1),
     "kopf/async-client": (1, {"invariant: the config map follows the widget"}, 6, 1),
     "kopf/async-client/fixed": (0, set(), 7, 1),
-    "kopf/timer-before-child/fixed": (0, set(), 15, 1),
+    "kopf/timer-before-child/fixed": (0, set(), 13, 1),
     # kopf's view of resources from discovery: a CRD without a status subresource, names by short name (issue 27)
     "kopf/discovered": (0, set(), 9, 1),
     # login and startup handlers run as kopf runs them; the login handler configures the asyncio client
@@ -92,9 +92,9 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     # a timer stops at the event that leaves its filters unmatched, as kopf's match_daemons stops it (41
     # states when it ran on to its next tick and ended there)
     "kopf/timer-filters": (0, set(), 21, 2),
-    "kopf/polling-timer": (0, set(), 15, 1),
+    "kopf/polling-timer": (0, set(), 14, 1),
     # a cleanup timer on a stale list of Pods: the perturbation names the operator, which covers its timer
-    "kopf/namespace-cleanup": (1, {"deterministic", "invariant: no namespace is deleted while it holds a pod"}, 173, 2),
+    "kopf/namespace-cleanup": (1, {"deterministic", "invariant: no namespace is deleted while it holds a pod"}, 155, 2),
     # operators over the built-in control plane (issue 10): deployment/replicaset/job/kubelet actors
     # pods of one ReplicaSet are interchangeable (symmetry of generated names): 1,769 states without
     "workloads/wait-for-deployment": (0, set(), 91, 1),
@@ -111,8 +111,8 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "workloads/scale-down-before-move/fixed": (0, set(), 10, 1),
     # issue 27: a CronJob's report script, first run at its first schedule point (no false alarm), and
     # the same script as a sweep ticking at the start, before the Deployment controller's first sync
-    "workloads/cron-report": (0, set(), 84, 1),
-    "workloads/cron-report/at-start": (1, {"no controller errors"}, 237, 1),
+    "workloads/cron-report": (0, set(), 78, 1),
+    "workloads/cron-report/at-start": (1, {"no controller errors"}, 223, 1),
     # the quickstart controller on the other clients, routed in-process (issue 12): its counts exactly
     "shapes/kr8s": (0, set(), 5, 1),
     "shapes/kr8s/asyncio": (0, set(), 5, 1),
@@ -132,10 +132,10 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     # metacontroller (issue 12): the IndexedJob example's hook server, stuck on a failed pod, and its fix
     "shapes/metacontroller": (1, {"invariant: a settled job has finished"}, 48, 4),
     "shapes/metacontroller/fixed": (0, set(), 31, 3),
-    "shapes/metacontroller/decorator": (0, set(), 88, 1),
+    "shapes/metacontroller/decorator": (0, set(), 83, 1),
     # a WSGI hook server, children by server-side apply: an emptied source breaks the sync, which is
     # retried through the rate-limited queue (the failure count bounded at 18), and its fix
-    "shapes/metacontroller/propagation": (1, {"no controller errors"}, 24, 0),
+    "shapes/metacontroller/propagation": (1, {"no controller errors"}, 23, 0),
     "shapes/metacontroller/propagation/fixed": (0, set(), 7, 1),
     # issue 27: the fixed hook server built by a function (main() -> server_factory(...)): the fixed counts
     "shapes/metacontroller/propagation/factory": (0, set(), 7, 1),
@@ -157,7 +157,7 @@ EXPECTED: dict[str, tuple[int, set[str], int, int]] = {
     "shapes/program/argv": (0, set(), 7, 1),
     "shapes/program/cleanup": (0, set(), 5, 1),
     # a user's create that may be refused (mayFail): both outcomes of the race are explored
-    "shapes/program/cleanup/race": (0, set(), 13, 2),
+    "shapes/program/cleanup/race": (0, set(), 12, 2),
     # a fresh cluster's node Lease keeps kube-node-lease from looking empty (spec.cluster.systemObjects)
     "shapes/program/cleanup/node-lease": (0, set(), 5, 1),
     "shapes/program/handler": (0, set(), 15, 1),
