@@ -58,9 +58,10 @@ from kamera_cli.model.result import (
 
 __all__ = ["IMPORT_BUDGET_SECONDS", "Options", "default_max_memory", "parse_size", "supervise"]
 
-#: how long after its own deadline a worker may take to stop by itself before it is killed: the step
-#: running at the deadline is let finish (a step's default budget is 10 s; the reduction's look-ahead
-#: gives up at the deadline), since a kill loses everything the search found (its statistics, checks)
+#: how long after its own deadline, and after the longest the step running then may take
+#: (``runner.step_allowance``), a worker may take to stop by itself before it is killed: that step is
+#: let finish (the reduction's look-ahead gives up at the deadline), since a kill loses everything the
+#: search found (its statistics, checks)
 GRACE_SECONDS = 12.0
 #: budget for importing the controllers (a loop at import time is a finding, not a hang)
 IMPORT_BUDGET_SECONDS = 60.0
@@ -135,9 +136,9 @@ def _worker_main(conn: Connection, path: str, overrides: runner.Overrides, slot:
         slot[2: 2 + len(data)] = data
         slot[0:2] = len(data).to_bytes(2, "little")
 
-    def on_phase(phase: str, name: str, budget: float | None) -> None:
+    def on_phase(phase: str, name: str, budget: float | None, allowance: float) -> None:
         on_step("")
-        conn.send(("phase", phase, name, budget))
+        conn.send(("phase", phase, name, budget, allowance))
 
     def on_progress(name: str, states: int, depth: int, rate: float, elapsed: float) -> None:
         conn.send(("progress", name, states, depth, rate, elapsed))
@@ -261,6 +262,7 @@ class _Job:
         self.phase = "load"
         self.phase_started = time.monotonic()
         self.budget: float | None = None
+        self.allowance = 0.0  # how long past ``budget`` the step running at the deadline may take
         self.progress: tuple[int, int, float] = (0, 0, 0.0)  # states, depth, elapsed
         self.result: ScenarioResult | None = None
         self.error: tuple[int, str] | None = None
@@ -289,7 +291,7 @@ class _Job:
                 if on_progress is not None:
                     on_progress(name, states, depth, rate, elapsed)
             elif kind == "phase":
-                _, self.phase, self.name, self.budget = msg
+                _, self.phase, self.name, self.budget, self.allowance = msg
                 self.phase_started = time.monotonic()
             elif kind == "result":
                 self.result = msg[1]
@@ -316,7 +318,7 @@ class _Job:
         if self.phase == "import":
             return self.phase_started + self.import_budget
         if self.phase == "search" and self.budget is not None:
-            return self.phase_started + self.budget + GRACE_SECONDS
+            return self.phase_started + self.budget + self.allowance + GRACE_SECONDS
         if self.phase == "judge":
             return self.phase_started + JUDGE_BUDGET_SECONDS
         return None
