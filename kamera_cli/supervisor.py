@@ -65,7 +65,8 @@ __all__ = ["IMPORT_BUDGET_SECONDS", "Options", "default_max_memory", "parse_size
 GRACE_SECONDS = 12.0
 #: budget for importing the controllers (a loop at import time is a finding, not a hang)
 IMPORT_BUDGET_SECONDS = 60.0
-#: budget for judging (replaying counterexamples) once the search has ended
+#: budget for judging (replaying counterexamples) once the search has ended, plus as long as the
+#: search took (``_Job.judge_budget``)
 JUDGE_BUDGET_SECONDS = 30.0
 #: after Ctrl-C or SIGTERM, how long workers get to judge what they explored
 INTERRUPT_GRACE_SECONDS = 3.0
@@ -262,7 +263,9 @@ class _Job:
         self.phase = "load"
         self.phase_started = time.monotonic()
         self.budget: float | None = None
-        self.allowance = 0.0  # how long past ``budget`` the step running at the deadline may take
+        #: how much longer than its budget the phase may take (the search: the step running at its
+        #: deadline; judging: as long as the search took)
+        self.allowance = 0.0
         self.progress: tuple[int, int, float] = (0, 0, 0.0)  # states, depth, elapsed
         self.result: ScenarioResult | None = None
         self.error: tuple[int, str] | None = None
@@ -320,8 +323,12 @@ class _Job:
         if self.phase == "search" and self.budget is not None:
             return self.phase_started + self.budget + self.allowance + GRACE_SECONDS
         if self.phase == "judge":
-            return self.phase_started + JUDGE_BUDGET_SECONDS
+            return self.phase_started + self.judge_budget()
         return None
+
+    def judge_budget(self) -> float:
+        """``JUDGE_BUDGET_SECONDS``, and as long again as the search took: replays re-run its steps."""
+        return JUDGE_BUDGET_SECONDS + self.allowance
 
     def ask_to_stop(self, reason: str) -> None:
         if self.stop_sent_at is None:
@@ -559,7 +566,7 @@ class _Supervisor:
             elif job.phase == "search":
                 job.kill(f"timeout {job.budget:g}s reached")
             else:
-                job.kill(f"judging took longer than {JUDGE_BUDGET_SECONDS:g}s")
+                job.kill(f"judging took longer than {job.judge_budget():.0f}s")
 
     def _record(self, job: _Job) -> None:
         if job.containment:
