@@ -311,8 +311,10 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
 
 
 def step_allowance(scenario: Scenario) -> float:
-    """The longest one step's call may take in wall time: its controller's budget, stretched on a
-    loaded machine up to ``LOAD_FACTOR`` times (adapters/sandbox/budget.py).
+    """How long past the search's deadline the step running then may still take: the longest one
+    step's call may take in wall time (its controller's budget, stretched on a loaded machine up to
+    ``LOAD_FACTOR`` times: adapters/sandbox/budget.py), but never longer than the search's own
+    timeout, so that a run ends within about twice the time the user gave it.
 
     Why the supervisor needs it: the search stops by itself only between steps, and a step that
     started before the deadline runs to its own end; killed before that, the worker loses
@@ -320,7 +322,7 @@ def step_allowance(scenario: Scenario) -> float:
     reported "211 states, 0 transitions, 0 reconciles" and none of its overruns).
     """
     longest = max((c.timeout for c in scenario.controllers), default=0.0)
-    return LOAD_FACTOR * longest + STRETCH_SECONDS
+    return min(LOAD_FACTOR * longest + STRETCH_SECONDS, scenario.explore.timeout_seconds)
 
 
 def _as_run(scenario: Scenario, o: Overrides) -> Scenario:
