@@ -23,6 +23,10 @@ import pytest
 
 from tests.e2e.misbehaving import QUICKSTART, scenario_with
 
+#: what "not a hang" allows a kamera run on a loaded CI machine (each starts a supervised worker and
+#: imports the client): well under the 120 s the misbehaving code blocks for, or forever
+NOT_A_HANG = 60
+
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the supervisor needs fork (POSIX)")
 
 
@@ -61,8 +65,8 @@ def test_a_forked_child_does_not_hold_stdout_or_outlive_kamera(tmp_path: Path) -
         os._exit(0)
     """
     started = time.monotonic()  # capture_output waits for every writer
-    proc = kamera(str(scenario_with(tmp_path, code, processes_allowed=True)), timeout=60)
-    assert time.monotonic() - started < 30
+    proc = kamera(str(scenario_with(tmp_path, code, processes_allowed=True)), timeout=90)
+    assert time.monotonic() - started < NOT_A_HANG
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "child alive" not in proc.stdout
 
@@ -76,7 +80,7 @@ def test_timeout_is_enforced_from_outside_on_code_blocked_in_c(tmp_path: Path) -
                   "--junit", str(tmp_path / "r.xml"))
     elapsed = time.monotonic() - started
     assert proc.returncode == 4, proc.stdout + proc.stderr
-    assert elapsed < 30, elapsed  # far below the 120 s the controller blocks for, even on a loaded machine
+    assert elapsed < NOT_A_HANG, elapsed  # below the 120 s the controller blocks for, even on a loaded machine
     assert "timeout 1s reached" in proc.stdout
     assert "during step 'widget reconcile default/demo'" in proc.stdout
     assert (tmp_path / "r.xml").exists()
@@ -94,6 +98,40 @@ def test_a_step_running_at_the_timeout_finishes_and_the_results_are_kept(tmp_pat
     (scenario,) = json.loads((tmp_path / "r.json").read_text())["scenarios"]
     assert scenario["stats"]["reconciles"] >= 1 and scenario["stats"]["bound_hit"] == "timeout 1s reached"
     assert {"converges", "no controller errors"} <= {c["name"] for c in scenario["checks"]}
+
+
+def test_a_step_longer_than_the_grace_still_finishes_and_the_results_are_kept(tmp_path: Path) -> None:
+    """The step running at the deadline may take its whole budget, and on a loaded machine up to
+    LOAD_FACTOR times it (adapters/sandbox/budget.py): the supervisor waits for that, not for a fixed
+    12 s (a public kopf operator's spinning handler on a busy machine: "211 states, 0 transitions,
+    0 reconciles", its overruns lost), though never longer than the search's own timeout. Here the
+    step waits 20 s, past the 6 s timeout plus the 12 s grace, within 6 s more."""
+    code = "import select; select.select([], [], [], 120)"
+    proc = kamera(str(scenario_with(tmp_path, code)), "--timeout", "6s", "--reconcile-timeout", "20s",
+                  "--json", str(tmp_path / "r.json"), timeout=120)
+    assert proc.returncode in (1, 4), proc.stdout + proc.stderr
+    assert "stopped from outside" not in proc.stdout, proc.stdout
+    (scenario,) = json.loads((tmp_path / "r.json").read_text())["scenarios"]
+    assert scenario["stats"]["reconciles"] >= 1 and scenario["stats"]["bound_hit"] == "timeout 6s reached"
+
+
+def test_judging_gets_as_long_again_as_the_search_took() -> None:
+    """Replays re-run the search's steps: where they were slow (a kopf operator's 50-step paths on a
+    loaded machine judged in 31 s), a fixed 30 s killed the worker and lost every result."""
+    from types import SimpleNamespace
+
+    from kamera_cli import runner, supervisor
+
+    job = SimpleNamespace(phase="judge", phase_started=100.0, budget=None, allowance=0.0)
+    job.judge_budget = lambda: supervisor._Job.judge_budget(job)
+    assert supervisor._Job.deadline(job) == 100.0 + supervisor.JUDGE_BUDGET_SECONDS
+    job.allowance = 63.0  # the search took 63 s
+    assert supervisor._Job.deadline(job) == 100.0 + supervisor.JUDGE_BUDGET_SECONDS + 63.0
+    phases: list[tuple[str, float]] = []
+    runner.check_file(QUICKSTART / "scenario.yaml", runner.Overrides(), None,
+                      runner.RunHooks(on_phase=lambda phase, _name, _budget, more: phases.append((phase, more))))
+    assert [p for p, _ in phases] == ["import", "search", "judge"]
+    assert phases[2][1] > 0.0  # the search's duration
 
 
 def test_memory_limit_is_inconclusive_with_partial_results(tmp_path: Path) -> None:
@@ -291,7 +329,7 @@ def test_an_exception_whose_str_never_returns_is_an_overrun_not_a_hang(tmp_path:
     proc = kamera(str(scenario_with(tmp_path, code)), "--reconcile-timeout", "1s")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "did not return within its time budget" in proc.stdout
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < NOT_A_HANG
 
 
 def test_an_import_that_never_finishes_is_killed_at_its_budget(tmp_path: Path) -> None:
@@ -301,7 +339,7 @@ def test_an_import_that_never_finishes_is_killed_at_its_budget(tmp_path: Path) -
                   "--import-timeout", "2s")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "importing the controllers took longer than 2s" in proc.stdout
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < NOT_A_HANG
 
 
 def test_an_invalid_import_timeout_is_a_usage_error(tmp_path: Path) -> None:
