@@ -17,8 +17,8 @@ from kamera_cli.sim.footprints import owner_root
 from kamera_cli.sim.future_keys import group_digest
 from kamera_cli.sim.model.acts import GC, NS, Act
 from kamera_cli.sim.model.outside import OutsideSteps
-from kamera_cli.sim.model.unseen import STORED_INSTANTS, stores_instants
 from kamera_cli.sim.model.reconciling import ReconcileSteps
+from kamera_cli.sim.model.unseen import STORED_INSTANTS, stores_instants
 from kamera_cli.sim.state import (
     TIMER,
     WATCH,
