@@ -56,7 +56,7 @@ class Shipping:
         faults = state.faults
         snapshot = state.snapshot
         derived = [(key, value) for key in self.derived if (value := snapshot.cached(key)) is not None]
-        payload = (entries, acc, count, rv, writes, counters, fp, derived,
+        payload = (entries, acc, count, rv, writes, tuple(counters.items()), fp, derived,
                    [pending_values(p) for p in state.pending], state.clock, state.next_action,
                    state.steps_since_action,
                    (faults.crashes, faults.conflicts, faults.lags,
@@ -76,7 +76,7 @@ class Shipping:
         kinds = immutables.Map({kind: immutables.Map({name: [obj(b), member] for name, b, member in names})
                                 for kind, names in entries})
         log = tuple(map(self._record, writes))
-        snapshot = Snapshot.from_parts(kinds, acc, count, rv, log, counters, fp,
+        snapshot = Snapshot.from_parts(kinds, acc, count, rv, log, immutables.Map(counters), fp,
                                        dict(derived))
         crashes, conflicts, lags, history = faults
         book = FaultBook(crashes, conflicts, lags,

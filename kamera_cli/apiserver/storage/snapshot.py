@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -172,22 +172,6 @@ _Entry = list[Any]
 # 4,096, not 20,000: an entry holds its object, so a larger cache kept objects of states the search
 # had let go of (issue #26: webapps-2-1 at 20,000 states, 0.5 KiB per state each)
 _MEMBERS: IdentityCache[tuple[_KindKey, _NameKey, int]] = IdentityCache(4096)
-# Counter names as small ints, numbered in the order this process first meets them. A map keyed by the
-# names themselves lays its nodes out by their string hashes, which move with PYTHONHASHSEED: under an
-# unlucky seed more names share a node's slot and every counter write copies a deeper path (issue #26:
-# webapps-2-2 kept about 130 B per state more with PYTHONHASHSEED=1 than with 0). An int hashes to
-# itself, so the layout is the same under any seed. Only a process's own snapshots hold codes
-# (``parts`` ships names), and there are as many names as object names created, not states.
-_CODES: dict[str, int] = {}
-_NAMES: list[str] = []
-
-
-def _code(name: str) -> int:
-    code = _CODES.get(name)
-    if code is None:
-        code = _CODES[name] = len(_NAMES)
-        _NAMES.append(name)
-    return code
 
 
 class Snapshot:
@@ -199,7 +183,7 @@ class Snapshot:
     __slots__ = ("_acc", "_count", "_counters", "_derived", "_kinds", "_log", "_pending", "_rv", "_sorted", "_tail")
 
     def __init__(self, kinds: immutables.Map[Any, Any], acc: int, count: int, rv: int,
-                 log: tuple[WriteRecord, ...], counters: immutables.Map[int, int],
+                 log: tuple[WriteRecord, ...], counters: immutables.Map[Any, Any],
                  pending: Any = None, tail: tuple[WriteRecord, ...] = ()) -> None:
         self._kinds = kinds
         # the sum of the members of the entries that are not pending (see ``_pending``)
@@ -272,16 +256,14 @@ class Snapshot:
         """What a snapshot is made of (without its caches), for ``from_parts`` in another process:
         a split search ships states and interns their objects itself (``sim/shipping.py``)."""
         fp = self.fingerprint()  # first: it fills in the members of pending entries
-        counters = tuple(sorted((_NAMES[code], value) for code, value in self._counters.items()))
-        return (self._kinds, self._acc, self._count, self._rv, self.log(), counters, fp)
+        return (self._kinds, self._acc, self._count, self._rv, self.log(), self._counters, fp)
 
     @classmethod
     def from_parts(cls, kinds: immutables.Map[Any, Any], acc: int, count: int, rv: int,
-                   log: tuple[WriteRecord, ...], counters: Iterable[tuple[str, int]], fp: str,
+                   log: tuple[WriteRecord, ...], counters: immutables.Map[Any, Any], fp: str,
                    derived: dict[str, Any]) -> Snapshot:
         """A snapshot from ``parts()``, with ``derived`` values already known (see ``cached``)."""
-        codes: immutables.Map[int, int] = immutables.Map((_code(name), value) for name, value in counters)
-        snap = cls(kinds, acc, count, rv, log, codes)  # ``fp`` is ``fingerprint_of(count, acc)``
+        snap = cls(kinds, acc, count, rv, log, counters)  # ``fp`` is ``fingerprint_of(count, acc)``
         snap._derived = tuple(part for pair in derived.items() for part in pair)
         return snap
 
@@ -395,13 +377,12 @@ class Snapshot:
         return log[0].rv if log else self._rv
 
     def counter(self, key: str) -> int:
-        code = _CODES.get(key)
-        value: int = 0 if code is None else self._counters.get(code, 0)
+        value: int = self._counters.get(key, 0)
         return value
 
     def with_counter(self, key: str, value: int) -> Snapshot:
         """Bookkeeping (name incarnations, generateName attempts): not part of the fingerprint or RV."""
-        return Snapshot(self._kinds, self._acc, self._count, self._rv, self._log, self._counters.set(_code(key), value),
+        return Snapshot(self._kinds, self._acc, self._count, self._rv, self._log, self._counters.set(key, value),
                         self._pending, self._tail)
 
     def iter_entries(self) -> Iterator[tuple[ObjectRef, Manifest]]:
