@@ -203,13 +203,23 @@ def _pick(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashable]
         if unit in known and known[unit].enabled != frozenset(procs):
             del known[unit]
     free: list[Hashable] = []
+    def order(u: Hashable) -> tuple[str, str]:
+        return min(rank[p] for p in units[u])
+    lead = min(units, key=order)
+    stopped: dict[Hashable, set[Hashable]] = {}
     for attempt in range(2):
+        # First with the leading unit taken as not free, its future not worked out: when every other
+        # unit is free against its first steps, the set is its actions, which is what it would be
+        # were it free too (docs/semantics.md, "The leading unit"); otherwise as every unit weighs.
         links.clear()
         free = _free_units(model, state, units, members, first, actions, transitions, successors_of,
-                           fingerprint, known, cache, links)
+                           fingerprint, known, cache, links, lead, stopped)
+        if len(free) < len(units) - 1:
+            links.clear()
+            free = _free_units(model, state, units, members, first, actions, transitions, successors_of,
+                               fingerprint, known, cache, links, None, stopped)
         free_set = set(free)
-        chosen = ([u for u in units if u not in free_set] or
-                  [min(free, key=lambda u: min(rank[p] for p in units[u]))]) if free else list(units)
+        chosen = ([u for u in units if u not in free_set] or [min(free, key=order)]) if free else list(units)
         deferred = [u for u in free if u not in chosen]
         # Every path outside the set is made of the deferred groups' paths (a free unit taken into
         # the set is not one of them), so it is at most their total length; time alone must not
@@ -268,7 +278,8 @@ def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Has
                 successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
                 fingerprint: Callable[[S], str], known: dict[Hashable, Future],
                 cache: FutureCache | None = None,
-                links: dict[Hashable, set[Hashable]] | None = None) -> list[Hashable]:
+                links: dict[Hashable, set[Hashable]] | None = None, assumed: Hashable | None = None,
+                stopped: dict[Hashable, set[Hashable]] | None = None) -> list[Hashable]:
     """The units whose groups are free at ``state``: every path their groups can take alone
     interferes with no other unit (with no other free unit's paths either).
 
@@ -276,7 +287,9 @@ def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Has
     be free: its (costly) future is not worked out, nor used when inherited. Every other unit's
     future is worked out, or inherited (the same value: what is chosen depends only on the state).
     ``links`` (when given) gets, per unit that is not free, the units that kept it from being free
-    (``clusters.linked``).
+    (``clusters.linked``). ``assumed``: a unit taken as not free without its future (``_pick``).
+    ``stopped``: the units whose search here stopped where it met another, with the processes met
+    (filled in; a second call at the same state and grouping does not search them again).
     """
     firsts: dict[Hashable, Footprint] = {}
     unit_of: dict[Hashable, Hashable] = {}
@@ -293,12 +306,17 @@ def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Has
 
     candidates = []
     for unit, procs in units.items():
+        if unit == assumed:
+            continue
         mine = frozenset(procs)
         clashing = [v for v in units if v != unit and (
             firsts[unit].conflicts(firsts[v]) or not firsts[v].wakes.isdisjoint(mine) or
             not firsts[unit].wakes.isdisjoint(units[v]))]
         if clashing:
             link(unit, clashing)
+            continue
+        if unit not in known and stopped is not None and unit in stopped:
+            link(unit, stopped[unit])
             continue
         if unit not in known:
             others = {q: first[q] for v, qs in units.items() if v != unit for q in qs}
@@ -317,6 +335,8 @@ def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Has
                     _group_future(model, procs, state, steps, successors_of, fingerprint, others, met)
             if found is None:
                 link(unit, {unit_of[q] for q in met})
+                if stopped is not None:
+                    stopped[unit] = {unit_of[q] for q in met}
                 continue
             known[unit] = found
         candidates.append(unit)
