@@ -98,6 +98,8 @@ class _Coordinator:
         self.act_tables: list[dict[int, Any]] = [{} for _ in range(pool.size)]  # each worker's numbering
         self.results: dict[int, Any] = pool.results  # results received ahead of their turn
         self.converged_nodes: list[int] = []
+        #: why nodes were expanded fully, summed over the expansions merged (docs/output.md)
+        self.global_causes: dict[str, int] = {}
 
     #: tests: move every new node to another process (the states cross, however small the search)
     _move_all = False
@@ -267,7 +269,7 @@ class _Coordinator:
         g.remote = self._fetch
         g.remote_labels = self._fetch_labels
         result = finish(g, self.run_, "bfs", bound_hit, initial, initial_index, self.converged_nodes,
-                        max_depth_seen, self.start, self.on_progress, reduced)
+                        max_depth_seen, self.start, self.on_progress, reduced, self.global_causes)
         return SearchResult(**{**{f: getattr(result, f) for f in result.__dataclass_fields__},
                                "worker_reports": reports, "processes": loads, "closer": self.pool.close})
 
@@ -332,7 +334,9 @@ class _Coordinator:
         if kind == "cut":
             g.status[node] = DEPTH_CUT
             return None, False, 0
-        _kind, (acts, new), succs, order, rest = result
+        _kind, (acts, new), succs, order, rest, causes = result
+        for cause, count in causes:
+            self.global_causes[cause] = self.global_causes.get(cause, 0) + count
         if new is not None:  # numbered (``Worker._numbered``); the numbers were learnt on arrival
             table = self.act_tables[worker]
             acts = [table[i] for i in acts]

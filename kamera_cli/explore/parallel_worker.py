@@ -240,11 +240,14 @@ class Worker:
         order: list[int] = list(range(len(acts)))
         rest: list[int] = []
         fps = [model.fingerprint(t.state) for t in ts]
+        #: why this state is expanded fully, as the serial search counts it (summed by the coordinator
+        #: over the nodes it merges, each expanded once: the same totals with any number of workers)
+        causes: dict[str, int] = {}
         if reducer is not None and len(acts) > 1:
             horizon_of = getattr(reducer, "horizon", None)
             futures = {} if futures is None else futures
             chosen = persistent_subset(reducer, state, acts, ts, self._process_steps, model.fingerprint,
-                                       horizon_of(state) if horizon_of is not None else None, None, futures,
+                                       horizon_of(state) if horizon_of is not None else None, causes, futures,
                                        self.cache)
             if chosen is not None and not self._visible(converged, chosen[0], ts, chosen[1]):
                 order = chosen[0]
@@ -276,7 +279,7 @@ class Worker:
             c, details = judged
             succs.append((fp, t.findings, c, None if known else details))
         self.labels[node] = [t.label for t in ts]
-        return ("expanded", self._numbered(acts), succs, order, rest)
+        return ("expanded", self._numbered(acts), succs, order, rest, tuple(causes.items()))
 
     def _numbered(self, acts: list[Any]) -> tuple[list[Any], list[tuple[int, Any]] | None]:
         """The actions as numbers, with the actions this worker has not sent before (``None``: the

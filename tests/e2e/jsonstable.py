@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 #: timings, and the work counts that say how much each process did rather than what was found (the
-#: reduction's fully expanded states by cause, ``global_steps``, are counted by the serial search only)
+#: reduction's fully expanded states by cause, ``global_steps``, are a property of the graph: kept)
 VOLATILE = frozenset({"elapsed_seconds", "states_per_second", "started_at", "reconciles", "memo_hits",
-                      "memo_hit_rate", "rate", "global_steps"})
+                      "memo_hit_rate", "rate"})
 
 
 def stable(value: object, volatile: frozenset[str] = VOLATILE) -> object:

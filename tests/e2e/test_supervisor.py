@@ -23,6 +23,10 @@ import pytest
 
 from tests.e2e.misbehaving import QUICKSTART, scenario_with
 
+#: what "not a hang" allows a kamera run on a loaded CI machine (each starts a supervised worker and
+#: imports the client): well under the 120 s the misbehaving code blocks for, or forever
+NOT_A_HANG = 60
+
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the supervisor needs fork (POSIX)")
 
 
@@ -61,8 +65,8 @@ def test_a_forked_child_does_not_hold_stdout_or_outlive_kamera(tmp_path: Path) -
         os._exit(0)
     """
     started = time.monotonic()  # capture_output waits for every writer
-    proc = kamera(str(scenario_with(tmp_path, code, processes_allowed=True)), timeout=60)
-    assert time.monotonic() - started < 30
+    proc = kamera(str(scenario_with(tmp_path, code, processes_allowed=True)), timeout=90)
+    assert time.monotonic() - started < NOT_A_HANG
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "child alive" not in proc.stdout
 
@@ -76,7 +80,7 @@ def test_timeout_is_enforced_from_outside_on_code_blocked_in_c(tmp_path: Path) -
                   "--junit", str(tmp_path / "r.xml"))
     elapsed = time.monotonic() - started
     assert proc.returncode == 4, proc.stdout + proc.stderr
-    assert elapsed < 30, elapsed  # far below the 120 s the controller blocks for, even on a loaded machine
+    assert elapsed < NOT_A_HANG, elapsed  # below the 120 s the controller blocks for, even on a loaded machine
     assert "timeout 1s reached" in proc.stdout
     assert "during step 'widget reconcile default/demo'" in proc.stdout
     assert (tmp_path / "r.xml").exists()
@@ -291,7 +295,7 @@ def test_an_exception_whose_str_never_returns_is_an_overrun_not_a_hang(tmp_path:
     proc = kamera(str(scenario_with(tmp_path, code)), "--reconcile-timeout", "1s")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "did not return within its time budget" in proc.stdout
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < NOT_A_HANG
 
 
 def test_an_import_that_never_finishes_is_killed_at_its_budget(tmp_path: Path) -> None:
@@ -301,7 +305,7 @@ def test_an_import_that_never_finishes_is_killed_at_its_budget(tmp_path: Path) -
                   "--import-timeout", "2s")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "importing the controllers took longer than 2s" in proc.stdout
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < NOT_A_HANG
 
 
 def test_an_invalid_import_timeout_is_a_usage_error(tmp_path: Path) -> None:

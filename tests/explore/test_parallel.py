@@ -49,6 +49,7 @@ def _picture(result: SearchResult[Any, Any]) -> dict[str, object]:
         "complete": result.complete,
         "bound_hit": result.bound_hit,
         "counts": (result.stats.states, result.stats.transitions, result.stats.reduced),
+        "global_causes": result.stats.global_causes,
     }
 
 

@@ -75,7 +75,7 @@ def _run(make_scenario: MakeScenario, attr: str, seed: list[dict[str, Any]]) -> 
 
 
 def _wait_for(file: Path, last: str) -> list[str]:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # returns as soon as it is there; long for a loaded machine
     while time.monotonic() < deadline:
         lines = file.read_text().splitlines() if file.exists() else []
         if lines and lines[-1] == last:
@@ -102,7 +102,7 @@ def test_a_stop_swallowed_by_a_finalizer_is_asked_again_and_never_reported_elsew
     assert "Timeout: did not return within 0.3 s" in check.counterexamples[0].summary
     assert abandoned
     for thread in abandoned:
-        thread.join(10)
+        thread.join(60)
         assert not thread.is_alive(), "the abandoned worker kept looping: its stop was swallowed for good"
     assert reported == []  # the stop that landed in __del__ went nowhere
 

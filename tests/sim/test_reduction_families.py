@@ -12,6 +12,7 @@ built-in namespaces does not finish in a test's time either way.)
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -26,6 +27,15 @@ from bench_operators import owned_children, webapps
 
 SETTINGS = settings(max_examples=5, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+def patient(path: Path) -> Path:
+    """The scenario at ``path`` with a search timeout no loaded CI machine reaches: a bench family's
+    120 s was hit once by an unreduced search at load 12, and a cut search cannot be compared."""
+    text = path.read_text()
+    assert re.search(r"timeout: \d+}", text), "the bench's explore line changed"
+    path.write_text(re.sub(r"timeout: \d+}", "timeout: 1800}", text, count=1))
+    return path
 
 
 def fresh_folder(tmp_path: Path, tag: str) -> Path:
@@ -52,7 +62,7 @@ def test_owned_children(tmp_path: Path, k: int, dangling: bool, delete_parent: s
         text += ("  actions:\n    - {name: remove, delete: {apiVersion: v1, kind: Secret, namespace: default, "
                  "name: mine}}\n")
     path.write_text(text)
-    assert_complete_agreement(path)
+    assert_complete_agreement(patient(path))
 
 
 @SETTINGS
@@ -71,7 +81,7 @@ def test_webapp_with_builtins(tmp_path: Path, replicas: int, orphan: str, timer:
         path.write_text(path.read_text() + (
             f"    - {{apiVersion: v1, kind: Pod, metadata: {{name: stray, namespace: default, labels: {labels}}}, "
             "spec: {containers: [{name: c, image: busybox}]}}\n"))
-    assert_complete_agreement(path)
+    assert_complete_agreement(patient(path))
 
 
 
@@ -89,7 +99,7 @@ def test_two_owned_trees(tmp_path: Path, delete: bool) -> None:
         text += ("  actions:\n    - {name: remove, at: any, delete: {apiVersion: bench.kamera.dev/v1, kind: WebApp, "
                  "namespace: default, name: web1}}\n")
     path.write_text(text)
-    reduced = assert_complete_agreement(path)
+    reduced = assert_complete_agreement(patient(path))
     assert reduced.search.stats.states * 10 < 2985
 
 
@@ -125,4 +135,4 @@ def test_a_namespace_deleted_while_owned_children_are_made(tmp_path: Path, at: s
     text += (f"  actions:\n    - {{name: remove, at: {at}, delete: {{apiVersion: v1, kind: Namespace, "
              "name: team}}\n")
     path.write_text(text)
-    assert_complete_agreement(path)
+    assert_complete_agreement(patient(path))

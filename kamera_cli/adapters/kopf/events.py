@@ -29,12 +29,15 @@ import json
 import logging
 import sys
 import traceback
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.kopf import activities, deadlines
+from kamera_cli.adapters.kopf.clockreads import EVENT_ONLY, PROGRESSION, blind_readers
+from kamera_cli.adapters.kopf.filters import metadata_matches
+from kamera_cli.adapters.kopf.intercepts import no_spawning, retries_instead_of_sleeps
 from kamera_cli.adapters.sandbox.calls import call_sandboxed
 from kamera_cli.adapters.sandbox.fence import EMPTY_PLAN, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.frames import user_traceback
@@ -43,7 +46,7 @@ from kamera_cli.adapters.sandbox.modules import is_user_file
 from kamera_cli.adapters.sandbox.values import Remembering, Request, Result, retry_failure
 from kamera_cli.errors import EntrypointError
 
-__all__ = ["KopfHandlerError", "KopfOperator", "blind_readers", "load_kopf_operator", "supported"]
+__all__ = ["KopfHandlerError", "KopfOperator", "load_kopf_operator", "supported"]
 
 #: kopf versions whose internals this adapter follows (``process_resource_event`` and friends)
 SUPPORTED = ">=1.44,<1.46"
@@ -383,7 +386,7 @@ class KopfOperator(ReconcilerFactory):
         time it notes lives in a per-step memory that is thrown away: timers are controllers of their
         own). ``carried``/``carry``: a timer's retry state (timers only).
         """
-        return blind_readers(readers, _EVENT_ONLY)
+        return blind_readers(readers, EVENT_ONLY)
 
     def steady_for(self, readers: frozenset[str], stored: Sequence[str], clock: int, longest: int) -> int | None:
         """For how many instants after ``clock`` the step's reads of the clock answer as they did, known
@@ -391,7 +394,7 @@ class KopfOperator(ReconcilerFactory):
         or None when that cannot be told without running it again (``kopf/deadlines.py``): something
         besides kopf's progression read the clock, or a handler can see the time. The caller still runs
         it once more at the next instant: an instant the step made from the clock differs there."""
-        if not blind_readers(readers, (*_EVENT_ONLY, *_PROGRESSION)) or self._handlers_see_time():
+        if not blind_readers(readers, (*EVENT_ONLY, *PROGRESSION)) or self._handlers_see_time():
             return None
         return deadlines.steady_for(stored, clock, longest)
 
@@ -439,7 +442,7 @@ class KopfOperator(ReconcilerFactory):
         kept: list[str] = []
 
         def run() -> list[float]:
-            with _retries_instead_of_sleeps() as delays, _no_spawning():
+            with retries_instead_of_sleeps() as delays, no_spawning():
                 kept.append(run_async(self._process(request)))
             return delays
 
@@ -534,144 +537,6 @@ def _uncaught(who: str, exc: BaseException) -> activities.StartFailure:
     raised around it: the activity's failure all the same."""
     return activities.StartFailure(f"{who} failed: it raised {type(exc).__name__}, which kopf does not catch",
                                    "".join(traceback.format_exception(exc)).rstrip(), exc)
-
-
-#: readers of the clock that never change what a kopf step does (``KopfOperator.clock_blind``)
-_CLOCK_BLIND = ("/asyncio/", "kamera_cli/virtualtime/", "/logging/__init__.py", "kopf/_cogs/structs/credentials.py",
-                "kopf/_cogs/clients/events.py")
-
-
-#: readers of the clock in an event step whose reads go nowhere (``KopfOperator.clock_blind``)
-_EVENT_ONLY = ("kopf/_core/engines/daemons.py", "kopf/_core/reactor/processing.py")
-
-#: kopf's handler progression: compares stored instants with the clock, or makes new ones from it
-#: (``KopfOperator.steady_for``)
-_PROGRESSION = ("kopf/_core/actions/progression.py", "kopf/_core/actions/execution.py")
-
-
-def blind_readers(readers: frozenset[str], also: tuple[str, ...] = ()) -> bool:
-    """Whether every file in ``readers`` is one whose reads of the clock cannot change what a kopf step
-    does (``_CLOCK_BLIND``, or ``also``)."""
-    return all(any(part in path for part in (*_CLOCK_BLIND, *also)) for path in readers)
-
-
-#: ``metadata_matches`` answers by (handler, object) identity: every write's triggers ask each timer,
-#: daemon and the event processing about the same stored objects again and again (a search's memo
-#: replays share them), and building kopf's body kwargs was a fifth of a kopf search's time
-_MATCHED: dict[tuple[int, int], tuple[Any, Mapping[str, Any], bool]] = {}
-
-
-def metadata_matches(handler: Any, obj: Mapping[str, Any], logger: Any = None) -> bool:
-    """``_metadata_matches``, remembered per (handler, object) when no logger is given (see ``_MATCHED``)."""
-    if logger is not None:
-        return _metadata_matches(handler, obj, logger)
-    hit = _MATCHED.get((id(handler), id(obj)))
-    if hit is not None and hit[0] is handler and hit[1] is obj:
-        return hit[2]
-    answer = _metadata_matches(handler, obj)
-    if len(_MATCHED) > 100_000:
-        _MATCHED.clear()
-    _MATCHED[(id(handler), id(obj))] = (handler, obj, answer)
-    return answer
-
-
-def _metadata_matches(handler: Any, obj: Mapping[str, Any], logger: Any = None) -> bool:
-    """Whether ``obj`` passes the handler's ``labels=``/``annotations=`` filters and its ``when=``
-    callback, as kopf's ``registries.match`` decides (``_matches_labels``, ``_matches_annotations``,
-    ``_matches_filter_callback``), with the body kwargs kopf gives them (``causes.ResourceCause``:
-    ``body``, ``spec``, ``meta``, ``status``, ``name``, ``namespace``, ``labels``, ...).  A callback that
-    raises, or needs a kwarg only a real event has, is taken to match: only what surely does not match
-    is left out (the tick or the event step then decides with kopf's own matching)."""
-    from kopf._cogs.structs import bodies
-    from kopf._core.intents import filters
-
-    body = bodies.Body(cast(Any, dict(obj)))
-    kwargs = {"body": body, "spec": body.spec, "meta": body.metadata, "status": body.status,
-              "uid": body.metadata.uid, "name": body.metadata.name, "namespace": body.metadata.namespace,
-              "labels": body.metadata.labels, "annotations": body.metadata.annotations,
-              "logger": logger or logging.getLogger("kopf.objects")}
-
-    def passes(check: Callable[..., Any], *args: Any) -> bool:
-        try:
-            return bool(check(*args, **kwargs))
-        except Exception:  # a filter that cannot be evaluated here is left to kopf
-            return True
-
-    for pattern, content in ((handler.labels, body.metadata.labels), (handler.annotations, body.metadata.annotations)):
-        for key, value in (pattern or {}).items():
-            if value is filters.MetaFilterToken.ABSENT:
-                if key in content:
-                    return False
-            elif value is filters.MetaFilterToken.PRESENT:
-                if key not in content:
-                    return False
-            elif callable(value):
-                if not passes(value, content.get(key)):
-                    return False
-            elif content.get(key) != value:
-                return False
-    when = getattr(handler, "when", None)
-    return when is None or passes(when)
-
-
-@contextlib.contextmanager
-def _no_spawning() -> Iterator[None]:
-    """Timers and daemons are controllers of their own (``kopf_spawning``): an event step does not start them.
-
-    kopf would spawn a task per timer and daemon here; inside one step such a task would run a
-    first tick at an arbitrary point and be cancelled at the step's end.
-    """
-    from kopf._core.engines import daemons
-
-    real = daemons.spawn_daemons
-
-    async def spawn(**_: Any) -> list[float]:
-        return []
-
-    daemons.spawn_daemons = spawn  # type: ignore[assignment, unused-ignore]
-    try:
-        yield
-    finally:
-        daemons.spawn_daemons = real  # type: ignore[assignment, unused-ignore]
-
-
-@contextlib.contextmanager
-def _retries_instead_of_sleeps() -> Iterator[list[float]]:
-    """kopf sleeps out a delayed handler's backoff: end the step and record the delay instead.
-
-    When the step also patched the object (the handler's first failure stores its ``delayed``
-    instant), kopf skips the sleep — the patch's own event wakes the object, and the processing of
-    that event sleeps the rest of the backoff. The delay is recorded then too: the step's retry is
-    due at the instant kopf stored, and the simulator keeps that instant with the object's pending
-    event (``PendingItem.retry_due``), since the fingerprint holds the stored instant but not the clock.
-    """
-    from kopf._cogs.aiokits import aiotime
-    from kopf._core.actions import application
-
-    delays: list[float] = []
-    real: Callable[..., Any] = aiotime.sleep
-    real_apply: Callable[..., Any] = application.apply
-
-    async def apply(**kwargs: Any) -> Any:
-        waits = [float(d) for d in kwargs.get("delays") or () if d is not None]
-        if kwargs.get("patch") and waits and min(waits) > 0:
-            delays.append(min(waits))
-        return await real_apply(**kwargs)
-
-    async def sleep(delay: float | list[float], wakeup: Any = None) -> float | None:
-        value = min(delay) if isinstance(delay, list) else delay
-        if value and value > 0:
-            delays.append(float(value))
-            return float(value)  # "unslept": kopf then writes no touch-patch; kamera delivers the retry
-        return None
-
-    aiotime.sleep = sleep  # type: ignore[assignment, unused-ignore]
-    application.apply = apply  # type: ignore[assignment, unused-ignore]
-    try:
-        yield delays
-    finally:
-        aiotime.sleep = real  # type: ignore[assignment, unused-ignore]
-        application.apply = real_apply  # type: ignore[assignment, unused-ignore]
 
 
 def load_kopf_operator(module: str, base_dir: Any, *, scenario: str, controller: str, host: str,

@@ -35,7 +35,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
-from kamera_cli.adapters.kopf.events import blind_readers, metadata_matches
+from kamera_cli.adapters.kopf.clockreads import blind_readers
+from kamera_cli.adapters.kopf.filters import metadata_matches
 from kamera_cli.adapters.sandbox.values import Remembering, Request, Result
 
 if TYPE_CHECKING:

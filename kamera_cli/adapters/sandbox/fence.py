@@ -41,7 +41,7 @@ import sys
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
@@ -49,6 +49,7 @@ from typing import Any
 
 from kamera_cli.adapters.sandbox.addresses import format_address, is_local_name
 from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt, ProcessRefused, command_line
+from kamera_cli.adapters.sandbox.observed import NetworkAttempt, NetworkBlocked, SandboxRun, VirtualClock
 from kamera_cli.adapters.sandbox.threads import note_thread_attempt
 
 __all__ = [
@@ -61,63 +62,6 @@ __all__ = [
     "plan_for_modules",
     "sandboxed",
 ]
-
-
-class VirtualClock:
-    """Seconds since the Unix epoch, as a float, that only moves when someone moves it."""
-
-    __slots__ = ("now",)
-
-    def __init__(self, now: float) -> None:
-        self.now = float(now)
-
-    def advance(self, seconds: float) -> None:
-        if seconds < 0:
-            raise ValueError("sleep length must be non-negative")
-        self.now += seconds
-
-    def __repr__(self) -> str:
-        return f"VirtualClock({self.now!r})"
-
-
-class NetworkBlocked(ConnectionRefusedError):
-    """Raised inside user code that tries to reach the network; kamera records the attempt regardless."""
-
-
-@dataclass(frozen=True, slots=True)
-class NetworkAttempt:
-    address: str
-    #: the user-visible stack at the attempt, as ``traceback.StackSummary`` lines
-    stack: tuple[traceback.FrameSummary, ...]
-
-
-class SandboxRun:
-    """What one sandboxed call observed (filled in while it runs)."""
-
-    __slots__ = ("_rng", "clock", "clock_reads", "network", "on_sleep", "processes", "processes_allowed", "seed")
-
-    def __init__(self, clock: VirtualClock, seed: bytes) -> None:
-        self.clock = clock
-        self.seed = seed
-        self.network: list[NetworkAttempt] = []
-        #: processes the call tried to start while its controller may not (each refused)
-        self.processes: list[ProcessAttempt] = []
-        #: the controller's ``processes: allowed`` (set by the caller): starts are let through, contained
-        self.processes_allowed = False
-        self._rng: random.Random | None = None
-        #: told of every sleep before the clock moves (a kopf daemon parks at its first sleep)
-        self.on_sleep: Callable[[float], None] | None = None
-        #: how often the user's code read the virtual clock or drew a random number: values that depend
-        #: on the step's instant or seed, not on what it read (a program that did keeps its exact position)
-        self.clock_reads = 0
-
-    def rng(self) -> random.Random:
-        """The run's generator, seeded on first use (most reconciles never draw a random number)."""
-        self.clock_reads += 1
-        rng = self._rng
-        if rng is None:
-            rng = self._rng = random.Random(self.seed)
-        return rng
 
 
 _ACTIVE: SandboxRun | None = None
