@@ -38,12 +38,12 @@ class Future:
     length: int
     complete: bool = True
     age: int = 0
-    graph: _GroupGraph | None = field(default=None, compare=False, repr=False)
+    graph: GroupGraph | None = field(default=None, compare=False, repr=False)
     node: int = 0
     #: the group's processes with a step at the state (the unit's enabled processes)
     enabled: frozenset[Hashable] = frozenset()
     #: how many steps the group's steps may still be moved over (``age`` plus the other deferred
-    #: groups' steps must stay below it), by each step's window and place (``_GroupGraph.summarise``);
+    #: groups' steps must stay below it), by each step's window and place (``GroupGraph.summarise``);
     #: None when no step of it has a window
     slack: int | None = None
 
@@ -53,7 +53,7 @@ class Future:
 
 
 @dataclass(eq=False, slots=True)
-class _GroupGraph:
+class GroupGraph:
     """A group's own search, kept so that the group's steps find their successors' futures.
 
     Per node: its edges (action, node), the group's processes with a step there, and — filled in

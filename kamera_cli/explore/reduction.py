@@ -33,7 +33,7 @@ from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from kamera_cli.explore.clusters import linked
-from kamera_cli.explore.futures import CYCLE, Future, FutureCache, _GroupGraph, future_cache, inherit
+from kamera_cli.explore.futures import CYCLE, Future, FutureCache, GroupGraph, future_cache, inherit
 from kamera_cli.explore.model import Footprint, Transition
 
 __all__ = ["CYCLE", "NONE", "PERSISTENT", "Future", "FutureCache", "Reducible", "Reduction", "future_cache",
@@ -254,7 +254,7 @@ def _within(future: Future, total: int) -> bool:
     path to it in its own group and every other deferred group's steps, and one more when a step of
     the set is moved before it; the future has aged ``age`` steps since, so it is moved by at most
     ``age + total - length + (length - 1 - after - d) + 1`` instants, ``after`` being the longest
-    path after the step: ``_GroupGraph.summarise`` keeps, per node, the least
+    path after the step: ``GroupGraph.summarise`` keeps, per node, the least
     ``window + d + after - length`` (the future's ``slack``), and the step is within its window
     while ``age + total - length`` stays below that. A step on the group's longest path is moved only
     by the others and the age, so a long group no longer uses up its own windows (docs/explorer.md).
@@ -395,7 +395,7 @@ def _group_future(model: Reducible[S, A], roots: list[Hashable], state: S, steps
     group: set[Hashable] = set(roots)
     total = Footprint(None)
     index = {fingerprint(state): 0}
-    graph = _GroupGraph([[]], [frozenset(roots)])
+    graph = GroupGraph([[]], [frozenset(roots)])
     queue: deque[tuple[int, S]] = deque([(0, state)])
     complete = True
     while queue:
