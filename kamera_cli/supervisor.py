@@ -58,13 +58,15 @@ from kamera_cli.model.result import (
 
 __all__ = ["IMPORT_BUDGET_SECONDS", "Options", "default_max_memory", "parse_size", "supervise"]
 
-#: how long after its own deadline a worker may take to stop by itself before it is killed: the step
-#: running at the deadline is let finish (a step's default budget is 10 s; the reduction's look-ahead
-#: gives up at the deadline), since a kill loses everything the search found (its statistics, checks)
+#: how long after its own deadline, and after the longest the step running then may take
+#: (``runner.step_allowance``), a worker may take to stop by itself before it is killed: that step is
+#: let finish (the reduction's look-ahead gives up at the deadline), since a kill loses everything the
+#: search found (its statistics, checks)
 GRACE_SECONDS = 12.0
 #: budget for importing the controllers (a loop at import time is a finding, not a hang)
 IMPORT_BUDGET_SECONDS = 60.0
-#: budget for judging (replaying counterexamples) once the search has ended
+#: budget for judging (replaying counterexamples) once the search has ended, plus as long as the
+#: search took (``_Job.judge_budget``)
 JUDGE_BUDGET_SECONDS = 30.0
 #: after Ctrl-C or SIGTERM, how long workers get to judge what they explored
 INTERRUPT_GRACE_SECONDS = 3.0
@@ -135,9 +137,9 @@ def _worker_main(conn: Connection, path: str, overrides: runner.Overrides, slot:
         slot[2: 2 + len(data)] = data
         slot[0:2] = len(data).to_bytes(2, "little")
 
-    def on_phase(phase: str, name: str, budget: float | None) -> None:
+    def on_phase(phase: str, name: str, budget: float | None, allowance: float) -> None:
         on_step("")
-        conn.send(("phase", phase, name, budget))
+        conn.send(("phase", phase, name, budget, allowance))
 
     def on_progress(name: str, states: int, depth: int, rate: float, elapsed: float) -> None:
         conn.send(("progress", name, states, depth, rate, elapsed))
@@ -261,6 +263,9 @@ class _Job:
         self.phase = "load"
         self.phase_started = time.monotonic()
         self.budget: float | None = None
+        #: how much longer than its budget the phase may take (the search: the step running at its
+        #: deadline; judging: as long as the search took)
+        self.allowance = 0.0
         self.progress: tuple[int, int, float] = (0, 0, 0.0)  # states, depth, elapsed
         self.result: ScenarioResult | None = None
         self.error: tuple[int, str] | None = None
@@ -289,7 +294,7 @@ class _Job:
                 if on_progress is not None:
                     on_progress(name, states, depth, rate, elapsed)
             elif kind == "phase":
-                _, self.phase, self.name, self.budget = msg
+                _, self.phase, self.name, self.budget, self.allowance = msg
                 self.phase_started = time.monotonic()
             elif kind == "result":
                 self.result = msg[1]
@@ -316,10 +321,14 @@ class _Job:
         if self.phase == "import":
             return self.phase_started + self.import_budget
         if self.phase == "search" and self.budget is not None:
-            return self.phase_started + self.budget + GRACE_SECONDS
+            return self.phase_started + self.budget + self.allowance + GRACE_SECONDS
         if self.phase == "judge":
-            return self.phase_started + JUDGE_BUDGET_SECONDS
+            return self.phase_started + self.judge_budget()
         return None
+
+    def judge_budget(self) -> float:
+        """``JUDGE_BUDGET_SECONDS``, and as long again as the search took: replays re-run its steps."""
+        return JUDGE_BUDGET_SECONDS + self.allowance
 
     def ask_to_stop(self, reason: str) -> None:
         if self.stop_sent_at is None:
@@ -557,7 +566,7 @@ class _Supervisor:
             elif job.phase == "search":
                 job.kill(f"timeout {job.budget:g}s reached")
             else:
-                job.kill(f"judging took longer than {JUDGE_BUDGET_SECONDS:g}s")
+                job.kill(f"judging took longer than {job.judge_budget():.0f}s")
 
     def _record(self, job: _Job) -> None:
         if job.containment:

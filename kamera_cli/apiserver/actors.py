@@ -57,10 +57,29 @@ def _deleting(obj: Manifest) -> bool:
 
 def gc_work(snapshot: Snapshot, registry: Registry) -> list[ActorWork]:
     """What the garbage collector could do now, sorted (one item per step); cached per snapshot."""
-    return list(snapshot.derived("gc_work", _gc_work))
+    return list(snapshot.derived("gc_work", lambda s: _gc_work(s, registry)))
 
 
-def _gc_work(snapshot: Snapshot) -> tuple[ActorWork, ...]:
+def _names_namespaced_owner(ref: ObjectRef, obj: Manifest, registry: Registry) -> bool:
+    """A cluster-scoped object naming an owner of a namespaced kind: the real GC leaves it alone.
+
+    An ownerReference carries no namespace, so there is nowhere to look such an owner up: the
+    garbage collector's ``isDangling`` answers ``namespacedOwnerOfClusterScopedObjectErr`` before
+    any lookup, and ``attemptToDeleteItem`` forgets the object — neither deleted nor patched, whatever
+    its other references say (it posts an ``OwnerRefInvalidNamespace`` warning). Counting the owner
+    as gone instead deleted, say, the Namespace a kopf handler ``adopt``ed, right after creating it.
+    """
+    if ref.namespace:
+        return False
+    for owner in _meta(obj).get("ownerReferences") or []:
+        if isinstance(owner, Mapping):
+            info = registry.lookup(str(owner.get("apiVersion", "")), str(owner.get("kind", "")))
+            if info is not None and info.namespaced:
+                return True
+    return False
+
+
+def _gc_work(snapshot: Snapshot, registry: Registry) -> tuple[ActorWork, ...]:
     entries = sorted(snapshot.iter_entries(), key=lambda e: e[0])
     by_uid: dict[str, tuple[ObjectRef, Manifest]] = {}
     for ref, obj in entries:
@@ -81,7 +100,7 @@ def _gc_work(snapshot: Snapshot) -> tuple[ActorWork, ...]:
     dependents: dict[str, list[tuple[ObjectRef, Manifest, Mapping[str, Any]]]] = {}
     for ref, obj in entries:
         owners = [o for o in _meta(obj).get("ownerReferences") or [] if isinstance(o, Mapping)]
-        if not owners:
+        if not owners or _names_namespaced_owner(ref, obj, registry):
             continue
         present = False
         dangling: list[str] = []

@@ -123,3 +123,23 @@ def test_work_order_is_deterministic(server):
         server.create(cm(name, [owner_ref(owner)]))
     server.delete(ref("owner"))
     assert [w.target.name for w in gc_work(server.snapshot, server.registry)] == ["d1", "d2", "d3"]
+
+
+def test_a_cluster_scoped_dependent_of_a_namespaced_owner_is_left_alone(server):
+    # kube's GC: "cluster-scoped objects cannot refer to namespaced owners" — the item is forgotten,
+    # neither deleted nor patched, even when the owner is gone or another owner is dangling.
+    owner = server.create(cm("owner"))
+    ns_ref = ObjectRef("v1", "Namespace", "", "team")
+    gone = {"apiVersion": "v1", "kind": "Namespace", "name": "old", "uid": "no-such-uid"}
+    server.create({"apiVersion": "v1", "kind": "Namespace",
+                   "metadata": {"name": "team", "ownerReferences": [owner_ref(owner), gone]}})
+    assert gc_work(server.snapshot, server.registry) == []
+    server.delete(ref("owner"))
+    assert gc_work(server.snapshot, server.registry) == []
+    assert server.snapshot.get(ns_ref) is not None
+
+
+def test_a_cluster_scoped_dependent_of_a_cluster_scoped_owner_that_is_gone_is_collected(server):
+    gone = {"apiVersion": "v1", "kind": "Namespace", "name": "old", "uid": "no-such-uid"}
+    server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team", "ownerReferences": [gone]}})
+    assert [w.target for w in gc_work(server.snapshot, server.registry)] == [ObjectRef("v1", "Namespace", "", "team")]

@@ -111,6 +111,8 @@ def test_a_handler_exception_kopf_only_logs_is_a_finding(tmp_path: Path) -> None
     (check,) = [c for c in result.checks if c.name == "no controller errors"]
     text = check.message + "".join(s.error for c in check.counterexamples for s in c.steps)
     assert "invalid literal for int()" in text and "broken" in text
+    # the finding names the handler's exception, not kamera's wrapper of what kopf logged
+    assert check.message.startswith("controller 'op' raised ValueError: Handler 'broken' failed"), check.message
 
 
 def test_a_delete_handler_runs_and_kopf_removes_its_finalizer(tmp_path: Path) -> None:

@@ -75,9 +75,20 @@ def _dist_version() -> str:
 
 
 class KopfHandlerError(Exception):
-    """A handler failed and kopf only logged it: re-raised so that it becomes a finding."""
+    """A handler failed and kopf only logged it: re-raised so that it becomes a finding.
+
+    ``reported_type`` is the handler's own exception type, which the finding names (``raised
+    ConflictException: Handler 'create_fn' failed ...``); "KopfHandlerError" told a user nothing.
+    """
 
     controller_fault = True
+
+    def __init__(self, message: str, reported_type: str = "") -> None:
+        super().__init__(message)
+        self.reported_type = reported_type
+
+    def __reduce__(self) -> tuple[type[KopfHandlerError], tuple[str, str]]:
+        return KopfHandlerError, (str(self), self.reported_type)
 
 
 class KopfOperator(ReconcilerFactory):
@@ -428,7 +439,9 @@ class KopfOperator(ReconcilerFactory):
             for logger, level in levels:
                 logger.setLevel(level)
         if capture.failures:
-            failed = KopfHandlerError("\n\n".join(capture.failures))
+            first = capture.errors[0] if capture.errors else None
+            failed = KopfHandlerError("\n\n".join(capture.failures),
+                                      type(first).__qualname__ if first is not None else "PermanentError")
             if isinstance(value, Result) and value.requeue_after:
                 # kopf retries the handler after its backoff, from the state it stored (an event's
                 # progress, a timer's carried retry state), not at once (docs/semantics.md, "kopf")

@@ -233,7 +233,10 @@ def _classify(exc: BaseException, roots: tuple[str, ...], base: str) -> tuple[Ou
 
 def _classify_raw(exc: BaseException, roots: tuple[str, ...], base: str) -> tuple[OutcomeKind, ErrorInfo]:
     text = _format_tb(exc, roots, base)
-    name = type(exc).__qualname__
+    # an exception that stands for another one (kopf's logged handler failure) names that one: the
+    # user's exception type, not kamera's wrapper, is what a finding's summary shows
+    told = getattr(exc, "reported_type", None)
+    name = told if isinstance(told, str) and told else type(exc).__qualname__
     if isinstance(exc, SystemExit):
         return "exit", ErrorInfo(name, f"sys.exit({exc.code!r}) called inside a reconcile", text)
     if isinstance(exc, KeyboardInterrupt):
