@@ -259,13 +259,19 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
     futures_at: dict[int, dict[Hashable, Future]] = {}
     cache = future_cache(reducer) if reducer is not None else None
 
+    # the last state asked about and its actions: a future's search asks once per member process at
+    # each of its nodes, one after the other (reduction._group_future), and one listing serves them all
+    listed: list[Any] = [None, []]
+
     def process_steps(state: S, process: object) -> tuple[list[A], list[Transition[S]]]:
         assert reducer is not None
         # the reduction's look-ahead may take many steps inside one expansion: it gives up when the
         # search is out of time (or asked to stop), so a timeout ends the search at about its instant
         if (deadline is not None and _monotonic() >= deadline) or (should_stop is not None and should_stop()):
             raise _OutOfTime
-        mine = [a for a in actions_of(state) if reducer.process(a) == process]
+        if listed[0] is not state:
+            listed[0], listed[1] = state, list(actions_of(state))
+        mine = [a for a in listed[1] if reducer.process(a) == process]
         return mine, [successor(state, a) for a in mine]
 
     def visible(state_converged: bool, picked: list[int], ts: list[Transition[S]],

@@ -85,6 +85,8 @@ class Worker:
         self.reply, self.model, self.properties, self.reducer = reply, model, list(settings.properties), reducer
         #: futures worked out here, reused where what they read is the same (reduction.FutureCache)
         self.cache = future_cache(reducer) if reducer is not None else None
+        #: the last state a future's search listed the actions of, and them (``_process_steps``)
+        self._listed: tuple[Any, list[Any]] = (None, [])
         #: number actions for the coordinator (off in the coordinator's own worker: nothing crosses)
         self.numbering = True
         self.max_depth, self.expand_converged = settings.max_depth, settings.expand_converged
@@ -306,7 +308,10 @@ class Worker:
 
     def _process_steps(self, state: Any, process: object) -> tuple[list[Any], list[Transition[Any]]]:
         assert self.reducer is not None
-        mine = [a for a in self.model.actions(state) if self.reducer.process(a) == process]
+        # one listing per state: a future's search asks for each member process in turn (checker.py)
+        if self._listed[0] is not state:
+            self._listed = (state, list(self.model.actions(state)))
+        mine = [a for a in self._listed[1] if self.reducer.process(a) == process]
         return mine, [self.model.successor(state, a) for a in mine]
 
     def _visible(self, state_converged: bool, picked: list[int], ts: list[Transition[Any]],

@@ -30,11 +30,14 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from kamera_cli.explore.clusters import linked
+from kamera_cli.explore.futures import CYCLE, Future, FutureCache, GroupGraph, future_cache, inherit
 from kamera_cli.explore.model import Footprint, Transition
+
+__all__ = ["CYCLE", "NONE", "PERSISTENT", "Future", "FutureCache", "Reducible", "Reduction", "future_cache",
+           "inherit", "persistent_subset"]
 
 S = TypeVar("S")
 A = TypeVar("A")
@@ -66,217 +69,8 @@ class Reducible(Protocol[S_contra, A_contra]):
     def footprint(self, state: S_contra, action: A_contra, transition: Transition[Any]) -> Footprint | None: ...
 
 
-#: a future's length when its search may go round a cycle or was cut (no bound on how long it runs)
-CYCLE = 1 << 30
-
 #: the cause counted when the deferred steps could reach a pending timer's instant
 TIMER_IN_REACH = "a timer falls due within the deferred steps"
-
-
-@dataclass(frozen=True, slots=True)
-class Future:
-    """What a process and everything it wakes may still do when run alone: its *group*.
-
-    ``footprint``: the union over every step of every path the group can take by itself;
-    ``processes``: the group; ``length``: the longest such path (``CYCLE`` when it may go round or
-    the search of it was cut, ``complete`` False); ``age``: steps taken since it was worked out.
-
-    A future is a property of the state. A step outside the group that neither writes what the
-    group reads, nor reads what it writes, nor wakes one of its processes leaves it as it was
-    (every step of the group reads the same values), and a step of the group itself leads to a
-    state of the group's own search, whose future that search already holds; so a successor
-    inherits futures (``inherit``) instead of searching the group again.
-    """
-
-    processes: frozenset[Hashable]
-    footprint: Footprint
-    length: int
-    complete: bool = True
-    age: int = 0
-    graph: _GroupGraph | None = field(default=None, compare=False, repr=False)
-    node: int = 0
-    #: the group's processes with a step at the state (the unit's enabled processes)
-    enabled: frozenset[Hashable] = frozenset()
-    #: how many steps the group's steps may still be moved over (``age`` plus the other deferred
-    #: groups' steps must stay below it), by each step's window and place (``_GroupGraph.summarise``);
-    #: None when no step of it has a window
-    slack: int | None = None
-
-    def older(self) -> Future:
-        return Future(self.processes, self.footprint, self.length, self.complete, self.age + 1, self.graph,
-                      self.node, self.enabled, self.slack)
-
-
-@dataclass(eq=False, slots=True)
-class _GroupGraph:
-    """A group's own search, kept so that the group's steps find their successors' futures.
-
-    Per node: its edges (action, node), the group's processes with a step there, and — filled in
-    once the search is complete and has no cycle — everything reachable from it (``prints``) and
-    the longest path from it (``lengths``).
-    """
-
-    edges: list[list[tuple[Any, int, Footprint]]]
-    enabled: list[frozenset[Hashable]]
-    #: each node's depth in the search (its state's instant is the root's plus that many seconds)
-    depths: list[int] = field(default_factory=lambda: [0])
-    prints: list[Footprint] = field(default_factory=list)
-    lengths: list[int] = field(default_factory=list)
-    slacks: list[int | None] = field(default_factory=list)
-
-    def after(self, node: int, action: Any, age: int) -> Future | None:
-        """The future at the node ``action`` leads to from ``node`` (None: the search has no summary)."""
-        if not self.prints:
-            return None
-        for act, dst, _fp in self.edges[node]:
-            if act == action:
-                fp, enabled = self.prints[dst], self.enabled[dst]
-                group = fp.wakes | enabled
-                return Future(group, Footprint(None, fp.reads, fp.writes, fp.marks, group, fp.window),
-                              self.lengths[dst], True, age, self, dst, enabled, self.slacks[dst])
-        return None
-
-    def summarise(self) -> None:
-        """Fill ``prints`` and ``lengths`` by one pass in reverse topological order (no cycle)."""
-        n = len(self.edges)
-        order = _topological(self.edges)
-        if order is None:
-            return
-        prints: list[Footprint | None] = [None] * n
-        lengths = [0] * n
-        # per node, the least over the steps reachable from it of window + depth + the longest path
-        # after the step: with ``lengths``, how far those steps may still be moved (``_slack``)
-        reach: list[int | None] = [None] * n
-        for v in reversed(order):
-            reads: set[Hashable] = set()
-            writes: set[Hashable] = set()
-            marks: set[Hashable] = set()
-            wakes: set[Hashable] = set()
-            window: int | None = None
-            best = 0
-            least: int | None = None
-            for _a, w, fp in self.edges[v]:
-                for bound in (reach[w], None if fp.window is None else fp.window + self.depths[v] + lengths[w]):
-                    if bound is not None:
-                        least = bound if least is None else min(least, bound)
-                for src in (fp, prints[w]):
-                    assert src is not None
-                    reads |= src.reads
-                    writes |= src.writes
-                    marks |= src.marks
-                    wakes |= src.wakes
-                    if src.window is not None:
-                        window = src.window if window is None else min(window, src.window)
-                best = max(best, 1 + lengths[w])
-            prints[v] = Footprint(None, frozenset(reads), frozenset(writes), frozenset(marks), frozenset(wakes), window)
-            lengths[v] = best
-            reach[v] = least
-        empty = Footprint(None)
-        self.prints = [empty if p is None else p for p in prints]
-        self.lengths = lengths
-        self.slacks = [None if r is None else r - lengths[v] for v, r in enumerate(reach)]
-
-
-def _topological(edges: list[list[tuple[Any, int, Footprint]]]) -> list[int] | None:
-    """Nodes reachable from 0 in topological order, or ``None`` when the graph has a cycle."""
-    state = [0] * len(edges)  # 0 new, 1 on the path, 2 done
-    out: list[int] = []
-    stack: list[tuple[int, int]] = [(0, 0)]
-    state[0] = 1
-    while stack:
-        node, i = stack[-1]
-        if i < len(edges[node]):
-            stack[-1] = (node, i + 1)
-            nxt = edges[node][i][1]
-            if state[nxt] == 1:
-                return None
-            if state[nxt] == 0:
-                state[nxt] = 1
-                stack.append((nxt, 0))
-            continue
-        stack.pop()
-        state[node] = 2
-        out.append(node)
-    out.reverse()
-    return out
-
-
-def inherit(futures: Mapping[Hashable, Future], process: Hashable, action: Any, footprint: Footprint | None,
-            ) -> dict[Hashable, Future]:
-    """The futures known after ``action`` of ``process`` (footprint ``footprint``; none when global),
-    by unit. Whether a unit still has the same processes there is checked where they are used."""
-    if footprint is None or not futures:
-        return {}
-    out: dict[Hashable, Future] = {}
-    for unit, f in futures.items():
-        if process in f.processes:
-            if process in f.enabled and f.graph is not None:
-                found = f.graph.after(f.node, action, f.age + 1)
-                if found is not None and found.enabled:
-                    out[unit] = found
-            continue
-        if not footprint.wakes.isdisjoint(f.processes) or f.footprint.conflicts(footprint):
-            continue
-        out[unit] = f.older()
-    return out
-
-
-class FutureCache:
-    """Futures worked out before, reused at any state where what they read has the same values.
-
-    Why: a unit's future is a search of everything its group can do alone, and a state meets it again
-    in every interleaving of the other units' steps, and again whenever it ages past the horizon
-    (``_choose``); searched each time, one unit of a kopf operator with built-ins cost 1.5 s at every
-    such state. The search is a function of what its steps read: the model is deterministic, a step's
-    outcome is a function of its process's pending work and the values it reads, and every step the
-    search took is in the future's union footprint. So at a state where the model's ``group_key``
-    for that footprint and group equals the one taken where the future was worked out, the search
-    would take the same steps with the same footprints and reach the same nodes (by induction along
-    it: each step reads either a value the digest covers or one an earlier step of the group wrote),
-    and give the same future: reusing it never changes what is chosen, in any process
-    (docs/explorer.md, "Futures reused by what they read").
-
-    Futures are kept by the processes they were worked out for, a few per group, the groups least
-    recently used forgotten past ``limit``; which are forgotten changes the time taken, not the result.
-    """
-
-    def __init__(self, key: Callable[[Any, frozenset[Hashable], Footprint], Hashable | None], limit: int = 256,
-                 per_group: int = 8) -> None:
-        self._key = key
-        self._limit, self._per_group = limit, per_group
-        self._entries: dict[frozenset[Hashable], list[tuple[Hashable, Future]]] = {}
-        self.hits = 0
-        self.misses = 0
-
-    def find(self, state: Any, roots: frozenset[Hashable]) -> Future | None:
-        """A future of the group of ``roots`` valid at ``state`` (aged 0), if one is kept."""
-        bucket = self._entries.pop(roots, None)
-        if bucket is None:
-            self.misses += 1
-            return None
-        self._entries[roots] = bucket  # most recently used last
-        for digest, f in bucket:
-            if self._key(state, f.processes, f.footprint) == digest:
-                self.hits += 1
-                return f
-        self.misses += 1
-        return None
-
-    def add(self, state: Any, roots: frozenset[Hashable], future: Future) -> None:
-        digest = self._key(state, future.processes, future.footprint)
-        if digest is None:
-            return
-        bucket = self._entries.pop(roots, [])
-        bucket.append((digest, future))
-        self._entries[roots] = bucket[-self._per_group:]
-        while len(self._entries) > self._limit:
-            del self._entries[next(iter(self._entries))]
-
-
-def future_cache(model: object) -> FutureCache | None:
-    """A cache of futures for ``model`` when it says what a future depends on (``group_key``)."""
-    key = getattr(model, "group_key", None)
-    return FutureCache(key) if key is not None else None
 
 
 def persistent_subset(model: Reducible[S, A], state: S, actions: Sequence[A],
@@ -409,13 +203,23 @@ def _pick(model: Reducible[S, A], state: S, units: dict[Hashable, list[Hashable]
         if unit in known and known[unit].enabled != frozenset(procs):
             del known[unit]
     free: list[Hashable] = []
+    def order(u: Hashable) -> tuple[str, str]:
+        return min(rank[p] for p in units[u])
+    lead = min(units, key=order)
+    stopped: dict[Hashable, set[Hashable]] = {}
     for attempt in range(2):
+        # First with the leading unit taken as not free, its future not worked out: when every other
+        # unit is free against its first steps, the set is its actions, which is what it would be
+        # were it free too (docs/semantics.md, "The leading unit"); otherwise as every unit weighs.
         links.clear()
         free = _free_units(model, state, units, members, first, actions, transitions, successors_of,
-                           fingerprint, known, cache, links)
+                           fingerprint, known, cache, links, lead, stopped)
+        if len(free) < len(units) - 1:
+            links.clear()
+            free = _free_units(model, state, units, members, first, actions, transitions, successors_of,
+                               fingerprint, known, cache, links, None, stopped)
         free_set = set(free)
-        chosen = ([u for u in units if u not in free_set] or
-                  [min(free, key=lambda u: min(rank[p] for p in units[u]))]) if free else list(units)
+        chosen = ([u for u in units if u not in free_set] or [min(free, key=order)]) if free else list(units)
         deferred = [u for u in free if u not in chosen]
         # Every path outside the set is made of the deferred groups' paths (a free unit taken into
         # the set is not one of them), so it is at most their total length; time alone must not
@@ -450,7 +254,7 @@ def _within(future: Future, total: int) -> bool:
     path to it in its own group and every other deferred group's steps, and one more when a step of
     the set is moved before it; the future has aged ``age`` steps since, so it is moved by at most
     ``age + total - length + (length - 1 - after - d) + 1`` instants, ``after`` being the longest
-    path after the step: ``_GroupGraph.summarise`` keeps, per node, the least
+    path after the step: ``GroupGraph.summarise`` keeps, per node, the least
     ``window + d + after - length`` (the future's ``slack``), and the step is within its window
     while ``age + total - length`` stays below that. A step on the group's longest path is moved only
     by the others and the age, so a long group no longer uses up its own windows (docs/explorer.md).
@@ -474,7 +278,8 @@ def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Has
                 successors_of: Callable[[S, Hashable], tuple[list[A], list[Transition[S]]]],
                 fingerprint: Callable[[S], str], known: dict[Hashable, Future],
                 cache: FutureCache | None = None,
-                links: dict[Hashable, set[Hashable]] | None = None) -> list[Hashable]:
+                links: dict[Hashable, set[Hashable]] | None = None, assumed: Hashable | None = None,
+                stopped: dict[Hashable, set[Hashable]] | None = None) -> list[Hashable]:
     """The units whose groups are free at ``state``: every path their groups can take alone
     interferes with no other unit (with no other free unit's paths either).
 
@@ -482,7 +287,9 @@ def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Has
     be free: its (costly) future is not worked out, nor used when inherited. Every other unit's
     future is worked out, or inherited (the same value: what is chosen depends only on the state).
     ``links`` (when given) gets, per unit that is not free, the units that kept it from being free
-    (``clusters.linked``).
+    (``clusters.linked``). ``assumed``: a unit taken as not free without its future (``_pick``).
+    ``stopped``: the units whose search here stopped where it met another, with the processes met
+    (filled in; a second call at the same state and grouping does not search them again).
     """
     firsts: dict[Hashable, Footprint] = {}
     unit_of: dict[Hashable, Hashable] = {}
@@ -499,12 +306,17 @@ def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Has
 
     candidates = []
     for unit, procs in units.items():
+        if unit == assumed:
+            continue
         mine = frozenset(procs)
         clashing = [v for v in units if v != unit and (
             firsts[unit].conflicts(firsts[v]) or not firsts[v].wakes.isdisjoint(mine) or
             not firsts[unit].wakes.isdisjoint(units[v]))]
         if clashing:
             link(unit, clashing)
+            continue
+        if unit not in known and stopped is not None and unit in stopped:
+            link(unit, stopped[unit])
             continue
         if unit not in known:
             others = {q: first[q] for v, qs in units.items() if v != unit for q in qs}
@@ -523,6 +335,8 @@ def _free_units(model: Reducible[S, A], state: S, units: dict[Hashable, list[Has
                     _group_future(model, procs, state, steps, successors_of, fingerprint, others, met)
             if found is None:
                 link(unit, {unit_of[q] for q in met})
+                if stopped is not None:
+                    stopped[unit] = {unit_of[q] for q in met}
                 continue
             known[unit] = found
         candidates.append(unit)
@@ -581,7 +395,7 @@ def _group_future(model: Reducible[S, A], roots: list[Hashable], state: S, steps
     group: set[Hashable] = set(roots)
     total = Footprint(None)
     index = {fingerprint(state): 0}
-    graph = _GroupGraph([[]], [frozenset(roots)])
+    graph = GroupGraph([[]], [frozenset(roots)])
     queue: deque[tuple[int, S]] = deque([(0, state)])
     complete = True
     while queue:
