@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import pickle
+import subprocess
+import sys
 import time
+from pathlib import Path
 
+import immutables
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -288,3 +294,43 @@ def test_events_are_kept_but_leave_the_fingerprint_alone() -> None:
     assert two.fingerprint() == one.fingerprint()
     assert two.with_object(ObjectRef.of(ev), None).fingerprint() == one.fingerprint()
     assert is_record("events.k8s.io/v1", "Event") and not is_record("v1", "ConfigMap")
+
+
+def test_counters_read_back_and_travel():
+    snap = Snapshot.empty()
+    for i in range(40):
+        snap = snap.with_counter(f"inc\0v1\0Pod\0ns\0p{i}", i + 1)
+    assert snap.counter("inc\0v1\0Pod\0ns\0p7") == 8 and snap.counter("never written") == 0
+    shipped = pickle.loads(pickle.dumps(snap.parts()))
+    again = Snapshot.from_parts(*shipped[:6], fp=snap.fingerprint(), derived={})
+    plain = Snapshot.from_parts(*shipped[:5], immutables.Map({str(k): v for k, v in shipped[5].items()}),
+                                fp=snap.fingerprint(), derived={})
+    for i in range(40):
+        assert again.counter(f"inc\0v1\0Pod\0ns\0p{i}") == plain.counter(f"inc\0v1\0Pod\0ns\0p{i}") == i + 1
+
+
+_COUNTER_MEMORY = """
+import tracemalloc
+from kamera_cli.apiserver import Snapshot
+names = [f"inc\\0v1\\0Pod\\0ns\\0pod-{i}" for i in range(48)]
+tracemalloc.start()
+snap, held = Snapshot.empty(), []
+for round in range(3):
+    for name in names:
+        snap = snap.with_counter(name, round + 1)
+        held.append(snap)
+print(tracemalloc.get_traced_memory()[0])
+"""
+
+
+def test_what_counters_keep_does_not_move_with_the_hash_seed():
+    """Issue #26: a search's memory per state moved with PYTHONHASHSEED because the counters' map laid its
+    nodes out by the names' string hashes; each state keeps the path its counter write copied."""
+    root = Path(__file__).resolve().parents[2]
+    sizes = set()
+    for seed in ("0", "1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)}
+        out = subprocess.run([sys.executable, "-c", _COUNTER_MEMORY], env=env, capture_output=True, text=True,
+                             check=True)
+        sizes.add(int(out.stdout))
+    assert len(sizes) == 1, sizes

@@ -11,8 +11,10 @@ by, and a request of the API server costs what the server does, not what the mod
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -174,6 +176,30 @@ _Entry = list[Any]
 _MEMBERS: IdentityCache[tuple[_KindKey, _NameKey, int]] = IdentityCache(4096)
 
 
+class _Counter(str):
+    """A counter's name whose hash is the same under every PYTHONHASHSEED (a CRC-32 of its text).
+
+    Why: the counters are a HAMT, which lays its nodes out by its keys' hashes, and a str's hash moves
+    with the seed: under one seed more names shared a node's slot, each counter write copied a different
+    path, and the states kept it (issue #26: webapps-2-2, 2,000->6,000 states, 2.52 KiB per state at
+    PYTHONHASHSEED=0, 2.63 at 1; the counters' line alone 325 KB against 806 KB). Numbering the names
+    instead (small ints in first-met order) made the layout seed-free but kept every name met for the
+    process's life and cost more (2.74 at both). Equality is the str's, so a collision of two hashes
+    costs a slot, never a wrong answer.
+    """
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return zlib.crc32(self.encode("utf-8", "surrogatepass"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _counter_key(name: str) -> _Counter:
+    """The key object of a counter's name: equal names written by many states are one object."""
+    return _Counter(name)
+
+
 class Snapshot:
     """One immutable cluster state. Build new states with ``with_object``/``without_object``."""
 
@@ -263,7 +289,9 @@ class Snapshot:
                    log: tuple[WriteRecord, ...], counters: immutables.Map[Any, Any], fp: str,
                    derived: dict[str, Any]) -> Snapshot:
         """A snapshot from ``parts()``, with ``derived`` values already known (see ``cached``)."""
-        snap = cls(kinds, acc, count, rv, log, counters)  # ``fp`` is ``fingerprint_of(count, acc)``
+        # keyed as ``with_counter`` keys them, whatever the sender's map held (pickling keeps the type)
+        keyed: immutables.Map[Any, Any] = immutables.Map((_counter_key(k), v) for k, v in counters.items())
+        snap = cls(kinds, acc, count, rv, log, keyed)  # ``fp`` is ``fingerprint_of(count, acc)``
         snap._derived = tuple(part for pair in derived.items() for part in pair)
         return snap
 
@@ -377,13 +405,19 @@ class Snapshot:
         return log[0].rv if log else self._rv
 
     def counter(self, key: str) -> int:
-        value: int = self._counters.get(key, 0)
+        value: int = self._counters.get(_counter_key(key), 0)
         return value
 
     def with_counter(self, key: str, value: int) -> Snapshot:
         """Bookkeeping (name incarnations, generateName attempts): not part of the fingerprint or RV."""
-        return Snapshot(self._kinds, self._acc, self._count, self._rv, self._log, self._counters.set(key, value),
-                        self._pending, self._tail)
+        name = _counter_key(key)
+        if self._counters.get(name, 0) == value:
+            # most calls (a memo replay sets every counter its run read): a HAMT's ``set`` copies the
+            # path even for an equal value, and the state kept the copy (issue #26: webapps-2-2, 3 of 4
+            # calls, 0.1 KiB per state)
+            return self
+        counters = self._counters.set(name, value)
+        return Snapshot(self._kinds, self._acc, self._count, self._rv, self._log, counters, self._pending, self._tail)
 
     def iter_entries(self) -> Iterator[tuple[ObjectRef, Manifest]]:
         for (av, kind), names in self._kinds.items():
