@@ -1,5 +1,6 @@
 """Equal values made one object (issue #26, memory per state): a memo replay's copies of the objects
-its run wrote (``EqualObjects``) and a queue's items (``shared_items``). Sharing must change nothing
+its run wrote (``EqualObjects``), a queue's items (``shared_items``) and the parts of a written object
+equal to the version it replaced (``share_unchanged``). Sharing must change nothing
 but identity: the search's counts and the whole result a user sees are the same without it.
 """
 
@@ -10,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from kamera_cli.apiserver.server.encoding import EqualObjects, encode_object
+from kamera_cli.apiserver.server import state as server_state
+from kamera_cli.apiserver.server.encoding import EqualObjects, encode_object, share_unchanged
 from kamera_cli.model.result import CheckResult
 from kamera_cli.report.json_report import to_json
 from kamera_cli.runner import Overrides, explore
@@ -56,6 +58,29 @@ def test_equal_objects_forget_past_their_limit() -> None:
     assert table.one(_deployment("1")) is not first
 
 
+def test_a_write_shares_the_parts_equal_to_the_version_it_replaced() -> None:
+    old = _deployment("5")
+    old["spec"] = {"replicas": 1, "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"x": [1, 2]}}}
+    old["status"] = {"replicas": 1, "ready": True, "seen": 1}
+    new = _deployment("6")
+    new["spec"] = {"replicas": 1, "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"x": [1, 2]}}}
+    new["status"] = {"replicas": 1.0, "ready": 1, "seen": True}  # equal by ==, not as JSON: kept apart
+    text = encode_object(new)
+    share_unchanged(new, old)
+    assert new["spec"] is old["spec"]
+    assert new["metadata"] is not old["metadata"] and new["metadata"]["name"] is old["metadata"]["name"]
+    assert new["metadata"]["managedFields"] is old["metadata"]["managedFields"]
+    assert new["status"] is not old["status"] and encode_object(new) == text
+    assert [type(v) for v in new["status"].values()] == [float, int, bool]
+    reordered = _deployment("7")
+    reordered["spec"] = {"template": old["spec"]["template"], "replicas": 1}  # same keys, other order
+    share_unchanged(reordered, old)
+    assert reordered["spec"] is not old["spec"] and list(reordered["spec"]) == ["template", "replicas"]
+    listed = {"spec": [{"a": 1}, {"a": 2}]}
+    share_unchanged(listed, {"spec": ({"a": 1}, {"a": 2})})  # a tuple is not the list it encodes as
+    assert type(listed["spec"]) is list
+
+
 def test_two_different_queues_share_their_equal_items() -> None:
     a = PendingItem("c", "default", "a", 3, WATCH)
     (one,) = merge_pending((), [a], None)
@@ -86,4 +111,5 @@ def test_a_search_is_the_same_without_sharing_equal_values(example: str, monkeyp
 
     monkeypatch.setattr(runtime, "_EQUAL", _Apart(1))
     monkeypatch.setattr(state, "shared_items", lambda pending: pending)
+    monkeypatch.setattr(server_state, "share_unchanged", lambda new, old: None)
     assert shared == _shown(path)

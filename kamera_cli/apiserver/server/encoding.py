@@ -96,6 +96,54 @@ class EqualObjects:
         return obj
 
 
+def share_unchanged(new: dict[str, Any], old: Mapping[str, Any], depth: int = 4) -> None:
+    """Make the members of ``new`` equal to those of ``old`` under the same key (or index) the very
+    objects ``old`` holds, in place, down to ``depth`` levels.
+
+    Why: a write's object is decoded afresh from the body its client sent, so an update that changes
+    a Deployment's status stored a second copy of its spec, pod template and managedFields, equal to
+    those of the version it replaced; every state and memo entry holding the new version kept them
+    (issue #26: webapps-2-2, the built-ins' decoded bodies were the largest holder, about 0.4 KiB per
+    state). Equal means the same JSON text (key order, ``1`` against ``1.0`` or ``true``) and the
+    same container types, so ``new`` reads back the same in every way but the identity of its parts.
+    """
+    for key, value in new.items():
+        was = old.get(key, _ABSENT)
+        if was is value or type(was) is not type(value):
+            continue
+        if isinstance(value, str):
+            if value == was:
+                new[key] = was
+        elif isinstance(value, (dict, list)):
+            if value == was and _same_text(value, was):
+                new[key] = was
+            elif depth > 1:
+                if isinstance(value, dict):
+                    share_unchanged(value, was, depth - 1)
+                elif len(value) == len(was):
+                    _share_items(value, was, depth - 1)
+
+
+def _share_items(new: list[Any], old: list[Any], depth: int) -> None:
+    for i, (value, was) in enumerate(zip(new, old, strict=True)):
+        if was is value or type(was) is not type(value) or not isinstance(value, dict):
+            continue
+        if value == was and _same_text(value, was):
+            new[i] = was
+        elif depth > 1:
+            share_unchanged(value, was, depth - 1)
+
+
+_ABSENT = object()
+
+
+def _same_text(a: Any, b: Any) -> bool:
+    try:
+        return compact(a) == compact(b)
+    except (TypeError, ValueError):  # not JSON (a seed's datetime): not shared
+        return False
+
+
 class ListBody(dict[str, Any]):
     """A list answer whose ``items`` are stored objects: encoded from the per-object cache."""
 

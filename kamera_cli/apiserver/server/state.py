@@ -16,6 +16,7 @@ from kamera_cli.apiserver.defaulting.metadata import format_time
 from kamera_cli.apiserver.errors import ApiError
 from kamera_cli.apiserver.registry.kinds import Registry
 from kamera_cli.apiserver.server.base import Access, Propagate, Request
+from kamera_cli.apiserver.server.encoding import share_unchanged
 from kamera_cli.apiserver.storage.snapshot import Snapshot
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
 
@@ -68,6 +69,8 @@ class SessionState:
         rv = self.snapshot.resource_version + 1
         if after is not None:
             after["metadata"]["resourceVersion"] = str(rv)
+            if before is not None:
+                share_unchanged(after, before)
         verb = "delete" if req.verb == "deletecollection" else req.verb
         access = Access(req.method, verb, req.info, req.namespace, ref.name, req.sub, req.raw_query, req.parsed,
                         200, after, before, after)
