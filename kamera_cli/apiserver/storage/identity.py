@@ -79,7 +79,15 @@ class IdentityCache(Generic[V]):
 
 
 class TextCache(IdentityCache[T]):
-    """An ``IdentityCache`` of texts, forgotten wholesale past ``limit`` entries or ``budget`` characters."""
+    """An ``IdentityCache`` of texts bounded by ``limit`` entries and ``budget`` characters, which
+    forgets its oldest entries to make room, not all of them at once.
+
+    Why oldest first: this cache holds up to ``budget`` of text and the objects it was derived from,
+    often objects of states the search has let go of, so forgotten wholesale it went from full to empty
+    and back every few thousand states, and the heap's peak moved by as much as the cache with where a
+    search stopped in that cycle (issue #26: webapps-2-2, up to 2 MiB, half a KiB per state of the
+    2,000->6,000 window). Kept full, it is the same from its first fill on.
+    """
 
     __slots__ = ("_budget", "_weight")
 
@@ -91,8 +99,12 @@ class TextCache(IdentityCache[T]):
     def put(self, key: Any, value: T) -> None:
         items = self._items
         weight = self._weight + len(value)
-        if weight > self._budget or len(items) >= self._limit:
-            items.clear()
-            weight = len(value)
+        if len(value) > self._budget:
+            return  # would push out everything else
+        old = items.pop(id(key), None)
+        if old is not None:
+            weight -= len(old[1])
+        while items and (weight > self._budget or len(items) >= self._limit):
+            weight -= len(items.pop(next(iter(items)))[1])  # the oldest (a dict keeps insertion order)
         self._weight = weight
         items[id(key)] = (key, value)
