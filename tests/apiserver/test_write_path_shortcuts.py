@@ -235,12 +235,3 @@ def test_a_text_cache_forgets_its_oldest_past_its_budget_and_answers_right_after
     assert cache.get(keys[2]) == b"12" and cache.get(keys[3]) == b"xy" and cache.get(keys[4]) == b"z"
     cache.put(keys[5], b"x" * 11)  # longer than the whole budget: not kept, nothing pushed out
     assert cache.get(keys[5]) is None and cache.get(keys[3]) == b"xy"
-
-
-def test_objects_met_before_are_forgotten_oldest_first() -> None:
-    from kamera_cli.apiserver.storage.identity import Seen
-    seen = Seen(2)
-    a, b, c = object(), object(), object()
-    assert not seen.again(a) and not seen.again(b) and seen.again(a)
-    assert not seen.again(c)  # past the limit: the oldest (a) goes, b stays
-    assert seen.again(b) and not seen.again(a)

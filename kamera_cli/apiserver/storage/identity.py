@@ -24,8 +24,7 @@ T = TypeVar("T", str, bytes)
 
 
 class Seen:
-    """Objects met before, by identity, the oldest forgotten past ``limit`` (as ``TextCache``: each
-    entry keeps its object alive, and a set forgotten wholesale moved the heap's peak)."""
+    """Objects met before, by identity, forgotten wholesale past ``limit`` (crude but bounded)."""
 
     __slots__ = ("_items", "_limit")
 
@@ -37,11 +36,9 @@ class Seen:
         """Whether ``value`` was met before; records it when not."""
         if self._items.get(id(value)) is value:
             return True
-        items = self._items
-        items.pop(id(value), None)  # another object that had the same id
-        if len(items) >= self._limit:
-            del items[next(iter(items))]  # the oldest (a dict keeps insertion order)
-        items[id(value)] = value
+        if len(self._items) >= self._limit:
+            self._items.clear()
+        self._items[id(value)] = value
         return False
 
 
