@@ -15,7 +15,10 @@ counts them and measures what a rule that merged them would need and would give:
   frozen): its size, longest path and time, the bound a sound rule would need at each such state;
 - ``--merged``: the same search with those states merged (every delay measured from the earliest
   pending instant while work is ready: *unsound* in general, tests/sim/test_unseen_instants.py
-  shows it losing clusters), to show what merging them could save at most. Measurement only.
+  shows it losing an outcome), to show what merging them could save at most, and whether each
+  node that stands for states at several distances would pass the check after the search that
+  docs/explorer.md sketches (``check``; partial: it does not follow the fixed instants made inside
+  the node's future, and it reads the members' distances from this process). Measurement only.
 
 ``python bench/bench_clock_classes.py --only kopf-apps-2 [--scenario FILE] [--bound 12 [--within 41]] [--merged]``
 """
@@ -36,7 +39,7 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_operators import FAMILIES
+from bench_operators import FAMILIES, outcomes
 
 from kamera_cli.explore import checker, reduction
 from kamera_cli.runner import Exploration, explore
@@ -79,16 +82,85 @@ def clock_classes(exploration: Exploration) -> tuple[int, int, int, int]:
 
 
 @contextmanager
-def merged() -> Iterator[None]:
-    """Every delay measured from the earliest pending instant not yet due while work is ready (unsound)."""
+def merged() -> Iterator[dict[str, set[int]]]:
+    """Every delay measured from the earliest pending instant not yet due while work is ready
+    (unsound); yields, per fingerprint so taken, the distances from the clock to that instant of
+    the states it stood for (its members)."""
     original = kube.KubeModel._seen_from
+    fingerprint = kube.KubeModel.fingerprint
+    members: dict[str, set[int]] = defaultdict(set)
 
     def shifted(model: kube.KubeModel, state: SimState, converged: bool) -> int | None:
         ref = None if converged else _earliest_later(state)
         return ref if ref is not None else original(model, state, converged)
 
-    with mock.patch.object(kube.KubeModel, "_seen_from", shifted):
-        yield
+    def recorded(model: kube.KubeModel, state: SimState) -> str:
+        fp = fingerprint(model, state)
+        ref = None if model.is_converged(state) else _earliest_later(state)
+        if ref is not None:
+            members[fp].add(ref - state.clock)
+        return fp
+
+    with mock.patch.object(kube.KubeModel, "_seen_from", shifted), \
+            mock.patch.object(kube.KubeModel, "fingerprint", recorded):
+        yield members
+
+
+def check(exploration: Exploration, members: dict[str, set[int]]) -> dict[str, int]:
+    """Whether each node of the merged search that stands for states at different distances from
+    its earliest fixed instant would pass the check docs/explorer.md sketches: from it, no cycle,
+    every path ends converged or waiting for a jump to a fixed instant (an anchored request: every
+    member jumps to the same instant, and is one state from there) and is shorter (in steps, one
+    second each) than the nearest member's distance, and every anchored request ready at it is ready
+    at every member's clock. Counts by what failed first ("passed" when nothing did)."""
+    graph = exploration.search.graph
+    longest: dict[int, int | None] = {}  # None: no bound (a cycle, a jump, a cut, a deadlock)
+
+    def bound(node: int) -> int | None:
+        stack, on_path = [(node, False)], set()
+        while stack:
+            n, done = stack.pop()
+            if n in longest and not done:
+                continue
+            if done:
+                on_path.discard(n)
+                state = graph.state(n)
+                outs = [graph.e_dst[e] for e in graph.out_range(n)]
+                first = min((p.ready_at for p in state.pending), default=None)
+                if not outs:
+                    longest[n] = 0 if graph.is_converged(n) else None
+                elif not state.ready() and any(p.anchored and p.ready_at == first for p in state.pending):
+                    longest[n] = 0  # every member jumps to that fixed instant: from there they are one
+                elif not graph.is_expanded(n) or not state.ready():
+                    longest[n] = None
+                else:
+                    after = [longest.get(d) for d in outs]
+                    longest[n] = None if any(a is None for a in after) else 1 + max(a for a in after if a is not None)
+                continue
+            if n in on_path:
+                return None  # a cycle through it
+            on_path.add(n)
+            stack.append((n, True))
+            stack.extend((graph.e_dst[e], False) for e in graph.out_range(n) if graph.e_dst[e] not in longest)
+        return longest.get(node)
+
+    counts: dict[str, int] = defaultdict(int)
+    for n in range(graph.num_states):
+        spread = members.get(graph.fingerprint(n), set())
+        if len(spread) < 2:
+            continue
+        state = graph.state(n)
+        length = bound(n)
+        earliest = (_earliest_later(state) or state.clock) - max(spread)  # the earliest member's clock
+        if length is None:
+            counts["no bound (a cycle, another jump, a cut, a deadlock)"] += 1
+        elif length >= min(spread):
+            counts["longer than the nearest member's distance"] += 1
+        elif any(p.anchored and p.ready_at <= state.clock and p.ready_at > earliest for p in state.pending):
+            counts["an anchored request not yet ready at a member's clock"] += 1
+        else:
+            counts["passed"] += 1
+    return dict(counts)
 
 
 @contextmanager
@@ -142,12 +214,15 @@ def main() -> None:
                 print(f"  timer {distance} s away: the ready work's future {size:,} states, longest path "
                       f"{'cut' if not complete else length}, {took:.2f} s", flush=True)
             if args.merged:
-                with merged():
+                with merged() as members:
                     t0 = time.perf_counter()
                     coarse = explore(scenario)
                     seconds = time.perf_counter() - t0
+                same = outcomes(coarse) == outcomes(exploration)
                 print(f"  merged (unsound, measurement only): {coarse.search.stats.states:,} states, "
-                      f"{seconds:.1f} s, {coarse.result.verdict.value}", flush=True)
+                      f"{seconds:.1f} s, {coarse.result.verdict.value}, the same outcomes: {same}; "
+                      f"nodes standing for several distances, "
+                      f"by the check: {check(coarse, members)}", flush=True)
 
 
 if __name__ == "__main__":
