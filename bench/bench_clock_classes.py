@@ -20,7 +20,8 @@ counts them and measures what a rule that merged them would need and would give:
   docs/explorer.md sketches (``check``; partial: it does not follow the fixed instants made inside
   the node's future, and it reads the members' distances from this process). Measurement only.
 
-``python bench/bench_clock_classes.py --only kopf-apps-2 [--scenario FILE] [--bound 12 [--within 41]] [--merged]``
+``python bench/bench_clock_classes.py --only kopf-apps-2 [--scenario FILE] [--bound 12 [--within 41]]
+[--merged [--rounds]]``
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_operators import FAMILIES, outcomes
 
 from kamera_cli.explore import checker, reduction
+from kamera_cli.model.scenario import Scenario
 from kamera_cli.runner import Exploration, explore
 from kamera_cli.scenario import load_scenario
 from kamera_cli.sim.model import kube
@@ -82,20 +84,29 @@ def clock_classes(exploration: Exploration) -> tuple[int, int, int, int]:
 
 
 @contextmanager
-def merged() -> Iterator[dict[str, set[int]]]:
+def merged(refused: frozenset[str] = frozenset()) -> Iterator[dict[str, set[int]]]:
     """Every delay measured from the earliest pending instant not yet due while work is ready
-    (unsound); yields, per fingerprint so taken, the distances from the clock to that instant of
-    the states it stood for (its members)."""
+    (unsound), except for states whose fingerprint so taken is ``refused`` (they keep the exact one);
+    yields, per fingerprint so taken, the distances from the clock to that instant of the states it
+    stood for (its members)."""
     original = kube.KubeModel._seen_from
     fingerprint = kube.KubeModel.fingerprint
     members: dict[str, set[int]] = defaultdict(set)
+    exact = [False]
 
     def shifted(model: kube.KubeModel, state: SimState, converged: bool) -> int | None:
-        ref = None if converged else _earliest_later(state)
+        ref = None if converged or exact[0] else _earliest_later(state)
         return ref if ref is not None else original(model, state, converged)
 
     def recorded(model: kube.KubeModel, state: SimState) -> str:
         fp = fingerprint(model, state)
+        if fp in refused:
+            object.__setattr__(state, "_fp", "")
+            exact[0] = True
+            try:
+                return fingerprint(model, state)
+            finally:
+                exact[0] = False
         ref = None if model.is_converged(state) else _earliest_later(state)
         if ref is not None:
             members[fp].add(ref - state.clock)
@@ -106,13 +117,14 @@ def merged() -> Iterator[dict[str, set[int]]]:
         yield members
 
 
-def check(exploration: Exploration, members: dict[str, set[int]]) -> dict[str, int]:
+def check(exploration: Exploration, members: dict[str, set[int]], failed: set[str] | None = None) -> dict[str, int]:
     """Whether each node of the merged search that stands for states at different distances from
     its earliest fixed instant would pass the check docs/explorer.md sketches: from it, no cycle,
     every path ends converged or waiting for a jump to a fixed instant (an anchored request: every
     member jumps to the same instant, and is one state from there) and is shorter (in steps, one
     second each) than the nearest member's distance, and every anchored request ready at it is ready
-    at every member's clock. Counts by what failed first ("passed" when nothing did)."""
+    at every member's clock. Counts by what failed first ("passed" when nothing did); ``failed``
+    gets the fingerprints of the nodes that failed."""
     graph = exploration.search.graph
     longest: dict[int, int | None] = {}  # None: no bound (a cycle, a jump, a cut, a deadlock)
 
@@ -153,14 +165,34 @@ def check(exploration: Exploration, members: dict[str, set[int]]) -> dict[str, i
         length = bound(n)
         earliest = (_earliest_later(state) or state.clock) - max(spread)  # the earliest member's clock
         if length is None:
-            counts["no bound (a cycle, another jump, a cut, a deadlock)"] += 1
+            why = "no bound (a cycle, another jump, a cut, a deadlock)"
         elif length >= min(spread):
-            counts["longer than the nearest member's distance"] += 1
+            why = "longer than the nearest member's distance"
         elif any(p.anchored and p.ready_at <= state.clock and p.ready_at > earliest for p in state.pending):
-            counts["an anchored request not yet ready at a member's clock"] += 1
+            why = "an anchored request not yet ready at a member's clock"
         else:
-            counts["passed"] += 1
+            why = "passed"
+        counts[why] += 1
+        if why != "passed" and failed is not None:
+            failed.add(graph.fingerprint(n))
     return dict(counts)
+
+
+def rounds(scenario: Scenario, limit: int = 8) -> Iterator[tuple[Exploration, float, dict[str, int]]]:
+    """The merged search again and again, each time with the nodes the check refused before kept
+    exact, until the check refuses nothing (or ``limit`` rounds): what the design would do."""
+    refused: set[str] = set()
+    for _ in range(limit):
+        with merged(frozenset(refused)) as members:
+            t0 = time.perf_counter()
+            exploration = explore(scenario)
+            seconds = time.perf_counter() - t0
+        failed: set[str] = set()
+        counts = check(exploration, members, failed)
+        yield exploration, seconds, counts
+        if not failed - refused:
+            return
+        refused |= failed
 
 
 @contextmanager
@@ -194,6 +226,7 @@ def main() -> None:
     parser.add_argument("--bound", type=int, default=0, help="measure the ready work's future at N states")
     parser.add_argument("--within", type=int, default=1 << 30, help="--bound: only where the timer is this near (s)")
     parser.add_argument("--merged", action="store_true", help="also search with the clock classes merged (unsound)")
+    parser.add_argument("--rounds", action="store_true", help="with --merged: again, the refused nodes exact")
     args = parser.parse_args()
     for name in [*args.only, *map(str, args.scenario)]:
         with tempfile.TemporaryDirectory() as tmp:
@@ -223,6 +256,12 @@ def main() -> None:
                       f"{seconds:.1f} s, {coarse.result.verdict.value}, the same outcomes: {same}; "
                       f"nodes standing for several distances, "
                       f"by the check: {check(coarse, members)}", flush=True)
+            if args.merged and args.rounds:
+                for i, (again, seconds, counts) in enumerate(rounds(scenario), 1):
+                    same = outcomes(again) == outcomes(exploration)
+                    print(f"  round {i}: {again.search.stats.states:,} states, {seconds:.1f} s, "
+                          f"{again.result.verdict.value}, the same outcomes: {same}; by the check: {counts}",
+                          flush=True)
 
 
 if __name__ == "__main__":
