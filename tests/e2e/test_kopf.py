@@ -187,15 +187,16 @@ def _unbound(tmp_path: Path, operator: str, more_crds: list[str] | None = None) 
     shutil.copy(CREATE_CHILD / "crds" / "widget.yaml", tmp_path / "crds" / "widget.yaml")
     shutil.copytree(CREATE_CHILD / "manifests", tmp_path / "manifests")
     (tmp_path / "operator.py").write_text(textwrap.dedent(operator))
+    crds = ", ".join(["crds/widget.yaml", *(more_crds or ())])
     (tmp_path / "scenario.yaml").write_text(textwrap.dedent("""\
         apiVersion: kamera.dev/v1alpha1
         kind: Scenario
         metadata: {name: kopf-unbound}
         spec:
           controllers: [{name: op, kopf: operator.py}]
-          crds: [crds/widget.yaml%s]
+          crds: [CRDS]
           seed: [manifests/widget.yaml]
-        """ % "".join(f", {c}" for c in more_crds or ())))
+        """).replace("CRDS", crds))
     (result,) = kamera_cli.check(tmp_path).scenarios
     return result
 
