@@ -84,22 +84,33 @@ def clock_classes(exploration: Exploration) -> tuple[int, int, int, int]:
 
 
 @contextmanager
-def merged(refused: frozenset[str] = frozenset()) -> Iterator[dict[str, set[int]]]:
+def merged(refused: frozenset[str] = frozenset(), bucket: int = 0) -> Iterator[dict[str, set[int]]]:
     """Every delay measured from the earliest pending instant not yet due while work is ready
     (unsound), except for states whose fingerprint so taken is ``refused`` (they keep the exact one);
     yields, per fingerprint so taken, the distances from the clock to that instant of the states it
-    stood for (its members)."""
+    stood for (its members). ``bucket`` (H > 0): only where that distance is H or more, and the
+    fingerprint says which multiple of H it is in (``~b<k>``), so that the check needs no table."""
     original = kube.KubeModel._seen_from
     fingerprint = kube.KubeModel.fingerprint
     members: dict[str, set[int]] = defaultdict(set)
     exact = [False]
 
+    def coarse(model: kube.KubeModel, state: SimState) -> int | None:
+        ref = None if exact[0] or model.is_converged(state) else _earliest_later(state)
+        return None if ref is None or ref - state.clock < bucket else ref
+
     def shifted(model: kube.KubeModel, state: SimState, converged: bool) -> int | None:
-        ref = None if converged or exact[0] else _earliest_later(state)
+        ref = None if converged else coarse(model, state)
         return ref if ref is not None else original(model, state, converged)
 
     def recorded(model: kube.KubeModel, state: SimState) -> str:
+        if state._fp:
+            return fingerprint(model, state)
         fp = fingerprint(model, state)
+        ref = coarse(model, state)
+        if ref is not None and bucket:
+            fp = f"{fp}~b{(ref - state.clock) // bucket}"
+            object.__setattr__(state, "_fp", fp)
         if fp in refused:
             object.__setattr__(state, "_fp", "")
             exact[0] = True
@@ -107,7 +118,6 @@ def merged(refused: frozenset[str] = frozenset()) -> Iterator[dict[str, set[int]
                 return fingerprint(model, state)
             finally:
                 exact[0] = False
-        ref = None if model.is_converged(state) else _earliest_later(state)
         if ref is not None:
             members[fp].add(ref - state.clock)
         return fp
@@ -117,14 +127,16 @@ def merged(refused: frozenset[str] = frozenset()) -> Iterator[dict[str, set[int]
         yield members
 
 
-def check(exploration: Exploration, members: dict[str, set[int]], failed: set[str] | None = None) -> dict[str, int]:
+def check(exploration: Exploration, members: dict[str, set[int]], failed: set[str] | None = None,
+          bucket: int = 0) -> dict[str, int]:
     """Whether each node of the merged search that stands for states at different distances from
     its earliest fixed instant would pass the check docs/explorer.md sketches: from it, no cycle,
     every path ends converged or waiting for a jump to a fixed instant (an anchored request: every
     member jumps to the same instant, and is one state from there) and is shorter (in steps, one
     second each) than the nearest member's distance, and every anchored request ready at it is ready
     at every member's clock. Counts by what failed first ("passed" when nothing did); ``failed``
-    gets the fingerprints of the nodes that failed."""
+    gets the fingerprints of the nodes that failed. ``bucket``: the members' distances are every one
+    of the node's multiple of H (its fingerprint's ``~b<k>``), and every such node is checked."""
     graph = exploration.search.graph
     longest: dict[int, int | None] = {}  # None: no bound (a cycle, a jump, a cut, a deadlock)
 
@@ -158,7 +170,14 @@ def check(exploration: Exploration, members: dict[str, set[int]], failed: set[st
 
     counts: dict[str, int] = defaultdict(int)
     for n in range(graph.num_states):
-        spread = members.get(graph.fingerprint(n), set())
+        fp = graph.fingerprint(n)
+        if bucket:
+            if "~b" not in fp:
+                continue
+            k = int(fp.rpartition("~b")[2])
+            spread = set(range(k * bucket, (k + 1) * bucket))
+        else:
+            spread = members.get(fp, set())
         if len(spread) < 2:
             continue
         state = graph.state(n)
@@ -178,17 +197,17 @@ def check(exploration: Exploration, members: dict[str, set[int]], failed: set[st
     return dict(counts)
 
 
-def rounds(scenario: Scenario, limit: int = 8) -> Iterator[tuple[Exploration, float, dict[str, int]]]:
+def rounds(scenario: Scenario, limit: int = 8, bucket: int = 0) -> Iterator[tuple[Exploration, float, dict[str, int]]]:
     """The merged search again and again, each time with the nodes the check refused before kept
     exact, until the check refuses nothing (or ``limit`` rounds): what the design would do."""
     refused: set[str] = set()
     for _ in range(limit):
-        with merged(frozenset(refused)) as members:
+        with merged(frozenset(refused), bucket) as members:
             t0 = time.perf_counter()
             exploration = explore(scenario)
             seconds = time.perf_counter() - t0
         failed: set[str] = set()
-        counts = check(exploration, members, failed)
+        counts = check(exploration, members, failed, bucket)
         yield exploration, seconds, counts
         if not failed - refused:
             return
@@ -227,6 +246,7 @@ def main() -> None:
     parser.add_argument("--within", type=int, default=1 << 30, help="--bound: only where the timer is this near (s)")
     parser.add_argument("--merged", action="store_true", help="also search with the clock classes merged (unsound)")
     parser.add_argument("--rounds", action="store_true", help="with --merged: again, the refused nodes exact")
+    parser.add_argument("--bucket", type=int, default=0, help="with --rounds: the distance held as a multiple of H")
     args = parser.parse_args()
     for name in [*args.only, *map(str, args.scenario)]:
         with tempfile.TemporaryDirectory() as tmp:
@@ -257,7 +277,7 @@ def main() -> None:
                       f"nodes standing for several distances, "
                       f"by the check: {check(coarse, members)}", flush=True)
             if args.merged and args.rounds:
-                for i, (again, seconds, counts) in enumerate(rounds(scenario), 1):
+                for i, (again, seconds, counts) in enumerate(rounds(scenario, bucket=args.bucket), 1):
                     same = outcomes(again) == outcomes(exploration)
                     print(f"  round {i}: {again.search.stats.states:,} states, {seconds:.1f} s, "
                           f"{again.result.verdict.value}, the same outcomes: {same}; by the check: {counts}",
