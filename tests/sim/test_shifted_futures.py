@@ -72,8 +72,8 @@ def _scenario(tmp_path: Path, replicas: int, other: bool = False) -> Path:
 def _same(kept: Future, fresh: Future) -> list[str]:
     """Where two futures differ in what the choice at the state reads. (Not their graphs, which a
     successor inherits from: a kept future's graph can differ from a fresh search's with the clock
-    in the key as well, 64 of 1,172 here on main at 1eb1b35 — see docs/explorer.md, "Where it still
-    falls short".)"""
+    in the key as well: 64 of 1,172 on main at 1eb1b35, the two Deployments searched to the end — see
+    docs/explorer.md, "Where it still falls short".)"""
     return [name for name in ("processes", "footprint", "length", "complete", "slack", "enabled")
             if getattr(kept, name) != getattr(fresh, name)]
 
