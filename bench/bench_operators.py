@@ -583,8 +583,14 @@ def main() -> None:
                       f"{exploration.result.verdict.value}  ({exploration.search.complete})  {why}", flush=True)
                 if exploration.search.complete:
                     seen.append(outcomes(exploration))
+                else:  # a cut run's figures are not the family's: never let one pass for a whole search
+                    cut = exploration.search.bound_hit or "its timeout"
+                    print(f"{'':20} ^ CUT by {cut}: these states and seconds are a lower bound, not the family's",
+                          flush=True)
             if len(seen) == 2:
                 assert seen[0] == seen[1], f"{name}: the reduction changed the converged outcomes"
+            elif len(reductions) == 2:
+                print(f"{'':20} ^ the two reductions were not compared: a run was cut", flush=True)
 
 
 if __name__ == "__main__":

@@ -65,10 +65,27 @@ class Overrides:
     #: connections to search workers serving this run elsewhere (``serve_remote``, on Ray nodes), on
     #: top of ``search_workers``; a process that inherits them is their only user
     remote_workers: tuple[Any, ...] = ()
+    #: Ray search workers asked for (``--workers`` under ``--ray``); fewer in ``remote_workers`` means the
+    #: cluster could not place the rest, which the run's notes say
+    remote_asked: int = 0
     #: keep every explored state in the returned search (False: states are let go of once expanded
     #: and derived again when the judge or a report reads one; what ``run_scenario`` does, as it
     #: returns the result alone)
     keep_states: bool = True
+
+
+def _remote_shortfall(o: Overrides, used: int, unsplit: bool, strategy: str) -> list[str]:
+    """Why fewer Ray workers took part than were asked for. Why say it: the verdict is the same, but a
+    user who asked for a cluster's CPUs and got one process should not have to guess from the time."""
+    asked = max(o.remote_asked, len(o.remote_workers))
+    if unsplit:
+        return [f"the {asked} Ray search worker(s) were let go: only a breadth-first search is split, "
+                f"and this one is {strategy}"]
+    if asked > used:
+        return [f"{asked} Ray search worker(s) were asked for and {used} could be placed on the "
+                "cluster in time (no free CPU): the search ran with "
+                + (f"{used} of them" if used else "none of them, in this process alone")]
+    return []
 
 
 #: one run: a scenario file and the overrides it runs with (a swarm is several runs of one file)
@@ -226,7 +243,8 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
     bounds = scenario.explore
     member, size = o.swarm
     remote = o.remote_workers
-    if remote and bounds.strategy != "bfs":  # only a breadth-first search is split: let them go
+    unsplit = bool(remote) and bounds.strategy != "bfs"
+    if unsplit:  # only a breadth-first search is split: let them go
         for conn in remote:
             conn.close()
         remote = ()
@@ -299,6 +317,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
     if remote:
         sim.warnings.append(f"the search was split across {search_workers} processes, {len(remote)} of them "
                             "remote (Ray): the same graph as one process builds")
+    sim.warnings.extend(_remote_shortfall(o, len(remote), unsplit, bounds.strategy))
     if size:
         walked = f"swarm member {member + 1} of {size}: {bounds.walks} random walks from seed {bounds.seed}"
         sim.warnings.append(f"{walked}, which expanded every state they reached: exhaustive after all"

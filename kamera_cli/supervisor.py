@@ -519,7 +519,8 @@ class _Supervisor:
                 remote: Sequence[Any] = ()
                 if self.options.remote_workers > 0 and self.options.remote_search is not None:
                     remote = self.options.remote_search(path, overrides, self.options.remote_workers)
-                    overrides = replace(overrides, remote_workers=tuple(remote))
+                    overrides = replace(overrides, remote_workers=tuple(remote),
+                                        remote_asked=self.options.remote_workers)
                 running.append(_Job(index, path, self.ctx, overrides, self.options.isolate_network,
                                     self.options.import_timeout))
                 for conn in remote:  # the forked worker holds them now; ours would hide its end's EOF

@@ -79,6 +79,19 @@ def _names_namespaced_owner(ref: ObjectRef, obj: Manifest, registry: Registry) -
     return False
 
 
+def _names_unknown_kind(obj: Manifest, registry: Registry) -> bool:
+    """An ownerReference whose kind discovery does not serve: the real GC can do nothing with the object.
+
+    ``isDangling`` asks the RESTMapper for the owner's resource before anything else; when that fails
+    ``classifyReferences`` returns the error for the whole object and ``attemptToDeleteItem`` requeues
+    it — again and again, until a CRD serving the kind appears. So the object is neither collected nor
+    patched, whatever its other references say, and a foreground owner waiting for it keeps waiting.
+    Counting such an owner as gone instead deleted the dependent at once.
+    """
+    return any(registry.lookup(str(owner.get("apiVersion", "")), str(owner.get("kind", ""))) is None
+               for owner in _meta(obj).get("ownerReferences") or [] if isinstance(owner, Mapping))
+
+
 def _gc_work(snapshot: Snapshot, registry: Registry) -> tuple[ActorWork, ...]:
     entries = sorted(snapshot.iter_entries(), key=lambda e: e[0])
     by_uid: dict[str, tuple[ObjectRef, Manifest]] = {}
@@ -102,6 +115,7 @@ def _gc_work(snapshot: Snapshot, registry: Registry) -> tuple[ActorWork, ...]:
         owners = [o for o in _meta(obj).get("ownerReferences") or [] if isinstance(o, Mapping)]
         if not owners or _names_namespaced_owner(ref, obj, registry):
             continue
+        stuck = _names_unknown_kind(obj, registry)
         present = False
         dangling: list[str] = []
         for o in owners:
@@ -111,6 +125,8 @@ def _gc_work(snapshot: Snapshot, registry: Registry) -> tuple[ActorWork, ...]:
                 dependents.setdefault(str(o.get("uid")), []).append((ref, obj, o))
             else:
                 dangling.append(str(o.get("uid", "")))
+        if stuck:
+            continue  # still a dependent of its present owners (foreground waits for it), never acted on
         if not present and not _deleting(obj):
             work.add(ActorWork(GC, "delete", ref, "all owners are gone"))
         elif present and dangling:
@@ -122,8 +138,9 @@ def _gc_work(snapshot: Snapshot, registry: Registry) -> tuple[ActorWork, ...]:
         deps = dependents.get(str(_meta(obj).get("uid")), [])
         if _FOREGROUND in finalizers:
             waiting = [d for d in deps if not _deleting(d[1])]
-            for dref, _, _ in waiting:
-                work.add(ActorWork(GC, "delete", dref, f"foreground deletion of {ref}"))
+            for dref, dobj, _ in waiting:
+                if not _names_unknown_kind(dobj, registry):
+                    work.add(ActorWork(GC, "delete", dref, f"foreground deletion of {ref}"))
             blocking = [d for d in deps if d[2].get("blockOwnerDeletion") is True]
             if not waiting and not blocking:
                 work.add(ActorWork(GC, "remove-finalizer", ref, _FOREGROUND))

@@ -395,6 +395,7 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
         ts: list[Transition[S]] | None = None
         order: Sequence[int] = range(len(acts))
         rest: list[int] = []
+        cut_short = False
         futures = futures_at.pop(node, None) if reducer is not None else None
         if reducer is not None and len(acts) > 1:
             ts = []
@@ -403,20 +404,22 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
                     break  # a step that overran: the node stays unexpanded, the search stops here
                 ts.append(successor(state, a))
             if len(ts) < len(acts):
-                first_edge[node] = 0
+                # the steps run before the deadline are kept, the node partly expanded: the one that ran
+                # past it may be a controller's overrun, a finding the search must not lose
                 bound_hit = f"timeout {timeout:g}s reached"
-                break
-            futures = {} if futures is None else futures
-            try:
-                chosen = persistent_subset(reducer, state, acts, ts, process_steps, fingerprint,
-                                           horizon_of(state) if horizon_of is not None else None, global_causes,
-                                           futures, cache)
-            except _OutOfTime:
-                chosen = None  # expanded fully; the search stops before the next expansion
-            if chosen is not None and not visible(bool(conv[node]), chosen[0], ts, chosen[1]):
-                order = chosen[0]
-                taken = set(order)
-                rest = [i for i in range(len(acts)) if i not in taken]
+                order, futures, cut_short = range(len(ts)), None, True
+            else:
+                futures = {} if futures is None else futures
+                try:
+                    chosen = persistent_subset(reducer, state, acts, ts, process_steps, fingerprint,
+                                               horizon_of(state) if horizon_of is not None else None,
+                                               global_causes, futures, cache)
+                except _OutOfTime:
+                    chosen = None  # expanded fully; the search stops before the next expansion
+                if chosen is not None and not visible(bool(conv[node]), chosen[0], ts, chosen[1]):
+                    order = chosen[0]
+                    taken = set(order)
+                    rest = [i for i in range(len(acts)) if i not in taken]
         taken_count = 0
         planned = len(order)
         while True:
@@ -472,7 +475,7 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
             order, rest = rest, []
             planned += len(order)
         last_edge[node] = eid
-        status[node] = EXPANDED if taken_count == planned else PARTIAL
+        status[node] = EXPANDED if taken_count == planned and not cut_short else PARTIAL
         if release is not None:
             release(state)
         if drop and not conv[node] and node not in initial_index:

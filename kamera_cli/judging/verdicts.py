@@ -103,7 +103,7 @@ class Judge:
         for node in search.depth_cuts[:3]:
             edges = search.path_to(node)
             cexs.append(self._verified(Counterexample(
-                kind="not-converged", summary=f"not converged within {bound} steps",
+                kind="not-converged", summary=f"not converged within {bound} steps" + _retried(edges),
                 steps=steps_of([e.label for e in edges]), nodes=node_ids(edges, node),
                 details=self._pending_text(search.state(node)),
             ), edges))
@@ -507,3 +507,33 @@ def scenario_verdict(checks: Iterable[Check]) -> Verdict:
     if Verdict.INCONCLUSIVE in verdicts:
         return Verdict.INCONCLUSIVE
     return Verdict.PASSED
+
+
+def _retried(edges: Sequence[Any]) -> str:
+    """Why a path that ran out of steps did: one controller failing the same way again and again.
+
+    Why say it: a handler retried after every failure (kopf's default: no limit) never settles, and
+    its retries never repeat a state (the retry count and times change), so the search meets the depth
+    bound rather than a loop; "not converged within 50 steps" alone reads like a bound set too low.
+    """
+    seen: dict[tuple[str, str], int] = {}
+    for e in edges:
+        error = str(getattr(e.label, "error", "") or "")
+        if error:
+            first = error.splitlines()[0]
+            if first.startswith("kamera_cli.") and ": " in first:  # kamera's wrapper: what it wraps says more
+                first = first.split(": ", 1)[1]
+            key = (str(getattr(e.label, "actor", "")), first)
+            seen[key] = seen.get(key, 0) + 1
+    if not seen:
+        return ""
+    (actor, error), count = max(seen.items(), key=lambda kv: (kv[1], kv[0]))
+    if count < 3:
+        return ""
+    return (f": '{actor}' failed {count} times on this path with the same error and was retried after each "
+            f"failure, which never settles ({_short(error)})")
+
+
+def _short(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+

@@ -219,38 +219,67 @@ class Simulation:
             if spec.kopf is not None:
                 factory = load_kopf_operator(spec.kopf, base, scenario=scenario.name, controller=spec.name,
                                              host=containment.host, env=_view(spec))
-                self._factories.append(factory)
-                factory.memory_owner = spec.name  # its objects' memos are kept in the explored state
                 if spec.for_kind is None:
-                    spec = replace(spec, for_kind=self._kopf_resource(factory, spec))
-            assert spec.for_kind is not None
-            info = self.registry.lookup(spec.for_kind.api_version, spec.for_kind.kind)
-            if info is None:
-                raise ScenarioError([Problem(scenario.file, spec.position.line, spec.position.column,
-                                             "$.spec.controllers", f"unknown kind {spec.for_kind}")])
-            if spec.kopf is not None:
-                if not factory.handles(info.group, info.version, info.plural, info.kind):
-                    raise EntrypointError(f"kopf operator {spec.kopf!r} has no handler for {spec.for_kind}",
-                                          scenario=scenario.name, controller=spec.name,
-                                          hint="'for' names the resource whose events the operator handles")
-                candidates = [(i.group, i.version, i.plural, i.kind, i.namespaced) for i in self.registry.resources()
-                              if "watch" in i.verbs or i.custom]
-                factory.bind_resource(info.group, info.version, info.plural, info.kind, info.namespaced, candidates)
-            else:
-                factory = load_reconciler(spec.entrypoint, base, scenario=scenario.name, controller=spec.name,
-                                          env=_view(spec))
-                self._factories.append(factory)
-            watches = self._watches(spec, base)
-            wirings.append(Wiring(spec.name, spec.for_kind, info.namespaced, frozenset(spec.owns), tuple(watches),
-                                  timer=factory.events if spec.kopf is not None else None))
-            self.runtimes.append(ControllerRuntime(
-                name=spec.name, for_kind=spec.for_kind, namespaced=info.namespaced,
-                watched_kinds=tuple(sorted({*spec.owns, *(w.kind for w in spec.watches)})), factory=factory,
-                registry=self.registry, bind=containment.bind, client=client,
-                budget_seconds=spec.timeout, memoize=self.memoize and scenario.explore.memoize,
-            ))
-            if spec.kopf is not None:
-                self._kopf_timers(spec, factory, info.namespaced, client, wirings)
+                    kinds = self._kopf_resources(factory, spec)
+                    if len(kinds) > 1:
+                        self._kopf_parts(spec, factory, kinds, client, base, wirings)
+                        continue
+                    spec = replace(spec, for_kind=kinds[0])
+            self._wire(spec, factory, client, base, wirings)
+
+    def _kopf_parts(self, spec: Any, factory: Any, kinds: list[KindRef], client: Any, base: Path,
+                    wirings: list[Wiring]) -> None:
+        """A kopf operator whose handlers select several resources, without ``for:``: one controller per
+        resource, named ``<name>/<Kind>`` as a metacontroller's parents are, each with its own copy of
+        the operator's modules — what one entry per resource written by hand gives (docs/controllers.md)."""
+        assert self._containment is not None
+        host = self._containment.host
+        counts: dict[str, int] = {}
+        for kind in kinds:
+            counts[kind.kind] = counts.get(kind.kind, 0) + 1
+        for i, kind in enumerate(kinds):
+            label = kind.kind if counts[kind.kind] == 1 else f"{kind.kind}.{kind.group or 'core'}"
+            part = replace(spec, name=f"{spec.name}/{label}", for_kind=kind)
+            own = factory if i == 0 else load_kopf_operator(
+                spec.kopf, base, scenario=self.scenario.name, controller=part.name, host=host, env=_view(spec))
+            self._wire(part, own, client, base, wirings)
+
+    def _wire(self, spec: Any, factory: Any, client: Any, base: Path, wirings: list[Wiring]) -> None:
+        """One loaded controller (``factory`` is its kopf operator, or None for a reconciler) wired in."""
+        scenario = self.scenario
+        containment = self._containment
+        assert containment is not None
+        if spec.kopf is not None:
+            self._factories.append(factory)
+            factory.memory_owner = spec.name  # its objects' memos are kept in the explored state
+        assert spec.for_kind is not None
+        info = self.registry.lookup(spec.for_kind.api_version, spec.for_kind.kind)
+        if info is None:
+            raise ScenarioError([Problem(scenario.file, spec.position.line, spec.position.column,
+                                         "$.spec.controllers", f"unknown kind {spec.for_kind}")])
+        if spec.kopf is not None:
+            if not factory.handles(info.group, info.version, info.plural, info.kind):
+                raise EntrypointError(f"kopf operator {spec.kopf!r} has no handler for {spec.for_kind}",
+                                      scenario=scenario.name, controller=spec.name,
+                                      hint="'for' names the resource whose events the operator handles")
+            candidates = [(i.group, i.version, i.plural, i.kind, i.namespaced) for i in self.registry.resources()
+                          if "watch" in i.verbs or i.custom]
+            factory.bind_resource(info.group, info.version, info.plural, info.kind, info.namespaced, candidates)
+        else:
+            factory = load_reconciler(spec.entrypoint, base, scenario=scenario.name, controller=spec.name,
+                                      env=_view(spec))
+            self._factories.append(factory)
+        watches = self._watches(spec, base)
+        wirings.append(Wiring(spec.name, spec.for_kind, info.namespaced, frozenset(spec.owns), tuple(watches),
+                              timer=factory.events if spec.kopf is not None else None))
+        self.runtimes.append(ControllerRuntime(
+            name=spec.name, for_kind=spec.for_kind, namespaced=info.namespaced,
+            watched_kinds=tuple(sorted({*spec.owns, *(w.kind for w in spec.watches)})), factory=factory,
+            registry=self.registry, bind=containment.bind, client=client,
+            budget_seconds=spec.timeout, memoize=self.memoize and scenario.explore.memoize,
+        ))
+        if spec.kopf is not None:
+            self._kopf_timers(spec, factory, info.namespaced, client, wirings)
 
     def _watches(self, spec: Any, base: Path) -> list[tuple[KindRef, Any]]:
         watches: list[tuple[KindRef, Any]] = []
@@ -361,16 +390,14 @@ class Simulation:
                 memoize=self.memoize and self.scenario.explore.memoize,
             ))
 
-    def _kopf_resource(self, factory: Any, spec: Any) -> KindRef:
-        """The one resource a kopf operator's handlers select, when the scenario does not name it."""
+    def _kopf_resources(self, factory: Any, spec: Any) -> list[KindRef]:
+        """The resources a kopf operator's handlers select, when the scenario does not name one."""
         infos = [i for i in self.registry.resources() if "watch" in i.verbs or i.custom]
         found = factory.handled_resources([(i.group, i.version, i.plural, i.kind, i.namespaced) for i in infos])
         # a versionless handler selects every served version: take the preferred (first) one per kind
         kinds: dict[tuple[str, str], KindRef] = {}
         for i in found:
             kinds.setdefault((infos[i].group, infos[i].kind), infos[i].kind_ref)
-        if len(kinds) == 1:
-            return next(iter(kinds.values()))
         if not kinds:
             # kopf would start, log that it cannot serve an unresolved resource, and handle nothing
             wanted = ", ".join(factory.selectors()) or "nothing"
@@ -381,10 +408,7 @@ class Simulation:
                 scenario=self.scenario.name, controller=spec.name,
                 hint="kopf would run and handle nothing: compare the handlers' group and version with the CRDs "
                      "(or add the CRD that serves them)")
-        raise EntrypointError(
-            f"kopf operator {spec.kopf!r} handles {', '.join(str(k) for k in kinds.values())}: name the one to "
-            "check with 'for:'", scenario=self.scenario.name, controller=spec.name,
-            hint="one controller entry per resource (several entries may name the same module)")
+        return sorted(kinds.values(), key=lambda k: (k.group, k.kind))
 
     def _finish(self, snapshot: Snapshot, wirings: list[Wiring]) -> None:
         scenario = self.scenario

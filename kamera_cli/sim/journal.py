@@ -2,11 +2,13 @@
 
 Why apart from the model: both are about requests, not scheduling — the model turns a step's writes
 into triggers, and the runtime replays a memoised step by re-sending them — so they are shared by the
-model, the runtime and the bootstrap without any of them owning the others.
+model, the runtime and the bootstrap without any of them owning the others. A memoised write replayed
+later is written as a fresh run would write it then (``as_written_now``): that is about requests too.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Mapping
 from typing import Any
 
@@ -123,3 +125,88 @@ def perform_action(server: ApiServer, spec: ActionSpec) -> None:
         info = server.registry.lookup(ref.api_version, ref.kind) if hasattr(server, "registry") else None
         ptype = "merge" if info is None or info.custom else "strategic"
         server.patch(ref, ptype, dict(obj))
+
+
+_RFC3339 = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def _moved(stamp: str, then: str, now: str) -> str:
+    """``stamp``, written by a run at ``then``, as the same run at ``now`` writes it (same distance)."""
+    try:
+        shift = _dt.datetime.strptime(now, _RFC3339) - _dt.datetime.strptime(then, _RFC3339)
+        return (_dt.datetime.strptime(stamp, _RFC3339) + shift).strftime(_RFC3339)
+    except ValueError:  # not a time the server wrote: left as it is
+        return stamp
+
+
+def as_written_now(obj: Mapping[str, Any], rv: int, stamps: tuple[str, str] | None = None,
+             recorded_before: Mapping[str, Any] | None = None,
+             current_before: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``obj`` (a memoised write's result) at resourceVersion ``rv`` as a fresh run would have made it
+    now. The memo matched on what the run read, which leaves out server bookkeeping; so what the
+    server keeps from the stored object (creationTimestamp, uid, other managers' managedFields) comes
+    from the object stored now, and what it stamped at the write (``stamps``: then, now) moves to now."""
+    meta = dict(obj.get("metadata") or {})
+    meta["resourceVersion"] = str(rv)
+    old = (recorded_before or {}).get("metadata") or {}
+    now_meta = (current_before or {}).get("metadata") or {}
+    if current_before is not None and recorded_before is not None:
+        for key in ("creationTimestamp", "uid"):
+            if key in now_meta and meta.get(key) == old.get(key):
+                meta[key] = now_meta[key]
+    then, now = stamps if stamps is not None else ("", "")
+    if stamps is not None:
+        for key in ("creationTimestamp", "deletionTimestamp"):
+            if meta.get(key) == then and old.get(key) != then:
+                meta[key] = now
+        # a graceful delete's deadline (now + grace period) was stamped at the write too, later than now
+        stamped = meta.get("deletionTimestamp")
+        if isinstance(stamped, str) and stamped not in (now, old.get("deletionTimestamp")):
+            meta["deletionTimestamp"] = _moved(stamped, then, now)
+    if current_before is not None and "deletionTimestamp" in old and "deletionTimestamp" in now_meta:
+        # an update never changes a deletion already under way (the server keeps the stored
+        # deletionTimestamp and grace period): the object stored now may have been marked at another
+        # instant than the one the memoised run met (timestamps are not in what the memo matched on)
+        for key in ("deletionTimestamp", "deletionGracePeriodSeconds"):
+            if meta.get(key) == old.get(key) and key in now_meta:
+                meta[key] = now_meta[key]
+    fields = meta.get("managedFields")
+    if isinstance(fields, list) and (stamps is not None or current_before is not None):
+        was = {_field_owner(f): f for f in old.get("managedFields") or [] if isinstance(f, dict)}
+        stored = {_field_owner(f): f for f in now_meta.get("managedFields") or [] if isinstance(f, dict)}
+        out = []
+        for f in fields:
+            if isinstance(f, dict):
+                owner = _field_owner(f)
+                prev = was.get(owner)
+                if prev == f:  # untouched by the write: as stored now
+                    f = stored.get(owner, f)
+                elif (prev is not None and prev.get("time") == f.get("time") and owner in stored
+                      and "time" in stored[owner] and _within(f.get("fieldsV1"), prev.get("fieldsV1"))):
+                    # another manager's entry that only lost fields to the write: its time is the stored one
+                    f = {**f, "time": stored[owner]["time"]}
+                elif stamps is not None and f.get("time") == then:
+                    f = {**f, "time": now}  # the writer's own entry (new, grown or re-stamped): stamped now
+            out.append(f)
+        if all(isinstance(f, dict) for f in out):
+            # the server keeps the list sorted (``managed_fields._render``): with times moved to now,
+            # the recorded order may no longer be the order a fresh run would store
+            out.sort(key=_field_order)
+        meta["managedFields"] = out
+    return {**obj, "metadata": meta}
+
+
+def _within(fields: Any, other: Any) -> bool:
+    """Whether a fieldsV1 tree only has paths ``other`` has (an entry that lost fields, gained none)."""
+    if not isinstance(fields, dict) or not isinstance(other, dict):
+        return bool(fields == other)
+    return all(k in other and _within(v, other[k]) for k, v in fields.items())
+
+
+def _field_order(entry: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
+    return (str(entry.get("operation") or ""), str(entry.get("time") or ""), str(entry.get("manager") or ""),
+            str(entry.get("apiVersion") or ""), str(entry.get("subresource") or ""))
+
+
+def _field_owner(entry: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (entry.get("manager"), entry.get("operation"), entry.get("subresource"), entry.get("apiVersion"))

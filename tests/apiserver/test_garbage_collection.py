@@ -143,3 +143,27 @@ def test_a_cluster_scoped_dependent_of_a_cluster_scoped_owner_that_is_gone_is_co
     gone = {"apiVersion": "v1", "kind": "Namespace", "name": "old", "uid": "no-such-uid"}
     server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team", "ownerReferences": [gone]}})
     assert [w.target for w in gc_work(server.snapshot, server.registry)] == [ObjectRef("v1", "Namespace", "", "team")]
+
+
+def test_a_dependent_naming_an_owner_kind_discovery_does_not_serve_is_never_acted_on(server):
+    # kube's GC: the RESTMapper cannot map the owner's kind, so classifyReferences fails for the whole
+    # object and the item is requeued until such a kind is served: no delete, no patch, even with
+    # another owner gone; a foreground owner waiting for it keeps waiting.
+    unknown = {"apiVersion": "nowhere.example.com/v1", "kind": "Ghost", "name": "g", "uid": "no-such-uid"}
+    server.create(cm("alone", [unknown]))
+    owner = server.create(cm("owner"))
+    server.create(cm("mixed", [owner_ref(owner, block=True), {**unknown, "controller": False}]))
+    assert gc_work(server.snapshot, server.registry) == []
+    server.delete(ref("owner"), propagation_policy="Foreground")
+    assert gc_work(server.snapshot, server.registry) == []
+    assert server.snapshot.get(ref("owner")) is not None  # waits for "mixed", which nothing deletes
+    assert server.snapshot.get(ref("alone")) is not None and server.snapshot.get(ref("mixed")) is not None
+
+
+def test_an_owner_of_a_served_kind_in_another_version_is_not_known_either(server):
+    # the RESTMapper maps the group and kind at the version the reference names: v2 ConfigMaps are not served
+    owner = server.create(cm("owner"))
+    stale = {**owner_ref(owner), "apiVersion": "v2"}
+    server.create(cm("dep", [stale]))
+    server.delete(ref("owner"))
+    assert gc_work(server.snapshot, server.registry) == []

@@ -181,38 +181,72 @@ def test_without_a_restart_no_resume_handler_runs(tmp_path: Path) -> None:
     assert not [o for o in result.converged[0].objects if o["kind"] == "ConfigMap"]
 
 
-def _unbound(tmp_path: Path, operator: str) -> ScenarioResult:
+def _unbound(tmp_path: Path, operator: str, more_crds: list[str] | None = None) -> ScenarioResult:
     """The result of a scenario whose one controller entry names a kopf operator and no ``for:``."""
-    (tmp_path / "crds").mkdir()
+    (tmp_path / "crds").mkdir(exist_ok=True)
     shutil.copy(CREATE_CHILD / "crds" / "widget.yaml", tmp_path / "crds" / "widget.yaml")
     shutil.copytree(CREATE_CHILD / "manifests", tmp_path / "manifests")
     (tmp_path / "operator.py").write_text(textwrap.dedent(operator))
+    crds = ", ".join(["crds/widget.yaml", *(more_crds or ())])
     (tmp_path / "scenario.yaml").write_text(textwrap.dedent("""\
         apiVersion: kamera.dev/v1alpha1
         kind: Scenario
         metadata: {name: kopf-unbound}
         spec:
           controllers: [{name: op, kopf: operator.py}]
-          crds: [crds/widget.yaml]
+          crds: [CRDS]
           seed: [manifests/widget.yaml]
-        """))
+        """).replace("CRDS", crds))
     (result,) = kamera_cli.check(tmp_path).scenarios
     return result
 
 
-def test_an_operator_handling_several_resources_must_name_one(tmp_path: Path) -> None:
+def test_an_operator_handling_several_resources_runs_as_one_controller_per_resource(tmp_path: Path) -> None:
+    """No ``for:`` and handlers for two resources: one controller per resource, ``op/<Kind>``, as one entry
+    per resource written by hand would give (it used to be an error asking for that)."""
     result = _unbound(tmp_path, """
-        import kopf
+        import kopf, kubernetes
+        kubernetes.config.load_kube_config()
+        core = kubernetes.client.CoreV1Api()
         @kopf.on.create("example.com", "v1", "widgets")
-        def widget(**_):
+        def widget(name, namespace, **_):
+            core.create_namespaced_config_map(namespace, {"metadata": {"name": f"from-{name}"}})
+        @kopf.on.create("v1", "configmaps")
+        def configmap(name, namespace, **_):
+            core.patch_namespaced_config_map(name, namespace, {"metadata": {"annotations": {"seen": "yes"}}})
+    """)
+    assert result.verdict is Verdict.PASSED, (result.error, [c.message for c in result.checks])
+    (state,) = result.converged
+    seen = {(o["kind"], o["metadata"]["name"]): o["metadata"].get("annotations", {}).get("seen")
+            for o in state.objects if o["kind"] in ("ConfigMap", "Widget")}
+    assert seen[("ConfigMap", "from-demo")] == "yes"  # the ConfigMap part handled what the Widget part made
+    actors = {step.actor for step in state.path}
+    assert {"op/Widget", "op/ConfigMap"} <= actors, actors
+
+
+def test_parts_of_kinds_with_the_same_name_are_told_apart_by_group(tmp_path: Path) -> None:
+    crd = (CREATE_CHILD / "crds" / "widget.yaml").read_text()
+    (tmp_path / "crds").mkdir()
+    (tmp_path / "crds" / "maps.yaml").write_text(
+        crd.replace("widgets.example.com", "configmaps.example.com").replace("plural: widgets", "plural: configmaps")
+        .replace("singular: widget", "singular: configmap").replace("kind: Widget", "kind: ConfigMap")
+        .replace("listKind: WidgetList", "listKind: ConfigMapList"))
+    result = _unbound(tmp_path, """
+        import kopf, kubernetes
+        kubernetes.config.load_kube_config()
+        @kopf.on.create("example.com", "v1", "widgets")
+        def widget(name, namespace, **_):
+            kubernetes.client.CoreV1Api().create_namespaced_config_map(namespace, {"metadata": {"name": name}})
+        @kopf.on.create("example.com", "v1", "configmaps")
+        def theirs(**_):
             pass
         @kopf.on.create("v1", "configmaps")
-        def configmap(**_):
+        def ours(**_):
             pass
-    """)
-    assert result.verdict is Verdict.ERROR
-    assert "handles example.com/v1/Widget, v1/ConfigMap: name the one to check with 'for:'" in result.error \
-        or "handles v1/ConfigMap, example.com/v1/Widget: name the one to check with 'for:'" in result.error
+    """, more_crds=["crds/maps.yaml"])
+    assert result.verdict is Verdict.PASSED, (result.error, [c.message for c in result.checks])
+    (state,) = result.converged
+    assert {"op/Widget", "op/ConfigMap.core"} <= {step.actor for step in state.path}
 
 
 def test_an_operator_whose_handlers_select_no_served_resource_is_told_what_they_select(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from kamera_cli import supervisor
 from tests.e2e.misbehaving import QUICKSTART, scenario_with
 
 #: what "not a hang" allows a kamera run on a loaded CI machine (each starts a supervised worker and
@@ -345,3 +347,32 @@ def test_an_import_that_never_finishes_is_killed_at_its_budget(tmp_path: Path) -
 def test_an_invalid_import_timeout_is_a_usage_error(tmp_path: Path) -> None:
     proc = kamera(str(QUICKSTART), "--import-timeout", "soon")
     assert proc.returncode == 2 and "--import-timeout" in proc.stdout + proc.stderr
+
+
+def test_ray_workers_that_took_no_part_are_said(tmp_path: Path) -> None:
+    """Asking for Ray search workers and getting none (the cluster placed no actor in time) runs the
+    search in one process: the same verdict, and a note saying so rather than silence."""
+    options = supervisor.Options(remote_workers=2, remote_search=lambda _path, _o, _count: [])
+    checked = supervisor.supervise([QUICKSTART], options=options).scenarios[0]
+    alone = supervisor.supervise([QUICKSTART]).scenarios[0]
+    assert (checked.verdict, checked.stats.states) == (alone.verdict, alone.stats.states)
+    assert ("2 Ray search worker(s) were asked for and 0 could be placed on the cluster in time (no free CPU): "
+            "the search ran with none of them, in this process alone") in checked.notes
+    assert not [n for n in alone.notes if "Ray" in n]
+
+
+def test_ray_workers_a_depth_first_search_cannot_use_are_said(tmp_path: Path) -> None:
+    """Only a breadth-first search is split: workers handed to a depth-first one are let go, and said."""
+    import multiprocessing
+
+    target = tmp_path / "dfs"
+    shutil.copytree(QUICKSTART, target)
+    spec = target / "scenario.yaml"
+    spec.write_text(spec.read_text().replace("spec:\n", "spec:\n  explore: {strategy: dfs}\n", 1))
+    ours, theirs = multiprocessing.Pipe()
+    options = supervisor.Options(remote_workers=1, remote_search=lambda _path, _o, _count: [ours])
+    checked = supervisor.supervise([target], options=options).scenarios[0]
+    theirs.close()
+    assert checked.verdict.value == "passed", checked.notes
+    assert ("the 1 Ray search worker(s) were let go: only a breadth-first search is split, and this one is dfs"
+            in checked.notes)

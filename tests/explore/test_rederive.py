@@ -166,3 +166,42 @@ def test_a_timeout_ends_the_reductions_look_ahead_too() -> None:
     result = search_with(_SlowCounters(), SearchSettings(timeout=0.3))
     assert not result.complete and result.bound_hit == "timeout 0.3s reached"
     assert time.monotonic() - started < 1.5
+
+
+class _Overrun:
+    """Two steps from the start; the first runs past the search's deadline and reports it."""
+
+    def initial_states(self) -> Sequence[str]:
+        return ("start",)
+
+    def actions(self, state: str) -> Sequence[int]:
+        return (0, 1) if state == "start" else ()
+
+    def successor(self, state: str, action: int) -> Transition[str]:
+        if action == 0:
+            time.sleep(0.4)
+            return Transition("stuck", "spin", findings=("overran its budget",),
+                              footprint=Footprint(0, frozenset({0}), frozenset({0})))
+        return Transition("other", "other", footprint=Footprint(1, frozenset({1}), frozenset({1})))
+
+    def fingerprint(self, state: str) -> str:
+        return state
+
+    def is_converged(self, state: str) -> bool:
+        return state != "start"
+
+    def process(self, action: int) -> int:
+        return action
+
+    def footprint(self, state: object, action: object, transition: Transition[object]) -> object:
+        return transition.footprint
+
+
+def test_a_step_that_runs_past_the_deadline_keeps_its_finding() -> None:
+    """The search stops at its deadline, but what the step that ran past it found is kept, with its
+    path: a controller's overrun there used to be dropped with the half-expanded state, and the check
+    said only "search incomplete"."""
+    result = search_with(_Overrun(), SearchSettings(timeout=0.2))
+    assert not result.complete and result.bound_hit == "timeout 0.2s reached"
+    assert [f.finding for f in result.findings] == ["overran its budget"]
+    assert result.graph.num_states == 2  # the start and the overrun's state; the other step never ran

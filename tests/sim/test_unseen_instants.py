@@ -156,6 +156,37 @@ def test_the_comparison_sees_a_rule_too_coarse(tmp_path: Path, monkeypatch: pyte
     assert "clusters reached" in _differences(reference, coarse, clusters=True)
 
 
+
+_SEEN_FROM = kube.KubeModel._seen_from
+
+
+def _equal_up_to_the_clock(model: kube.KubeModel, state: SimState, converged: bool) -> int | None:
+    """Every instant measured from the earliest one not yet due while work is ready: states equal up
+    to the clock are one (the rule two kopf objects would need to cost twice one; docs/explorer.md)."""
+    later = [p.ready_at for p in state.pending if p.ready_at > state.clock]
+    if later and not converged and state.ready():
+        return min(later)
+    return _SEEN_FROM(model, state, converged)
+
+
+@pytest.mark.parametrize(("reduction", "delay", "steps", "lost"), [
+    ("none", 6, 5, True), ("persistent", 6, 5, True), ("none", 10, 6, False), ("persistent", 10, 6, False)])
+def test_states_equal_up_to_the_clock_differ_while_work_is_ready(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reduction: str, delay: int, steps: int, lost: bool) -> None:
+    """Merging states that differ only in how far the clock has got while work is ready changes the
+    verdict when the tick falls due inside the chain's remaining steps, and nothing when it falls due
+    after them: what would decide it is a bound on the ready work's length, a property of the
+    state's future that its fingerprint cannot use (docs/semantics.md, *What is not merged, and why*)."""
+    path = _race(tmp_path / f"race-{delay}-{steps}", delay, steps)
+    reference = _run(path, reduction, unclocked=False)
+    with monkeypatch.context() as m:
+        m.setattr(kube.KubeModel, "_seen_from", _equal_up_to_the_clock)
+        merged = _run(path, reduction, unclocked=True)
+    assert merged.search.stats.states < reference.search.stats.states
+    differences = _differences(reference, merged, clusters=False)
+    assert (differences[:2] == ["verdicts", "outcomes"]) if lost else differences == []
+
+
 def test_an_invariant_that_reads_a_timestamp_keeps_every_instant(tmp_path: Path) -> None:
     """The tick stamps the instant it ran at; an invariant comparing that stamp keeps the clocks
     apart (the run says so), so it is evaluated on as many states as with the exact fingerprint."""

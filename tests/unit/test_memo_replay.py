@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kamera_cli.sim.journal import as_written_now as _with_rv
 from kamera_cli.sim.memo_keys import retimed_output
-from kamera_cli.sim.runtime import _with_rv
 
 T0, T1, T2 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z", "2026-01-01T00:00:02Z"
 

@@ -178,7 +178,7 @@ class KubeModel(ReconcileSteps, OutsideSteps):
 
     def group_key(self, state: SimState, processes: frozenset[Hashable], footprint: Footprint) -> str | None:
         """What a future of ``processes`` with union footprint ``footprint`` depends on at ``state``
-        (explore.reduction.FutureCache; sim/future_keys.py). None for programs: their positions live
+        (explore.futures.FutureCache; sim/future_keys.py). None for programs: their positions live
         in their factories' logs, which no token names."""
         if any(getattr(c.factory, "shape", "") == "program" for c in self.controllers.values()):
             return None
