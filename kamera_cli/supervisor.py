@@ -270,8 +270,10 @@ class _Job:
         self.result: ScenarioResult | None = None
         self.error: tuple[int, str] | None = None
         self.containment = ""
-        #: the worker's network namespace ("net:[inode]"), whose every process is killed when it ends
+        #: the worker's network namespace ("net:[inode]"), whose every process is killed when it ends;
+        #: set only while ``_namespace_fd`` holds it open (see ``_hold_namespace``)
         self.namespace = ""
+        self._namespace_fd = -1
         self.stop_reason = ""  # why it was asked to stop, or killed
         self.stop_sent_at: float | None = None
         self.killed = ""  # why it was killed from outside
@@ -299,9 +301,34 @@ class _Job:
             elif kind == "result":
                 self.result = msg[1]
             elif kind == "containment":
-                self.containment, self.namespace = msg[1], msg[2]
+                self.containment = msg[1]
+                self._hold_namespace(msg[2])
             elif kind in ("error", "internal"):
                 self.error = (msg[1], msg[2]) if kind == "error" else (int(ExitCode.INTERNAL), msg[1])
+
+    def _hold_namespace(self, namespace: str) -> None:
+        """Keep the worker's network namespace open for as long as this job may kill what is in it.
+
+        Why: a namespace's inode number is freed with the namespace and handed to the next one made —
+        another worker's, of this run or of another kamera on the machine. Killing "every process in
+        net:[N]" after the worker had gone killed that other worker (seen in CI: a kopf example's
+        worker "killed by SIGKILL while importing the controllers" while another run finished). An
+        open descriptor keeps the namespace, and so its number, ours until the job ends."""
+        if not namespace:
+            return
+        try:
+            fd = os.open(f"/proc/{self.pid}/ns/net", os.O_RDONLY)
+        except OSError:
+            return  # the worker is already gone: its namespace may be another's by now
+        if f"net:[{os.fstat(fd).st_ino}]" == namespace:
+            self.namespace, self._namespace_fd = namespace, fd
+        else:
+            os.close(fd)
+
+    def _release_namespace(self) -> None:
+        if self._namespace_fd >= 0:
+            os.close(self._namespace_fd)
+        self.namespace, self._namespace_fd = "", -1
 
     def step(self) -> str:
         n = int.from_bytes(self.slot[0:2], "little")
@@ -352,6 +379,7 @@ class _Job:
         with contextlib.suppress(ProcessLookupError, PermissionError):  # anything it left behind goes too
             os.killpg(self.pid, signal.SIGKILL)
         kill_namespace(self.namespace)  # and what left its group (setsid, a double fork, a daemon)
+        self._release_namespace()
         result = self.result if self.result is not None else self._without_result()
         self.log.close()
         self.slot.close()

@@ -12,14 +12,17 @@ search depends on that are no token (docs/explorer.md, "Futures reused by what t
 - whether work outside the group keeps the state from being quiet, or from a jump of the clock;
 - the collector's and the namespace controller's work (whether there is any), the external actions'
   progress, the perturbation budgets;
-- the clock and the objects' timestamps when some step of the future compared the time (its
-  footprint has a window): then the instant matters, not only the fingerprint's view;
+- when some step of the future compared the time (its footprint has a window): the clock and the
+  objects' timestamps; or, when every member is a built-in of ``SHIFTED`` (whose every comparison of
+  the clock is with an instant ``_instants`` names) or an actor, only those instants' distances from
+  the clock (docs/semantics.md, "Futures of built-ins keyed by distances from the clock");
+- with the collector or the namespace controller in the group, what their work lists are functions
+  of (``_actor_inputs``);
 - under the symmetry reduction, every object generated from the same ``generateName`` as one the
   future reads (the canonical renaming orders them together).
 
 ``None`` when the future cannot be keyed: a token of a kind this module does not know, a member that
-is the collector, the namespace controller or an external action (their work lists are functions of
-the whole cluster), or a program (its position lives in the framework's memory).
+is an external action, or a program (its position lives in the framework's memory).
 """
 
 from __future__ import annotations
@@ -31,24 +34,60 @@ from typing import Any
 from kamera_cli.apiserver import Snapshot
 from kamera_cli.apiserver.storage.jsontext import canonical
 from kamera_cli.apiserver.storage.snapshot import digest_text
+from kamera_cli.controlplane.deployment import DeploymentController
+from kamera_cli.controlplane.kubelet import Kubelet
+from kamera_cli.controlplane.objects import parse_time
+from kamera_cli.controlplane.replicaset import ReplicaSetController
 from kamera_cli.explore import Footprint
 from kamera_cli.model.objects import KindRef
 from kamera_cli.sim.state import FaultBook, PendingItem, SimState
 
+#: the built-ins that compare the clock only with the instants ``_instants`` reads (a Deployment's
+#: progress deadline from its ``Progressing`` condition, a Pod's ``deletionTimestamp``; a Pod's
+#: readiness only under ``minReadySeconds``, which ``_instants`` refuses), and otherwise only stamp it
+SHIFTED = (DeploymentController, ReplicaSetController, Kubelet)
+
+#: how objects are digested: as the fingerprint sees them (no step of the future compared the time),
+#: with the instants ``SHIFTED`` built-ins compare as distances from the clock, or with every timestamp
+#: and the clock itself
+_PLAIN, _SHIFTED, _EXACT = 0, 1, 2
+
+#: the actors a group may hold (their work lists are functions of ``_actor_inputs``)
+_ACTORS = ("garbage-collector", "namespace-controller")
+
 
 def group_digest(state: SimState, processes: Iterable[Hashable], footprint: Footprint, *, actor_work: bool,
-                 symmetry: bool) -> str | None:
+                 symmetry: bool, shifted: frozenset[str] = frozenset()) -> str | None:
     """The digest of everything a future of the group ``processes`` (union footprint ``footprint``)
     depends on at ``state``, or ``None`` when it cannot say (see the module docstring).
 
     ``actor_work``: whether the collector or the namespace controller has work at ``state``;
-    ``symmetry``: whether fingerprints rename generated names (sim/symmetry.py)."""
+    ``symmetry``: whether fingerprints rename generated names (sim/symmetry.py); ``shifted``: the
+    controllers that are built-ins of ``SHIFTED``."""
     keys: set[tuple[str, str, str]] = set()
+    controllers: set[str] = set()
+    actors = False
     for p in processes:
+        if isinstance(p, tuple) and len(p) == 3 and p[0] == "actor" and p[1] in _ACTORS:
+            actors = True
+            continue
         if not (isinstance(p, tuple) and len(p) == 4 and p[0] == "reconcile"):
             return None
         keys.add((str(p[1]), str(p[2]), str(p[3])))
-    exact = footprint.window is not None
+        controllers.add(str(p[1]))
+    mode = _PLAIN if footprint.window is None else _SHIFTED if controllers <= shifted else _EXACT
+    found = _digest(state, keys, actors, footprint, mode, actor_work, symmetry)
+    if found is _UNSHIFTED:  # an object holds an instant the shifted view cannot show
+        found = _digest(state, keys, actors, footprint, _EXACT, actor_work, symmetry)
+    return None if found is _UNSHIFTED else found
+
+
+#: ``_digest``'s answer when an object cannot be digested in the shifted view
+_UNSHIFTED = "\x01"
+
+
+def _digest(state: SimState, keys: set[tuple[str, str, str]], actors: bool, footprint: Footprint, mode: int,
+            actor_work: bool, symmetry: bool) -> str | None:
     memo = _memo(state)
     parts: list[str] = []
     ready_outside = unstable_outside = False
@@ -66,19 +105,42 @@ def group_digest(state: SimState, processes: Iterable[Hashable], footprint: Foot
     if not ready_outside:  # with nothing else ready, when the clock jumps depends on the others' timers
         parts.append("w" + ",".join(map(str, sorted(waiting_outside))))
     # not the steps since the last action: only an action due after a number of steps reads them, and
-    # with one every step is global (no future is ever worked out)
+    # with one every step is global (no future is worked out)
     parts.append(f"a{state.next_action}:{state.halted}:{state.faults.digest()}")
-    if exact:
+    if mode == _EXACT:
         parts.append(f"c{state.clock}")
+    if actors:
+        parts.append("g" + state.snapshot.derived(_ACTOR_INPUTS, _actor_inputs))
     for token in sorted(footprint.reads, key=repr):
-        found = memo.values.get((token, exact, symmetry), "")
+        found = memo.values.get((token, mode, symmetry), "")
         if not found:
-            found = memo.values[(token, exact, symmetry)] = _token_value(state, memo.kinds, token, exact, symmetry,
-                                                                        memo.fates) or "\x00"
+            found = memo.values[(token, mode, symmetry)] = _token_value(state, memo.kinds, token, mode, symmetry,
+                                                                       memo.fates) or "\x00"
         if found == "\x00":
             return None
+        if _UNSHIFTED in found:  # (JSON text escapes control characters: only ``_text`` puts it there)
+            return _UNSHIFTED
         parts.append(found)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+_ACTOR_INPUTS = "future-keys-actor-inputs"
+
+
+def _actor_inputs(snapshot: Snapshot) -> str:
+    """What the collector's and the namespace controller's work lists are functions of
+    (apiserver/actors.py): every object's name, uid, ownerReferences, finalizers and whether it is
+    being deleted, and a Namespace's finalizers. Why the whole cluster: an item may concern an object
+    no step of the future read (a dependent of an owner the future deleted)."""
+    lines: list[str] = []
+    for ref, obj in sorted(snapshot.iter_entries(), key=lambda e: e[0]):
+        meta = obj.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        spec = obj.get("spec") if ref.kind == "Namespace" else None
+        lines.append(canonical([str(ref), meta.get("uid"), meta.get("ownerReferences"), meta.get("finalizers"),
+                                bool(meta.get("deletionTimestamp")),
+                                spec.get("finalizers") if isinstance(spec, Mapping) else None]))
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
 class _Memo:
@@ -92,8 +154,8 @@ class _Memo:
         self.state = state
         self.kinds = _kinds(state.snapshot) if state is not None else {}
         self.fates = dict(state.outcomes) if state is not None else {}
-        #: by (token, exact, symmetry); "\x00" when the token cannot be digested
-        self.values: dict[tuple[Hashable, bool, bool], str] = {}
+        #: by (token, mode, symmetry); "\x00" when the token cannot be digested
+        self.values: dict[tuple[Hashable, int, bool], str] = {}
 
 
 _LAST = [_Memo(None)]
@@ -120,15 +182,50 @@ def _pending_line(p: PendingItem, clock: int) -> str:
                         str(max(0, p.retry_due - clock)), str(int(p.anchored))))
 
 
-def _text(obj: Mapping[str, Any], exact: bool) -> str:
-    """An object as the future sees it: the fingerprint's text, or with its timestamps (not its
-    resourceVersion) when the future compared the time."""
-    if not exact:
+def _text(obj: Mapping[str, Any], mode: int, clock: int) -> str:
+    """An object as the future sees it: the fingerprint's text; with the instants ``SHIFTED`` built-ins
+    compare, as distances from the clock (``_UNSHIFTED`` when it holds one they would compare that
+    ``_instants`` does not show); or with its timestamps (not its resourceVersion) when the future
+    compared the time otherwise."""
+    if mode == _PLAIN:
         return digest_text(obj)
+    if mode == _SHIFTED:
+        found = _instants(obj, clock)
+        return _UNSHIFTED if found is None else f"{digest_text(obj)}@{found}"
     meta = obj.get("metadata")
     if isinstance(meta, Mapping):
         obj = {**obj, "metadata": {k: v for k, v in meta.items() if k not in ("resourceVersion", "managedFields")}}
     return canonical(obj)
+
+
+def _instants(obj: Mapping[str, Any], clock: int) -> str | None:
+    """The instants of ``obj`` a ``SHIFTED`` built-in compares the clock with, as distances from
+    ``clock``: a Pod's (any object's) ``deletionTimestamp`` (the kubelet's grace period) and a
+    Deployment's ``Progressing`` condition's ``lastUpdateTime`` (its progress deadline and the
+    requeue for it). ``None`` for a Deployment or ReplicaSet with ``minReadySeconds``: then the
+    replica set compares its Pods' readiness times with the clock, which are not shown."""
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    spec = obj.get("spec")
+    kind = obj.get("kind")
+    if kind in ("Deployment", "ReplicaSet") and isinstance(spec, Mapping) and spec.get("minReadySeconds"):
+        return None
+    out = [_distance(meta.get("deletionTimestamp"), clock)]
+    if kind == "Deployment":
+        status = obj.get("status")
+        conds = status.get("conditions") if isinstance(status, Mapping) else None
+        for cond in conds if isinstance(conds, list) else ():
+            if isinstance(cond, Mapping) and cond.get("type") == "Progressing":
+                out.append(_distance(cond.get("lastUpdateTime"), clock))
+    return ",".join(out)
+
+
+def _distance(text: Any, clock: int) -> str:
+    """A timestamp as seconds from ``clock`` (its text when it does not parse; "-" when absent)."""
+    if text is None:
+        return "-"
+    seconds = parse_time(text)
+    return repr(text) if seconds is None else f"{seconds - clock:g}"
 
 
 def _objects(state: SimState, kinds: Mapping[tuple[str, str], list[KindRef]], group: str, kind: str,
@@ -143,7 +240,7 @@ def _objects(state: SimState, kinds: Mapping[tuple[str, str], list[KindRef]], gr
     return out
 
 
-def _token_value(state: SimState, kinds: Mapping[tuple[str, str], list[KindRef]], token: Hashable, exact: bool,
+def _token_value(state: SimState, kinds: Mapping[tuple[str, str], list[KindRef]], token: Hashable, mode: int,
                  symmetry: bool, fates: Mapping[str, str]) -> str | None:
     if not isinstance(token, tuple) or not token:
         return None
@@ -152,13 +249,13 @@ def _token_value(state: SimState, kinds: Mapping[tuple[str, str], list[KindRef]]
         _, group, kind, namespace, name = token
         found = [(k, o) for k, o in _objects(state, kinds, group, kind, namespace or None)
                  if k.endswith(f"/{namespace}/{name}")]
-        text = "|".join(f"{k}={_text(o, exact)}" for k, o in found)
+        text = "|".join(f"{k}={_text(o, mode, state.clock)}" for k, o in found)
         fate = fates.get(f"{namespace}/{name}", "")
         siblings = ""
         if symmetry:  # the canonical renaming orders an object with every object of its generateName
             prefix = _generate_name(found[0][1]) if found else ""
             if prefix:
-                siblings = "|".join(f"{k}={_text(o, exact)}:{fates.get(k.split('/', 1)[-1], '')}"
+                siblings = "|".join(f"{k}={_text(o, mode, state.clock)}:{fates.get(k.split('/', 1)[-1], '')}"
                                     for k, o in _objects(state, kinds, group, kind, namespace or None)
                                     if _generate_name(o) == prefix)
         return f"{token!r}={text}:{fate}:{siblings}"
@@ -173,7 +270,7 @@ def _token_value(state: SimState, kinds: Mapping[tuple[str, str], list[KindRef]]
             listed = [(k, o) for k, o in listed if str(token[4]) in _controllers(o)]
         elif head != "list":
             return None
-        return f"{token!r}=" + "|".join(f"{k}={_text(o, exact)}:{fates.get(k.split('/', 1)[-1], '')}"
+        return f"{token!r}=" + "|".join(f"{k}={_text(o, mode, state.clock)}:{fates.get(k.split('/', 1)[-1], '')}"
                                         for k, o in listed)
     if head == "counter" and len(token) == 2:
         return f"{token!r}={state.snapshot.counter(str(token[1]))}"

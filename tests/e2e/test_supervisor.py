@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -376,3 +377,71 @@ def test_ray_workers_a_depth_first_search_cannot_use_are_said(tmp_path: Path) ->
     assert checked.verdict.value == "passed", checked.notes
     assert ("the 1 Ray search worker(s) were let go: only a breadth-first search is split, and this one is dfs"
             in checked.notes)
+
+
+def _in_a_new_network_namespace(seconds: float) -> tuple[int, str]:
+    """A child process in a network namespace of its own, alive for ``seconds``; its pid and namespace."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        flags = 0x40000000 | (0 if os.getuid() == 0 else 0x10000000)  # CLONE_NEWNET (| CLONE_NEWUSER)
+        if libc.unshare(flags) != 0:
+            os._exit(1)
+        os.write(write, os.readlink("/proc/self/ns/net").encode())
+        time.sleep(seconds)
+        os._exit(0)
+    os.close(write)
+    said = os.read(read, 100).decode()
+    os.close(read)
+    return pid, said
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/ns/net"), reason="network namespaces need Linux")
+def test_a_finished_worker_s_namespace_number_is_never_another_worker_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A namespace's number is handed to the next namespace made once it is freed (seen at once on this
+    kind of machine). The job holds its worker's namespace open until it has killed what is in it, so
+    no worker made meanwhile — another run's — can carry the number it kills by."""
+    from types import SimpleNamespace
+
+    from kamera_cli import supervisor
+
+    first, namespace = _in_a_new_network_namespace(0.3)
+    if not namespace.startswith("net:["):
+        pytest.skip("no network namespace can be made here")
+    job = SimpleNamespace(pid=first, namespace="", _namespace_fd=-1)
+    supervisor._Job._hold_namespace(job, namespace)  # type: ignore[arg-type]
+    assert job.namespace == namespace and job._namespace_fd >= 0
+    os.waitpid(first, 0)
+    for _ in range(10):  # while it is held, nobody gets its number
+        other, theirs = _in_a_new_network_namespace(0)
+        os.waitpid(other, 0)
+        assert theirs != namespace
+    supervisor._Job._release_namespace(job)  # type: ignore[arg-type]
+    assert (job.namespace, job._namespace_fd) == ("", -1)
+    gone, _ = _in_a_new_network_namespace(0)
+    os.waitpid(gone, 0)
+    job = SimpleNamespace(pid=gone, namespace="", _namespace_fd=-1)
+    supervisor._Job._hold_namespace(job, namespace)  # type: ignore[arg-type]
+    assert job.namespace == ""  # a worker already gone: its number may be another's, so nothing is killed by it
+
+
+def test_a_run_holds_its_worker_s_namespace_and_lets_it_go(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kamera_cli import supervisor
+
+    held: list[tuple[str, int]] = []
+    finish = supervisor._Job.finish
+
+    def noting(job: supervisor._Job) -> Any:
+        if job.namespace:
+            held.append((job.namespace, os.fstat(job._namespace_fd).st_ino))
+        return finish(job)
+
+    monkeypatch.setattr(supervisor._Job, "finish", noting)
+    checked = supervisor.supervise([QUICKSTART]).scenarios[0]
+    if "containment: in-process fence only" in " ".join(supervisor.supervise([QUICKSTART]).notes):
+        pytest.skip("no network namespace here")
+    assert checked.verdict.value == "passed"
+    assert held and all(ns == f"net:[{ino}]" for ns, ino in held)

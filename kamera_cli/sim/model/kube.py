@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from kamera_cli.explore import Footprint, Transition
 from kamera_cli.sim.footprints import owner_root
-from kamera_cli.sim.future_keys import group_digest
+from kamera_cli.sim.future_keys import SHIFTED, group_digest
 from kamera_cli.sim.model.acts import GC, NS, Act
 from kamera_cli.sim.model.outside import OutsideSteps
 from kamera_cli.sim.model.reconciling import ReconcileSteps
@@ -183,7 +183,10 @@ class KubeModel(ReconcileSteps, OutsideSteps):
         if any(getattr(c.factory, "shape", "") == "program" for c in self.controllers.values()):
             return None
         gc, ns = self._actor_work(state.snapshot)
-        return group_digest(state, processes, footprint, actor_work=bool(gc or ns), symmetry=self.symmetry is not None)
+        shifted = frozenset(name for name, c in self.controllers.items()
+                            if c.native and isinstance(getattr(c.factory, "controller", None), SHIFTED))
+        return group_digest(state, processes, footprint, actor_work=bool(gc or ns), symmetry=self.symmetry is not None,
+                            shifted=shifted)
 
     def horizon(self, state: SimState) -> int | None:
         """How many steps can be taken from ``state`` before a pending timer falls due (None: no timer).
