@@ -111,11 +111,13 @@ def _gc_work(snapshot: Snapshot, registry: Registry) -> tuple[ActorWork, ...]:
 
     work: set[ActorWork] = set()
     dependents: dict[str, list[tuple[ObjectRef, Manifest, Mapping[str, Any]]]] = {}
+    stuck: set[ObjectRef] = set()  # naming an owner kind the server does not serve: never acted on
     for ref, obj in entries:
         owners = [o for o in _meta(obj).get("ownerReferences") or [] if isinstance(o, Mapping)]
         if not owners or _names_namespaced_owner(ref, obj, registry):
             continue
-        stuck = _names_unknown_kind(obj, registry)
+        if _names_unknown_kind(obj, registry):
+            stuck.add(ref)
         present = False
         dangling: list[str] = []
         for o in owners:
@@ -125,7 +127,7 @@ def _gc_work(snapshot: Snapshot, registry: Registry) -> tuple[ActorWork, ...]:
                 dependents.setdefault(str(o.get("uid")), []).append((ref, obj, o))
             else:
                 dangling.append(str(o.get("uid", "")))
-        if stuck:
+        if ref in stuck:
             continue  # still a dependent of its present owners (foreground waits for it), never acted on
         if not present and not _deleting(obj):
             work.add(ActorWork(GC, "delete", ref, "all owners are gone"))
@@ -138,8 +140,8 @@ def _gc_work(snapshot: Snapshot, registry: Registry) -> tuple[ActorWork, ...]:
         deps = dependents.get(str(_meta(obj).get("uid")), [])
         if _FOREGROUND in finalizers:
             waiting = [d for d in deps if not _deleting(d[1])]
-            for dref, dobj, _ in waiting:
-                if not _names_unknown_kind(dobj, registry):
+            for dref, _, _ in waiting:
+                if dref not in stuck:
                     work.add(ActorWork(GC, "delete", dref, f"foreground deletion of {ref}"))
             blocking = [d for d in deps if d[2].get("blockOwnerDeletion") is True]
             if not waiting and not blocking:

@@ -401,7 +401,7 @@ def _serial(model: Model[S, A], settings: SearchSettings[S], reducer: Reducible[
             ts = []
             for a in acts:
                 if deadline is not None and ts and _monotonic() >= deadline:
-                    break  # a step that overran: the node stays unexpanded, the search stops here
+                    break  # out of time: the steps run so far are kept, and the search stops after this node
                 ts.append(successor(state, a))
             if len(ts) < len(acts):
                 # the steps run before the deadline are kept, the node partly expanded: the one that ran

@@ -536,4 +536,3 @@ def _retried(edges: Sequence[Any]) -> str:
 
 def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
-

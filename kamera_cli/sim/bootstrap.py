@@ -13,6 +13,7 @@ import datetime
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -234,9 +235,7 @@ class Simulation:
         the operator's modules — what one entry per resource written by hand gives (docs/controllers.md)."""
         assert self._containment is not None
         host = self._containment.host
-        counts: dict[str, int] = {}
-        for kind in kinds:
-            counts[kind.kind] = counts.get(kind.kind, 0) + 1
+        counts = Counter(kind.kind for kind in kinds)
         for i, kind in enumerate(kinds):
             label = kind.kind if counts[kind.kind] == 1 else f"{kind.kind}.{kind.group or 'core'}"
             part = replace(spec, name=f"{spec.name}/{label}", for_kind=kind)
