@@ -134,8 +134,10 @@ def obj_digest(snapshot: Snapshot, ref: ObjectRef, exact: bool = False) -> str:
 
 _DIGESTS: dict[tuple[int, bool], tuple[Mapping[str, Any], str]] = {}
 #: an entry keeps its object alive: with 200,000 the table held the objects of states the search had
-#: let go of (issue #26: webapps-2-2 at 1,500 states, about 0.6 KiB per state)
-_DIGESTS_LIMIT = 16_384
+#: let go of (issue #26: webapps-2-2 at 1,500 states, about 0.6 KiB per state); its oldest entries go
+#: first, so that it is full within the first thousand states or so and then holds as many objects
+#: (forgotten wholesale at 16,384, it grew by 0.07 KiB per state over 2,000->6,000 on webapps-2-2)
+_DIGESTS_LIMIT = 1024
 
 
 def content_digest(obj: Mapping[str, Any], exact: bool = False) -> str:
@@ -149,8 +151,8 @@ def content_digest(obj: Mapping[str, Any], exact: bool = False) -> str:
     content = [meta, body] if exact else _scrub_times([meta, body])
     digest = hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":"),
                                        default=str).encode()).hexdigest()
-    if len(_DIGESTS) >= _DIGESTS_LIMIT:
-        _DIGESTS.clear()
+    while len(_DIGESTS) >= _DIGESTS_LIMIT:
+        del _DIGESTS[next(iter(_DIGESTS))]  # the oldest (a dict keeps insertion order)
     _DIGESTS[(id(obj), exact)] = (obj, digest)
     return digest
 

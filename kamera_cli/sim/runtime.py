@@ -43,8 +43,9 @@ _NEVER_RETURNS = frozenset({"WatchBlocked", "ProgramEnded"})
 
 #: what a memo entry's run holds in place of the snapshot it left (``_replay`` never reads it)
 _NO_SNAPSHOT = Snapshot.empty()
-#: the objects replays wrote, one per JSON text (``EqualObjects``: equal copies on many paths)
-_EQUAL = EqualObjects(4096)
+#: the objects replays wrote, one per JSON text (``EqualObjects``: equal copies on many paths); 1,024,
+#: oldest first, so that it is full within the first thousand states or so (issue #26)
+_EQUAL = EqualObjects(1024)
 
 #: one replay variant: the befores it met, the writes it made, the story's writes
 _Variant = tuple[tuple[Any, ...], tuple[WriteRec, ...], tuple[WriteRec, ...]]

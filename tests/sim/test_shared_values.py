@@ -1,7 +1,8 @@
 """Equal values made one object (issue #26, memory per state): a memo replay's copies of the objects
-its run wrote (``EqualObjects``), a queue's items (``shared_items``) and the parts of a written object
-equal to the version it replaced (``share_unchanged``). Sharing must change nothing
-but identity: the search's counts and the whole result a user sees are the same without it.
+its run wrote (``EqualObjects``), a queue's items (``shared_items``), the parts of a written object
+equal to the version it replaced (``share_unchanged``) and the snapshot maps' keys (``snapshot._KEYS``).
+Sharing must change nothing but identity: the search's counts and the whole result a user sees are
+the same without it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import pytest
 
 from kamera_cli.apiserver.server import state as server_state
 from kamera_cli.apiserver.server.encoding import EqualObjects, encode_object, share_unchanged
+from kamera_cli.apiserver.storage import snapshot
+from kamera_cli.apiserver.storage.identity import RecentCache, Seen
 from kamera_cli.model.result import CheckResult
 from kamera_cli.report.json_report import to_json
 from kamera_cli.runner import Overrides, explore
@@ -50,12 +53,29 @@ def test_a_value_that_is_not_json_is_kept_as_it_is() -> None:
     assert EqualObjects(10).one(odd) is odd
 
 
-def test_equal_objects_forget_past_their_limit() -> None:
+def test_equal_objects_forget_their_oldest_past_their_limit() -> None:
     table = EqualObjects(2)
     first = table.one(_deployment("1"))
-    table.one(_deployment("2"))
-    table.one(_deployment("3"))  # past the limit: forgotten wholesale, then this one kept
+    second = table.one(_deployment("2"))
+    table.one(_deployment("3"))  # past the limit: the oldest is forgotten, the others kept
+    assert table.one(_deployment("2")) is second
     assert table.one(_deployment("1")) is not first
+
+
+def test_the_identity_tables_forget_their_oldest_first() -> None:
+    # kept full instead of emptied wholesale, a table holds as many objects from its first fill on,
+    # and the heap does not move with where a search stands in a cycle of fills (issue #26)
+    keys = [object() for _ in range(4)]
+    cache: RecentCache[int] = RecentCache(2)
+    for i, k in enumerate(keys[:3]):
+        cache.put(k, i)
+    assert [cache.get(k) for k in keys[:3]] == [None, 1, 2]
+    cache.put(keys[1], 5)  # the same key again: replaced, and now the newest
+    cache.put(keys[3], 3)
+    assert [cache.get(k) for k in keys] == [None, 5, None, 3]
+    seen = Seen(2)
+    assert [seen.again(k) for k in keys[:3]] == [False, False, False]
+    assert [seen.again(k) for k in (keys[2], keys[1], keys[0])] == [True, True, False]
 
 
 def test_a_write_shares_the_parts_equal_to_the_version_it_replaced() -> None:
@@ -109,7 +129,12 @@ def test_a_search_is_the_same_without_sharing_equal_values(example: str, monkeyp
         def one(self, obj: Any) -> Any:
             return obj
 
+    class _Fresh(dict[Any, Any]):
+        def setdefault(self, key: Any, default: Any = None) -> Any:
+            return default
+
     monkeypatch.setattr(runtime, "_EQUAL", _Apart(1))
     monkeypatch.setattr(state, "shared_items", lambda pending: pending)
     monkeypatch.setattr(server_state, "share_unchanged", lambda new, old: None)
+    monkeypatch.setattr(snapshot, "_KEYS", _Fresh())
     assert shared == _shown(path)

@@ -59,8 +59,8 @@ def _encode_object(obj: Mapping[str, Any]) -> bytes:
 
 
 class EqualObjects:
-    """One object for each stored object's JSON text met lately (by a digest of it), forgotten
-    wholesale past ``limit``.
+    """One object for each stored object's JSON text met lately (by a digest of it), the oldest
+    forgotten first past ``limit``.
 
     Why: a memo replay copies each object its run wrote, at the replay's resourceVersion and
     instant, and many replays on many paths make equal copies (webapps-2-2: 5,935 copies in the first
@@ -89,8 +89,8 @@ class EqualObjects:
         hit = items.get(key)
         if hit is not None:
             return hit
-        if len(items) >= self._limit:
-            items.clear()
+        while len(items) >= self._limit:
+            del items[next(iter(items))]  # the oldest (a dict keeps insertion order): see ``RecentCache``
         items[key] = obj
         _CACHE.put(obj, raw)
         return obj

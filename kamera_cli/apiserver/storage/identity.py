@@ -4,8 +4,9 @@ Why: the write path caches serialisations of subtrees that stored objects share 
 version (a managedFields list, a pod template).  Stored objects are never mutated, so what was
 derived from one stays valid for as long as that very object lives, and an identity lookup costs
 one dict probe where a value comparison would walk the subtree.  Every entry keeps its object
-alive, so an id cannot be reused by another object while it is recorded; both structures forget
-everything at once past their limit (crude but bounded). A cache of texts is also bounded by their
+alive, so an id cannot be reused by another object while it is recorded. ``IdentityCache`` forgets
+everything at once past its limit (crude but bounded); ``Seen`` and ``RecentCache`` forget their oldest
+entries first, so that what they hold does not swing with a cycle of fills. A cache of texts is also bounded by their
 total length (``TextCache``): a count alone let a cache of large texts (a workload's JSON is a few
 KiB) hold tens of MiB, with the objects of states the search had let go of (issue #26).
 
@@ -24,7 +25,12 @@ T = TypeVar("T", str, bytes)
 
 
 class Seen:
-    """Objects met before, by identity, forgotten wholesale past ``limit`` (crude but bounded)."""
+    """Objects met before, by identity: past ``limit`` the oldest are forgotten first.
+
+    Why not wholesale: every entry keeps its object alive (often one of a state the search has let
+    go of), and forgotten all at once the table went from empty to full and back every few thousand
+    states, so how much it held was a matter of where the search stood in that cycle. Oldest first, a
+    small table is full early and then holds as many objects for the rest of the search."""
 
     __slots__ = ("_items", "_limit")
 
@@ -34,11 +40,12 @@ class Seen:
 
     def again(self, value: Any) -> bool:
         """Whether ``value`` was met before; records it when not."""
-        if self._items.get(id(value)) is value:
+        items = self._items
+        if items.get(id(value)) is value:
             return True
-        if len(self._items) >= self._limit:
-            self._items.clear()
-        self._items[id(value)] = value
+        while len(items) >= self._limit:
+            del items[next(iter(items))]
+        items[id(value)] = value
         return False
 
 
@@ -47,10 +54,13 @@ class IdentityCache(Generic[V]):
 
     __slots__ = ("_items", "_limit", "_seen")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, seen: int | None = None) -> None:
         self._items: dict[int, tuple[Any, V]] = {}
         self._limit = limit
-        self._seen = Seen(limit)
+        # objects met once (``met_before``): 1,024 at most, so that the table is full within the
+        # first thousand states or so (issue #26: the JSON cache's, at 4,096, was still filling
+        # between 2,000 and 6,000 states)
+        self._seen = Seen(min(limit, 1024) if seen is None else seen)
 
     def get(self, key: Any) -> V | None:
         hit = self._items.get(id(key))
@@ -78,6 +88,27 @@ class IdentityCache(Generic[V]):
         return (hit is not None and hit[0] is key) or self._seen.again(key)
 
 
+class RecentCache(IdentityCache[V]):
+    """An ``IdentityCache`` that forgets its oldest entries to make room, not all of them at once.
+
+    Why: every entry keeps its object alive, often an object of a state the search has let go of. A
+    cache forgotten wholesale went from empty to full and back every few thousand states, so what it
+    held at any moment was a matter of where the search stood in that cycle; forgetting oldest first,
+    a small cache is full early on and then holds the same number of objects for the rest of the
+    search (issue #26: the fingerprint members' cache, 4,096 entries forgotten wholesale, was still
+    filling between 2,000 and 6,000 states on webapps-2-2, about 0.2 KiB per state).
+    """
+
+    __slots__ = ()
+
+    def put(self, key: Any, value: V) -> None:
+        items = self._items
+        items.pop(id(key), None)
+        while len(items) >= self._limit:
+            del items[next(iter(items))]  # the oldest (a dict keeps insertion order)
+        items[id(key)] = (key, value)
+
+
 class TextCache(IdentityCache[T]):
     """An ``IdentityCache`` of texts bounded by ``limit`` entries and ``budget`` characters, which
     forgets its oldest entries to make room, not all of them at once.
@@ -92,7 +123,7 @@ class TextCache(IdentityCache[T]):
     __slots__ = ("_budget", "_weight")
 
     def __init__(self, limit: int, budget: int) -> None:
-        super().__init__(limit)
+        super().__init__(limit, min(limit, 1024))
         self._budget = budget
         self._weight = 0
 

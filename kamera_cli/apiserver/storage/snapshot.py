@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import immutables
 
-from kamera_cli.apiserver.storage.identity import IdentityCache
+from kamera_cli.apiserver.storage.identity import IdentityCache, RecentCache
 from kamera_cli.apiserver.storage.jsontext import canonical
 from kamera_cli.model.frozen import fast_init
 from kamera_cli.model.objects import KindRef, Manifest, ObjectRef
@@ -171,9 +171,18 @@ _Entry = list[Any]
 # Fingerprint members of objects already digested, by identity, with the key they were stored under (a
 # view or a sibling that stores the very object another state was fingerprinted with does not digest
 # it again).
-# 4,096, not 20,000: an entry holds its object, so a larger cache kept objects of states the search
-# had let go of (issue #26: webapps-2-1 at 20,000 states, 0.5 KiB per state each)
-_MEMBERS: IdentityCache[tuple[_KindKey, _NameKey, int]] = IdentityCache(4096)
+# 1,024, not 20,000: an entry holds its object, so a larger cache kept objects of states the search
+# had let go of (issue #26: webapps-2-1 at 20,000 states, 0.5 KiB per state each); oldest first
+# (``RecentCache``), so that it is full within the first thousand states or so
+_MEMBERS: IdentityCache[tuple[_KindKey, _NameKey, int]] = RecentCache(1024)
+
+
+#: the maps' keys met lately, each its own value: a write's (apiVersion, kind) and (namespace, name)
+#: are tuples made afresh, and the maps keep the key they were set with, so every state a search holds
+#: kept two tuples of its own per write (issue #26: about 40 bytes per state on webapps-2-2). Bounded
+#: (cleared when full) only for a search that keeps making names; the tuples themselves are shared.
+_KEYS: dict[tuple[str, str], tuple[str, str]] = {}
+_KEYS_LIMIT = 16_384
 
 
 class _Counter(str):
@@ -450,8 +459,13 @@ class Snapshot:
     def with_object(self, ref: ObjectRef, obj: Manifest | None, *, rv: int | None = None) -> Snapshot:
         """The state after storing ``obj`` (``None`` removes it); logs the write at ``rv`` (default next)."""
         rv = self._rv + 1 if rv is None else rv
+        keys = _KEYS
+        if len(keys) >= _KEYS_LIMIT:
+            keys.clear()
         kind_key = (ref.api_version, ref.kind)
+        kind_key = keys.setdefault(kind_key, kind_key)
         name_key = (ref.namespace, ref.name)
+        name_key = keys.setdefault(name_key, name_key)
         names = self._kinds.get(kind_key) or immutables.Map()
         old: _Entry | None = names.get(name_key)
         acc, count, pending = self._acc, self._count, self._pending

@@ -21,6 +21,7 @@ from kamera_cli.sim.model.core import ModelCore
 from kamera_cli.sim.state import (
     PendingItem,
     SimState,
+    later,
     merge_pending,
 )
 from kamera_cli.sim.triggers import MapperFailed
@@ -48,7 +49,7 @@ class OutsideSteps(ModelCore):
             snapshot=server.snapshot,
             pending=self._settled(self._running(state.memory, merge_pending(state.pending, new_items, None)),
                                   server.snapshot, writes),
-            clock=state.clock + 1,
+            clock=later(state.clock),
             next_action=state.next_action,
             steps_since_action=state.steps_since_action + 1,
             faults=faults,
@@ -113,7 +114,7 @@ class OutsideSteps(ModelCore):
             snapshot=server.snapshot if not error else state.snapshot,
             pending=self._settled(self._running(state.memory, merge_pending(state.pending, new_items, None)),
                                   server.snapshot, writes),
-            clock=state.clock + 1,
+            clock=later(state.clock),
             next_action=state.next_action + 1,
             steps_since_action=0,
             faults=faults,

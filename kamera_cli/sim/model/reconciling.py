@@ -31,6 +31,7 @@ from kamera_cli.sim.state import (
     FaultBook,
     PendingItem,
     SimState,
+    later,
     marked_down,
     merge_pending,
 )
@@ -191,7 +192,7 @@ class ReconcileSteps(ModelCore):
         new_state = SimState(
             snapshot=run.snapshot,
             pending=pending,
-            clock=clock + 1,
+            clock=later(clock),
             next_action=state.next_action,
             steps_since_action=state.steps_since_action + 1,
             faults=faults,
