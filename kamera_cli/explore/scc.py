@@ -6,13 +6,18 @@ takes. A *bottom* component (no edge leaves it) is a trap: once entered, every c
 inside. If it holds no converged state and every member was fully expanded (so no exit can hide
 behind a bound), the system can run forever without converging: a livelock.
 
-Iterative Tarjan (no recursion: graphs reach 10^6 nodes), over the graph's compact edge lists.
+Iterative Tarjan (no recursion: graphs reach 10^6 nodes), over the graph's compact edge lists. Its
+per-node tables are ``array("q")`` and bytearrays, not lists of ints: it runs once, after the search,
+over the whole graph, and with lists (an int object of its own for each node's index, and a set and a
+list of the roots) it was the peak of a whole ``kamera check`` (issue #26: webapps-2-2, unreduced, cut
+at 6,000 states: about 0.5 MB over the search's own heap, growing with the graph).
 """
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 from kamera_cli.explore.result import EXPANDED, Edge, Graph, Livelock
@@ -21,7 +26,7 @@ S = TypeVar("S")
 A = TypeVar("A")
 
 
-def strongly_connected_components(graph: Graph[S, A], roots: Iterable[int] | None = None) -> list[int]:
+def strongly_connected_components(graph: Graph[S, A], roots: Iterable[int] | None = None) -> Sequence[int]:
     """Component id for every node reachable from ``roots`` (default: all nodes), -1 for the rest.
 
     Ids are assigned in Tarjan's order (sinks first). The nodes reachable from any set of roots are
@@ -29,10 +34,10 @@ def strongly_connected_components(graph: Graph[S, A], roots: Iterable[int] | Non
     """
     n = graph.num_states
     first, last, dst = graph.first_edge, graph.last_edge, graph.e_dst
-    index = [-1] * n
-    low = [0] * n
+    index = array("q", [-1]) * n
+    low = array("q", [0]) * n
     on_stack = bytearray(n)
-    comp = [-1] * n
+    comp = array("q", [-1]) * n
     stack: list[int] = []
     counter = 0
     ncomp = 0
@@ -89,14 +94,18 @@ def strongly_connected_components(graph: Graph[S, A], roots: Iterable[int] | Non
 def find_livelocks(graph: Graph[S, A]) -> list[Livelock[A]]:
     """Every closed bottom SCC that has a cycle and no converged state, ordered by entry node."""
     src, dst = graph.e_src, graph.e_dst
+    n = graph.num_states
     # Every cycle has an edge that does not lead to a younger node; only components reachable from
     # the targets of such edges can hold a cycle. (Often there are none, and the work stops here.)
-    roots = sorted({d for s, d in zip(src, dst) if d <= s})
-    if not roots:
+    is_root = bytearray(n)
+    for s, d in zip(src, dst):
+        if d <= s:
+            is_root[d] = 1
+    if not any(is_root):
         return []
-    comp = strongly_connected_components(graph, roots)
+    comp = strongly_connected_components(graph, (v for v in range(n) if is_root[v]))  # in node order
     ncomp = max(comp) + 1
-    visited = [v for v in range(graph.num_states) if comp[v] >= 0]
+    visited = (v for v in range(n) if comp[v] >= 0)
     # A component is a candidate until an edge leaves it or a member is converged or not fully expanded.
     candidate = bytearray(b"\x01") * ncomp
     has_cycle = bytearray(ncomp)
@@ -112,9 +121,9 @@ def find_livelocks(graph: Graph[S, A]) -> list[Livelock[A]]:
             else:
                 candidate[cv] = 0
     members: dict[int, list[int]] = {}
-    for v in visited:
+    for v in range(n):
         c = comp[v]
-        if candidate[c] and has_cycle[c]:
+        if c >= 0 and candidate[c] and has_cycle[c]:
             members.setdefault(c, []).append(v)
     found: list[Livelock[A]] = []
     depths = graph.depths
@@ -126,7 +135,7 @@ def find_livelocks(graph: Graph[S, A]) -> list[Livelock[A]]:
     return found
 
 
-def _shortest_cycle(graph: Graph[S, A], entry: int, comp: list[int]) -> list[Edge[A]]:
+def _shortest_cycle(graph: Graph[S, A], entry: int, comp: Sequence[int]) -> list[Edge[A]]:
     """Breadth-first search inside the entry's component, from the entry back to itself."""
     c = comp[entry]
     first, last, dst = graph.first_edge, graph.last_edge, graph.e_dst
