@@ -13,6 +13,7 @@ digests them for the memo (sim/memo_keys.py, ``IndexReads``).
 from __future__ import annotations
 
 import copy
+import json
 import logging
 from collections.abc import Mapping, Set
 from typing import TYPE_CHECKING, Any, cast
@@ -109,7 +110,7 @@ def object_entries(operator: KopfOperator, obj: Mapping[str, Any], budget_second
         kopf_log = logging.getLogger("kopf")
         kopf_log.addHandler(noted)
         try:
-            run_async(_index_one(operator, indexers, resource, copy.deepcopy(dict(obj)), memory))
+            run_async(_index_one(operator, indexers, resource, json.loads(json.dumps(obj)), memory))  # as listed
         finally:
             kopf_log.removeHandler(noted)
         return indexers, memory
