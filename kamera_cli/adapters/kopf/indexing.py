@@ -74,6 +74,10 @@ def index_paths(operator: KopfOperator) -> dict[str, tuple[str, str]]:
     return {r.get_url(namespace=None): (r.group, r.kind) for r in operator.index_resources}
 
 
+class _Touched(Exception):
+    """An index handler read an index while kamera told its entries (kopf logs it as the handler's failure)."""
+
+
 class _Opaque(Exception):
     """A value whose content cannot be told as text (an object of the handler's own class)."""
 
@@ -97,6 +101,7 @@ def object_entries(operator: KopfOperator, obj: Mapping[str, Any], budget_second
     if resource is None:
         return None
     touched: list[str] = []
+    done: list[bool] = []
 
     def run() -> tuple[Any, Any]:
         from kopf._core.engines import indexing
@@ -104,7 +109,7 @@ def object_entries(operator: KopfOperator, obj: Mapping[str, Any], budget_second
         indexers = indexing.OperatorIndexers()
         indexers.ensure(handlers)
         for indexer in indexers.values():
-            indexer.index = _tripwire(touched)
+            indexer.index = _tripwire(touched, done)
         memory = indexing.IndexingMemory()
         noted = _Noted(touched)  # kopf logs a handler that raised, leaves the object out, and goes on
         kopf_log = logging.getLogger("kopf")
@@ -123,7 +128,7 @@ def object_entries(operator: KopfOperator, obj: Mapping[str, Any], budget_second
     indexers, memory = record.value
     if memory.indexing_state is not None or touched:
         return None
-    touched.append("done")  # reading the indices below is kamera's, not a handler's
+    done.append(True)  # reading the indices below is kamera's, not a handler's
     try:
         return "\n".join(f"{hid}={_text(list(indexer.index.items()))}" for hid, indexer in sorted(indexers.items())
                          if indexer.index)
@@ -147,8 +152,8 @@ def _is_of(resource: Any, obj: Mapping[str, Any]) -> bool:
     return bool(obj.get("kind") == resource.kind and obj.get("apiVersion") == api_version)
 
 
-def _tripwire(touched: list[str]) -> Any:
-    """An empty kopf ``Index`` that notes any read of it (until ``touched`` says the handlers are done).
+def _tripwire(touched: list[str], done: list[bool]) -> Any:
+    """An empty kopf ``Index`` that notes any read of it in ``touched``, and raises there (until ``done``).
 
     kopf hands every index to every handler, index handlers too, as they are being filled: a handler
     that reads one sees the entries of objects indexed before its own, which no single object tells.
@@ -159,7 +164,9 @@ def _tripwire(touched: list[str]) -> Any:
         read = getattr(indexing.Index, name)
 
         def method(self: Any, *args: Any) -> Any:
-            touched.append(name)
+            if not done:  # a handler's read ends it (one that waits for an index to fill would wait out its budget)
+                touched.append(name)
+                raise _Touched(name)
             return read(self, *args)
         return method
 
