@@ -16,16 +16,25 @@ import copy
 import json
 import logging
 from collections.abc import Mapping, Set
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.kopf import deadlines
 from kamera_cli.adapters.kopf.clockreads import EVENT_ONLY, PROGRESSION, blind_readers
 from kamera_cli.adapters.sandbox.calls import call_sandboxed
 from kamera_cli.adapters.sandbox.clockwatch import WatchedClock
+from kamera_cli.adapters.sandbox.loading import EntrypointLoader
 
-if TYPE_CHECKING:
-    from kamera_cli.adapters.kopf.events import KopfOperator
+
+class KopfOperator(Protocol):
+    """What indexing needs of the operator (``events.KopfOperator``, which imports this module)."""
+
+    registry: Any
+    settings: Any
+    memobase: Any
+    index_resources: list[Any]
+    start_failure: tuple[str, str] | None
+    logger: Any
 
 __all__ = ["build_indexers", "index_paths", "object_entries"]
 
@@ -121,6 +130,7 @@ def object_entries(operator: KopfOperator, obj: Mapping[str, Any], budget_second
         return indexers, memory
 
     clock = WatchedClock(0.0)
+    assert isinstance(operator, EntrypointLoader), "a loaded operator"
     record = call_sandboxed(operator, run, budget_seconds=budget_seconds, clock=clock, seed=b"kamera-index")
     if (record.error is not None or record.timed_out or record.network or record.processes or record.threads
             or record.drew_random or not blind_readers(frozenset(clock.readers), (*EVENT_ONLY, *PROGRESSION))):
