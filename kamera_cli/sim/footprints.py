@@ -8,6 +8,9 @@ record the memo keys on), its effective writes and the requests it enqueued into
 - a list query is ``("list", group, kind, namespace)``, ``namespace`` "*" for every namespace; a write
   marks both its namespace's list and the all-namespaces list, so a new, changed or deleted object
   conflicts with every list that could show the change (selectors are ignored: coarser, still sound);
+- a kopf operator's index of a kind is the kind's all-namespaces list token extended by
+  ``("index", operator)`` (``memo_keys.index_token``): a write marks it only when the object's
+  index entries change (``memo_keys.IndexReads.marks``);
 - a server counter (generateName attempts) is ``("counter", key)``, read and written;
 - a request for work is the process ``("reconcile", controller, namespace, name)``.
 
