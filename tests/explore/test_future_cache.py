@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from explore_toys import ClockedWorkers, KeyedWorkers, TimerGroups, TimerWorkers, UnitWorkers, Worker, Workers
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_reduction import _chains, _converged, systems
 
@@ -235,3 +235,41 @@ def test_kept_graphs_are_searched_graphs(model: TimerGroups, horizon: int) -> No
     finally:
         checker.future_cache = saved  # type: ignore[attr-defined]
     assert _graph(with_cache) == _graph(without)
+
+
+def _links(model: Any) -> list[tuple[object, ...]]:
+    """Every grouping weighed again for its linked units, with the links and the free units, in the
+    order the search met them (``clusters.linked``'s arguments)."""
+    seen: list[tuple[object, ...]] = []
+    real = reduction.linked
+
+    def record(units: dict[Any, list[Any]], free: list[Any], links: Any) -> Any:
+        why = tuple((u, tuple(sorted(v, key=repr))) for u, v in links.items())
+        seen.append((tuple(units.items()), tuple(free), why))
+        return real(units, free, links)
+
+    reduction.linked = record  # type: ignore[attr-defined]
+    try:
+        search(model, max_states=100_000)
+    finally:
+        reduction.linked = real  # type: ignore[attr-defined]
+    return seen
+
+
+@settings(max_examples=100, deadline=None)
+@given(systems(), st.lists(st.integers(0, 2), min_size=4, max_size=4), st.integers(1, 4))
+# (found by Hypothesis) a kept future of worker 0 that meets the pair of workers 2 and 3 is linked to
+# it only by the search worked out again for the links
+@example(Workers([Worker(reads=(), target=0, offsets=(0,), alarm=0), Worker(reads=(), target=2, offsets=(0,), alarm=0),
+                  Worker(reads=(), target=1, offsets=(1,), alarm=0),
+                  Worker(reads=(1,), target=0, offsets=(0,), alarm=0)],
+                 (0, 0, 0), {0: (), 1: (), 2: ()}), [0, 0, 0, 0], 1)
+def test_links_are_the_same_with_kept_futures(model: Workers, units: list[int], horizon: int) -> None:
+    """The units linked for being kept from free (``_free_units``) are the same when a future comes
+    from the cache: a kept future that meets another unit is not used, and the units it met are
+    those a search at the state meets (worked out again for that), and a kept future's whole
+    footprint is a search's; so the clusters weighed again are too."""
+    plain, keyed = _plain(model, tuple(units)), _keyed(model, tuple(units))
+    for m in (plain, keyed):
+        m.horizon = lambda state: horizon  # type: ignore[attr-defined]
+    assert _links(keyed) == _links(plain)
