@@ -25,6 +25,7 @@ from kamera_cli.model.objects import KindRef
 from kamera_cli.sim.journal import as_written_now, journal_writes
 from kamera_cli.sim.labels import Finding, WriteRec
 from kamera_cli.sim.memo_keys import (
+    IndexReads,
     collection_path,
     content_digest,
     counter_keys,
@@ -83,6 +84,9 @@ class ControllerRuntime:
     #: as the search took them, but nothing is stored and nothing is run twice to compare
     rederiving: bool = False
     stats: Stats = field(default_factory=Stats)
+    #: the kopf operators' index reads, and the one whose indexing this controller's steps do ("": none)
+    indices: IndexReads | None = None
+    index_owner: str = ""
     _memo: dict[tuple[Any, ...], list[_MemoEntry]] = field(default_factory=dict)
     _checked: set[tuple[str, str]] = field(default_factory=set)
     #: how many memo entries were stored (each run's ``memo_serial``)
@@ -350,6 +354,9 @@ class ControllerRuntime:
         # A timeout is memoised by what the reconcile had read before it overran: the same reads lead
         # the same (deterministic) code into the same loop, so it is a finding once, not once per state.
         regions = None if (crashed or outcome is None) else read_regions(server)
+        if regions is not None and self.indices is not None and self.index_owner and not views:
+            # (a step that read a stale view keeps its lists: what a view shows moves with other writes)
+            regions = self.indices.regions(self.index_owner, regions, server.journal)
         return replace(run, regions=regions), regions, signature
 
     def regions_digest(self, snapshot: Snapshot, regions: Sequence[tuple[Any, ...]]) -> str:
@@ -377,9 +384,17 @@ class ControllerRuntime:
                 out.append(digest)
             elif region[0] == "counter":
                 out.append(str(snapshot.counter(region[1])))
+            elif region[0] == "index":
+                out.append(self._index_digest(snapshot, region, views, exact))
             else:
                 out.append(self._list_digest(snapshot, region, views, exact))
         return tuple(out)
+
+    def _index_digest(self, snapshot: Snapshot, region: tuple[Any, ...],
+                      views: Mapping[KindRef, Snapshot] | None, exact: bool) -> str:
+        """An index region's digest (``IndexReads.digest``); read stale, or unknown: its list's."""
+        found = None if views or self.indices is None else self.indices.digest(snapshot, region, exact)
+        return found if found is not None else self._list_digest(snapshot, ("list", region[1], ()), views, exact)
 
     def _list_digest(self, snapshot: Snapshot, region: tuple[Any, ...],
                      views: Mapping[KindRef, Snapshot] | None = None, exact: bool = False) -> str:

@@ -64,6 +64,12 @@ class SandboxRun:
         #: on the step's instant or seed, not on what it read (a program that did keeps its exact position)
         self.clock_reads = 0
 
+    @property
+    def drew_random(self) -> bool:
+        """Whether the call drew from the seeded generator (``random``, ``uuid``): its outcome may then
+        depend on the seed, not only on what it was given."""
+        return self._rng is not None
+
     def rng(self) -> random.Random:
         """The run's generator, seeded on first use (most reconciles never draw a random number)."""
         self.clock_reads += 1
