@@ -59,6 +59,12 @@ def read_regions(server: ApiServer) -> tuple[tuple[Any, ...], ...]:
     return tuple(seen)
 
 
+def draw_counter_key(controller: str, namespace: str, name: str) -> str:
+    """Snapshot counter: how many steps of this controller's request drew random values and wrote
+    (seeds its next step's draws; bookkeeping like the other counters, not part of the fingerprint)."""
+    return f"draws\0{controller}\0{namespace}\0{name}"
+
+
 def counter_keys(regions: Sequence[tuple[Any, ...]]) -> list[str]:
     keys = []
     for region in regions:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kamera_cli.adapters import Request, VirtualClock, WatchedClock, run_reconcile
+from kamera_cli.adapters.sandbox.observed import StepSeed
 from kamera_cli.apiserver import ApiServer, Registry, Snapshot
 from kamera_cli.apiserver import errors as api_errors
 from kamera_cli.apiserver.defaulting.metadata import format_time
@@ -29,6 +30,7 @@ from kamera_cli.sim.memo_keys import (
     collection_path,
     content_digest,
     counter_keys,
+    draw_counter_key,
     obj_digest,
     read_regions,
     retimed_output,
@@ -214,9 +216,15 @@ class ControllerRuntime:
         server.before_write = before_write
         request = Request(item.namespace or None, item.name, relisted=item.relist, timer=item.woken,
                           carried=item.carry, remembered=remembered, choice=choice, memo=memo)
-        seed = hashlib.sha256(
-            f"{self.name}\0{item.namespace}\0{item.name}\0{snapshot.fingerprint()}".encode()
-        ).digest()
+        # what the step draws is keyed by how many earlier steps of this request drew and wrote, not by
+        # the whole cluster: a name made from uuid4 is then the same on every path that reaches this
+        # step having done the same, as on a cluster it is just "a fresh name" (docs/semantics.md,
+        # "Randomness")
+        draws_key = draw_counter_key(self.name, item.namespace, item.name)
+        draws = snapshot.counter(draws_key)
+        seed = StepSeed(hashlib.sha256(
+            f"{self.name}\0{item.namespace}\0{item.name}\0{draws}".encode()
+        ).digest())
         watched = getattr(self.factory, "clock_blind", None) is not None
         vclock = WatchedClock(float(clock)) if watched else VirtualClock(float(clock))
         self.stats.executions += 1
@@ -331,8 +339,11 @@ class ControllerRuntime:
                     findings.append(Finding("controller-error", self.name,
                                             f"controller {self.name!r} {what}: {summary}", error_text))
         signature = [sig for sig in (_signature(acc) for acc in server.journal) if sig is not None]
+        after = server.snapshot
+        if seed.drawn and writes:
+            after = after.with_counter(draws_key, draws + 1)
         run = ReconcileRun(
-            snapshot=server.snapshot,
+            snapshot=after,
             writes=writes,
             story_writes=story_writes,
             write_attempts=attempts,
@@ -357,6 +368,9 @@ class ControllerRuntime:
         if regions is not None and self.indices is not None and self.index_owner and not views:
             # (a step that read a stale view keeps its lists: what a view shows moves with other writes)
             regions = self.indices.regions(self.index_owner, regions, server.journal)
+        if regions is not None and seed.drawn:
+            # a replay is a fresh run only at the same count: the draws depend on it
+            regions = (*regions, ("counter", draws_key))
         return replace(run, regions=regions), regions, signature
 
     def regions_digest(self, snapshot: Snapshot, regions: Sequence[tuple[Any, ...]]) -> str:
