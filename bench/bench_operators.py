@@ -35,6 +35,10 @@ Families (each built into a temporary folder; nothing here copies an example's t
     records its replicas and the instant in annotations, then scales it to zero through the scale
     subresource; one Deployment of R replicas, with the deployment, replicaset and kubelet built-ins
     on one node (the shape of a public "shut the namespace down" operator tried as a user would);
+  - ``kopf-index-N`` (``bench/kopf_index.py``): a kopf operator with an index over Namespaces (their
+    names), a Widget handler that reads it and handlers on Namespaces (kopf's finalizer and annotations
+    on each), over N user namespaces plus the 4 built-in ones; ``kopf-index-body-N``: the index holds
+    whole bodies (every write is seen by the Widget's step);
   - ``*-perturbed``: a family above with perturbations on its controllers (``PERTURBED``): stale
     reads of every kind they watch (``maxLag`` 1) and one crash after any number of writes; the
     WebApp operator (owned Deployments, built-ins) and the kopf timer also get one injected conflict.
@@ -60,6 +64,7 @@ sys.path.insert(0, str(ROOT))
 
 import kubernetes.client  # noqa: E402,F401  (import once, outside the timings)
 from bench_reduction import KINDS as LABELLED_KINDS  # noqa: E402
+from kopf_index import kopf_index, variant  # noqa: E402
 
 from kamera_cli.model.scenario import Scenario  # noqa: E402
 from kamera_cli.runner import Exploration, explore, outcome_key  # noqa: E402
@@ -527,6 +532,10 @@ FAMILIES: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
     "kopf-apps-3": (kopf_apps, 3, 0),
     "kopf-scaler-1": (kopf_scaler, 1, 0),
     "kopf-scaler-2": (kopf_scaler, 2, 0),
+    "kopf-index-0": (kopf_index, 0, 0),
+    "kopf-index-1": (kopf_index, 1, 0),
+    "kopf-index-3": (kopf_index, 3, 0),
+    "kopf-index-body-0": (variant("body"), 0, 0),
     "webapps-1-1-perturbed": (perturbed(webapps), 1, 1),
     "webapps-2-1-perturbed": (perturbed(webapps), 2, 1),
     "webapps-2-2-perturbed": (perturbed(webapps), 2, 2),

@@ -62,6 +62,11 @@ class Reducible(Protocol[S_contra, A_contra]):
     group ``processes`` whose union footprint is ``footprint`` depends on at ``state`` (the values of
     its read tokens, its processes' pending work), or ``None`` when the model cannot say; futures are
     then reused between states with equal digests (``FutureCache``).
+    ``group_fingerprint(state, group)`` (optional, with ``group_key``): a state met in the search of
+    a group's future, as a node of that search, from what the group can change and see only; two
+    states the plain fingerprint tells apart by the frozen rest alone (a waiting timer there, and
+    how far the clock has moved) are one node, so the future's graph is the same at every state
+    with the same key (``_group_future``; docs/explorer.md, "A kept future's graph").
     """
 
     def process(self, action: A_contra) -> Hashable: ...
@@ -391,10 +396,20 @@ def _group_future(model: Reducible[S, A], roots: list[Hashable], state: S, steps
     ``None`` when the group plainly cannot be free (it wakes or touches another enabled process, a
     step is global): the search stops at the first such step. A search cut at ``GROUP_LIMIT``
     states gives an incomplete future, which a successor may inherit like a complete one.
+
+    Nodes are told apart by the model's ``group_fingerprint`` when it has one: what a state holds
+    outside the group is frozen here, yet can show how far the clock moved (docs/explorer.md, "A
+    kept future's graph"), and the graph must be the same wherever the future's key is.
     """
     group: set[Hashable] = set(roots)
     total = Footprint(None)
-    index = {fingerprint(state): 0}
+    view: Callable[[S, frozenset[Hashable]], str] | None = getattr(model, "group_fingerprint", None)
+    members = frozenset(group)
+
+    def node_key(s: S) -> str:
+        return fingerprint(s) if view is None else view(s, members)
+
+    index = {node_key(state): 0}
     graph = GroupGraph([[]], [frozenset(roots)])
     queue: deque[tuple[int, S]] = deque([(0, state)])
     complete = True
@@ -421,12 +436,13 @@ def _group_future(model: Reducible[S, A], roots: list[Hashable], state: S, steps
                         met.add(woken)
                     return None
                 group.add(woken)
+                members = frozenset(group)
             total = total.union(fp)
             if _meets(total, group, others):
                 if met is not None:
                     met.update(_met(total, group, others))
                 return None
-            key = fingerprint(t.state)
+            key = node_key(t.state)
             dst = index.get(key)
             if dst is None:
                 if len(index) >= GROUP_LIMIT:

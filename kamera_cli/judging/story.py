@@ -80,6 +80,8 @@ def region_text(region: tuple[Any, ...]) -> str:
     collection; "" for server bookkeeping (generateName counters), which a reader has no use for."""
     if region and region[0] == "obj":
         return str(region[1])
+    if region and region[0] == "index":
+        return f"the index of list {region[1]}"
     if region and region[0] == "list":
         query = "&".join(f"{k}={v}" for k, v in region[2])
         return f"list {region[1]}" + (f"?{query}" if query else "")

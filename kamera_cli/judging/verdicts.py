@@ -520,9 +520,7 @@ def _retried(edges: Sequence[Any]) -> str:
     for e in edges:
         error = str(getattr(e.label, "error", "") or "")
         if error:
-            first = error.splitlines()[0]
-            if first.startswith("kamera_cli.") and ": " in first:  # kamera's wrapper: what it wraps says more
-                first = first.split(": ", 1)[1]
+            first = _error_line(error, str(getattr(e.label, "note", "") or ""))
             key = (str(getattr(e.label, "actor", "")), first)
             seen[key] = seen.get(key, 0) + 1
     if not seen:
@@ -532,6 +530,20 @@ def _retried(edges: Sequence[Any]) -> str:
         return ""
     return (f": '{actor}' failed {count} times on this path with the same error and was retried after each "
             f"failure, which never settles ({_short(error)})")
+
+
+def _error_line(error: str, note: str) -> str:
+    """The line of a step's error text that names the error: the text's first line, unless that is a
+    stack's header ("Traceback (most recent call last):", "Where the thread was started …"); then the
+    exception's line under the stack, or the step's note ("opened a network connection of its own")."""
+    lines = [line for line in error.splitlines() if line.strip()]
+    first = lines[0]
+    if first.endswith("(most recent call last):"):
+        last = lines[-1]
+        first = last if not last.startswith((" ", "\t")) and last != first else (note or first)
+    if first.startswith("kamera_cli.") and ": " in first:  # kamera's wrapper: what it wraps says more
+        first = first.split(": ", 1)[1]
+    return first
 
 
 def _short(text: str, limit: int = 160) -> str:

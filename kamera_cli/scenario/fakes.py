@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +31,14 @@ _HINT = "for example: replace: boto3.client, with: fakes/aws.py:client"
 
 def parse_fakes(raw: Any, *, base_dir: str, add: Callable[[Path_, str, str], None],
                 position: Callable[[Path_], Position],
-                check_entrypoint: Callable[[str, str], str | None] | None) -> tuple[FakeSpec, ...]:
-    """The valid entries of ``spec.fakes``; every problem goes to ``add`` with its path."""
+                check_entrypoint: Callable[[str, str], str | None] | None,
+                entry_packages: Mapping[str, str] | None = None) -> tuple[FakeSpec, ...]:
+    """The valid entries of ``spec.fakes``; every problem goes to ``add`` with its path.
+
+    ``entry_packages``: the top-level package of each controller loaded by module name (``kopf:
+    operator.main``), with that controller's name; kamera copies such a package per controller as it
+    does the folder's modules (sandbox/loading.py), so a fake of it would reach no controller."""
+    entry_packages = entry_packages or {}
     if not isinstance(raw, list):
         return ()  # absent, or the schema reports the wrong type
     out: list[FakeSpec] = []
@@ -63,6 +69,13 @@ def parse_fakes(raw: Any, *, base_dir: str, add: Callable[[Path_, str, str], Non
             add((*path, "replace"), f"replace {replace!r}: {replace.partition('.')[0]!r} is a module of the scenario "
                 "folder, which kamera imports afresh for each controller (and again after each crash)",
                 "fake what that module calls (a cloud SDK, requests.get), or have the controller import the fake")
+        elif replace.partition(".")[0] in entry_packages:
+            ok = False
+            top = replace.partition(".")[0]
+            add((*path, "replace"), f"replace {replace!r}: {top!r} is the package controller "
+                f"{entry_packages[top]!r} is loaded from, which kamera imports afresh for each controller (and "
+                "again after each crash), as it does the scenario folder's modules",
+                "fake what that package calls (a cloud SDK, requests.get, a service by url:)")
         elif replace in seen:
             ok = False
             add((*path, "replace"), f"{replace!r} is already replaced by spec.fakes[{seen[replace]}]",

@@ -226,7 +226,7 @@ class _Loader(Reader):
                                 position=self.position, controller_names=self.controller_names)
         fakes = parse_fakes(spec.get("fakes"), base_dir=self.base_dir, position=self.position,
                             add=lambda path, msg, hint: self.add(path, msg, hint),
-                            check_entrypoint=self.check_entrypoint)
+                            check_entrypoint=self.check_entrypoint, entry_packages=_entry_packages(controllers))
         if spec.get("controllers") == [] and not cluster.builtins:
             self.add(("spec", "controllers"), "no controllers to check",
                      "name at least one controller (or built-ins under spec.cluster.builtins)")
@@ -576,3 +576,14 @@ def _dotted(path: Path_) -> str:
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
+
+
+def _entry_packages(controllers: tuple[ControllerSpec, ...]) -> dict[str, str]:
+    """The top-level package of each controller named by module (not by file), with the controller."""
+    found: dict[str, str] = {}
+    for c in controllers:
+        for entry in (c.kopf, c.program, c.entrypoint):
+            module = (entry or "").partition(":")[0]
+            if module and not module.endswith(".py") and "/" not in module:
+                found.setdefault(module.split(".")[0], c.name)
+    return found

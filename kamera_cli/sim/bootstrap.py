@@ -44,6 +44,7 @@ from kamera_cli.model.scenario import ConflictSpec, ControllerSpec, CrashSpec, P
 from kamera_cli.model.services import parse_url_pattern
 from kamera_cli.sim.builtins import BuiltinFactory, builtin_wiring
 from kamera_cli.sim.labels import Finding
+from kamera_cli.sim.memo_keys import IndexReads
 from kamera_cli.sim.model import KubeModel, object_names
 from kamera_cli.sim.runtime import ControllerRuntime
 from kamera_cli.sim.system_objects import seed_system_objects
@@ -134,6 +135,8 @@ class Simulation:
     _program_seeds: list[tuple[str, str, str]] = field(init=False, default_factory=list)
     #: sweeps whose first tick comes some seconds after the start (``schedule``, ``firstTick: afterPeriod``)
     _first_ticks: dict[str, int] = field(init=False, default_factory=dict)
+    #: the kopf operators' index reads (sim/memo_keys.py), shared by their controllers and the model
+    _indices: IndexReads | None = field(init=False, default=None)
 
     def __enter__(self) -> Simulation:
         scenario = self.scenario
@@ -160,6 +163,7 @@ class Simulation:
         client = containment.api_client()
         base = Path(scenario.base_dir)
         wirings: list[Wiring] = []
+        self._indices = IndexReads(self.registry, containment.bind)
         try:
             if scenario.fakes:
                 # before the controllers: they bind what they call when they are imported.  What the
@@ -264,6 +268,8 @@ class Simulation:
             candidates = [(i.group, i.version, i.plural, i.kind, i.namespaced) for i in self.registry.resources()
                           if "watch" in i.verbs or i.custom]
             factory.bind_resource(info.group, info.version, info.plural, info.kind, info.namespaced, candidates)
+            assert self._indices is not None
+            self._indices.add(spec.name, factory, spec.timeout)
         else:
             factory = load_reconciler(spec.entrypoint, base, scenario=scenario.name, controller=spec.name,
                                       env=_view(spec))
@@ -276,6 +282,7 @@ class Simulation:
             watched_kinds=tuple(sorted({*spec.owns, *(w.kind for w in spec.watches)})), factory=factory,
             registry=self.registry, bind=containment.bind, client=client,
             budget_seconds=spec.timeout, memoize=self.memoize and scenario.explore.memoize,
+            **self._index_reader(spec),
         ))
         if spec.kopf is not None:
             self._kopf_timers(spec, factory, info.namespaced, client, wirings)
@@ -369,8 +376,14 @@ class Simulation:
                 self.runtimes.append(ControllerRuntime(
                     name=name, for_kind=spec.for_kind, namespaced=namespaced, watched_kinds=(), factory=factory,
                     registry=self.registry, bind=containment.bind, client=client, budget_seconds=spec.timeout,
-                    memoize=self.memoize and self.scenario.explore.memoize,
+                    memoize=self.memoize and self.scenario.explore.memoize, **self._index_reader(spec),
                 ))
+
+    def _index_reader(self, spec: Any) -> dict[str, Any]:
+        """A kopf controller's (or its timers') index reads: its steps index as its operator does."""
+        if spec.kopf is None or self._indices is None or spec.name not in self._indices.readers:
+            return {}
+        return {"indices": self._indices, "index_owner": spec.name}
 
     def _load_builtins(self, wirings: list[Wiring]) -> None:
         """The scenario's built-in controllers, after its own (their names are reserved)."""

@@ -8,6 +8,9 @@ record the memo keys on), its effective writes and the requests it enqueued into
 - a list query is ``("list", group, kind, namespace)``, ``namespace`` "*" for every namespace; a write
   marks both its namespace's list and the all-namespaces list, so a new, changed or deleted object
   conflicts with every list that could show the change (selectors are ignored: coarser, still sound);
+- a kopf operator's index of a kind is the kind's all-namespaces list token extended by
+  ``("index", operator)`` (``memo_keys.index_token``): a write marks it only when the object's
+  index entries change (``memo_keys.IndexReads.marks``);
 - a server counter (generateName attempts) is ``("counter", key)``, read and written;
 - a request for work is the process ``("reconcile", controller, namespace, name)``.
 
@@ -19,7 +22,7 @@ and only add the owners to what the step read (docs/semantics.md, "Partial-order
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from kamera_cli.apiserver import Registry, Snapshot
@@ -27,7 +30,7 @@ from kamera_cli.apiserver.server.selectors import SelectorError, parse_label_sel
 from kamera_cli.explore import Footprint
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.sim.labels import WriteRec
-from kamera_cli.sim.memo_keys import list_scope
+from kamera_cli.sim.memo_keys import index_token, list_scope
 
 
 def process_of(controller: str, namespace: str, name: str) -> tuple[str, str, str, str]:
@@ -119,11 +122,13 @@ def write_marks(w: WriteRec) -> set[Hashable]:
 def step_footprint(registry: Registry, process: Hashable, regions: Sequence[tuple[Any, ...]],
                    writes: Iterable[WriteRec], listed: Iterable[tuple[KindRef, str | None]],
                    wakes: Iterable[Hashable],
-                   claims: Sequence[tuple[tuple[KindRef, str], Sequence[Any]]] = ()) -> Footprint | None:
+                   claims: Sequence[tuple[tuple[KindRef, str], Sequence[Any]]] = (),
+                   index_marks: Callable[[WriteRec], set[Hashable]] | None = None) -> Footprint | None:
     """The footprint of a step, or None when a region cannot be scoped (an unknown collection).
 
     ``claims``: a built-in's claim listings per (kind, namespace); the list regions of those read
-    only what :func:`claim_tokens` says.
+    only what :func:`claim_tokens` says. An index region reads its owner's index of the kind
+    (``index_token``), which a write marks only where ``index_marks`` says it changes it.
     """
     reads: set[Hashable] = set()
     written: set[Hashable] = set()
@@ -142,7 +147,9 @@ def step_footprint(registry: Registry, process: Hashable, regions: Sequence[tupl
             if scope is None:
                 return None
             info, namespace = scope
-            if (info.group, info.kind, namespace or "") not in claimed:
+            if region[0] == "index":
+                reads.add(index_token(region[2], info.group, info.kind))
+            elif (info.group, info.kind, namespace or "") not in claimed:
                 reads |= query_tokens(info, namespace, region[2] if len(region) > 2 else ())
     reads.update(list_token(kind, ns) for kind, ns in listed)
     marks: set[Hashable] = set()
@@ -153,6 +160,8 @@ def step_footprint(registry: Registry, process: Hashable, regions: Sequence[tupl
             continue
         written.add(object_token(w.ref))
         marks |= write_marks(w)
+        if index_marks is not None:
+            marks |= index_marks(w)
     return Footprint(process, frozenset(reads), frozenset(written), frozenset(marks), frozenset(wakes))
 
 
@@ -244,7 +253,8 @@ def owner_root(registry: Registry, snapshot: Snapshot, kind: Any, namespace: str
 
 
 def collector_footprint(registry: Registry, process: Hashable, target: ObjectRef, writes: Iterable[WriteRec],
-                        listed: Iterable[tuple[KindRef, str | None]], wakes: Iterable[Hashable]) -> Footprint | None:
+                        listed: Iterable[tuple[KindRef, str | None]], wakes: Iterable[Hashable],
+                        index_marks: Callable[[WriteRec], set[Hashable]] | None = None) -> Footprint | None:
     """The footprint of one garbage-collector step on ``target`` (docs/semantics.md, "The collector
     as a process").
 
@@ -255,7 +265,7 @@ def collector_footprint(registry: Registry, process: Hashable, target: ObjectRef
     caller keeps the step global while a namespace is terminating (the namespace controller's work
     would change with it).
     """
-    found = step_footprint(registry, process, [("obj", target)], writes, listed, wakes)
+    found = step_footprint(registry, process, [("obj", target)], writes, listed, wakes, index_marks=index_marks)
     if found is None:
         return None
     owners = {object_token(ref) for w in writes if not w.refused for o in _owner_refs(w.before)

@@ -13,13 +13,15 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from kamera_cli.apiserver import ApiServer, Registry, Snapshot
 from kamera_cli.apiserver.defaulting.metadata import generate_name_key, incarnation_key
 from kamera_cli.apiserver.server.selectors import SelectorError, field_matcher, label_matcher
 from kamera_cli.model.objects import KindRef, ObjectRef
+from kamera_cli.sim.labels import WriteRec
 
 
 def read_regions(server: ApiServer) -> tuple[tuple[Any, ...], ...]:
@@ -55,6 +57,12 @@ def read_regions(server: ApiServer) -> tuple[tuple[Any, ...], ...]:
                 ns = acc.namespace if res.namespaced else ""
                 seen[("counter", generate_name_key(res.group, res.kind, ns, prefix))] = None
     return tuple(seen)
+
+
+def draw_counter_key(controller: str, namespace: str, name: str) -> str:
+    """Snapshot counter: how many steps of this controller's request drew random values and wrote
+    (seeds its next step's draws; bookkeeping like the other counters, not part of the fingerprint)."""
+    return f"draws\0{controller}\0{namespace}\0{name}"
 
 
 def counter_keys(regions: Sequence[tuple[Any, ...]]) -> list[str]:
@@ -225,3 +233,114 @@ def _instant(clock: int) -> _dt.datetime:
 
 
 _EPOCH_2026 = 1767225600
+
+
+#: what an object absent from an index puts in it
+_NO_ENTRIES = ""
+
+
+@dataclass
+class IndexReads:
+    """The kopf operators' index reads (docs/semantics.md, "kopf": *Index reads*): which of a step's
+    list regions are its indexing's, what each object puts in an operator's indices, and so the
+    memo digest of an index region and the index tokens a write marks.
+
+    Why here: the memo's and the footprint's soundness rest on one rule — a step that read an index
+    read its content (each object's entries, ``KopfOperator.index_entries``), not the listed objects —
+    so both read it from one place. An object whose entries cannot be told alone (None) counts by its
+    whole content, as a list region's object does.
+    """
+
+    registry: Registry
+    bind: Callable[[ApiServer | None], None]
+    #: owner (the kopf controller whose steps index) -> (its operator, its call budget)
+    readers: dict[str, tuple[Any, float]] = field(default_factory=dict)
+    #: owner -> collection path -> (group, kind) listed there
+    paths: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
+    #: (owner, exact content digest) -> a digest of the object's entries, None: not the object's alone
+    _entries: dict[tuple[str, str], str | None] = field(default_factory=dict)
+
+    def add(self, owner: str, operator: Any, budget_seconds: float) -> None:
+        paths = dict(operator.index_paths())
+        if paths:
+            self.readers[owner] = (operator, budget_seconds)
+            self.paths[owner] = paths
+
+    def regions(self, owner: str, regions: tuple[tuple[Any, ...], ...], journal: Sequence[Any]) -> tuple[
+            tuple[Any, ...], ...]:
+        """``regions`` with the step's indexing lists read as index regions ``("index", path, owner)``.
+
+        The indexing lists each indexed collection once, with no selector (``build_indexers``); a
+        collection listed so more than once was also listed by a handler, whose list stays a list.
+        """
+        paths = self.paths.get(owner)
+        if not paths:
+            return regions
+        counts: dict[str, int] = {}
+        for acc in journal:
+            if acc.resource is not None and acc.verb in ("list", "watch", "deletecollection") and not any(
+                    k in ("labelSelector", "fieldSelector") for k, _v in acc.query or ()):
+                path = collection_path(acc)
+                counts[path] = counts.get(path, 0) + 1
+        return tuple(("index", r[1], owner) if r[0] == "list" and r[1] in paths and not r[2] and counts.get(r[1]) == 1
+                     else r for r in regions)
+
+    def entries(self, owner: str, obj: Mapping[str, Any] | None) -> str | None:
+        """A digest of what ``obj`` puts in ``owner``'s indices (``_NO_ENTRIES`` when absent), or None."""
+        if obj is None:
+            return _NO_ENTRIES
+        key = (owner, content_digest(obj, True))
+        if key in self._entries:
+            return self._entries[key]
+        operator, budget = self.readers[owner]
+        server = ApiServer(self.registry, Snapshot.empty(), now=lambda: 0)
+        self.bind(server)  # a handler's request lands here, and makes the entries not the object's alone
+        try:
+            text = operator.index_entries(obj, budget)
+        finally:
+            self.bind(None)
+        found = None if text is None or server.journal else (
+            _NO_ENTRIES if not text else hashlib.sha256(text.encode()).hexdigest())
+        if len(self._entries) >= _DIGESTS_LIMIT:
+            self._entries.clear()  # told again when met again (the same text: a function of the content)
+        self._entries[key] = found
+        return found
+
+    def digest(self, snapshot: Snapshot, region: tuple[Any, ...], exact: bool) -> str | None:
+        """An index region's memo digest: each object's entries (its whole content where they are not
+        its alone), by name; None for an unknown collection."""
+        _, path, owner = region
+        scope = list_scope(self.registry, path)
+        if scope is None:
+            return None
+        info, namespace = scope
+        h = hashlib.sha256(b"index")
+        for obj in snapshot.objects_of(KindRef(info.group, info.storage_version or info.version, info.kind),
+                                       namespace or None):
+            found = self.entries(owner, obj)
+            if found == _NO_ENTRIES:
+                continue  # nothing in any index: as if not listed
+            meta = obj.get("metadata") or {}
+            h.update(f"{meta.get('namespace') or ''}/{meta.get('name') or ''}\0".encode())
+            h.update((found if found is not None else "object:" + content_digest(obj, exact)).encode())
+        return h.hexdigest()
+
+    def marks(self, write: WriteRec) -> set[Hashable]:
+        """The index tokens ``write`` changes: an owner's, for a kind it indexes, when the object's
+        entries before and after differ, or either is not the object's alone."""
+        out: set[Hashable] = set()
+        group, kind = write.ref.kind_ref.group, write.ref.kind
+        for owner, paths in self.paths.items():
+            if (group, kind) not in paths.values():
+                continue
+            before, after = self.entries(owner, write.before), self.entries(owner, write.after)
+            if before is None or after is None or before != after:
+                out.add(index_token(owner, group, kind))
+        return out
+
+
+def index_token(owner: str, group: str, kind: str) -> tuple[str, ...]:
+    """What reading ``owner``'s index of a kind is, as a footprint token: a list token of the kind
+    extended by the owner, so that only ``IndexReads.marks`` marks it (a write's list marks do not),
+    and whatever values a list token by its objects values it too (a finer value: sound)."""
+    return ("list", group, kind, "*", "index", owner)

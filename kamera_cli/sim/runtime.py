@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kamera_cli.adapters import Request, VirtualClock, WatchedClock, run_reconcile
+from kamera_cli.adapters.sandbox.observed import StepSeed
 from kamera_cli.apiserver import ApiServer, Registry, Snapshot
 from kamera_cli.apiserver import errors as api_errors
 from kamera_cli.apiserver.defaulting.metadata import format_time
@@ -25,9 +26,11 @@ from kamera_cli.model.objects import KindRef
 from kamera_cli.sim.journal import as_written_now, journal_writes
 from kamera_cli.sim.labels import Finding, WriteRec
 from kamera_cli.sim.memo_keys import (
+    IndexReads,
     collection_path,
     content_digest,
     counter_keys,
+    draw_counter_key,
     obj_digest,
     read_regions,
     retimed_output,
@@ -84,6 +87,9 @@ class ControllerRuntime:
     #: as the search took them, but nothing is stored and nothing is run twice to compare
     rederiving: bool = False
     stats: Stats = field(default_factory=Stats)
+    #: the kopf operators' index reads, and the one whose indexing this controller's steps do ("": none)
+    indices: IndexReads | None = None
+    index_owner: str = ""
     _memo: dict[tuple[Any, ...], list[_MemoEntry]] = field(default_factory=dict)
     _checked: set[tuple[str, str]] = field(default_factory=set)
     #: how many memo entries were stored (each run's ``memo_serial``)
@@ -211,9 +217,15 @@ class ControllerRuntime:
         server.before_write = before_write
         request = Request(item.namespace or None, item.name, relisted=item.relist, timer=item.woken,
                           carried=item.carry, remembered=remembered, choice=choice, memo=memo)
-        seed = hashlib.sha256(
-            f"{self.name}\0{item.namespace}\0{item.name}\0{snapshot.fingerprint()}".encode()
-        ).digest()
+        # what the step draws is keyed by how many earlier steps of this request drew and wrote, not by
+        # the whole cluster: a name made from uuid4 is then the same on every path that reaches this
+        # step having done the same, as on a cluster it is just "a fresh name" (docs/semantics.md,
+        # "Randomness")
+        draws_key = draw_counter_key(self.name, item.namespace, item.name)
+        draws = snapshot.counter(draws_key)
+        seed = StepSeed(hashlib.sha256(
+            f"{self.name}\0{item.namespace}\0{item.name}\0{draws}".encode()
+        ).digest())
         watched = getattr(self.factory, "clock_blind", None) is not None
         vclock = WatchedClock(float(clock)) if watched else VirtualClock(float(clock))
         self.stats.executions += 1
@@ -328,8 +340,11 @@ class ControllerRuntime:
                     findings.append(Finding("controller-error", self.name,
                                             f"controller {self.name!r} {what}: {summary}", error_text))
         signature = [sig for sig in (_signature(acc) for acc in server.journal) if sig is not None]
+        after = server.snapshot
+        if seed.drawn and writes:
+            after = after.with_counter(draws_key, draws + 1)
         run = ReconcileRun(
-            snapshot=server.snapshot,
+            snapshot=after,
             writes=writes,
             story_writes=story_writes,
             write_attempts=attempts,
@@ -351,6 +366,12 @@ class ControllerRuntime:
         # A timeout is memoised by what the reconcile had read before it overran: the same reads lead
         # the same (deterministic) code into the same loop, so it is a finding once, not once per state.
         regions = None if (crashed or outcome is None) else read_regions(server)
+        if regions is not None and self.indices is not None and self.index_owner and not views:
+            # (a step that read a stale view keeps its lists: what a view shows moves with other writes)
+            regions = self.indices.regions(self.index_owner, regions, server.journal)
+        if regions is not None and seed.drawn:
+            # a replay is a fresh run only at the same count: the draws depend on it
+            regions = (*regions, ("counter", draws_key))
         return replace(run, regions=regions), regions, signature
 
     def regions_digest(self, snapshot: Snapshot, regions: Sequence[tuple[Any, ...]]) -> str:
@@ -378,9 +399,17 @@ class ControllerRuntime:
                 out.append(digest)
             elif region[0] == "counter":
                 out.append(str(snapshot.counter(region[1])))
+            elif region[0] == "index":
+                out.append(self._index_digest(snapshot, region, views, exact))
             else:
                 out.append(self._list_digest(snapshot, region, views, exact))
         return tuple(out)
+
+    def _index_digest(self, snapshot: Snapshot, region: tuple[Any, ...],
+                      views: Mapping[KindRef, Snapshot] | None, exact: bool) -> str:
+        """An index region's digest (``IndexReads.digest``); read stale, or unknown: its list's."""
+        found = None if views or self.indices is None else self.indices.digest(snapshot, region, exact)
+        return found if found is not None else self._list_digest(snapshot, ("list", region[1], ()), views, exact)
 
     def _list_digest(self, snapshot: Snapshot, region: tuple[Any, ...],
                      views: Mapping[KindRef, Snapshot] | None = None, exact: bool = False) -> str:

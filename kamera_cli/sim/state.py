@@ -240,7 +240,8 @@ class SimState:
 
     def fingerprint(self, track_steps: bool, canon: CanonicalForm | None = None,
                     memory: tuple[tuple[str, str, str], ...] | None = None,
-                    clock: int | None = None, settled: bool = False) -> str:
+                    clock: int | None = None, settled: bool = False,
+                    only: frozenset[tuple[str, str, str]] | None = None) -> str:
         """The state's digest; with ``canon`` (the snapshot's canonical form, sim/symmetry.py) the
         snapshot is taken by its canonical fingerprint and the names in requests and pod fates by
         their canonical tokens, so states one renaming of generated names apart are one state.
@@ -248,8 +249,10 @@ class SimState:
         sim/positions.py), in place of ``self.memory``. ``clock``: the instant every delay is
         measured from, in place of ``self.clock`` (the instant the clock jumps to, when no step
         can run before it: docs/semantics.md, "Instants no step can see"); ``settled``: the state is
-        converged, so its pending timers are held without their delays (nothing runs from it)."""
-        if self._fp:
+        converged, so its pending timers are held without their delays (nothing runs from it).
+        ``only``: the keys of the only pending requests taken (a node of a group's own search,
+        ``KubeModel.group_fingerprint``); such a digest is not the state's, and is not kept."""
+        if self._fp and only is None:
             return self._fp
         now = self.clock if clock is None else clock
         rename = canon.rename if canon is not None and canon.names else None
@@ -257,6 +260,8 @@ class SimState:
         h.update((self.snapshot.fingerprint() if canon is None else canon.fingerprint).encode())
         lines = []
         for p in self.pending:
+            if only is not None and p.key not in only:
+                continue
             delay = "" if settled else p.delay(now)
             name = p.name if rename is None else rename(p.name)
             line = f"\n{p.controller}\x00{p.namespace}\x00{name}\x00{delay}\x00{int(p.stable)}"
@@ -298,7 +303,8 @@ class SimState:
             memory = memory if rename is None else tuple(sorted((o, rename(k), v) for o, k, v in memory))
             h.update(("\nmemory:" + "\x00".join(f"{o}\x01{k}\x01{v}" for o, k, v in memory)).encode())
         fp = h.hexdigest()
-        object.__setattr__(self, "_fp", fp)  # a cache of the value's digest, not part of the value
+        if only is None:
+            object.__setattr__(self, "_fp", fp)  # a cache of the value's digest, not part of the value
         return fp
 
 

@@ -8,6 +8,7 @@ delete handler — and how kamera judges it.
 
 from __future__ import annotations
 
+import os
 import shutil
 import textwrap
 from pathlib import Path
@@ -181,22 +182,25 @@ def test_without_a_restart_no_resume_handler_runs(tmp_path: Path) -> None:
     assert not [o for o in result.converged[0].objects if o["kind"] == "ConfigMap"]
 
 
-def _unbound(tmp_path: Path, operator: str, more_crds: list[str] | None = None) -> ScenarioResult:
-    """The result of a scenario whose one controller entry names a kopf operator and no ``for:``."""
-    (tmp_path / "crds").mkdir(exist_ok=True)
+def _unbound(tmp_path: Path, operator: str | None, more_crds: list[str] | None = None,
+             entry: str = "operator.py") -> ScenarioResult:
+    """The result of a scenario whose one controller entry names a kopf operator and no ``for:``
+    (``operator``: the text of ``operator.py`` in the folder; None when ``entry`` names a module elsewhere)."""
+    (tmp_path / "crds").mkdir(parents=True, exist_ok=True)
     shutil.copy(CREATE_CHILD / "crds" / "widget.yaml", tmp_path / "crds" / "widget.yaml")
     shutil.copytree(CREATE_CHILD / "manifests", tmp_path / "manifests")
-    (tmp_path / "operator.py").write_text(textwrap.dedent(operator))
+    if operator is not None:
+        (tmp_path / "operator.py").write_text(textwrap.dedent(operator))
     crds = ", ".join(["crds/widget.yaml", *(more_crds or ())])
     (tmp_path / "scenario.yaml").write_text(textwrap.dedent("""\
         apiVersion: kamera.dev/v1alpha1
         kind: Scenario
         metadata: {name: kopf-unbound}
         spec:
-          controllers: [{name: op, kopf: operator.py}]
+          controllers: [{name: op, kopf: ENTRY}]
           crds: [CRDS]
           seed: [manifests/widget.yaml]
-        """).replace("CRDS", crds))
+        """).replace("CRDS", crds).replace("ENTRY", entry))
     (result,) = kamera_cli.check(tmp_path).scenarios
     return result
 
@@ -222,6 +226,33 @@ def test_an_operator_handling_several_resources_runs_as_one_controller_per_resou
     assert seen[("ConfigMap", "from-demo")] == "yes"  # the ConfigMap part handled what the Widget part made
     actors = {step.actor for step in state.path}
     assert {"op/Widget", "op/ConfigMap"} <= actors, actors
+
+
+def test_an_operator_installed_as_a_package_runs_from_a_scenario_elsewhere(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``kopf run -m widgetop.main`` of an operator installed in site-packages, checked from a scenario
+    folder of its own (how a user checks a public operator): it used to be shared as a library, its
+    handlers registered once into the first registry, and every part said "no handler found"."""
+    site = tmp_path / "venv" / "lib" / "site-packages"
+    (site / "widgetop").mkdir(parents=True)
+    (site / "widgetop" / "__init__.py").write_text("")
+    (site / "widgetop" / "main.py").write_text(textwrap.dedent("""\
+        import kopf, kubernetes
+        kubernetes.config.load_kube_config()
+        @kopf.on.create("example.com", "v1", "widgets")
+        def widget(name, namespace, **_):
+            kubernetes.client.CoreV1Api().create_namespaced_config_map(namespace, {"metadata": {"name": name}})
+        @kopf.on.create("v1", "configmaps")
+        def configmap(name, namespace, **_):
+            kubernetes.client.CoreV1Api().patch_namespaced_config_map(
+                name, namespace, {"metadata": {"annotations": {"seen": "yes"}}})
+        """))
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p))
+    result = _unbound(tmp_path / "scenario", None, entry="widgetop.main")
+    assert result.verdict is Verdict.PASSED, (result.error, [c.message for c in result.checks])
+    (state,) = result.converged
+    assert {"op/Widget", "op/ConfigMap"} <= {step.actor for step in state.path}
 
 
 def test_parts_of_kinds_with_the_same_name_are_told_apart_by_group(tmp_path: Path) -> None:

@@ -220,3 +220,50 @@ class ClockedWorkers(UnitWorkers):
         mine = sorted(p for p in processes if isinstance(p, int))
         read = sorted(t[1] for t in footprint.reads if isinstance(t, tuple))
         return f"{[(p, p in pending) for p in mine]}|{[(v, values[v]) for v in read]}@{clock}"
+
+
+@dataclass
+class TimerWorkers(KeyedWorkers):
+    """``KeyedWorkers`` with a clock (one second a step) and a timer: while variable ``timer`` is
+    set, the fingerprint holds how far instant ``due`` is (0 once it has passed), as kamera's holds
+    a waiting request's delay. No step reads the clock, so the fingerprint is only finer than it
+    must be; but where the timer is set, states a group reaches after different numbers of steps
+    differ, and where it is not, they are one. The key of a group that does not read the timer
+    leaves it out, so without ``group_fingerprint`` a kept future's graph can be another one than a
+    search at the state gives (``TimerGroups``)."""
+
+    timer: int = 0
+    due: int = 10
+
+    def initial_states(self) -> Sequence[Any]:
+        return tuple((*s, 0) for s in super().initial_states())
+
+    def actions(self, state: Any) -> Sequence[tuple[int, int]]:
+        return super().actions(state[:2])
+
+    def successor(self, state: Any, action: tuple[int, int]) -> Transition[Any]:
+        t = super().successor(state[:2], action)
+        return Transition((*t.state, state[2] + 1), t.label, t.findings, t.footprint)
+
+    def fingerprint(self, state: Any) -> str:
+        return super().fingerprint(state[:2]) + self._waiting(state)
+
+    def _waiting(self, state: Any) -> str:
+        return f"@{max(0, self.due - state[2])}" if state[0][self.timer] else ""
+
+    def is_converged(self, state: Any) -> bool:
+        return super().is_converged(state[:2])
+
+    def group_key(self, state: Any, processes: frozenset[object], footprint: Footprint) -> str | None:
+        return super().group_key(state[:2], processes, footprint)
+
+
+@dataclass
+class TimerGroups(TimerWorkers):
+    """``TimerWorkers`` that say how a state of a group's own search is one node of it
+    (``group_fingerprint``): by the variables and the group's pending workers (no step reads the
+    clock, so the timer's delay shows nothing the group does or sees)."""
+
+    def group_fingerprint(self, state: Any, group: frozenset[object]) -> str:
+        values, pending, _clock = state
+        return f"{values}|{sorted(p for p in pending if p in group)}"

@@ -12,13 +12,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from explore_toys import ClockedWorkers, KeyedWorkers, UnitWorkers, Worker, Workers
-from hypothesis import given, settings
+from explore_toys import ClockedWorkers, KeyedWorkers, TimerGroups, TimerWorkers, UnitWorkers, Worker, Workers
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_reduction import _chains, _converged, systems
 
 import kamera_cli.explore.checker as checker
-from kamera_cli.explore import SearchResult, search
+from kamera_cli.explore import SearchResult, futures, reduction, search
+from kamera_cli.explore.futures import Future
 from kamera_cli.explore.reduction import FutureCache, future_cache
 
 
@@ -141,3 +142,134 @@ def test_a_deferred_step_is_not_moved_past_its_deadline() -> None:
     full = search(model, reduction="none")
     assert {full.graph.state(n)[0][5] for n in full.converged} == {2, 0}
     _agree(model)
+
+
+def _graph_of(future: Future) -> tuple[object, ...] | None:
+    """A future's graph as a value: every node's edges, enabled processes and depth, and what a
+    successor inherits at it (``GroupGraph.after``)."""
+    g = future.graph
+    if g is None:
+        return None
+    return (future.node, tuple(tuple(e) for e in g.edges), tuple(g.enabled), tuple(g.depths), tuple(g.prints),
+            tuple(g.lengths), tuple(g.slacks))
+
+
+@contextmanager
+def _kept_against_searched() -> Iterator[list[bool]]:
+    """Every future the cache finds is compared with a search at the same state (the cache answers
+    nothing, so the search runs): one entry per comparison, True when the graphs differ."""
+    found: dict[tuple[int, frozenset[object]], Future] = {}
+    compared: list[bool] = []
+    real_find, real_search = FutureCache.find, reduction._group_future
+
+    def find(self: FutureCache, state: Any, roots: frozenset[object]) -> Future | None:
+        kept = real_find(self, state, roots)
+        if kept is not None:
+            found[(id(state), roots)] = kept
+        return None
+
+    def fresh(model: Any, roots: list[object], state: Any, *args: Any, **kw: Any) -> Future | None:
+        searched = real_search(model, roots, state, *args, **kw)
+        kept = found.pop((id(state), frozenset(roots)), None)
+        if kept is not None and searched is not None:
+            compared.append(_graph_of(kept) != _graph_of(searched) or kept != searched)
+        return searched
+
+    saved = futures.FutureCache.find, reduction._group_future
+    futures.FutureCache.find, reduction._group_future = find, fresh  # type: ignore[method-assign]
+    try:
+        yield compared
+    finally:
+        futures.FutureCache.find, reduction._group_future = saved  # type: ignore[method-assign]
+
+
+def _timer_pair(model: type[TimerWorkers]) -> TimerWorkers:
+    """Workers 0 and 1 (one unit) reach the same state after two steps (0, then 1) or three (1, 0,
+    then 1 again, woken by 0, writing what is there); worker 2, the lead, sets the timer; worker 3
+    stands beside. Under a horizon the pair's future is worked out again at every state, with the
+    timer set or not: the same key either way."""
+    workers = [Worker(reads=(), target=0, offsets=(1,)), Worker(reads=(), target=1, offsets=(1,)),
+               Worker(reads=(), target=2, offsets=(1,)), Worker(reads=(), target=3, offsets=(1,))]
+    found = model(workers, (0, 0, 0, 0), {0: (1,)}, units=(2, 2, 0, 1), timer=2)
+    found.horizon = lambda state: 2  # type: ignore[attr-defined]
+    return found
+
+
+def test_a_kept_future_has_the_graph_a_search_gives() -> None:
+    """A group's states reached after different numbers of steps are one node where no timer is
+    waiting in the rest of the state and two where one is (its delay shows the clock): kept where it
+    was not, the pair's future had another graph than a search where it is, though the same key.
+    Told apart by what the group can change and see (``group_fingerprint``), never."""
+    with _kept_against_searched() as plain:
+        search(_timer_pair(TimerWorkers))
+    with _kept_against_searched() as grouped:
+        search(_timer_pair(TimerGroups))
+    assert any(plain), "the rest's timer never changed a kept graph: the test checks nothing"
+    assert grouped and not any(grouped)
+
+
+@st.composite
+def timed(draw: st.DrawFn) -> TimerGroups:
+    base = draw(systems())
+    units = tuple(draw(st.lists(st.integers(0, 2), min_size=4, max_size=4)))
+    timer = draw(st.integers(0, len(base.initial_vars) - 1))
+    return TimerGroups(base.workers, base.initial_vars, base.watchers, units=units, timer=timer,
+                       due=draw(st.integers(0, 6)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(timed(), st.integers(1, 4))
+def test_kept_graphs_are_searched_graphs(model: TimerGroups, horizon: int) -> None:
+    """On random systems with a timer in the fingerprint and a horizon (futures worked out again,
+    the cache answering): every kept future is the one a search gives, graph and all, and the
+    reduced graph is the one searched futures give."""
+    model.horizon = lambda state: horizon  # type: ignore[attr-defined]
+    with _kept_against_searched() as compared:
+        search(model, max_states=100_000)
+    assert not any(compared)
+    with_cache = search(model, max_states=100_000)
+    saved = checker.future_cache  # type: ignore[attr-defined]
+    checker.future_cache = lambda m: None  # type: ignore[attr-defined]
+    try:
+        without = search(model, max_states=100_000)
+    finally:
+        checker.future_cache = saved  # type: ignore[attr-defined]
+    assert _graph(with_cache) == _graph(without)
+
+
+def _links(model: Any) -> list[tuple[object, ...]]:
+    """Every grouping weighed again for its linked units, with the links and the free units, in the
+    order the search met them (``clusters.linked``'s arguments)."""
+    seen: list[tuple[object, ...]] = []
+    real = reduction.linked
+
+    def record(units: dict[Any, list[Any]], free: list[Any], links: Any) -> Any:
+        why = tuple((u, tuple(sorted(v, key=repr))) for u, v in links.items())
+        seen.append((tuple(units.items()), tuple(free), why))
+        return real(units, free, links)
+
+    reduction.linked = record  # type: ignore[attr-defined]
+    try:
+        search(model, max_states=100_000)
+    finally:
+        reduction.linked = real  # type: ignore[attr-defined]
+    return seen
+
+
+@settings(max_examples=100, deadline=None)
+@given(systems(), st.lists(st.integers(0, 2), min_size=4, max_size=4), st.integers(1, 4))
+# (found by Hypothesis) a kept future of worker 0 that meets the pair of workers 2 and 3 is linked to
+# it only by the search worked out again for the links
+@example(Workers([Worker(reads=(), target=0, offsets=(0,), alarm=0), Worker(reads=(), target=2, offsets=(0,), alarm=0),
+                  Worker(reads=(), target=1, offsets=(1,), alarm=0),
+                  Worker(reads=(1,), target=0, offsets=(0,), alarm=0)],
+                 (0, 0, 0), {0: (), 1: (), 2: ()}), [0, 0, 0, 0], 1)
+def test_links_are_the_same_with_kept_futures(model: Workers, units: list[int], horizon: int) -> None:
+    """The units linked for being kept from free (``_free_units``) are the same when a future comes
+    from the cache: a kept future that meets another unit is not used, and the units it met are
+    those a search at the state meets (worked out again for that), and a kept future's whole
+    footprint is a search's; so the clusters weighed again are too."""
+    plain, keyed = _plain(model, tuple(units)), _keyed(model, tuple(units))
+    for m in (plain, keyed):
+        m.horizon = lambda state: horizon  # type: ignore[attr-defined]
+    assert _links(keyed) == _links(plain)

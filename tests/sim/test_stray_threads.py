@@ -110,6 +110,11 @@ def writes_through_helpers(request):
     list(POOL.map(_patch, [request.name] * 2, [ns] * 2, ["map-1", "map-2"], ["yes", "yes"]))
 
 
+async def resolves_a_service(request):
+    import asyncio
+    await asyncio.get_running_loop().getaddrinfo("scheduler.default", 8787)  # on the loop's executor
+
+
 def forgets_the_pool(request):
     POOL.submit(_patch, request.name, request.namespace, "pool", "late")
 """
@@ -227,3 +232,15 @@ def test_nothing_a_stray_thread_sends_reaches_the_cluster(make_scenario: MakeSce
 def test_threads_joined_in_the_step_and_idle_pool_workers_are_not_findings(make_scenario: MakeScenario) -> None:
     verdict, text = _errors(make_scenario, "joins_its_helper")
     assert verdict is Verdict.PASSED, text
+
+
+def test_a_name_resolved_on_the_loop_s_executor_is_the_step_s_network_attempt(make_scenario: MakeScenario) -> None:
+    """``loop.getaddrinfo`` runs on a thread the step's first use of the executor starts: the finding is
+    the connection, with what to do about it, not "a stray thread" the user never wrote (dask-kubernetes'
+    operator resolves its scheduler's Service this way)."""
+    verdict, text = _errors(make_scenario, "resolves_a_service")
+    assert verdict is Verdict.FAILED
+    assert ("controller 'widget' opened a network connection of its own: NetworkAccess: tried to open a network "
+            "connection to scheduler.default:8787 from a thread it started") in text, text
+    assert "`fakes:`" in text
+    assert "stray thread" not in text

@@ -361,6 +361,28 @@ def test_reload_gives_fresh_module_globals(tmp_path: Path, load: Callable[..., R
     assert [call(factory), call(factory)] == [1, 2]
 
 
+def test_an_installed_package_named_as_the_entry_is_the_controllers_own(
+    tmp_path: Path, load: Callable[..., ReconcilerFactory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kopf run -m operator.main`` of a pip-installed operator: the scenario lives elsewhere, and the
+    package is still the code under test: a copy per controller, re-imported on a crash (before, it was
+    shared as a library, and a kopf operator's handlers registered once, into the first registry)."""
+    site = tmp_path / "venv" / "lib" / "site-packages"
+    write(site, "extop/__init__.py", "")
+    write(site, "extop/state.py", "SEEN = []\n")
+    write(site, "extop/ctrl.py", "from extop import state\ndef reconcile(request):\n"
+                                  "    state.SEEN.append(request.name)\n    return len(state.SEEN)\n")
+    monkeypatch.syspath_prepend(str(site))
+    scenario = tmp_path / "scenario"
+    scenario.mkdir()
+    a = load("extop.ctrl:reconcile", scenario, controller="a")
+    b = load("extop.ctrl:reconcile", scenario, controller="b")
+    assert [call(a), call(a), call(b)] == [1, 2, 1]
+    a.reload()
+    assert call(a) == 1
+    assert "extop.state" in a.module_set.modules
+
+
 def test_reload_works_through_run_reconcile(tmp_path: Path, load: Callable[..., ReconcilerFactory]) -> None:
     write(
         tmp_path,

@@ -225,7 +225,8 @@ def test_busy_loop_is_reported_as_a_timeout_within_the_budget(
         outcome = run(factory, budget=0.3)
         elapsed = time.perf_counter() - started
         assert outcome.kind == "timeout"
-        assert 0.3 <= elapsed < 1.5
+        # well short of the default 10 s budget; loose above, as a loaded machine stretches wall time
+        assert 0.3 <= elapsed < 5.0
         assert outcome.error is not None and "did not return within 0.3 s of wall-clock time" in outcome.error.message
         assert "in spin" in outcome.error.traceback and "kamera_cli" not in outcome.error.traceback
         # the overrunning worker thread was asked to unwind, and did

@@ -11,6 +11,7 @@ from kamera_cli.judging.verdicts import _retried
 class _Label:
     actor: str
     error: str = ""
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -39,3 +40,14 @@ def test_a_path_without_a_repeated_failure_says_nothing_more() -> None:
 def test_a_long_error_is_cut() -> None:
     said = _retried([_Edge(_Label("c", "E" * 400))] * 4)
     assert said.endswith("…)") and len(said) < 300
+
+
+def test_a_stack_header_is_not_what_is_named() -> None:
+    # a traceback names its exception on its last line; a stack with no exception line (a thread's start
+    # site, a refused connection's frames) is named by the step's note
+    raised = "Traceback (most recent call last):\n  File \"op.py\", line 3, in f\n    g()\nValueError: bad spec\n"
+    said = _retried([_Edge(_Label("a", raised))] * 3)
+    assert said.endswith("(ValueError: bad spec)")
+    thread = "Where the thread was started (most recent call last):\n  File \"net.py\", line 92, in probe\n"
+    said = _retried([_Edge(_Label("dask", thread, "opened a network connection of its own"))] * 3)
+    assert said.endswith("(opened a network connection of its own)")

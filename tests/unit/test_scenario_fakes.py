@@ -97,3 +97,23 @@ def test_the_same_name_replaced_twice(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_fakes_must_be_a_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     got = problems_of(tmp_path, monkeypatch, {"scenario.yaml": HEAD + "  seed: []\n  fakes: {replace: boto3}\n"})
     assert len(got) == 1 and got[0].startswith("scenario.yaml:7:10: $.spec.fakes:"), got
+
+
+def test_a_fake_of_the_package_a_controller_is_loaded_from_is_located(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A controller named by module (``kopf: operator.main``, an operator installed as a package) gets its own
+    copy of that package, as the folder's modules do; a fake of it would reach no controller."""
+    site = tmp_path / "site"
+    (site / "extop").mkdir(parents=True)
+    (site / "extop" / "__init__.py").write_text("")
+    (site / "extop" / "ctrl.py").write_text("def reconcile(request):\n    return None\n\ndef helper():\n    pass\n")
+    monkeypatch.syspath_prepend(str(site))
+    _files(tmp_path)
+    head = HEAD.replace('entrypoint: "app.py:reconcile"', 'entrypoint: "extop.ctrl:reconcile"')
+    got = problems_of(tmp_path, monkeypatch, {"scenario.yaml": head + "  seed: []\n  fakes:\n"
+                                              "    - {replace: extop.ctrl.helper, with: fakes/aws.py:client}\n"},
+                      check_entrypoint=check_entrypoint)
+    assert got == ["scenario.yaml:8:17: $.spec.fakes[0].replace: replace 'extop.ctrl.helper': 'extop' is the package "
+                   "controller 'app' is loaded from, which kamera imports afresh for each controller (and again after "
+                   "each crash), as it does the scenario folder's modules (fake what that package calls (a cloud "
+                   "SDK, requests.get, a service by url:))"], got

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import json
 import logging
 import sys
@@ -34,7 +33,7 @@ from types import ModuleType
 from typing import Any, cast
 
 from kamera_cli.adapters.asyncio.loop import run_async
-from kamera_cli.adapters.kopf import activities, deadlines
+from kamera_cli.adapters.kopf import activities, deadlines, indexing
 from kamera_cli.adapters.kopf.clockreads import EVENT_ONLY, PROGRESSION, blind_readers
 from kamera_cli.adapters.kopf.filters import metadata_matches
 from kamera_cli.adapters.kopf.intercepts import no_spawning, retries_instead_of_sleeps
@@ -315,34 +314,17 @@ class KopfOperator(ReconcilerFactory):
                 self.index_resources.append(res)
 
     async def indexers(self) -> Any:
-        """kopf's indices as the operator's watch streams would have filled them by now.
+        """kopf's indices as the operator's watch streams would have filled them by now (``indexing``)."""
+        return await indexing.build_indexers(self)
 
-        kopf indexes every object of an indexed resource as its events arrive, before any handler
-        runs; a step starts from scratch, so it lists each indexed resource and lets kopf's own
-        ``index_resource`` index every object (in name order, so the result is deterministic).
-        """
-        from kopf._cogs.clients import api
-        from kopf._cogs.structs import bodies
-        from kopf._core.actions import loggers
-        from kopf._core.engines import indexing
+    def index_paths(self) -> dict[str, tuple[str, str]]:
+        """The collections each step lists for its indices, with their (group, kind) (``indexing``)."""
+        return indexing.index_paths(self)
 
-        indexers = indexing.OperatorIndexers()
-        indexers.ensure(self.registry._indexing.get_all_handlers())
-        for resource in self.index_resources:
-            listing = await api.get(resource.get_url(namespace=None), settings=self.settings, logger=self.logger)
-            items = sorted(listing.get("items") or [], key=lambda o: (
-                (o.get("metadata") or {}).get("namespace") or "", (o.get("metadata") or {}).get("name") or ""))
-            api_version = f"{resource.group}/{resource.version}" if resource.group else resource.version
-            for raw in items:
-                raw.setdefault("apiVersion", api_version)  # list items come without them (kopf adds them)
-                raw.setdefault("kind", resource.kind)
-                body = bodies.Body(raw)
-                await indexing.index_resource(
-                    indexers=indexers, registry=self.registry, settings=self.settings, resource=resource,
-                    raw_event={"type": None, "object": raw}, memory=indexing.IndexingMemory(),
-                    logger=loggers.TerseObjectLogger(body=body, settings=self.settings),
-                    memo=cast(Any, copy.copy(self.memobase)), body=body)
-        return indexers
+    def index_entries(self, obj: Mapping[str, Any], budget_seconds: float) -> str | None:
+        """What indexing ``obj`` alone puts in the operator's indices, or None when that may depend on
+        more than the object (``indexing.object_entries``)."""
+        return indexing.object_entries(self, obj, budget_seconds)
 
     def _resource(self, group: str, version: str, plural: str, kind: str, namespaced: bool) -> Any:
         """kopf's ``Resource`` for a served resource: the one kopf's scanning found (``discovered``)."""

@@ -282,6 +282,9 @@ def _fenced(raw: CallRecord, budget: float, roots: tuple[str, ...],
     if raw.timed_out:
         return "timeout", _timeout_error(raw, budget, roots, base)
     if raw.threads:
+        reached = _reached_out(raw.threads, roots, base)
+        if reached is not None:
+            return "network", reached
         return "thread", _thread_error(raw.threads, roots, base)
     if raw.closed_output:
         return "exception", _closed_output_error(raw.closed_output, roots, base)
@@ -301,11 +304,31 @@ def _network_error(attempts: tuple[NetworkAttempt, ...], roots: tuple[str, ...],
     addresses = list(dict.fromkeys(a.address for a in attempts))
     first = attempts[0]
     frames = _user_frames(first.stack, roots, base)
-    message = (
-        f"tried to open a network connection to {', '.join(addresses)}; a controller under kamera must reach the "
-        "cluster only through the kubernetes client (kamera refused the connection)"
-    )
+    message = f"tried to open a network connection to {', '.join(addresses)}; " + _NETWORK_ADVICE
     return ErrorInfo("NetworkAccess", message, _render(frames))
+
+
+#: what a user can do about a refused connection
+_NETWORK_ADVICE = ("a controller under kamera must reach the cluster only through the kubernetes client (kamera "
+                   "refused the connection); stand in for the service it calls with `fakes:` (docs/scenario.md, "
+                   "spec.fakes)")
+
+
+def _reached_out(strays: tuple[StrayThread, ...], roots: tuple[str, ...], base: str) -> ErrorInfo | None:
+    """A connection tried from threads the step started and that ended with it, told as the step's own.
+
+    Why: ``loop.getaddrinfo`` and ``run_in_executor`` run on the event loop's executor, whose thread the
+    step's first use starts; a client resolving a service's name there is reaching the network, and
+    "a stray thread" would send the user after threads they never wrote."""
+    prefix = "a connection to "
+    if any(t.outlived or not t.attempts or not all(a.startswith(prefix) for a in t.attempts) for t in strays):
+        return None
+    addresses = list(dict.fromkeys(a[len(prefix):] for t in strays for a in t.attempts))
+    site = _user_frames(strays[0].site, roots, base)
+    where = f" (at {site[-1].filename}:{site[-1].lineno})" if site else ""
+    message = (f"tried to open a network connection to {', '.join(addresses)} from a thread it started{where}: "
+               "asyncio's getaddrinfo and run_in_executor run on such threads; " + _NETWORK_ADVICE)
+    return ErrorInfo("NetworkAccess", message, _render(site, "Where the thread was started (most recent call last):\n"))
 
 
 def _process_error(attempts: tuple[ProcessAttempt, ...], roots: tuple[str, ...], base: str) -> ErrorInfo:

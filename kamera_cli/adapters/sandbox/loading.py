@@ -96,6 +96,28 @@ def arity_of(obj: Callable[..., Any], *, drop_first: bool = False) -> _Arity | N
     return _Arity(required, maximum, named, tuple(keyword_only), text)
 
 
+def _entry_package(module: str, base_dir: Path) -> list[Path]:
+    """The folder of the entry module's top-level package when it lies outside the scenario folder: an
+    operator installed as a package (``kopf run -m dask_kubernetes.operator.controller``) is the code
+    under test, so it gets its own copy per controller, and a crash re-imports it, like a file entry.
+
+    Only a regular package (one folder, an ``__init__``); never kamera itself nor a namespace package
+    (which would take every installed distribution sharing its name)."""
+    top = module.split(".")[0]
+    if not top or top == __name__.split(".")[0]:
+        return []
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.origin or not spec.submodule_search_locations:
+        return []
+    folder = Path(os.path.dirname(os.path.abspath(spec.origin)))
+    if folder == base_dir or base_dir in folder.parents:
+        return []
+    return [folder]
+
+
 def _display(parsed: ParsedEntrypoint, base_dir: Path) -> str:
     if parsed.file is None:
         return f"module {parsed.module}"
@@ -168,6 +190,8 @@ class EntrypointLoader:
             else:
                 path_entries.append(self.parsed.file.parent)
                 roots.append(self.parsed.file.parent)
+        else:
+            roots.extend(_entry_package(self.parsed.module, self.base_dir))
         self.module_set = ModuleSet(tuple(roots), tuple(path_entries))
         self.module: ModuleType | None = None
         self._plan = EMPTY_PLAN

@@ -12,6 +12,7 @@ copies the visible ones while it loads or runs (:meth:`ModuleSet.activate`).  Li
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import sysconfig
@@ -49,9 +50,16 @@ def is_user_file(file: str, roots: tuple[str, ...]) -> bool:
     """
     if not file.startswith(roots):
         return False
-    if file.startswith(_LIBRARY_DIRS):
-        return False
-    return not any(part in file for part in _LIBRARY_PARTS)
+    if not file.startswith(_LIBRARY_DIRS) and not any(part in file for part in _LIBRARY_PARTS):
+        return True
+    # an installed package that is the entry's own (sandbox/loading.py, ``_entry_package``) is a root
+    # inside a library folder
+    return file.startswith(_installed_roots(roots))
+
+
+@functools.lru_cache(maxsize=64)
+def _installed_roots(roots: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(r for r in roots if r.startswith(_LIBRARY_DIRS) or any(part in r for part in _LIBRARY_PARTS))
 
 
 def _module_file(module: object) -> str | None:

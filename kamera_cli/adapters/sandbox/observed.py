@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt
 
-__all__ = ["NetworkAttempt", "NetworkBlocked", "SandboxRun", "VirtualClock"]
+__all__ = ["NetworkAttempt", "NetworkBlocked", "SandboxRun", "StepSeed", "VirtualClock"]
 
 
 class VirtualClock:
@@ -31,6 +31,17 @@ class VirtualClock:
 
     def __repr__(self) -> str:
         return f"VirtualClock({self.now!r})"
+
+
+class StepSeed(bytes):
+    """A step's seed that remembers whether the step drew from it.
+
+    Why: the simulator keys the values a step draws by how many earlier steps of its request drew and
+    wrote (sim/runtime.py), and a step that never drew must not be told apart by that count; the seed
+    is the one thing every shape passes to the sandbox, so it carries the answer back.
+    """
+
+    drawn: bool = False
 
 
 class NetworkBlocked(ConnectionRefusedError):
@@ -64,9 +75,17 @@ class SandboxRun:
         #: on the step's instant or seed, not on what it read (a program that did keeps its exact position)
         self.clock_reads = 0
 
+    @property
+    def drew_random(self) -> bool:
+        """Whether the call drew from the seeded generator (``random``, ``uuid``): its outcome may then
+        depend on the seed, not only on what it was given."""
+        return self._rng is not None
+
     def rng(self) -> random.Random:
         """The run's generator, seeded on first use (most reconciles never draw a random number)."""
         self.clock_reads += 1
+        if isinstance(self.seed, StepSeed):
+            self.seed.drawn = True
         rng = self._rng
         if rng is None:
             rng = self._rng = random.Random(self.seed)

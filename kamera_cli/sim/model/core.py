@@ -72,6 +72,9 @@ class ModelCore:
         self.registry = registry
         self.initial = initial
         self.controllers = {c.name: c for c in controllers}
+        #: the index tokens a write marks (kopf's index reads: sim/memo_keys.py, ``IndexReads``)
+        indices = next((c.indices for c in controllers if c.indices is not None and c.indices.readers), None)
+        self.index_marks = indices.marks if indices is not None else None
         self.triggers = triggers
         self.action_specs = tuple(actions)
         self.perturbations = perturbations
@@ -240,7 +243,7 @@ class ModelCore:
                 if (ref.api_version.rpartition("/")[0], ref.kind, ref.namespace) in written:
                     return True
                 continue
-            scope = list_scope(self.registry, region[1]) if region[0] == "list" else None
+            scope = list_scope(self.registry, region[1]) if region[0] in ("list", "index") else None
             if scope is None:
                 return True
             info, namespace = scope

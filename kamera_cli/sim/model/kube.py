@@ -68,6 +68,25 @@ class KubeModel(ReconcileSteps, OutsideSteps):
         return state.fingerprint(self._track_steps, canon, memory, clock=self._seen_from(state, converged),
                                  settled=converged and self.unclocked)
 
+    def group_fingerprint(self, state: SimState, group: frozenset[Hashable]) -> str:
+        """A state met in the search of ``group``'s future (explore/reduction.py), as a node of that
+        search: its fingerprint without the pending requests of processes outside the group, each
+        delay measured from the state's own clock.
+
+        Why: those requests are frozen there, but a waiting timer among them shows how far the clock
+        has moved, and a ready request does not; so by the fingerprint, states the group reaches by
+        paths of different lengths were one node where the rest of the state had no timer, and two
+        where it had one. The rest is not in the key a future is kept by (sim/future_keys.py), so a
+        kept future's graph could differ from a fresh search's, and a successor inherit another
+        future from it (docs/explorer.md, "A kept future's graph"). A program's position lives in
+        its factory's log: the plain fingerprint then (its futures are never kept)."""
+        if self._programs:
+            return self.fingerprint(state)
+        keys = frozenset((str(p[1]), str(p[2]), str(p[3])) for p in group
+                         if isinstance(p, tuple) and len(p) == 4 and p[0] == "reconcile")
+        canon = self.canon(state) if self.symmetry is not None else None
+        return state.fingerprint(self._track_steps, canon, only=keys)
+
     def _seen_from(self, state: SimState, converged: bool) -> int | None:
         """The instant the state's delays are measured from: the instant the clock jumps to when no
         step can run before it (None: the state's own clock). Why: every step enabled there runs at

@@ -64,10 +64,10 @@ class OutsideSteps(ModelCore):
         if self.footprints and not findings and not self._global_state(state):
             wakes = self._wakes(server.snapshot, writes, new_items)
             footprint = self._viewed((collector_footprint(self.registry, self.process(act), work.target, writes,
-                                                          listed, wakes)
+                                                          listed, wakes, self.index_marks)
                                       if act.controller == GC else
                                       step_footprint(self.registry, self.process(act), [("obj", work.target)], writes,
-                                                     listed, wakes)), writes)
+                                                     listed, wakes, index_marks=self.index_marks)), writes)
         return Transition(new_state, label, tuple(findings), footprint, act.controller)
 
     def _action_footprint(self, state: SimState, act: Act, after: Snapshot, writes: Sequence[WriteRec],
@@ -87,7 +87,8 @@ class OutsideSteps(ModelCore):
         wakes = self._wakes(after, writes, new_items)
         if act.index + 1 < len(self.action_specs):
             wakes.add(self.process(Act("action", index=act.index + 1)))
-        return self._viewed(step_footprint(self.registry, self.process(act), reads, writes, (), wakes), writes)
+        return self._viewed(step_footprint(self.registry, self.process(act), reads, writes, (), wakes,
+                                           index_marks=self.index_marks), writes)
 
     def _action(self, state: SimState, act: Act) -> Transition[SimState]:
         spec = self.action_specs[act.index]

@@ -313,7 +313,7 @@ class ReconcileSteps(ModelCore):
         if crash:  # the restart lists the controller's objects to hear of each anew
             listed = [*listed, *((kind, None) for kind in (ctrl.for_kind, *ctrl.watched_kinds))]
         footprint = step_footprint(self.registry, self.process(act), regions, run.writes, listed, wakes,
-                                   run.claims)
+                                   run.claims, self.index_marks)
         if footprint is None:
             return None, "a list of an unknown collection"
         read, writes = self.stale.tokens(act.controller, state.faults, faults or state.faults, run.writes, act.fault)
