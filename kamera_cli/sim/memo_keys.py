@@ -146,6 +146,9 @@ _DIGESTS: dict[tuple[int, bool], tuple[Mapping[str, Any], str]] = {}
 #: first, so that it is full within the first thousand states or so and then holds as many objects
 #: (forgotten wholesale at 16,384, it grew by 0.07 KiB per state over 2,000->6,000 on webapps-2-2)
 _DIGESTS_LIMIT = 1024
+#: the index entries' digests (``IndexReads.entries``): keyed by content, holding no object, so kept at
+#: the 16,384 the memo's digests had before they were cut to 1,024
+_ENTRIES_LIMIT = 16_384
 
 
 def content_digest(obj: Mapping[str, Any], exact: bool = False) -> str:
@@ -301,7 +304,7 @@ class IndexReads:
             self.bind(None)
         found = None if text is None or server.journal else (
             _NO_ENTRIES if not text else hashlib.sha256(text.encode()).hexdigest())
-        if len(self._entries) >= _DIGESTS_LIMIT:
+        if len(self._entries) >= _ENTRIES_LIMIT:
             self._entries.clear()  # told again when met again (the same text: a function of the content)
         self._entries[key] = found
         return found
