@@ -103,15 +103,24 @@ OPERATORS: dict[str, tuple[Callable[[Path, int, int], Path], int, int]] = {
 
 def measure(scenario: Scenario, keep: bool) -> tuple[int, bool, float, float]:
     """(states, complete, peak bytes, traced seconds) of one search."""
+    states, complete, peak, elapsed, _ = _traced(scenario, keep, collect=False)
+    return states, complete, peak, elapsed
+
+
+def _traced(scenario: Scenario, keep: bool, collect: bool) -> tuple[int, bool, float, float, float]:
+    """(states, complete, peak, seconds, heap at the end) of one traced search (``collect``: after
+    ``gc.collect()``)."""
     explore(replace(scenario, explore=replace(scenario.explore, max_states=50)))  # imports, first runs
     gc.collect()
     tracemalloc.start()
     started = time.perf_counter()
     exploration = explore(scenario, overrides=Overrides(keep_states=keep))
     elapsed = time.perf_counter() - started
-    _, peak = tracemalloc.get_traced_memory()
+    if collect:
+        gc.collect()
+    current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return exploration.result.stats.states, exploration.search.complete, float(peak), elapsed
+    return exploration.result.stats.states, exploration.search.complete, float(peak), elapsed, float(current)
 
 
 class _MallInfo2(ctypes.Structure):
@@ -157,16 +166,7 @@ def measure_live(scenario: Scenario, keep: bool) -> tuple[int, bool, float, floa
 
 def measure_end(scenario: Scenario, keep: bool) -> tuple[int, bool, float, float, float]:
     """``measure`` and tracemalloc's heap at the end of the search (after ``gc.collect()``)."""
-    explore(replace(scenario, explore=replace(scenario.explore, max_states=50)))  # imports, first runs
-    gc.collect()
-    tracemalloc.start()
-    started = time.perf_counter()
-    exploration = explore(scenario, overrides=Overrides(keep_states=keep))
-    elapsed = time.perf_counter() - started
-    gc.collect()
-    current, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return exploration.result.stats.states, exploration.search.complete, float(peak), elapsed, float(current)
+    return _traced(scenario, keep, collect=True)
 
 
 def measure_apart(name: str, states: int, keep: bool, how: str = "traced") -> tuple[int, bool, float, float, float]:

@@ -24,6 +24,7 @@ from kamera_cli.adapters.kopf.clockreads import EVENT_ONLY, PROGRESSION, blind_r
 from kamera_cli.adapters.sandbox.calls import call_sandboxed
 from kamera_cli.adapters.sandbox.clockwatch import WatchedClock
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader
+from kamera_cli.adapters.sandbox.observed import StepSeed
 
 
 class KopfOperator(Protocol):
@@ -131,9 +132,10 @@ def object_entries(operator: KopfOperator, obj: Mapping[str, Any], budget_second
 
     clock = WatchedClock(0.0)
     assert isinstance(operator, EntrypointLoader), "a loaded operator"
-    record = call_sandboxed(operator, run, budget_seconds=budget_seconds, clock=clock, seed=b"kamera-index")
+    seed = StepSeed(b"kamera-index")  # tells whether a handler drew a random number
+    record = call_sandboxed(operator, run, budget_seconds=budget_seconds, clock=clock, seed=seed)
     if (record.error is not None or record.timed_out or record.network or record.processes or record.threads
-            or record.drew_random or not blind_readers(frozenset(clock.readers), (*EVENT_ONLY, *PROGRESSION))):
+            or seed.drawn or not blind_readers(frozenset(clock.readers), (*EVENT_ONLY, *PROGRESSION))):
         return None
     indexers, memory = record.value
     if memory.indexing_state is not None or touched:

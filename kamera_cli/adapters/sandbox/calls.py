@@ -194,8 +194,6 @@ class CallRecord:
     threads: tuple[StrayThread, ...] = ()
     #: ``(sys.stdout or sys.stderr, stack)`` of each close of the step's output streams
     closed_output: tuple[tuple[str, tuple[traceback.FrameSummary, ...]], ...] = ()
-    #: it drew from the seeded generator (``SandboxRun.drew_random``)
-    drew_random: bool = False
 
 
 def call_sandboxed(
@@ -236,7 +234,6 @@ def call_sandboxed(
                 stuck_at = handed  # the worker only waited: where the user's code was is on the pool's thread
         network = tuple(run.network)
         processes = tuple(run.processes)
-        drew = run.drew_random
         blocked = _blocked_address(call.error)
         if not network and isinstance(blocked, str) and call.error is not None:
             # refused before any socket existed (e.g. a urllib3 pool in requests): still the attempt
@@ -255,7 +252,7 @@ def call_sandboxed(
                 + "".join(traceback.format_exception(call.error))
             ) from call.error
     return CallRecord(_output_text(printed.getvalue()), call.value, call.error, timed_out, stuck_at, network,
-                      processes, strays, tuple(printed.closed_by), drew)
+                      processes, strays, tuple(printed.closed_by))
 
 
 def _blocked_address(error: BaseException | None) -> str | None:

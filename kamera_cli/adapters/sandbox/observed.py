@@ -38,7 +38,8 @@ class StepSeed(bytes):
 
     Why: the simulator keys the values a step draws by how many earlier steps of its request drew and
     wrote (sim/runtime.py), and a step that never drew must not be told apart by that count; the seed
-    is the one thing every shape passes to the sandbox, so it carries the answer back.
+    is the one thing every shape passes to the sandbox, so it carries the answer back (kopf's index
+    oracle asks it too: adapters/kopf/indexing.py).
     """
 
     drawn: bool = False
@@ -74,12 +75,6 @@ class SandboxRun:
         #: how often the user's code read the virtual clock or drew a random number: values that depend
         #: on the step's instant or seed, not on what it read (a program that did keeps its exact position)
         self.clock_reads = 0
-
-    @property
-    def drew_random(self) -> bool:
-        """Whether the call drew from the seeded generator (``random``, ``uuid``): its outcome may then
-        depend on the seed, not only on what it was given."""
-        return self._rng is not None
 
     def rng(self) -> random.Random:
         """The run's generator, seeded on first use (most reconciles never draw a random number)."""
