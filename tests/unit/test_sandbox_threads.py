@@ -6,10 +6,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from kamera_cli.adapters.sandbox import threads
+from kamera_cli.adapters.sandbox.fence import VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.threads import ThreadOutlived, refuse_thread_request, watching_threads
 
 USER_CODE = """
+import random
 import threading
+import time
 
 def start(release, seen):
     def child():
@@ -25,6 +31,19 @@ def start(release, seen):
         t.join()
 
     threading.Thread(target=parent, daemon=True).start()
+
+def sleeper(release, seen):
+    def run():
+        release.wait(5)
+        seen.append(time.time())
+        seen.append(random.random())
+        try:
+            time.sleep(30)
+        except BaseException as exc:
+            seen.append(exc)
+            raise
+
+    threading.Thread(target=run, daemon=True).start()
 
 def helper(seen):
     t = threading.Thread(target=lambda: seen.append(sum(range(10))))
@@ -52,7 +71,7 @@ def test_a_stray_threads_own_threads_are_refused_after_the_step(tmp_path: Path) 
         (stray,) = watch.quiesce(0.05)
     assert stray.outlived and stray.attempts == ()
     # (running.py shows the site relative to the scenario's folder)
-    assert stray.describe() == f"a thread started at {tmp_path / 'ctrl.py'}:17: it was still running 0.05 s " \
+    assert stray.describe() == f"a thread started at {tmp_path / 'ctrl.py'}:19: it was still running 0.05 s " \
                                "after the step ended"
     (parent,) = (r.thread for r in watch.records)
     release.set()  # the step is over: the thread now starts a thread of its own, which calls the API
@@ -60,7 +79,7 @@ def test_a_stray_threads_own_threads_are_refused_after_the_step(tmp_path: Path) 
     (refusal,) = seen  # the child inherits its parent's fate: stopped at its first call out
     assert isinstance(refusal, ThreadOutlived)
     assert "GET /api/v1/namespaces/default/pods refused, and the thread stopped: it outlived the step that " \
-           "started it (at ctrl.py:17)" in str(refusal)
+           "started it (at ctrl.py:19)" in str(refusal)
     with watching_threads((str(tmp_path),), threading.get_ident()):
         pass
     assert threading.Thread.start is real_start  # put back by the next call's end, no stray thread running
@@ -74,3 +93,67 @@ def test_a_joined_helper_is_no_finding_and_other_threads_are_never_refused(tmp_p
         assert watch.quiesce(0.05) == ()
     assert seen == [45]
     assert refuse_thread_request("GET", "/api/v1/pods") is None  # kamera's own thread
+
+
+def test_a_thread_that_outlived_its_step_never_touches_the_step_running_when_it_wakes(tmp_path: Path) -> None:
+    """Seen in CI: a reconcile's stray thread slept through its step's end, woke in a later program's
+    step and took that step's ``time.sleep`` for its own, which failed the program's search."""
+    code = _user_module(tmp_path)
+    release = threading.Event()
+    seen: list[Any] = []
+    with watching_threads((str(tmp_path),), threading.get_ident()) as watch:
+        code["sleeper"](release, seen)
+        (stray,) = watch.quiesce(0.05)
+    assert stray.outlived
+    (thread,) = (r.thread for r in watch.records)
+    slept: list[float] = []
+    with sandboxed(VirtualClock(1000.0), b"later step") as later:
+        later.on_sleep = slept.append
+        release.set()
+        thread.join(5)
+        assert (later.clock.now, later.clock_reads, slept) == (1000.0, 0, [])
+    assert not thread.is_alive()
+    now, drawn, stop = seen
+    assert now > 1_000_000_000  # the real clock, not the later step's
+    assert 0 <= drawn < 1
+    assert isinstance(stop, ThreadOutlived) and "time.sleep(30) refused" in str(stop)
+
+
+def test_a_stack_read_as_something_else_than_frames_is_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPython 3.11 handed back a ``str`` for a running thread's frame (a CI failure in quiescence)."""
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait, args=(5,), daemon=True)
+    thread.start()
+    real = threads.sys._current_frames
+    readings = iter([{thread.ident: "not a frame"}])
+    monkeypatch.setattr(threads.sys, "_current_frames", lambda: next(readings, None) or real())
+    try:
+        assert threads._busy(thread)  # read again: the real stack, which waits on an Event (busy)
+        monkeypatch.setattr(threads.sys, "_current_frames", lambda: {thread.ident: "never a frame"})
+        assert threads._busy(thread)  # never read cleanly: counted as running
+    finally:
+        release.set()
+        thread.join(5)
+    assert not threads._busy(thread)
+
+
+def test_a_failed_quiescence_still_fences_the_threads_still_running(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    code = _user_module(tmp_path)
+    release = threading.Event()
+    seen: list[Any] = []
+    with watching_threads((str(tmp_path),), threading.get_ident()) as watch:
+        code["sleeper"](release, seen)
+
+        def broken(thread: threading.Thread) -> bool:
+            raise RuntimeError("the stack could not be read")
+
+        monkeypatch.setattr(threads, "_busy", broken)
+        with pytest.raises(RuntimeError):
+            watch.quiesce(0.05)
+    (record,) = watch.records
+    assert record.outlived and record.watch is None
+    with sandboxed(VirtualClock(1000.0), b"later step"):
+        release.set()
+        record.thread.join(5)
+    assert isinstance(seen[-1], ThreadOutlived)

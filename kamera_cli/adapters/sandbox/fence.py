@@ -38,6 +38,7 @@ import random
 import signal
 import socket
 import sys
+import threading
 import time
 import traceback
 import uuid
@@ -50,7 +51,7 @@ from typing import Any
 from kamera_cli.adapters.sandbox.addresses import format_address, is_local_name
 from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt, ProcessRefused, command_line
 from kamera_cli.adapters.sandbox.observed import NetworkAttempt, NetworkBlocked, SandboxRun, VirtualClock
-from kamera_cli.adapters.sandbox.threads import note_thread_attempt
+from kamera_cli.adapters.sandbox.threads import is_fenced, note_thread_attempt, stop_if_outlived
 
 __all__ = [
     "NetworkAttempt",
@@ -96,6 +97,16 @@ def _ns(seconds: float) -> int:
     return round(seconds * 1_000_000_000)
 
 
+def _run() -> SandboxRun | None:
+    """The sandboxed call running now, unless the caller is a thread that outlived its own step (or was
+    abandoned at its budget): its clock reads and random draws must never be counted in, or change
+    what, whichever step happens to run when it wakes; it gets the real ones."""
+    run = _ACTIVE
+    if run is not None and is_fenced(threading.current_thread()):
+        return None
+    return run
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # time
 def _read_clock(run: SandboxRun) -> float:
@@ -111,36 +122,37 @@ def _read_clock(run: SandboxRun) -> float:
 
 
 def _time() -> float:
-    run = _ACTIVE
+    run = _run()
     return _read_clock(run) if run is not None else _real_time()
 
 
 def _time_ns() -> int:
-    run = _ACTIVE
+    run = _run()
     return _ns(_read_clock(run)) if run is not None else _real_time_ns()
 
 
 def _monotonic() -> float:
-    run = _ACTIVE
+    run = _run()
     return _read_clock(run) if run is not None else _real_monotonic()
 
 
 def _monotonic_ns() -> int:
-    run = _ACTIVE
+    run = _run()
     return _ns(_read_clock(run)) if run is not None else _real_monotonic_ns()
 
 
 def _perf_counter() -> float:
-    run = _ACTIVE
+    run = _run()
     return _read_clock(run) if run is not None else _real_perf_counter()
 
 
 def _perf_counter_ns() -> int:
-    run = _ACTIVE
+    run = _run()
     return _ns(_read_clock(run)) if run is not None else _real_perf_counter_ns()
 
 
 def _sleep(secs: float, /) -> None:
+    stop_if_outlived(f"time.sleep({secs})")
     run = _ACTIVE
     if run is None:
         _real_sleep(secs)
@@ -155,28 +167,28 @@ def _sleep(secs: float, /) -> None:
 
 
 def _gmtime(secs: float | None = None, /) -> time.struct_time:
-    run = _ACTIVE
+    run = _run()
     if secs is None and run is not None:
         return _real_gmtime(_read_clock(run))
     return _real_gmtime(secs)
 
 
 def _localtime(secs: float | None = None, /) -> time.struct_time:
-    run = _ACTIVE
+    run = _run()
     if run is None:
         return _real_localtime(secs)
     return _real_gmtime(_read_clock(run) if secs is None else secs)
 
 
 def _ctime(secs: float | None = None, /) -> str:
-    run = _ACTIVE
+    run = _run()
     if run is None:
         return _real_ctime(secs)
     return time.asctime(_real_gmtime(_read_clock(run) if secs is None else secs))
 
 
 def _strftime(format: str, t: Any = None, /) -> str:
-    run = _ACTIVE
+    run = _run()
     if t is None:
         if run is None:
             return _real_strftime(format)
@@ -216,7 +228,7 @@ class _VirtualDate(_RealDate, metaclass=_StandInMeta):
 
     @classmethod
     def today(cls) -> _VirtualDate:
-        run = _ACTIVE
+        run = _run()
         if run is None:
             return _RealDate.today()  # type: ignore[return-value]
         return _RealDatetime.fromtimestamp(_read_clock(run), _UTC).date()  # type: ignore[return-value]
@@ -240,14 +252,14 @@ class _VirtualDatetime(_RealDatetime, metaclass=_StandInMeta):
 
     @classmethod
     def now(cls, tz: _dt.tzinfo | None = None) -> _VirtualDatetime:
-        run = _ACTIVE
+        run = _run()
         if run is None:
             return _RealDatetime.now(tz)  # type: ignore[return-value]
         return _from_seconds(_read_clock(run), tz)  # type: ignore[return-value]
 
     @classmethod
     def utcnow(cls) -> _VirtualDatetime:
-        run = _ACTIVE
+        run = _run()
         seconds = _read_clock(run) if run is not None else _real_time()
         return _RealDatetime.fromtimestamp(seconds, _UTC).replace(tzinfo=None)  # type: ignore[return-value]
 
@@ -302,7 +314,7 @@ def _random_stand_in(name: str) -> Any:
     real = getattr(random, name)
 
     def stand_in(*args: Any, **kwargs: Any) -> Any:
-        run = _ACTIVE
+        run = _run()
         if run is None:
             return real(*args, **kwargs)
         return getattr(run.rng(), name)(*args, **kwargs)
@@ -318,14 +330,14 @@ _RANDOM_PATCHES = tuple((random, name, getattr(random, name), _random_stand_in(n
 # ---------------------------------------------------------------------------------------------------------------
 # uuid
 def _uuid4() -> uuid.UUID:
-    run = _ACTIVE
+    run = _run()
     if run is None:
         return _real_uuid4()
     return uuid.UUID(int=run.rng().getrandbits(128), version=4)
 
 
 def _uuid1(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
-    run = _ACTIVE
+    run = _run()
     if run is None:
         return _real_uuid1(node, clock_seq)
     # RFC 4122 time: 100 ns intervals since 1582-10-15; node drawn from the seeded generator, as
@@ -549,7 +561,7 @@ def sandboxed(
 
 def advance_active_clock(seconds: float) -> None:
     """Move the running sandbox's virtual clock forward (an event loop jumping to its next timer)."""
-    run = _ACTIVE
+    run = _run()
     if run is not None and seconds > 0:
         if run.on_sleep is not None:
             run.on_sleep(seconds)

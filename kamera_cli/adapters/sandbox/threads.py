@@ -46,7 +46,7 @@ from types import FrameType
 from kamera_cli.adapters.sandbox.modules import is_user_file
 
 __all__ = ["QUIESCE_SECONDS", "StrayThread", "ThreadCallRefused", "ThreadOutlived", "ThreadWatch", "fence_thread",
-           "is_fenced", "note_thread_attempt", "refuse_thread_request", "watching_threads"]
+           "is_fenced", "note_thread_attempt", "refuse_thread_request", "stop_if_outlived", "watching_threads"]
 
 #: how long, in wall-clock seconds, kamera waits at a step's end for the threads it started to end
 QUIESCE_SECONDS = 0.25
@@ -56,6 +56,10 @@ _KEPT_ATTEMPTS = 4
 #: how often the quiescence looks again at threads it cannot join (an idle executor's workers)
 _POLL_SECONDS = 0.005
 _POOL_FILE = os.path.join("concurrent", "futures", "thread.py")
+#: how many times a thread's stack is read before a reading that is not a stack counts as busy
+_STACK_READS = 8
+#: the interpreter's switch interval while a thread's stack is read (seconds)
+_READ_SWITCH_SECONDS = 1.0
 _STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 _KAMERA_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
@@ -164,20 +168,25 @@ class ThreadWatch:
         """
         self.closing = True
         deadline = _real_monotonic() + seconds
-        while True:
-            busy = [r.thread for r in self.records if _busy(r.thread)]
-            left = deadline - _real_monotonic()
-            if not busy or left <= 0:
-                break
-            busy[0].join(min(left, _POLL_SECONDS))
         found = []
-        for record in self.records:
-            record.watch = None  # the step is over: later calls are refused without a record
-            alive = _busy(record.thread)
-            if alive:
-                record.outlived = True
-            if alive or record.attempts:
-                found.append(StrayThread(record.site, tuple(record.attempts), alive, seconds))
+        alive: dict[int, bool] = {}
+        try:
+            while True:
+                busy = [r.thread for r in self.records if _busy(r.thread)]
+                left = deadline - _real_monotonic()
+                if not busy or left <= 0:
+                    break
+                busy[0].join(min(left, _POLL_SECONDS))
+            for i, record in enumerate(self.records):
+                alive[i] = _busy(record.thread)
+                if alive[i] or record.attempts:
+                    found.append(StrayThread(record.site, tuple(record.attempts), alive[i], seconds))
+        finally:
+            # whatever happened above, no thread of this step may act in a later one: one still running is
+            # fenced (its next call out, or sleep, stops it), the others' later calls are refused unrecorded
+            for i, record in enumerate(self.records):
+                record.watch = None
+                record.outlived = record.outlived or alive.get(i, record.thread.is_alive())
         return tuple(found)
 
 
@@ -187,19 +196,39 @@ def _is_machinery(file: str) -> bool:
 
 
 def _busy(thread: threading.Thread) -> bool:
-    """Alive, and not an executor's worker waiting for work (``concurrent.futures``, asyncio's default)."""
-    if not thread.is_alive():
-        return False
-    frame = sys._current_frames().get(thread.ident or -1)
-    waiting = False
-    while frame is not None:
-        code = frame.f_code
-        if code.co_filename.endswith(_POOL_FILE):
-            if code.co_name == "run":  # a work item runs: busy
-                return True
-            waiting = waiting or code.co_name == "_worker"
-        frame = frame.f_back
-    return not waiting
+    """Alive, and not an executor's worker waiting for work (``concurrent.futures``, asyncio's default).
+
+    The thread runs while its stack is read: CPython 3.11 was seen handing back a ``str`` as a frame
+    there.  A reading that is not a chain of frames is taken again; one never read cleanly counts as busy.
+    """
+    for _ in range(_STACK_READS):
+        if not thread.is_alive():
+            return False
+        busy = _read_busy(thread)
+        if busy is not None:
+            return busy
+    return thread.is_alive()
+
+
+def _read_busy(thread: threading.Thread) -> bool | None:
+    """One reading of ``thread``'s stack: busy or not, or None when what was read is not a stack."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(_READ_SWITCH_SECONDS)  # the walk is short: let no other thread run during it
+    try:
+        frame: object = sys._current_frames().get(thread.ident or -1)
+        waiting = False
+        while frame is not None:
+            if not isinstance(frame, FrameType):
+                return None
+            code = frame.f_code
+            if code.co_filename.endswith(_POOL_FILE):
+                if code.co_name == "run":  # a work item runs: busy
+                    return True
+                waiting = waiting or code.co_name == "_worker"
+            frame = frame.f_back
+        return not waiting
+    finally:
+        sys.setswitchinterval(interval)
 
 
 _WATCH: ThreadWatch | None = None
@@ -324,6 +353,19 @@ def note_thread_attempt(what: str) -> str | None:
     if record.watch is not None and len(record.attempts) < _KEPT_ATTEMPTS and what not in record.attempts:
         record.attempts.append(what)
     return record.shown
+
+
+def stop_if_outlived(what: str) -> None:
+    """Raise :class:`ThreadOutlived` on a thread that outlived its step (or was abandoned at the budget).
+
+    For the fence's ``time.sleep``: such a thread must never move the clock of, or be suspended in,
+    whichever step runs when it wakes (one used to sleep in a later program's step, which took the
+    sleep for its own thread's, parked it and failed the program).
+    """
+    record = _record_of(threading.current_thread())
+    if record is not None and record.outlived:
+        raise ThreadOutlived(f"kamera: {what} refused, and the thread stopped: it outlived the step that started "
+                             f"it ({record.shown})")
 
 
 def _waited_for(watch: ThreadWatch) -> bool:
