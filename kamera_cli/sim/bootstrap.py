@@ -27,6 +27,7 @@ from kamera_cli.adapters.metacontroller import ParentView, ResInfo, load_metacon
 from kamera_cli.adapters.program.factory import PROGRAM_KEY, load_program
 from kamera_cli.adapters.sandbox.fakes import FakeSet, install_fakes
 from kamera_cli.adapters.sandbox.fence import note_network_attempt
+from kamera_cli.adapters.sandbox.loading import own_package
 from kamera_cli.adapters.sandbox.process import ProcessView
 from kamera_cli.adapters.sandbox.threads import refuse_thread_request
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
@@ -172,9 +173,11 @@ class Simulation:
                 containment.bind(setup)
                 self._fakes = install_fakes(
                     ((f.replace, f.with_) for f in scenario.fakes if not f.url), base, scenario=scenario.name,
-                    services=((f.url, f.with_, _where(f.position, scenario.file)) for f in scenario.fakes if f.url))
-                self._unroute = install_routes((parse_url_pattern(url), handler)
-                                               for url, handler in self._fakes.services)
+                    services=((f.url, f.with_, _where(f.position, scenario.file)) for f in scenario.fakes if f.url),
+                    own_packages=_own_packages(scenario.controllers, base),
+                    located={f.replace: _where(f.position, scenario.file) for f in scenario.fakes if not f.url})
+                routes = [(parse_url_pattern(url), handler) for url, handler in self._fakes.services]
+                self._unroute = install_routes(routes)
                 snapshot = with_entries(snapshot, setup.snapshot)
             # Controllers' top-level code may call the API at import (discovery for a DynamicClient, a
             # lookup), and a kopf operator's start (login, then @kopf.on.startup) runs before its first
@@ -463,6 +466,12 @@ class Simulation:
         if self._containment is not None:
             self._containment.__exit__(exc_type, exc, tb)
             self._containment = None
+
+
+def _own_packages(controllers: tuple[ControllerSpec, ...], base: Path) -> frozenset[str]:
+    """The packages controllers named by module are loaded from, each a copy per controller."""
+    return frozenset(filter(None, (own_package(entry, base) for c in controllers
+                                   for entry in (c.kopf, c.program, c.entrypoint) if entry)))
 
 
 def _where(position: Position, file: str) -> str:
