@@ -36,8 +36,9 @@ def parse_fakes(raw: Any, *, base_dir: str, add: Callable[[Path_, str, str], Non
     """The valid entries of ``spec.fakes``; every problem goes to ``add`` with its path.
 
     ``entry_packages``: the top-level package of each controller loaded by module name (``kopf:
-    operator.main``), with that controller's name; kamera copies such a package per controller as it
-    does the folder's modules (sandbox/loading.py), so a fake of it would reach no controller."""
+    operator.main``), with that controller's name.  kamera copies such a package per controller and puts
+    a fake of a name inside it in every copy (sandbox/modules.py, ``ModuleSet.put_fakes``); a fake of
+    the whole package would replace the code under test, and is refused."""
     entry_packages = entry_packages or {}
     if not isinstance(raw, list):
         return ()  # absent, or the schema reports the wrong type
@@ -69,13 +70,12 @@ def parse_fakes(raw: Any, *, base_dir: str, add: Callable[[Path_, str, str], Non
             add((*path, "replace"), f"replace {replace!r}: {replace.partition('.')[0]!r} is a module of the scenario "
                 "folder, which kamera imports afresh for each controller (and again after each crash)",
                 "fake what that module calls (a cloud SDK, requests.get), or have the controller import the fake")
-        elif replace.partition(".")[0] in entry_packages:
+        elif replace in entry_packages:
             ok = False
-            top = replace.partition(".")[0]
-            add((*path, "replace"), f"replace {replace!r}: {top!r} is the package controller "
-                f"{entry_packages[top]!r} is loaded from, which kamera imports afresh for each controller (and "
-                "again after each crash), as it does the scenario folder's modules",
-                "fake what that package calls (a cloud SDK, requests.get, a service by url:)")
+            add((*path, "replace"), f"replace {replace!r}: that is the whole package controller "
+                f"{entry_packages[replace]!r} is loaded from, the code under test",
+                "replace a name inside it (package.module.function), or what it calls (a cloud SDK, a service "
+                "by url:)")
         elif replace in seen:
             ok = False
             add((*path, "replace"), f"{replace!r} is already replaced by spec.fakes[{seen[replace]}]",

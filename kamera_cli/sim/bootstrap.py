@@ -25,8 +25,10 @@ from kamera_cli.adapters.kopf.events import load_kopf_operator
 from kamera_cli.adapters.kopf.spawning import KopfDaemon, KopfTimer
 from kamera_cli.adapters.metacontroller import ParentView, ResInfo, load_metacontroller, parse_manifest
 from kamera_cli.adapters.program.factory import PROGRAM_KEY, load_program
+from kamera_cli.adapters.sandbox.addresses import resolve_faked_hosts
 from kamera_cli.adapters.sandbox.fakes import FakeSet, install_fakes
 from kamera_cli.adapters.sandbox.fence import note_network_attempt
+from kamera_cli.adapters.sandbox.loading import own_package
 from kamera_cli.adapters.sandbox.process import ProcessView
 from kamera_cli.adapters.sandbox.threads import refuse_thread_request
 from kamera_cli.apiserver import ApiError, ApiServer, Registry, Snapshot
@@ -127,7 +129,7 @@ class Simulation:
     _containment: Containment | None = field(init=False, default=None)
     _factories: list[Any] = field(init=False, default_factory=list)
     _fakes: FakeSet | None = field(init=False, default=None)
-    #: takes the fakes by URL out of the transports' routes
+    #: takes the fakes by URL out of the transports' routes and the fence's names (sandbox/addresses.py)
     _unroute: Callable[[], None] | None = field(init=False, default=None)
     #: located warnings found while building the initial cluster (fields the server dropped)
     warnings: list[str] = field(init=False, default_factory=list)
@@ -172,9 +174,11 @@ class Simulation:
                 containment.bind(setup)
                 self._fakes = install_fakes(
                     ((f.replace, f.with_) for f in scenario.fakes if not f.url), base, scenario=scenario.name,
-                    services=((f.url, f.with_, _where(f.position, scenario.file)) for f in scenario.fakes if f.url))
-                self._unroute = install_routes((parse_url_pattern(url), handler)
-                                               for url, handler in self._fakes.services)
+                    services=((f.url, f.with_, _where(f.position, scenario.file)) for f in scenario.fakes if f.url),
+                    own_packages=_own_packages(scenario.controllers, base),
+                    located={f.replace: _where(f.position, scenario.file) for f in scenario.fakes if not f.url})
+                routes = [(parse_url_pattern(url), handler) for url, handler in self._fakes.services]
+                self._unroute = _both(install_routes(routes), resolve_faked_hosts(p for p, _ in routes))
                 snapshot = with_entries(snapshot, setup.snapshot)
             # Controllers' top-level code may call the API at import (discovery for a DynamicClient, a
             # lookup), and a kopf operator's start (login, then @kopf.on.startup) runs before its first
@@ -463,6 +467,20 @@ class Simulation:
         if self._containment is not None:
             self._containment.__exit__(exc_type, exc, tb)
             self._containment = None
+
+
+def _both(first: Callable[[], None], second: Callable[[], None]) -> Callable[[], None]:
+    def undo() -> None:
+        first()
+        second()
+
+    return undo
+
+
+def _own_packages(controllers: tuple[ControllerSpec, ...], base: Path) -> frozenset[str]:
+    """The packages controllers named by module are loaded from, each a copy per controller."""
+    return frozenset(filter(None, (own_package(entry, base) for c in controllers
+                                   for entry in (c.kopf, c.program, c.entrypoint) if entry)))
 
 
 def _where(position: Position, file: str) -> str:

@@ -183,9 +183,10 @@ def test_without_a_restart_no_resume_handler_runs(tmp_path: Path) -> None:
 
 
 def _unbound(tmp_path: Path, operator: str | None, more_crds: list[str] | None = None,
-             entry: str = "operator.py") -> ScenarioResult:
+             entry: str = "operator.py", more: str = "") -> ScenarioResult:
     """The result of a scenario whose one controller entry names a kopf operator and no ``for:``
-    (``operator``: the text of ``operator.py`` in the folder; None when ``entry`` names a module elsewhere)."""
+    (``operator``: the text of ``operator.py`` in the folder; None when ``entry`` names a module elsewhere;
+    ``more``: lines added to its spec)."""
     (tmp_path / "crds").mkdir(parents=True, exist_ok=True)
     shutil.copy(CREATE_CHILD / "crds" / "widget.yaml", tmp_path / "crds" / "widget.yaml")
     shutil.copytree(CREATE_CHILD / "manifests", tmp_path / "manifests")
@@ -200,7 +201,7 @@ def _unbound(tmp_path: Path, operator: str | None, more_crds: list[str] | None =
           controllers: [{name: op, kopf: ENTRY}]
           crds: [CRDS]
           seed: [manifests/widget.yaml]
-        """).replace("CRDS", crds).replace("ENTRY", entry))
+        """).replace("CRDS", crds).replace("ENTRY", entry) + more)
     (result,) = kamera_cli.check(tmp_path).scenarios
     return result
 
@@ -253,6 +254,41 @@ def test_an_operator_installed_as_a_package_runs_from_a_scenario_elsewhere(
     assert result.verdict is Verdict.PASSED, (result.error, [c.message for c in result.checks])
     (state,) = result.converged
     assert {"op/Widget", "op/ConfigMap"} <= {step.actor for step in state.path}
+
+
+def test_a_fake_of_a_name_inside_an_installed_operator_reaches_every_part(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``replace:`` of a function inside the operator's own package (dask-kubernetes' retire_workers, which
+    asks the scheduler): each part imports the package afresh, and the fake is put in each copy, where
+    the handlers' module bound it by ``from ... import`` (it used to be refused: it reached no copy)."""
+    site = tmp_path / "venv" / "lib" / "site-packages"
+    (site / "widgetop").mkdir(parents=True)
+    (site / "widgetop" / "__init__.py").write_text("")
+    (site / "widgetop" / "logic.py").write_text("def verdict(name):\n    raise ConnectionError('a real service')\n")
+    (site / "widgetop" / "main.py").write_text(textwrap.dedent("""\
+        import kopf, kubernetes
+        from widgetop.logic import verdict
+        kubernetes.config.load_kube_config()
+        @kopf.on.create("example.com", "v1", "widgets")
+        def widget(name, namespace, **_):
+            kubernetes.client.CoreV1Api().create_namespaced_config_map(
+                namespace, {"metadata": {"name": name}, "data": {"verdict": verdict(name)}})
+        @kopf.on.create("v1", "configmaps")
+        def configmap(name, namespace, **_):
+            kubernetes.client.CoreV1Api().patch_namespaced_config_map(
+                name, namespace, {"metadata": {"annotations": {"seen": verdict(name)}}})
+        """))
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p))
+    (tmp_path / "scenario" / "fakes").mkdir(parents=True)
+    (tmp_path / "scenario" / "fakes" / "logic.py").write_text("def verdict(name):\n    return f'faked {name}'\n")
+    result = _unbound(tmp_path / "scenario", None, entry="widgetop.main", more=(
+        "  fakes:\n  - {replace: widgetop.logic.verdict, with: fakes/logic.py:verdict}\n"))
+    assert result.verdict is Verdict.PASSED, (result.error, [c.message for c in result.checks])
+    (state,) = result.converged
+    (made,) = [o for o in state.objects if o["kind"] == "ConfigMap" and o["metadata"].get("annotations")]
+    assert made["data"] == {"verdict": f"faked {made['metadata']['name']}"}
+    assert made["metadata"]["annotations"]["seen"] == f"faked {made['metadata']['name']}"
 
 
 def test_parts_of_kinds_with_the_same_name_are_told_apart_by_group(tmp_path: Path) -> None:

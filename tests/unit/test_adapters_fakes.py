@@ -238,3 +238,75 @@ def test_two_fakes_from_one_file_share_its_module(tmp_path: Path) -> None:
             factory.unload()
         fakes.restore()
     assert "kamera_absent_botocore.exceptions" not in sys.modules and "kamera_absent_boto" not in sys.modules
+
+
+def _own_package(site: Path) -> None:
+    """An operator installed as a package: its entry module re-exports the handler module (``from .ctrl
+    import *``, as dask_kubernetes.operator.controller does), whose reconcile calls ``retire`` by its
+    module-global name; a sibling bound ``retire`` by ``from ... import`` while the package was imported."""
+    _write(site, "kamera_extop/__init__.py", "")
+    _write(site, "kamera_extop/op/__init__.py", "from .ctrl import *\n")
+    _write(site, "kamera_extop/op/ctrl.py", """
+        from kamera_extop.op import sibling
+
+        def retire(n):
+            return ["real"] * n
+
+        def reconcile(request):
+            return retire(1), sibling.via(1)
+        """)
+    _write(site, "kamera_extop/op/sibling.py", """
+        def via(n):
+            from kamera_extop.op.ctrl import retire
+            return retire(n)
+
+        EARLY = None
+        """)
+
+
+def test_a_fake_of_the_package_a_controller_is_loaded_from_goes_in_every_copy(
+        tmp_path: Path, library: Path) -> None:
+    """``kopf run -m operator.main`` of an installed operator: each controller (and each crash) imports the
+    package afresh, and the fake of a name inside it reaches every copy, also where the copy's modules
+    bound the name (the defining module's own global, the package's re-export)."""
+    _own_package(library)
+    tmp_path = tmp_path / "scenario"  # a folder of its own, the operator installed elsewhere
+    _write(tmp_path, "fakes/retire.py", "def retire(n):\n    return ['fake'] * n\n")
+    where = {"kamera_extop.op.retire": "scenario.yaml:12"}
+    fakes = install_fakes([("kamera_extop.op.retire", "fakes/retire.py:retire")], tmp_path, scenario="s",
+                          own_packages={"kamera_extop"}, located=where)
+    assert "kamera_extop" not in sys.modules  # nothing of the operator was imported as a library
+    loaded = []
+    try:
+        for name in ("a", "b"):
+            loaded.append(load_reconciler("kamera_extop.op:reconcile", tmp_path, scenario="s", controller=name))
+        assert [f.invoke(None, None) for f in loaded] == [(["fake"], ["fake"])] * 2  # type: ignore[arg-type]
+        loaded[0].reload()  # a crash re-imports the package: the fake goes in the new copy too
+        assert loaded[0].invoke(None, None) == (["fake"], ["fake"])  # type: ignore[arg-type]
+    finally:
+        for factory in loaded:
+            factory.unload()
+        fakes.restore()
+    real = load_reconciler("kamera_extop.op:reconcile", tmp_path, scenario="s", controller="after")
+    try:  # the next scenario, without the fake, runs the operator's own
+        assert real.invoke(None, None) == (["real"], ["real"])  # type: ignore[arg-type]
+    finally:
+        real.unload()
+
+
+def test_a_fake_of_a_name_the_controllers_package_lacks_is_located(tmp_path: Path, library: Path) -> None:
+    _own_package(library)
+    tmp_path = tmp_path / "scenario"  # a folder of its own, the operator installed elsewhere
+    _write(tmp_path, "fakes/retire.py", "def retire(n):\n    return []\n")
+    for dotted, missing in (("kamera_extop.op.retyre", "'kamera_extop.op' has no attribute 'retyre'"),
+                            ("kamera_extop.opp.retire", "'kamera_extop' has no attribute 'opp'")):
+        fakes = install_fakes([(dotted, "fakes/retire.py:retire")], tmp_path, scenario="s",
+                              own_packages={"kamera_extop"}, located={dotted: "scenario.yaml:12"})
+        try:
+            with pytest.raises(EntrypointError) as error:
+                load_reconciler("kamera_extop.op:reconcile", tmp_path, scenario="s", controller="a")
+        finally:
+            fakes.restore()
+        assert str(error.value).startswith(f"scenario.yaml:12: spec.fakes replace {dotted!r}: "
+                                           f"{missing}\n  hint: "), error.value
+        assert not any(name.startswith("kamera_extop") for name in sys.modules)

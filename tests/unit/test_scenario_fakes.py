@@ -99,10 +99,11 @@ def test_fakes_must_be_a_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert len(got) == 1 and got[0].startswith("scenario.yaml:7:10: $.spec.fakes:"), got
 
 
-def test_a_fake_of_the_package_a_controller_is_loaded_from_is_located(
+def test_a_fake_of_the_whole_package_a_controller_is_loaded_from_is_located(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A controller named by module (``kopf: operator.main``, an operator installed as a package) gets its own
-    copy of that package, as the folder's modules do; a fake of it would reach no controller."""
+    copy of that package; a fake of a name inside it goes in each copy, but a fake of the whole package would
+    replace the code under test."""
     site = tmp_path / "site"
     (site / "extop").mkdir(parents=True)
     (site / "extop" / "__init__.py").write_text("")
@@ -111,9 +112,9 @@ def test_a_fake_of_the_package_a_controller_is_loaded_from_is_located(
     _files(tmp_path)
     head = HEAD.replace('entrypoint: "app.py:reconcile"', 'entrypoint: "extop.ctrl:reconcile"')
     got = problems_of(tmp_path, monkeypatch, {"scenario.yaml": head + "  seed: []\n  fakes:\n"
-                                              "    - {replace: extop.ctrl.helper, with: fakes/aws.py:client}\n"},
+                                              "    - {replace: extop.ctrl.helper, with: fakes/aws.py:client}\n"
+                                              "    - {replace: extop, with: fakes/aws.py}\n"},
                       check_entrypoint=check_entrypoint)
-    assert got == ["scenario.yaml:8:17: $.spec.fakes[0].replace: replace 'extop.ctrl.helper': 'extop' is the package "
-                   "controller 'app' is loaded from, which kamera imports afresh for each controller (and again after "
-                   "each crash), as it does the scenario folder's modules (fake what that package calls (a cloud "
-                   "SDK, requests.get, a service by url:))"], got
+    assert got == ["scenario.yaml:9:17: $.spec.fakes[1].replace: replace 'extop': that is the whole package "
+                   "controller 'app' is loaded from, the code under test (replace a name inside it "
+                   "(package.module.function), or what it calls (a cloud SDK, a service by url:))"], got

@@ -22,12 +22,13 @@ import importlib
 import os
 import sys
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from kamera_cli.adapters.sandbox.entrypoints import EntrypointSyntaxError, parse_entrypoint
 from kamera_cli.adapters.sandbox.loading import EntrypointLoader
+from kamera_cli.adapters.sandbox.modules import OwnPackageFake, add_own_package_fake
 from kamera_cli.adapters.sandbox.services import SHAPES, Handler, handler_for
 from kamera_cli.errors import EntrypointError
 
@@ -39,6 +40,7 @@ class _Fake(EntrypointLoader):
 
     import_hint = ("a fake's top-level code must run without errors; kamera imports it once per scenario, "
                    "before the controllers")
+    takes_own_fakes = False
 
     def __init__(self, target: str, base_dir: str | os.PathLike[str], *, scenario: str,
                  loaded: dict[str, _Fake] | None = None) -> None:
@@ -135,6 +137,19 @@ class FakeSet:
             # below a real module, a name that is not there is a typo: nothing would ever call the fake
             raise AttributeError(f"{_name_of(owner)!r} has no attribute {rest[-1]!r}")
         self._set_attribute(owner, rest[-1], value)
+
+    def replace_own(self, dotted: str, fake: _Fake, where: str) -> None:
+        """A name inside a controller's own package (``dask_kubernetes.operator.controller.retire_workers``):
+        nothing is imported now; each copy of the package gets the fake as it is imported
+        (``ModuleSet.put_fakes``).  A whole-module fake is in ``sys.modules`` already, where the copy's
+        ``import`` finds it instead of the file."""
+        value = fake.value
+        if fake.whole_module:
+            value = _ModuleProxy(dotted, value)
+            self._set_module(dotted, value)
+        else:
+            self._stand_ins.append(value)
+        self._undo.append(add_own_package_fake(OwnPackageFake(dotted, value, where)))
 
     def _open(self, owner: Any) -> bool:
         """Whether kamera may add names below ``owner``: a module it made up, or a namespace package
@@ -252,11 +267,15 @@ def _importable(name: str) -> types.ModuleType | None:
 
 
 def install_fakes(fakes: Iterable[tuple[str, str]], base_dir: str | os.PathLike[str], *, scenario: str,
-                  services: Iterable[tuple[str, str, str]] = ()) -> FakeSet:
+                  services: Iterable[tuple[str, str, str]] = (), own_packages: Collection[str] = (),
+                  located: Mapping[str, str] | None = None) -> FakeSet:
     """Load each ``(replace, with)`` fake and put it in place; on any error, undo what was done and raise.
 
     ``services`` are the fakes by URL, ``(url, with, where)`` (``where``: the entry's ``file:line``): each
     is loaded and made a function of a request (``FakeSet.services``), which the caller routes to.
+    ``own_packages``: the top-level packages controllers are loaded from (``loading.own_package``); a
+    fake of a name inside one goes in each controller's copy (``FakeSet.replace_own``), located at
+    ``located[replace]`` (the entry's ``file:line``) when the copy lacks the name.
     """
     installed = FakeSet()
     loaded: dict[str, _Fake] = {}
@@ -278,6 +297,9 @@ def install_fakes(fakes: Iterable[tuple[str, str]], base_dir: str | os.PathLike[
         for dotted, target in fakes:
             fake = _Fake(target, base_dir, scenario=scenario, loaded=loaded)
             installed.fakes.append(fake)
+            if dotted.partition(".")[0] in own_packages:
+                installed.replace_own(dotted, fake, (located or {}).get(dotted, scenario))
+                continue
             try:
                 installed.replace(dotted, fake)
             except (AttributeError, _ImportFailed) as exc:

@@ -39,12 +39,12 @@ from kamera_cli.adapters.sandbox.fence import (
     sandboxed,
     unbind_stand_ins,
 )
-from kamera_cli.adapters.sandbox.modules import ModuleSet, is_user_file
+from kamera_cli.adapters.sandbox.modules import ModuleSet, OwnPackageFakeMissing, is_user_file
 from kamera_cli.adapters.sandbox.process import ProcessView, process_scope
 from kamera_cli.adapters.sandbox.values import Request, requests_from_mapping
 from kamera_cli.errors import EntrypointError
 
-__all__ = ["Mapper", "ReconcilerFactory", "load_mapper", "load_reconciler"]
+__all__ = ["Mapper", "ReconcilerFactory", "load_mapper", "load_reconciler", "own_package"]
 
 #: 2026-01-01T00:00:00Z, the simulation's epoch: module top-level code sees this time
 IMPORT_EPOCH = 1767225600.0
@@ -118,6 +118,14 @@ def _entry_package(module: str, base_dir: Path) -> list[Path]:
     return [folder]
 
 
+def own_package(entry: str, base_dir: str | os.PathLike[str]) -> str:
+    """The top-level package a controller named by module (``kopf: operator.main``) gets a copy of, or ""."""
+    module = entry.partition(":")[0].strip()
+    if not module or module.endswith(".py") or "/" in module or "\\" in module:
+        return ""
+    return module.split(".")[0] if _entry_package(module, Path(os.path.abspath(base_dir))) else ""
+
+
 def _display(parsed: ParsedEntrypoint, base_dir: Path) -> str:
     if parsed.file is None:
         return f"module {parsed.module}"
@@ -156,6 +164,8 @@ class EntrypointLoader:
 
     #: whether a bare ``path.py`` (a script whose top level is the program) is an entry point here
     accepts_script = False
+    #: whether fakes of the entry's own package are put in its copy (not in a fake's own modules)
+    takes_own_fakes = True
 
     #: the hint of an import that raised (a subclass imported at other times says so)
     import_hint = ("the module's top-level code must run without errors; kamera imports it once per scenario "
@@ -190,8 +200,10 @@ class EntrypointLoader:
             else:
                 path_entries.append(self.parsed.file.parent)
                 roots.append(self.parsed.file.parent)
-        else:
-            roots.extend(_entry_package(self.parsed.module, self.base_dir))
+        own = [] if self.parsed.file is not None else _entry_package(self.parsed.module, self.base_dir)
+        roots.extend(own)
+        #: the top-level package copied for this controller ("" when none): fakes of it go in each copy
+        self._own_top = self.parsed.module.split(".")[0] if own and self.takes_own_fakes else ""
         self.module_set = ModuleSet(tuple(roots), tuple(path_entries))
         self.module: ModuleType | None = None
         self._plan = EMPTY_PLAN
@@ -240,6 +252,11 @@ class EntrypointLoader:
             run.processes_allowed = self.process.processes_allowed
             try:
                 module = self._exec_entry_module()
+                if self._own_top:
+                    self.module_set.put_fakes(self._own_top)
+            except OwnPackageFakeMissing as exc:
+                raise EntrypointError(str(exc), hint="name a module of the package, or an attribute of one, as "
+                                      "the controller's code finds it") from None
             except EntrypointError:  # a KeyboardInterrupt is the module's own: the user's Ctrl-C reaches the supervisor
                 raise
             except SyntaxError as exc:

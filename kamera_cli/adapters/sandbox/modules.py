@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import os
 import sys
 import sysconfig
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-__all__ = ["ModuleSet", "is_user_file"]
+__all__ = ["ModuleSet", "OwnPackageFake", "OwnPackageFakeMissing", "add_own_package_fake", "is_user_file"]
 
 
 def _forms(path: str) -> set[str]:
@@ -39,6 +42,7 @@ def _library_dirs() -> tuple[str, ...]:
 
 
 _LIBRARY_DIRS = _library_dirs()
+_MISSING = object()
 _LIBRARY_PARTS = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
 
 
@@ -77,6 +81,38 @@ def _module_file(module: object) -> str | None:
 
 #: the set whose modules are currently in sys.modules (at most one at a time)
 _current: ModuleSet | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OwnPackageFake:
+    """A ``replace:`` fake of a name inside a package a controller is loaded from (sandbox/loading.py,
+    ``_entry_package``): that package is imported afresh for each controller and after each crash, so
+    the fake is put in place in every copy, right after the copy is imported (``ModuleSet.put_fakes``)."""
+
+    dotted: str
+    value: Any
+    #: the scenario entry's ``file:line``, for the error when the name is not there
+    where: str
+
+
+class OwnPackageFakeMissing(Exception):
+    """The module or attribute an :class:`OwnPackageFake` names is not in the controller's package."""
+
+
+#: the own-package fakes of the scenario being run (sandbox/fakes.py installs and removes them)
+_own_package_fakes: list[OwnPackageFake] = []
+
+
+def add_own_package_fake(fake: OwnPackageFake) -> Callable[[], None]:
+    """Put ``fake`` in place in every copy imported from now on; the returned function stops that."""
+    _own_package_fakes.append(fake)
+    return lambda: _own_package_fakes.remove(fake)
+
+
+def _is_trivially_shared(value: object) -> bool:
+    """A value equal objects of which share identity by accident (small ints, interned strings, None):
+    another module's global that is that object did not bind it from the faked name."""
+    return not (callable(value) or isinstance(value, ModuleType))
 
 
 class ModuleSet:
@@ -139,6 +175,57 @@ class ModuleSet:
                 yield
         finally:
             self._adopt(set(sys.modules) - before)
+
+    def put_fakes(self, top: str) -> None:
+        """Put the own-package fakes of package ``top`` in place in this set's copy (inside ``importing``).
+
+        As a fake of a library is in place before any controller imports it, so that every
+        ``from lib import name`` binds the fake, a fake of the controller's own package must reach
+        every binding the copy made while it was imported: the named attribute is set, and every
+        global of the copy's modules that is the object the name held (the defining module's own
+        global, a re-export by ``from .controller import *``, a ``from x import name``) is rebound.
+        The module the name lives in is imported first, in this copy, as ``install_fakes`` imports a
+        library's."""
+        for fake in _own_package_fakes:
+            if fake.dotted.partition(".")[0] == top:
+                self._put_fake(fake)
+
+    def _put_fake(self, fake: OwnPackageFake) -> None:
+        parts = fake.dotted.split(".")
+        owner: Any = None
+        cut = len(parts) - 1
+        while cut > 0 and owner is None:
+            name = ".".join(parts[:cut])
+            try:
+                owner = importlib.import_module(name)
+            except ModuleNotFoundError as exc:
+                if not exc.name or not (name == exc.name or name.startswith(f"{exc.name}.")):
+                    raise  # found, but something it imports is not: the loader reports it
+                cut -= 1
+        if owner is None:
+            raise OwnPackageFakeMissing(f"{fake.where}: spec.fakes replace {fake.dotted!r}: no module "
+                                        f"{parts[0]!r} in this controller's package")
+        *path, attr = parts[cut:]
+        for name in path:
+            if not hasattr(owner, name):
+                raise OwnPackageFakeMissing(f"{fake.where}: spec.fakes replace {fake.dotted!r}: "
+                                            f"{getattr(owner, '__name__', owner)!r} has no attribute {name!r}")
+            owner = getattr(owner, name)
+        original = getattr(owner, attr, _MISSING)
+        if original is _MISSING and not isinstance(fake.value, ModuleType):
+            raise OwnPackageFakeMissing(f"{fake.where}: spec.fakes replace {fake.dotted!r}: "
+                                        f"{getattr(owner, '__name__', owner)!r} has no attribute {attr!r}")
+        setattr(owner, attr, fake.value)
+        if original is _MISSING or _is_trivially_shared(original):
+            return
+        for module in list(sys.modules.values()):
+            file = _module_file(module) if module is not None else None
+            if file is None or not is_user_file(file, self.roots):
+                continue
+            namespace = vars(module)
+            for name, value in list(namespace.items()):
+                if value is original:
+                    namespace[name] = fake.value
 
     def _displace_foreign(self) -> None:
         """Hide user-root modules this set does not own, so the import below runs the files afresh.
