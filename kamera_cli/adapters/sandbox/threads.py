@@ -46,7 +46,8 @@ from types import FrameType
 from kamera_cli.adapters.sandbox.modules import is_user_file
 
 __all__ = ["QUIESCE_SECONDS", "StrayThread", "ThreadCallRefused", "ThreadOutlived", "ThreadWatch", "fence_thread",
-           "is_fenced", "note_thread_attempt", "refuse_thread_request", "stop_if_outlived", "watching_threads"]
+           "is_fenced", "note_thread_attempt", "refuse_thread_request", "stop_if_outlived", "unfenced_threads",
+           "watching_threads"]
 
 #: how long, in wall-clock seconds, kamera waits at a step's end for the threads it started to end
 QUIESCE_SECONDS = 0.25
@@ -289,6 +290,19 @@ def is_fenced(thread: threading.Thread) -> bool:
 #: records whose thread may still run: while one does, ``Thread.start`` stays patched (a stray
 #: thread's own threads are stray too, whenever they are started)
 _OUTSTANDING: list[_Record] = []
+
+
+def unfenced_threads() -> tuple[threading.Thread, ...]:
+    """Threads user code started that run on, unfenced, with no step collecting them: none, between steps.
+
+    Every step's end fences what it left running (``ThreadWatch.quiesce``); what is left alive unfenced is
+    an executor's worker idle for its next work item.  A thread found here had its step never quiesce, or
+    runs outside any step: when it wakes it acts in whichever step runs then (seen in CI: a reconcile's
+    thread slept through its test and woke in a later test's program step).  ``tests/conftest.py`` asks
+    after every test, so that the test that leaked it fails, not the one it wakes in.
+    """
+    return tuple(r.thread for r in _OUTSTANDING
+                 if not is_fenced(r.thread) and r.thread.is_alive() and (r.watch is not None or _busy(r.thread)))
 
 
 def _start(self: threading.Thread) -> None:
