@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +94,39 @@ def test_the_cpu_clock_of_a_real_thread_counts_its_work_only() -> None:
     stop.set()
     thread.join()
     assert spent > 0.02  # spinning does (shared with this thread and the machine's load)
+
+
+ENDED_DUMMY = """
+import _thread, sys, threading, time
+from kamera_cli.adapters.sandbox.budget import CallClock, thread_cpu_clock
+
+threading.stack_size(64 << 20)  # beyond glibc's stack cache: unmapped once the next thread starts
+done = _thread.allocate_lock()
+done.acquire()
+seen = []
+def below_threading():
+    seen.append(threading.current_thread())  # a _DummyThread, listed for good
+    done.release()
+_thread.start_new_thread(below_threading, ())
+done.acquire()
+time.sleep(0.2)
+threading.stack_size(0)
+for _ in range(3):
+    t = threading.Thread(target=lambda: None)
+    t.start()
+    t.join()
+print("listed", seen[0] in threading.enumerate(), flush=True)
+print("clock", thread_cpu_clock(seen[0]), flush=True)
+CallClock(time.thread_time, lambda: [], {threading.get_ident()})  # reads every listed thread's clock
+print("read every clock", flush=True)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's pthread_t of an ended thread")
+def test_a_listed_thread_that_ended_has_no_clock_and_reading_it_crashes_nothing() -> None:
+    """Seen in the suite: a program's ``_thread.start_new_thread`` thread, ended, stays listed as a
+    ``_DummyThread``; ``pthread_getcpuclockid`` on it read the unmapped stack and killed the process (SIGSEGV)."""
+    proc = subprocess.run([sys.executable, "-c", ENDED_DUMMY], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stdout.split("\n")[:3] == ["listed True", "clock None", "read every clock"]

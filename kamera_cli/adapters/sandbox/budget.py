@@ -25,6 +25,7 @@ Where the platform has no per-thread CPU clock, the wall budget alone decides (a
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable
@@ -39,20 +40,40 @@ STRETCH_SECONDS = 0.5
 BUSY_SHARE = 0.8
 #: below this share of a stretch's wall time spent on the CPU, the thread counts as waiting
 IDLE_SHARE = 0.02
+#: Linux's per-thread CPU clock of a kernel thread id: ``CPUCLOCK_PERTHREAD_MASK | CPUCLOCK_SCHED``
+_THREAD_SCHED_CLOCK = 6
 
 
 def thread_cpu_clock(thread: threading.Thread) -> Callable[[], float] | None:
-    """The thread's CPU seconds as a callable, or None where the platform cannot read them."""
-    ident = thread.ident
-    getter = getattr(time, "pthread_getcpuclockid", None)
-    if ident is None or getter is None:
+    """The thread's CPU seconds as a callable, or None where the platform cannot read them (or it ended).
+
+    On Linux the clock is named from the thread's kernel id, as glibc's ``pthread_getcpuclockid``
+    names it, but without reading the id out of the thread's ``pthread_t``: that is freed memory once
+    the thread ended, and ``threading.enumerate()`` goes on listing a ``_DummyThread`` (a thread started
+    below ``threading``, such as a program's ``_thread.start_new_thread``, that called into it) after
+    its thread ended.  Reading it killed the whole process with SIGSEGV once glibc had unmapped that
+    thread's stack (seen in the test suite).  A kernel id of a thread that ended names no clock:
+    reading it fails, and the answer is None.
+    """
+    clock_id: int | None = None
+    if sys.platform.startswith("linux"):
+        tid = thread.native_id
+        if tid is not None:
+            clock_id = (((~tid) << 3) | _THREAD_SCHED_CLOCK) & 0xFFFFFFFF
+            clock_id -= (clock_id >> 31) << 32  # the kernel's clockid_t is a signed 32-bit int
+    else:
+        getter = getattr(time, "pthread_getcpuclockid", None)
+        if getter is not None and thread.ident is not None and thread.ident in sys._current_frames():
+            with contextlib.suppress(OSError, OverflowError, ValueError):
+                clock_id = getter(thread.ident)
+    if clock_id is None:
         return None
     try:
-        clock_id = getter(ident)
         time.clock_gettime(clock_id)
     except (OSError, OverflowError, ValueError):
         return None
-    return lambda: time.clock_gettime(clock_id)
+    chosen = clock_id
+    return lambda: time.clock_gettime(chosen)
 
 
 class CallClock:
