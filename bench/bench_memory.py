@@ -67,8 +67,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_memo import scenario as shared_configmap  # noqa: E402
-from bench_operators import KINDS, _seed, kopf_timer, owned_children, owned_requests, webapps  # noqa: E402
 from bench_reduction import independent_requests  # noqa: E402
+from operator_families import KINDS, kopf_timer, owned_children, owned_requests, seed_entry, webapps  # noqa: E402
 
 from kamera_cli.model.scenario import Scenario  # noqa: E402
 from kamera_cli.runner import Overrides, explore  # noqa: E402
@@ -84,7 +84,7 @@ def _owned_twice(folder: Path, k: int, _b: int) -> Path:
     """owned-K with two objects of each kind (3^(2K) states): the same shape, large enough for both windows."""
     path = owned_children(folder, k)
     text = path.read_text()
-    more = "".join(_seed(kind, "yours") for kind, _ in KINDS[:k])
+    more = "".join(seed_entry(kind, "yours") for kind, _ in KINDS[:k])
     path.write_text(text.replace("  controllers:\n", more + "  controllers:\n", 1))
     return path
 

@@ -31,7 +31,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from kamera_cli import runner, supervisor
+from kamera_cli import netns, runner, supervisor
 from kamera_cli.errors import UsageError
 from kamera_cli.model.result import CheckResult, ScenarioResult, Verdict
 
@@ -126,7 +126,7 @@ class _Duplex:
 
 def _host_main(inbox: Connection, outbox: Connection, path: str, overrides: runner.Overrides) -> None:
     """A remote search worker's process: contained like a supervised worker, then serving."""
-    supervisor.contain_here()
+    netns.contain_here()
     runner.serve_remote(Path(path), overrides, _Duplex(inbox, outbox))
 
 

@@ -16,22 +16,18 @@ page with this process where it writes the description of the step it is about t
 ``memcpy`` per step instead of a message, and still readable after a ``SIGKILL``.  Platforms
 without ``fork`` run in-process, and say so.
 
-Network containment is a kernel guarantee where Linux allows it: the worker moves itself into a
-new network namespace (user namespace too when not root), where no interface but a downed
-loopback exists, so no socket of any kind — raw ``_socket``, UDP, a subprocess, a thread left
-behind — can reach anything.  Where that fails the in-process fence (``adapters.sandbox``) is the
-only barrier, and the result says so.
+The worker puts itself behind kamera's network containment (``netns.py``: a network namespace of its
+own where Linux allows, the in-process fence always); when it is done, the supervisor kills every
+process left in that namespace.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import mmap
 import multiprocessing
 import os
 import signal
-import sys
 import tempfile
 import time
 import traceback
@@ -55,8 +51,11 @@ from kamera_cli.model.result import (
     Stats,
     Verdict,
 )
+from kamera_cli.netns import contain_here, isolate_network, kill_namespace, namespace_id
 
-__all__ = ["IMPORT_BUDGET_SECONDS", "Options", "default_max_memory", "parse_size", "supervise"]
+#: ``contain_here`` and ``kill_namespace`` live in ``netns.py``; importable from here as before
+__all__ = ["IMPORT_BUDGET_SECONDS", "Options", "contain_here", "default_max_memory", "kill_namespace", "parse_size",
+           "supervise"]
 
 #: how long after its own deadline, and after the longest the step running then may take
 #: (``runner.step_allowance``), a worker may take to stop by itself before it is killed: that step is
@@ -72,8 +71,6 @@ JUDGE_BUDGET_SECONDS = 30.0
 INTERRUPT_GRACE_SECONDS = 3.0
 _MEMORY_POLL_SECONDS = 0.25
 _SLOT_BYTES = 4096
-_CLONE_NEWNET = 0x40000000
-_CLONE_NEWUSER = 0x10000000
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +125,9 @@ def _worker_main(conn: Connection, path: str, overrides: runner.Overrides, slot:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     stop: list[str] = []
     signal.signal(signal.SIGUSR1, lambda *_: stop.append("interrupted"))
-    containment = _isolate_network() if isolate else "in-process fence only: isolation turned off"
+    containment = isolate_network() if isolate else "in-process fence only: isolation turned off"
     install_audit_fence(block_processes=containment != "network namespace")
-    conn.send(("containment", containment, _namespace_id()))
+    conn.send(("containment", containment, namespace_id()))
 
     def on_step(text: str) -> None:
         data = text.encode("utf-8", "replace")[: _SLOT_BYTES - 2]
@@ -162,83 +159,6 @@ def _worker_main(conn: Connection, path: str, overrides: runner.Overrides, slot:
         conn.send(("internal", traceback.format_exc()))
     conn.close()
     os._exit(0)
-
-
-def contain_here() -> str:
-    """Put this process behind kamera's network containment (as a supervised worker is): its own
-    network namespace where the machine allows, the in-process fence always; says which it got."""
-    containment = _isolate_network()
-    install_audit_fence(block_processes=containment != "network namespace")
-    return containment
-
-
-def _isolate_network() -> str:
-    """Enter a fresh network namespace; the answer says which containment holds."""
-    if not sys.platform.startswith("linux"):
-        return "in-process fence only: network namespaces need Linux"
-    if os.environ.get("KAMERA_NO_NETNS"):
-        return "in-process fence only: KAMERA_NO_NETNS is set"
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        uid, gid = os.getuid(), os.getgid()
-        flags = _CLONE_NEWNET if os.geteuid() == 0 else _CLONE_NEWUSER | _CLONE_NEWNET
-        if libc.unshare(flags) != 0:
-            err = ctypes.get_errno()
-            return f"in-process fence only: no network namespace ({os.strerror(err)})"
-        if flags & _CLONE_NEWUSER:  # keep our own uid/gid inside, so file access is unchanged
-            for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-                with contextlib.suppress(OSError), open(f"/proc/self/{name}", "w") as fh:
-                    fh.write(text)
-    except (OSError, AttributeError) as exc:
-        return f"in-process fence only: no network namespace ({exc})"
-    return "network namespace"
-
-
-def _namespace_id() -> str:
-    """This process's network namespace (``net:[inode]``) when it has one of its own, else ""."""
-    try:
-        mine = os.readlink("/proc/self/ns/net")
-        return mine if mine != os.readlink(f"/proc/{os.getppid()}/ns/net") else ""
-    except OSError:
-        return ""
-
-
-def kill_namespace(namespace: str) -> int:
-    """SIGKILL every process in a worker's network namespace; how many there were.
-
-    Why the namespace and not the process group: a child that calls ``setsid`` (``start_new_session=True``),
-    double-forks or daemonises leaves the worker's group, and is reparented away from it, but every
-    process the worker started shares its network namespace (only privilege in a user namespace of its
-    own could leave it).  Repeated until none is left: one may fork while the others are killed."""
-    if not namespace:
-        return 0
-    killed: set[int] = set()
-    for _ in range(50):
-        found = []
-        with contextlib.suppress(OSError):
-            for entry in os.listdir("/proc"):
-                if not entry.isdigit() or int(entry) == os.getpid():
-                    continue
-                with contextlib.suppress(OSError):
-                    if os.readlink(f"/proc/{entry}/ns/net") == namespace:
-                        found.append(int(entry))
-        alive = [pid for pid in found if not _is_zombie(pid)]
-        if not alive:
-            break
-        for pid in alive:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-            killed.add(pid)
-        time.sleep(0.01)
-    return len(killed)
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rpartition(b")")[2].split()[0] in (b"Z", b"X")
-    except (OSError, IndexError):
-        return True
 
 
 # ---------------------------------------------------------------------------- the supervisor side

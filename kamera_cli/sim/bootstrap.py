@@ -25,6 +25,7 @@ from kamera_cli.adapters.kopf.events import load_kopf_operator
 from kamera_cli.adapters.kopf.spawning import KopfDaemon, KopfTimer
 from kamera_cli.adapters.metacontroller import ParentView, ResInfo, load_metacontroller, parse_manifest
 from kamera_cli.adapters.program.factory import PROGRAM_KEY, load_program
+from kamera_cli.adapters.sandbox.addresses import resolve_faked_hosts
 from kamera_cli.adapters.sandbox.fakes import FakeSet, install_fakes
 from kamera_cli.adapters.sandbox.fence import note_network_attempt
 from kamera_cli.adapters.sandbox.loading import own_package
@@ -128,7 +129,7 @@ class Simulation:
     _containment: Containment | None = field(init=False, default=None)
     _factories: list[Any] = field(init=False, default_factory=list)
     _fakes: FakeSet | None = field(init=False, default=None)
-    #: takes the fakes by URL out of the transports' routes
+    #: takes the fakes by URL out of the transports' routes and the fence's names (sandbox/addresses.py)
     _unroute: Callable[[], None] | None = field(init=False, default=None)
     #: located warnings found while building the initial cluster (fields the server dropped)
     warnings: list[str] = field(init=False, default_factory=list)
@@ -177,7 +178,7 @@ class Simulation:
                     own_packages=_own_packages(scenario.controllers, base),
                     located={f.replace: _where(f.position, scenario.file) for f in scenario.fakes if not f.url})
                 routes = [(parse_url_pattern(url), handler) for url, handler in self._fakes.services]
-                self._unroute = install_routes(routes)
+                self._unroute = _both(install_routes(routes), resolve_faked_hosts(p for p, _ in routes))
                 snapshot = with_entries(snapshot, setup.snapshot)
             # Controllers' top-level code may call the API at import (discovery for a DynamicClient, a
             # lookup), and a kopf operator's start (login, then @kopf.on.startup) runs before its first
@@ -466,6 +467,14 @@ class Simulation:
         if self._containment is not None:
             self._containment.__exit__(exc_type, exc, tb)
             self._containment = None
+
+
+def _both(first: Callable[[], None], second: Callable[[], None]) -> Callable[[], None]:
+    def undo() -> None:
+        first()
+        second()
+
+    return undo
 
 
 def _own_packages(controllers: tuple[ControllerSpec, ...], base: Path) -> frozenset[str]:

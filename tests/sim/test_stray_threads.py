@@ -115,6 +115,10 @@ async def resolves_a_service(request):
     await asyncio.get_running_loop().getaddrinfo("scheduler.default", 8787)  # on the loop's executor
 
 
+def scheduler(request):  # a fake by URL of the scheduler's HTTP API
+    return {}
+
+
 def forgets_the_pool(request):
     POOL.submit(_patch, request.name, request.namespace, "pool", "late")
 """
@@ -232,6 +236,15 @@ def test_nothing_a_stray_thread_sends_reaches_the_cluster(make_scenario: MakeSce
 def test_threads_joined_in_the_step_and_idle_pool_workers_are_not_findings(make_scenario: MakeScenario) -> None:
     verdict, text = _errors(make_scenario, "joins_its_helper")
     assert verdict is Verdict.PASSED, text
+
+
+def test_a_name_a_fake_by_url_covers_resolves_on_the_loop_s_executor(make_scenario: MakeScenario) -> None:
+    """The same resolution when a fake by URL answers for the host: the name resolves (on the executor's
+    thread, which the step does not wait for in ``Future.result``), and nothing is a finding."""
+    fake = FakeSpec(replace="", with_="ctrl.py:scheduler", url="http://scheduler.default:8787/api/**")
+    result = explore(make_scenario(CODE, [("widget", "resolves_a_service", CONFIGMAP)], [CM], fakes=(fake,))).result
+    check = next(c for c in result.checks if c.name == CheckName.NO_CONTROLLER_ERRORS)
+    assert check.verdict is Verdict.PASSED, [c.summary for c in check.counterexamples]
 
 
 def test_a_name_resolved_on_the_loop_s_executor_is_the_step_s_network_attempt(make_scenario: MakeScenario) -> None:

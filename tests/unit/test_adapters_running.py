@@ -9,6 +9,7 @@ even when the controller swallows the error; ReconcileAbort passing through unto
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 import sys
 import textwrap
@@ -30,6 +31,8 @@ from kamera_cli.adapters import (
     load_reconciler,
     run_reconcile,
 )
+from kamera_cli.adapters.sandbox.addresses import resolve_faked_hosts
+from kamera_cli.model.services import parse_url_pattern
 
 EPOCH = 1767225600.0
 
@@ -379,6 +382,45 @@ def test_resolving_a_remote_name_is_a_network_attempt(controller: Callable[[str]
     )
     outcome = run(factory)
     assert outcome.kind == "network" and outcome.network == ("example.com:443",)
+
+
+def test_a_name_a_fake_by_url_answers_for_resolves_to_an_address_nothing_listens_on(
+        controller: Callable[[str], ReconcilerFactory]) -> None:
+    """dask-kubernetes resolves its scheduler's Service before it asks it over HTTP: a host:port some fake
+    by URL covers resolves (whatever the scheme: resolving comes first), to TEST-NET-1, which is neither
+    this machine's loopback nor routed; every other name, and the faked one at another port, is refused as
+    before, and a connection to the address is refused by the fence like any other."""
+    factory = controller(
+        """
+        import socket
+
+        SEEN = []
+
+        def reconcile(request):
+            SEEN.append(socket.getaddrinfo("simple-scheduler.default", 8787, type=socket.SOCK_STREAM))
+            SEEN.append(socket.getaddrinfo(b"SIMPLE-scheduler.default", "8787", socket.AF_INET6)[0][4][0])
+            for host, port in (("simple-scheduler.default", 8786), ("example.com", 8787)):
+                try:
+                    socket.getaddrinfo(host, port)
+                except OSError as exc:
+                    SEEN.append(type(exc).__name__)
+            socket.create_connection(SEEN[0][0][4])
+        """
+    )
+    undo = resolve_faked_hosts([parse_url_pattern("http://*-scheduler.*:8787/api/**")])
+    try:
+        outcome = run(factory)
+    finally:
+        undo()
+    assert factory.module is not None
+    resolved, v6, *refused = factory.module.SEEN
+    assert resolved == [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("192.0.2.1", 8787))]
+    assert v6 == "100::1" and not ipaddress.ip_address(resolved[0][4][0]).is_loopback
+    assert refused == ["NetworkBlocked", "NetworkBlocked"]
+    assert outcome.kind == "network"
+    assert outcome.network == ("simple-scheduler.default:8786", "example.com:8787", "192.0.2.1:8787")
+    again = run(factory)  # the fakes gone, the name is refused again
+    assert again.kind == "network" and again.network == ("simple-scheduler.default:8787",)
 
 
 class CrashHere(ReconcileAbort):

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from kamera_cli.adapters.sandbox.addresses import format_address, is_local_name
+from kamera_cli.adapters.sandbox.addresses import faked_address, format_address, is_local_name
 from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt, ProcessRefused, command_line
 from kamera_cli.adapters.sandbox.observed import NetworkAttempt, NetworkBlocked, SandboxRun, VirtualClock
 from kamera_cli.adapters.sandbox.threads import is_fenced, note_thread_attempt, stop_if_outlived
@@ -428,7 +428,12 @@ def _create_connection(address: tuple[str, int], *args: Any, **kwargs: Any) -> s
 
 def _getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
     if _ACTIVE is not None and not is_local_name(host):
-        raise network_blocked(format_address((host, port)))
+        # a name a fake by URL answers for resolves (an address no connection reaches: addresses.py)
+        faked = faked_address(host, port, args[0] if args else kwargs.get("family", 0))
+        if faked is None:
+            raise network_blocked(format_address((host, port)))
+        stop_if_outlived(f"resolving {format_address((host, port))}")
+        return _real_getaddrinfo(faked, port, *args, **kwargs)  # a numeric address: no lookup
     return _real_getaddrinfo(host, port, *args, **kwargs)
 
 
