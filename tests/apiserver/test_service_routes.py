@@ -112,12 +112,20 @@ def _aiohttp_unix(url: str) -> str:
     return asyncio.run(go())
 
 
+def _urllib(url: str) -> str:
+    import urllib.request
+
+    with urllib.request.urlopen(url, data=b"hi") as answer:
+        return answer.read().decode()  # type: ignore[no-any-return]
+
+
 #: what each client does with a ``tcp://`` URL, read from its source: aiohttp's ``TCPConnector`` lists
 #: ``tcp`` in ``allowed_protocol_schema_set`` and sends plain HTTP; the others refuse the scheme before
 #: any connection (requests: no adapter; urllib3: no pool class; httpcore: not http/https/ws/wss;
-#: aiohttp over a Unix socket: ``NonHttpUrlClientError``)
+#: aiohttp over a Unix socket: ``NonHttpUrlClientError``; urllib.request: no handler, ``URLError``)
 _TCP = {"requests": "InvalidSchema", "urllib3": "URLSchemeUnknown", "httpx": "UnsupportedProtocol",
-        "httpx_async": "UnsupportedProtocol", "aiohttp": None, "aiohttp_unix": "NonHttpUrlClientError"}
+        "httpx_async": "UnsupportedProtocol", "aiohttp": None, "aiohttp_unix": "NonHttpUrlClientError",
+        "urllib": "URLError"}
 
 
 @pytest.mark.parametrize("client", _TCP)
@@ -125,7 +133,7 @@ def test_a_tcp_url_is_answered_only_where_the_client_speaks_http_to_it(client: s
     """dask-kubernetes asks its scheduler at ``tcp://<service>.<namespace>:8787/api/v1/...`` with aiohttp,
     which speaks HTTP to it: a ``tcp://`` fake answers there, and every other client refuses the URL
     itself, with or without the fake, as it does outside kamera."""
-    library, send = CLIENTS.get(client, ("aiohttp", _aiohttp_unix))
+    library, send = {**CLIENTS, "aiohttp_unix": ("aiohttp", _aiohttp_unix), "urllib": ("urllib", _urllib)}[client]
     if importlib.util.find_spec(library) is None:
         pytest.skip(f"{library} is not installed (pip install {library})")
     url = "tcp://simple-scheduler.default:8787/api/v1/retire_workers"
