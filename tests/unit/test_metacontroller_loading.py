@@ -464,3 +464,19 @@ def test_a_restart_and_the_resync_enqueue_only_selected_parents(tmp_path: Path) 
     # once unselected, its pending resync finds it ignored and sets no further one
     notes = {e.note for e in result.graph.edges if e.kind == "reconcile"}
     assert notes == {"requeue after 60s", "crashed after write 0", ""}
+
+
+def test_the_servers_warnings_are_logged_as_client_go_logs_them(capsys: pytest.CaptureFixture[str]) -> None:
+    """Kubeflow Pipelines' profile decorator answers a status field a Namespace does not have: the
+    server drops it and says so in a ``Warning`` header, which metacontroller's client-go logs."""
+    from urllib3 import HTTPHeaderDict
+
+    from kamera_cli.adapters.metacontroller.rest import _log_warnings
+
+    class Response:
+        headers = HTTPHeaderDict()
+
+    Response.headers.add("Warning", '299 - "unknown field \\"status.ready\\"", 299 - "second"')
+    _log_warnings(Response())
+    assert capsys.readouterr().err.splitlines() == ['W warnings.go:70] unknown field "status.ready"',
+                                                    "W warnings.go:70] second"]
