@@ -7,7 +7,10 @@ sandbox calls the user's fake with it (``adapters/sandbox/services.py``).  Stand
 
 Pattern syntax (docs/controllers.md, "HTTP services: fakes by URL"): ``scheme://host[:port][/path]``.
 
-* ``scheme`` is ``http`` or ``https``, matched exactly.
+* ``scheme`` is ``http`` or ``https``, matched exactly; or ``tcp``, with a port (it has no default),
+  which only aiohttp sends HTTP requests to (its ``TCPConnector`` allows the scheme, as plain HTTP):
+  the other clients refuse a ``tcp://`` URL themselves, and so do the transports (``find``'s
+  ``schemes``).
 * ``host`` is dot-separated labels, compared case-insensitively.  ``*`` inside a label matches any
   run of characters within that one label (``*-scheduler`` matches ``dask-scheduler``, never
   ``a.b``); a label that is exactly ``**`` matches one or more whole labels (``**.svc`` matches
@@ -28,9 +31,14 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-__all__ = ["ServiceRequest", "ServiceResponse", "UrlPattern", "parse_url_pattern", "split_url"]
+__all__ = ["HTTP_SCHEMES", "ServiceRequest", "ServiceResponse", "UrlPattern", "parse_url_pattern", "split_url"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+#: ``tcp``: aiohttp's ``TCPConnector`` speaks plain HTTP to a ``tcp://host:port`` URL (dask-kubernetes
+#: asks its scheduler at ``tcp://<service>.<namespace>:8787/api/v1/...``)
+_SCHEMES = frozenset({*_DEFAULT_PORTS, "tcp"})
+#: the schemes every HTTP client sends requests to
+HTTP_SCHEMES = frozenset(_DEFAULT_PORTS)
 _LABEL = re.compile(r"[A-Za-z0-9*_-]+")
 
 
@@ -105,8 +113,8 @@ def parse_url_pattern(text: str) -> UrlPattern:
     scheme, sep, rest = text.partition("://")
     if not sep:
         raise ValueError(f"url {text!r} has no scheme: write http://host/... or https://host/...")
-    if scheme not in _DEFAULT_PORTS:
-        raise ValueError(f"url {text!r}: the scheme {scheme!r} is not http or https")
+    if scheme not in _SCHEMES:
+        raise ValueError(f"url {text!r}: the scheme {scheme!r} is not http, https or tcp")
     if "?" in rest or "#" in rest:
         raise ValueError(f"url {text!r} has a query or fragment: a pattern matches the scheme, host, port "
                          "and path only")
@@ -120,7 +128,10 @@ def parse_url_pattern(text: str) -> UrlPattern:
     for label in labels:
         if not _LABEL.fullmatch(label) or ("**" in label and label != "**"):
             raise ValueError(f"url {text!r}: the host label {label!r} is not a name, a glob with '*', or '**'")
-    port: int | None = _DEFAULT_PORTS[scheme]
+    port: int | None = _DEFAULT_PORTS.get(scheme)
+    if port is None and not colon:
+        raise ValueError(f"url {text!r}: a tcp:// pattern names its port (tcp has no default port), "
+                         "for example tcp://*-scheduler.*:8787")
     if colon:
         if port_text == "*":
             port = None

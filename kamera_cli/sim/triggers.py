@@ -113,6 +113,21 @@ class Triggers:
                 unique.append(r)
         return unique
 
+    def listed(self, controller: str, snapshot_objects: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+        """(namespace, name) of the objects a restarted ``controller`` enqueues from its first list: its
+        own kind's, each passed through its event filter as an added object (a metacontroller parent
+        outside its selector is never enqueued, as at the start), sorted."""
+        out = set()
+        for obj in snapshot_objects:
+            for w in self._for.get(_kind_of(obj), ()):
+                if w.controller != controller:
+                    continue
+                if w.timer is not None and w.timer(None, obj) in ("", "stop"):
+                    continue
+                meta = obj.get("metadata") or {}
+                out.add((str(meta.get("namespace") or ""), str(meta.get("name") or "")))
+        return sorted(out)
+
     @staticmethod
     def _is_for(w: Wiring, ref: Mapping[str, Any]) -> bool:
         owner = KindRef.of(str(ref.get("apiVersion", "")), str(ref.get("kind", "")))

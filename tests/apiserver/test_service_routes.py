@@ -99,3 +99,59 @@ def test_a_removed_route_answers_no_more() -> None:
     with Containment(), pytest.raises(urllib3.exceptions.MaxRetryError) as refused:  # refused again
         urllib3.PoolManager().request("GET", "http://s.svc/x")
     assert isinstance(refused.value.reason.__cause__, NetworkBlocked) and "s.svc" in str(refused.value)
+
+
+def _aiohttp_unix(url: str) -> str:
+    import aiohttp
+
+    async def go() -> str:
+        connector = aiohttp.UnixConnector(path="/nonexistent/kamera.sock")
+        async with aiohttp.ClientSession(connector=connector) as session, session.post(url, data=b"hi") as response:
+            return await response.text()
+
+    return asyncio.run(go())
+
+
+def _urllib(url: str) -> str:
+    import urllib.request
+
+    with urllib.request.urlopen(url, data=b"hi") as answer:
+        return answer.read().decode()  # type: ignore[no-any-return]
+
+
+#: what each client does with a ``tcp://`` URL, read from its source: aiohttp's ``TCPConnector`` lists
+#: ``tcp`` in ``allowed_protocol_schema_set`` and sends plain HTTP; the others refuse the scheme before
+#: any connection (requests: no adapter; urllib3: no pool class; httpcore: not http/https/ws/wss;
+#: aiohttp over a Unix socket: ``NonHttpUrlClientError``; urllib.request: no handler, ``URLError``)
+_TCP = {"requests": "InvalidSchema", "urllib3": "URLSchemeUnknown", "httpx": "UnsupportedProtocol",
+        "httpx_async": "UnsupportedProtocol", "aiohttp": None, "aiohttp_unix": "NonHttpUrlClientError",
+        "urllib": "URLError"}
+
+
+@pytest.mark.parametrize("client", _TCP)
+def test_a_tcp_url_is_answered_only_where_the_client_speaks_http_to_it(client: str) -> None:
+    """dask-kubernetes asks its scheduler at ``tcp://<service>.<namespace>:8787/api/v1/...`` with aiohttp,
+    which speaks HTTP to it: a ``tcp://`` fake answers there, and every other client refuses the URL
+    itself, with or without the fake, as it does outside kamera."""
+    library, send = {**CLIENTS, "aiohttp_unix": ("aiohttp", _aiohttp_unix), "urllib": ("urllib", _urllib)}[client]
+    if importlib.util.find_spec(library) is None:
+        pytest.skip(f"{library} is not installed (pip install {library})")
+    url = "tcp://simple-scheduler.default:8787/api/v1/retire_workers"
+
+    def outcome() -> str:
+        with Containment():
+            try:
+                return json.loads(send(url))["tag"]  # type: ignore[no-any-return]
+            except Exception as exc:
+                return type(exc).__name__
+
+    unfaked = outcome()
+    undo = install_routes([(parse_url_pattern("tcp://*-scheduler.*:8787/api/**"), _echo("scheduler"))])
+    try:
+        faked = outcome()
+    finally:
+        undo()
+    if _TCP[client] is None:
+        assert (unfaked, faked) == ("ClientConnectorError", "scheduler")  # refused as a connect, then answered
+    else:
+        assert unfaked == faked == _TCP[client]

@@ -490,6 +490,67 @@ spec:
     assert _failed(path) == (Verdict.PASSED, [])
 
 
+KOPF_DASK_OPERATOR = '''
+"""dask-kubernetes' scale-down: resolve the scheduler's Service on the loop's executor, then post to its
+dashboard API at a tcp:// URL with aiohttp (which speaks plain HTTP to it)."""
+import asyncio
+
+import aiohttp
+import kopf
+
+
+@kopf.on.create("v1", "configmaps", labels={"dask": "group"})
+async def ask_scheduler(name, namespace, patch, **_):
+    host = f"{name}-scheduler.{namespace}"
+    await asyncio.get_running_loop().getaddrinfo(host, 8787)
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"tcp://{host}:8787/api/v1/teams/{name}", json={"n": 1}) as answer:
+            patch["data"] = {"answer": (await answer.json())["path"]}
+'''
+
+
+@pytest.mark.parametrize("faked", [True, False])
+def test_an_installed_operator_resolves_its_scheduler_and_asks_it_at_a_tcp_url(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, faked: bool) -> None:
+    """The operator installed as a package, the scenario in a folder of its own: with a ``tcp://`` fake
+    of the scheduler the name resolves and aiohttp's request is answered; without one, the resolution is
+    the step's network finding, as before."""
+    _needs("kopf")
+    site = tmp_path / "venv" / "lib" / "site-packages"
+    (site / "kamera_daskop").mkdir(parents=True)
+    (site / "kamera_daskop" / "__init__.py").write_text("")
+    (site / "kamera_daskop" / "operator.py").write_text(KOPF_DASK_OPERATOR)
+    monkeypatch.syspath_prepend(str(site))
+    folder = tmp_path / "scenario"
+    (folder / "fakes").mkdir(parents=True)
+    (folder / "fakes" / "scheduler.py").write_text(FAKE)
+    fake = (f'    - {{url: "{"tcp://*-scheduler.*:8787/api/v1/**" if faked else "http://unused.svc"}", '
+            'with: fakes/scheduler.py:handle}')
+    path = folder / "scenario.yaml"
+    path.write_text(f'''
+apiVersion: kamera.dev/v1alpha1
+kind: Scenario
+metadata: {{name: kopf-tcp-service}}
+spec:
+  controllers:
+    - {{name: groups, kopf: kamera_daskop.operator}}
+  fakes:
+{fake}
+  seed:
+    - {{apiVersion: v1, kind: ConfigMap, metadata: {{name: team-a, namespace: default, labels: {{dask: group}}}}}}
+  invariants:
+    - name: the handler was answered by the fake
+      select: "$.items[?@.kind == 'ConfigMap' && @.metadata.name == 'team-a'].data.answer"
+      expect: {{equals: /api/v1/teams/team-a}}
+''')
+    verdict, failed = _failed(path)
+    if faked:
+        assert (verdict, failed) == (Verdict.PASSED, [])
+    else:
+        assert verdict is Verdict.FAILED
+        assert any("team-a-scheduler.default:8787" in message for message in failed), failed
+
+
 BY_HAND = '''
 """A hand-written client: the official client only tells it where the cluster is; urllib.request does the rest."""
 import json

@@ -310,3 +310,32 @@ def test_a_fake_of_a_name_the_controllers_package_lacks_is_located(tmp_path: Pat
         assert str(error.value).startswith(f"scenario.yaml:12: spec.fakes replace {dotted!r}: "
                                            f"{missing}\n  hint: "), error.value
         assert not any(name.startswith("kamera_extop") for name in sys.modules)
+
+
+def test_a_whole_module_fake_of_a_module_of_the_controllers_package(tmp_path: Path, library: Path) -> None:
+    """``replace: operator.networking, with: fakes/networking.py``: the copy's ``from . import`` and
+    ``import`` of that module find the fake, in every copy."""
+    _write(library, "kamera_extop2/__init__.py", "")
+    _write(library, "kamera_extop2/networking.py", "def address():\n    return 'real'\n")
+    _write(library, "kamera_extop2/ctrl.py", """
+        from kamera_extop2 import networking
+        from kamera_extop2.networking import address
+
+        def reconcile(request):
+            return networking.address(), address()
+        """)
+    tmp_path = tmp_path / "scenario"
+    _write(tmp_path, "fakes/networking.py", "def address():\n    return 'fake'\n")
+    fakes = install_fakes([("kamera_extop2.networking", "fakes/networking.py")], tmp_path, scenario="s",
+                          own_packages={"kamera_extop2"})
+    factory = None
+    try:
+        factory = load_reconciler("kamera_extop2.ctrl:reconcile", tmp_path, scenario="s", controller="a")
+        assert factory.invoke(None, None) == ("fake", "fake")  # type: ignore[arg-type]
+        factory.reload()
+        assert factory.invoke(None, None) == ("fake", "fake")  # type: ignore[arg-type]
+    finally:
+        if factory is not None:
+            factory.unload()
+        fakes.restore()
+    assert "kamera_extop2.networking" not in sys.modules

@@ -419,3 +419,64 @@ def test_a_sync_that_keeps_failing_backs_off_on_the_virtual_clock(tmp_path: Path
     # the state after the next failure differs only in how far the clock has got, which no step can see
     # (docs/semantics.md, "Instants no step can see": 20 states with the exact fingerprint)
     assert result.stats.states == 19, result.stats
+
+
+DECORATED = """\
+apiVersion: metacontroller.k8s.io/v1alpha1
+kind: DecoratorController
+metadata: {name: deco}
+spec:
+  resyncPeriodSeconds: 60
+  resources:
+    - apiVersion: v1
+      resource: configmaps
+      labelSelector: {matchLabels: {managed: "yes"}}
+  hooks:
+    sync: {webhook: {url: http://h/sync}}
+"""
+
+
+def test_a_restart_and_the_resync_enqueue_only_selected_parents(tmp_path: Path) -> None:
+    """Found on Kubeflow Pipelines' profile controller (a DecoratorController over Namespaces): after a
+    crash kamera enqueued every Namespace, and each unselected one's no-op sync set a resync timer —
+    980 states where 11 do. metacontroller's informer (its first list, as its periodic resync) hands
+    every parent to ``enqueueParentObject``, which drops the unselected ones."""
+    (tmp_path / "hooks.py").write_text("def sync(request):\n    return {'labels': {'seen': 'yes'}}\n")
+    (tmp_path / "deco.yaml").write_text(DECORATED)
+    picked = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "picked", "labels": {"managed": "yes"}}}
+    spec = {
+        "controllers": [{"name": "deco", "metacontroller": "deco.yaml", "hooks": {"sync": "hooks.py:sync"}}],
+        "seed": [picked, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other"}}],
+        "actions": [{"name": "the picked config map leaves the selection",
+                     "patch": {"target": {"apiVersion": "v1", "kind": "ConfigMap", "name": "picked"},
+                               "patch": {"metadata": {"labels": {"managed": "no"}}}}}],
+        "perturbations": {"crashes": [{"controller": "deco", "max": 1}]},
+    }
+    (tmp_path / "scenario.yaml").write_text(json.dumps({"apiVersion": "kamera.dev/v1alpha1", "kind": "Scenario",
+                                                        "metadata": {"name": "deco"}, "spec": spec}))
+    from kamera_cli.runner import Overrides, explore
+
+    result = explore(load_scenario(tmp_path / "scenario.yaml"), overrides=Overrides(graph_states=10_000)).result
+    assert result.verdict == "passed", [c.message for c in result.checks]
+    assert result.graph is not None and not result.graph.omitted
+    synced = {e.request for e in result.graph.edges if e.kind == "reconcile"}
+    assert synced == {"default/picked"}
+    # once unselected, its pending resync finds it ignored and sets no further one
+    notes = {e.note for e in result.graph.edges if e.kind == "reconcile"}
+    assert notes == {"requeue after 60s", "crashed after write 0", ""}
+
+
+def test_the_servers_warnings_are_logged_as_client_go_logs_them(capsys: pytest.CaptureFixture[str]) -> None:
+    """Kubeflow Pipelines' profile decorator answers a status field a Namespace does not have: the
+    server drops it and says so in a ``Warning`` header, which metacontroller's client-go logs."""
+    from urllib3 import HTTPHeaderDict
+
+    from kamera_cli.adapters.metacontroller.rest import _log_warnings
+
+    class Response:
+        headers = HTTPHeaderDict()
+
+    Response.headers.add("Warning", '299 - "unknown field \\"status.ready\\"", 299 - "second"')
+    _log_warnings(Response())
+    assert capsys.readouterr().err.splitlines() == ['W warnings.go:70] unknown field "status.ready"',
+                                                    "W warnings.go:70] second"]

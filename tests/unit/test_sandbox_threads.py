@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -119,22 +121,50 @@ def test_a_thread_that_outlived_its_step_never_touches_the_step_running_when_it_
     assert isinstance(stop, ThreadOutlived) and "time.sleep(30) refused" in str(stop)
 
 
-def test_a_stack_read_as_something_else_than_frames_is_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """CPython 3.11 handed back a ``str`` for a running thread's frame (a CI failure in quiescence)."""
+def test_busy_reads_only_the_innermost_frame_and_an_idle_pool_worker_is_not_busy(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPython 3.11 handed back a ``str`` for a running thread's ``f_back`` (a CI failure in quiescence):
+    quiescence reads no further than a thread's innermost frame."""
     release = threading.Event()
     thread = threading.Thread(target=release.wait, args=(5,), daemon=True)
     thread.start()
-    real = threads.sys._current_frames
-    readings = iter([{thread.ident: "not a frame"}])
-    monkeypatch.setattr(threads.sys, "_current_frames", lambda: next(readings, None) or real())
+    pool = ThreadPoolExecutor(1)
+    pool.submit(int).result()
+    (worker,) = pool._threads
+    walked: list[object] = []
+    monkeypatch.setattr(threads, "_chain", walked.append)
     try:
-        assert threads._busy(thread)  # read again: the real stack, which waits on an Event (busy)
-        monkeypatch.setattr(threads.sys, "_current_frames", lambda: {thread.ident: "never a frame"})
-        assert threads._busy(thread)  # never read cleanly: counted as running
+        assert threads._busy(thread)  # waits on an Event: its own code, not an idle worker
+        assert not threads._busy(worker)  # blocked in the work queue's get, called from ``_worker``
+        monkeypatch.setattr(threads.sys, "_current_frames", lambda: {thread.ident: "not a frame"})
+        assert threads._busy(thread)  # a reading that is not a frame: counted as running
     finally:
         release.set()
         thread.join(5)
+        pool.shutdown()
     assert not threads._busy(thread)
+    assert walked == []
+
+
+def test_a_chain_read_as_something_else_than_frames_is_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    frame = sys._getframe()
+    readings = iter(["garbage"])
+    real = threads.FrameType
+
+    class Odd:
+        """A frame whose ``f_back`` is garbage at first (what CPython 3.11 handed back), then the real one."""
+
+        f_code = frame.f_code
+
+        @property
+        def f_back(self) -> object:
+            return next(readings, frame)
+
+    monkeypatch.setattr(threads, "FrameType", (real, Odd))
+    chain = threads._chain(Odd())
+    assert chain[1] is frame and len(chain) > 2
+    readings = iter(["garbage"] * 100)
+    assert threads._chain(Odd()) == ()
 
 
 def test_a_failed_quiescence_still_fences_the_threads_still_running(tmp_path: Path,

@@ -44,6 +44,10 @@ from tests.unit.test_scenario_errors import HEAD, problems_of
     ("http://api.example.com/items/w*", "http://api.example.com/items/worker-1", True),
     ("http://api.example.com/a%20b", "http://api.example.com/a%20b", False),  # requests are compared unquoted
     ("http://api.example.com/a b".replace(" ", "*"), "http://api.example.com/a%20b", True),
+    # aiohttp speaks HTTP to tcp:// (dask-kubernetes' scheduler API): a tcp pattern matches tcp URLs only
+    ("tcp://*-scheduler.*:8787/api/**", "tcp://simple-scheduler.default:8787/api/v1/retire_workers", True),
+    ("tcp://*-scheduler.*:8787/api/**", "http://simple-scheduler.default:8787/api/v1/retire_workers", False),
+    ("http://*-scheduler.*:8787/api/**", "tcp://simple-scheduler.default:8787/api/v1/retire_workers", False),
 ])
 def test_a_pattern_matches_as_documented(pattern: str, url: str, matched: bool) -> None:
     assert parse_url_pattern(pattern).matches(url) is matched
@@ -51,7 +55,8 @@ def test_a_pattern_matches_as_documented(pattern: str, url: str, matched: bool) 
 
 @pytest.mark.parametrize(("pattern", "message"), [
     ("scheduler.svc:8786", "has no scheme"),
-    ("tcp://scheduler.svc:8786", "the scheme 'tcp' is not http or https"),
+    ("ftp://scheduler.svc:8786", "the scheme 'ftp' is not http, https or tcp"),
+    ("tcp://scheduler.svc/api", "a tcp:// pattern names its port (tcp has no default port)"),
     ("http://", "has no host"),
     ("http://sched uler.svc", "contains whitespace"),
     ("http://scheduler.svc:99999", "the port '99999' is not a number from 1 to 65535 or '*'"),
@@ -139,6 +144,23 @@ def test_a_wsgi_app_answers() -> None:
                                        "trace": "t", "host": "sched.svc:8786", "body": "hello"}
 
 
+def test_a_web_app_behind_a_tcp_url_sees_plain_http() -> None:
+    """aiohttp sends a ``tcp://`` URL's request as plain HTTP: the server sees scheme http, and the port."""
+    def scheme_of(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        start_response("200 OK", [])
+        return [f"{environ['wsgi.url_scheme']} {environ['HTTP_HOST']} {environ['SERVER_PORT']}".encode()]
+
+    async def asgi_scheme(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": f"{scope['scheme']} {scope['server'][1]}".encode()})
+
+    request = ServiceRequest("POST", "tcp://simple-scheduler.default:8787/api/v1/retire_workers", (), b"{}")
+    wsgi, asgi = handler_for(scheme_of, "wsgi"), handler_for(asgi_scheme, "asgi")
+    assert wsgi is not None and asgi is not None
+    assert wsgi(request).body == b"http simple-scheduler.default:8787 8787"
+    assert asgi(request).body == b"http 8787"
+
+
 def test_an_asgi_app_answers() -> None:
     handler = handler_for(asgi_app, "asgi")
     assert handler is not None and shape_of(asgi_app) == "asgi"
@@ -207,8 +229,10 @@ def test_a_url_fake_is_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 @pytest.mark.parametrize(("entry", "expected"), [
-    ("{url: 'tcp://sched.svc:8786', with: fakes/scheduler.py:app}",
-     "scenario.yaml:8:13: $.spec.fakes[0].url: url 'tcp://sched.svc:8786': the scheme 'tcp' is not http or https"),
+    ("{url: 'ws://sched.svc:8786', with: fakes/scheduler.py:app}",
+     "scenario.yaml:8:13: $.spec.fakes[0].url: url 'ws://sched.svc:8786': the scheme 'ws' is not http, https or tcp"),
+    ("{url: 'tcp://sched.svc', with: fakes/scheduler.py:app}",
+     "scenario.yaml:8:13: $.spec.fakes[0].url: url 'tcp://sched.svc': a tcp:// pattern names its port"),
     ("{url: 'http://sched.svc:8786/a**', with: fakes/scheduler.py:app}",
      "scenario.yaml:8:13: $.spec.fakes[0].url: url 'http://sched.svc:8786/a**': '**' must be a whole path segment"),
     ("{url: 'http://sched.svc', replace: requests.get, with: fakes/scheduler.py:app}",

@@ -290,6 +290,8 @@ class MetacontrollerController(ReconcilerFactory):
         memory = _memory(kept, engine.customize_cache, failures if outcome.retry_after else 0, ssa)
         if outcome.retry_after:
             return Remembering(requeue_after=outcome.retry_after, retry=True, memory=memory)
+        if outcome.ignored:
+            return Remembering(requeue_after=None, memory=memory)
         periods = [p for p in (outcome.resync_after, self.meta.resync_period_seconds) if p > 0]
         return Remembering(requeue_after=min(periods) if periods else None, memory=memory)
 

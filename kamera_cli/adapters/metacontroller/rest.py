@@ -9,6 +9,8 @@ engine's writes exactly as to a reconcile's.
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +56,30 @@ def status_of(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
+def _log_warnings(response: Any) -> None:
+    """The server's ``Warning`` headers, logged as client-go's default handler logs them (klog, from
+    ``warnings.go``): metacontroller's log is where a user learns that a field it wrote was dropped — a
+    decorator's status field a Namespace does not have, say."""
+    headers = getattr(response, "headers", None)
+    if headers is None and callable(getattr(response, "getheaders", None)):
+        headers = response.getheaders()
+    if headers is None:
+        return
+    values = headers.getlist("Warning") if hasattr(headers, "getlist") else [headers.get("Warning")]
+    for value in values:
+        for text in _warning_texts(str(value or "")):
+            # without klog's time stamp: reading the clock would make the step depend on the instant
+            sys.stderr.write(f"W warnings.go:70] {text}\n")
+
+
+def _warning_texts(header: str) -> list[str]:
+    """The texts of one ``Warning`` header (RFC 7234: ``299 - "text"``, several comma-separated)."""
+    texts = []
+    for match in re.finditer(r'\d{3} \S+ "((?:[^"\\]|\\.)*)"', header):
+        texts.append(re.sub(r"\\(.)", r"\1", match.group(1)))
+    return texts
+
+
 class Rest:
     """JSON requests on the official client's REST layer; an error answer raises its ``ApiException``."""
 
@@ -73,6 +99,7 @@ class Rest:
         if data is None:
             data = response.read()
         text = data.decode("utf-8") if isinstance(data, bytes) else str(data or "")
+        _log_warnings(response)
         if not 200 <= int(response.status) < 300:  # older clients raise by themselves; newer return
             exc = ApiException(status=int(response.status), reason=getattr(response, "reason", ""))
             exc.body = text

@@ -53,6 +53,9 @@ class SyncOutcome:
 
     resync_after: float = 0.0
     retry_after: float = 0.0
+    #: the parent is gone, or neither selected nor carrying the finalizer: the informer's periodic
+    #: resync never enqueues it (``enqueueParentObject`` filters it out), so no resync is due
+    ignored: bool = False
 
 
 @dataclass
@@ -86,10 +89,10 @@ class Engine:
         """The steps both controllers share: finalizer, children, related objects, the hook's answer."""
         parent = self.rest.get(self.parent_info, namespace, name)
         if parent is None or self._ignored(parent):
-            return SyncOutcome()  # deleted, or not selected and not ours to finalize
+            return SyncOutcome(ignored=True)  # deleted, or not selected and not ours to finalize
         parent = self._sync_finalizer(parent)
         if self._ignored(parent):
-            return SyncOutcome()
+            return SyncOutcome(ignored=True)
         composite = self.spec.composite
         observed = self._claim_children(parent) if composite else self._attachments(parent)
         related = self.related_of(parent)

@@ -199,37 +199,39 @@ def _is_machinery(file: str) -> bool:
 def _busy(thread: threading.Thread) -> bool:
     """Alive, and not an executor's worker waiting for work (``concurrent.futures``, asyncio's default).
 
-    The thread runs while its stack is read: CPython 3.11 was seen handing back a ``str`` as a frame
-    there.  A reading that is not a chain of frames is taken again; one never read cleanly counts as busy.
+    Only the thread's innermost frame is read (an idle worker blocks in the queue's C ``get`` called
+    from ``_worker``): a running thread's outer frames are never walked, since CPython 3.11 was seen
+    handing back a ``str`` as the ``f_back`` of a thread that ran meanwhile (a CI failure in quiescence).
+    """
+    if not thread.is_alive():
+        return False
+    frame = sys._current_frames().get(thread.ident or -1)
+    if not isinstance(frame, FrameType):
+        return thread.is_alive()
+    code = frame.f_code
+    return not (code.co_filename.endswith(_POOL_FILE) and code.co_name == "_worker")
+
+
+def _chain(frame: object) -> tuple[FrameType, ...]:
+    """``frame`` and the frames it was called from, innermost first, read with no other thread let run
+    meanwhile (the walk is short) and re-read when what came back is not a frame; empty if never clean.
+
+    For the stacks of threads blocked in a wait, whose frames only change once they wake.
     """
     for _ in range(_STACK_READS):
-        if not thread.is_alive():
-            return False
-        busy = _read_busy(thread)
-        if busy is not None:
-            return busy
-    return thread.is_alive()
-
-
-def _read_busy(thread: threading.Thread) -> bool | None:
-    """One reading of ``thread``'s stack: busy or not, or None when what was read is not a stack."""
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(_READ_SWITCH_SECONDS)  # the walk is short: let no other thread run during it
-    try:
-        frame: object = sys._current_frames().get(thread.ident or -1)
-        waiting = False
-        while frame is not None:
-            if not isinstance(frame, FrameType):
-                return None
-            code = frame.f_code
-            if code.co_filename.endswith(_POOL_FILE):
-                if code.co_name == "run":  # a work item runs: busy
-                    return True
-                waiting = waiting or code.co_name == "_worker"
-            frame = frame.f_back
-        return not waiting
-    finally:
-        sys.setswitchinterval(interval)
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(_READ_SWITCH_SECONDS)
+        try:
+            chain: list[FrameType] = []
+            current = frame
+            while isinstance(current, FrameType):
+                chain.append(current)
+                current = current.f_back
+            if current is None:
+                return tuple(chain)
+        finally:
+            sys.setswitchinterval(interval)
+    return ()
 
 
 _WATCH: ThreadWatch | None = None
@@ -410,20 +412,29 @@ def _wait_state(owner: int, me: threading.Thread) -> str:
     """``mine`` when the thread ``owner`` waits (directly, or through threads it waits for) for ``me``'s
     work, ``running`` while it computes or waits for another thread that runs, ``blocked`` otherwise."""
     frames = sys._current_frames()
-    frame = frames.get(owner)
+    chain = _waiting_chain(frames.get(owner))
     for _ in range(_WAIT_HOPS):
-        waited = _waited_object(frame)
+        waited = _waited_object(chain)
         if waited is None:
-            return "blocked" if _blocked(frame) else "running"
-        thread = waited if isinstance(waited, threading.Thread) else _running(waited, frames)
+            return "blocked" if _blocked(chain) else "running"
+        thread = waited if isinstance(waited, threading.Thread) else _running(waited, frames, me)
         if _ended(waited, thread):
             return "running"  # what it waits for is done: it returns at once
         if thread is None:
-            return "blocked"
+            running = getattr(waited, "running", None)  # run by a thread that computes: not walked
+            return "running" if callable(running) and running() else "blocked"
         if thread is me:
             return "mine"
-        frame = frames.get(thread.ident or -1)
+        chain = _waiting_chain(frames.get(thread.ident or -1))
     return "blocked"
+
+
+def _waiting_chain(frame: object) -> tuple[FrameType, ...]:
+    """A thread's stack when its innermost frame is the standard library's (it may be waiting); empty
+    when it runs code of its own (it computes: its stack is not walked while it changes)."""
+    if not isinstance(frame, FrameType) or not frame.f_code.co_filename.startswith(_STDLIB_DIR):
+        return ()
+    return _chain(frame)
 
 
 #: standard-library functions that wait only for a moment (``Thread.start`` waits for the new thread
@@ -438,39 +449,52 @@ def _ended(waited: object, thread: threading.Thread | None) -> bool:
     return thread is None and callable(done) and bool(done())
 
 
-def _blocked(frame: FrameType | None) -> bool:
+def _blocked(chain: tuple[FrameType, ...]) -> bool:
     """In a blocking wait of the standard library (not one that returns as soon as it started a thread)."""
-    names = []
-    while frame is not None and frame.f_code.co_filename.startswith(_STDLIB_DIR):
-        names.append(frame.f_code.co_name)
-        frame = frame.f_back
+    names = [f.f_code.co_name for f in _stdlib_frames(chain)]
     return not _PASSING.intersection(names) and bool(_BLOCKING.intersection(names))
 
 
-def _waited_object(frame: FrameType | None) -> object | None:
+def _stdlib_frames(chain: tuple[FrameType, ...]) -> list[FrameType]:
+    """The innermost run of the standard library's frames (what the thread is blocked in now)."""
+    inner = []
+    for frame in chain:
+        if not frame.f_code.co_filename.startswith(_STDLIB_DIR):
+            break
+        inner.append(frame)
+    return inner
+
+
+def _waited_object(chain: tuple[FrameType, ...]) -> object | None:
     """The ``Thread`` a thread joins or the ``Future`` whose result it waits for (its innermost standard
     library frames only: a wait further out is not what it is blocked on now)."""
-    while frame is not None and frame.f_code.co_filename.startswith(_STDLIB_DIR):
+    for frame in _stdlib_frames(chain):
         code = frame.f_code
         if (code.co_filename == _THREADING_FILE and code.co_name == "join") or (
                 code.co_filename.endswith(_FUTURE_FILE) and code.co_name == "result"):
             return frame.f_locals.get("self")
-        frame = frame.f_back
     return None
 
 
-def _running(future: object | None, frames: dict[int, FrameType]) -> threading.Thread | None:
-    """The executor thread whose work item is ``future`` now."""
+def _running(future: object | None, frames: dict[int, FrameType], me: threading.Thread) -> threading.Thread | None:
+    """The executor thread whose work item is ``future`` now: the asking thread's own stack first (read
+    safely: it is the one running); another thread's only while it waits (``_waiting_chain``)."""
     if future is None:
         return None
+    own = _chain(sys._getframe())
+    if any(_runs(frame, future) for frame in own):
+        return me
     for thread in threading.enumerate():
-        frame = frames.get(thread.ident or -1)
-        while frame is not None:
-            if (frame.f_code.co_filename.endswith(_POOL_FILE) and frame.f_code.co_name == "run"
-                    and getattr(frame.f_locals.get("self"), "future", None) is future):
-                return thread
-            frame = frame.f_back
+        if thread is me:
+            continue
+        if any(_runs(frame, future) for frame in _waiting_chain(frames.get(thread.ident or -1))):
+            return thread
     return None
+
+
+def _runs(frame: FrameType, future: object) -> bool:
+    return (frame.f_code.co_filename.endswith(_POOL_FILE) and frame.f_code.co_name == "run"
+            and getattr(frame.f_locals.get("self"), "future", None) is future)
 
 
 def refuse_thread_request(method: str, path: str) -> BaseException | None:

@@ -59,8 +59,9 @@ def is_wsgi(value: Any) -> bool:
 def _where(url: str) -> tuple[str, str, int, str, str]:
     """scheme, host, port, raw path and raw query of an absolute URL."""
     parts = urlsplit(url)
-    scheme = parts.scheme or "http"
-    port = parts.port or _PORTS.get(scheme, 80)
+    # a server sees plain HTTP on a tcp:// URL (aiohttp's TCPConnector speaks HTTP to it, unencrypted)
+    scheme = parts.scheme if parts.scheme in _PORTS else "http"
+    port = parts.port or _PORTS[scheme]
     return scheme, parts.hostname or "localhost", port, parts.path or "/", parts.query
 
 

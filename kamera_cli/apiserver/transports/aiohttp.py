@@ -16,11 +16,12 @@ offers what aiohttp clients read: ``status``, ``headers``, ``reason``, ``json()`
 from __future__ import annotations
 
 import json as _json
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from kamera_cli.apiserver.transports import services
+from kamera_cli.model.services import HTTP_SCHEMES
 
 __all__ = ["SimulatedResponse", "refuse_connections", "route_request"]
 
@@ -197,11 +198,21 @@ def route_request(current: Callable[[], Any], real_request: Callable[..., Any],
         if not parts.netloc:
             raise misaddressed(url)
         host = f"{parts.scheme}://{parts.netloc}"
-        if (owner is None or host != owner.host) and services.find(_with_params(url, kwargs.get("params"))) is None:
+        schemes = _schemes(session)
+        if (owner is None or host != owner.host) and \
+                services.find(_with_params(url, kwargs.get("params")), schemes) is None:
             return await real_request(session, method, str_or_url, *args, **kwargs)
-        return await _answered(session, owner, method, url, **kwargs)
+        return await _answered(session, owner, method, url, schemes, **kwargs)
 
     return _request
+
+
+def _schemes(session: Any) -> Collection[str]:
+    """The schemes the session's connector sends HTTP requests to, as aiohttp's ``_request`` checks them
+    (``allowed_protocol_schema_set``: a ``TCPConnector`` takes ``tcp://`` too, as plain HTTP); any other
+    URL goes to aiohttp's own ``_request``, which refuses it (``NonHttpUrlClientError``)."""
+    allowed = getattr(getattr(session, "_connector", None), "allowed_protocol_schema_set", None)
+    return frozenset(allowed) if allowed else HTTP_SCHEMES
 
 
 def _with_params(url: str, params: Any) -> str:
@@ -214,13 +225,14 @@ def _with_params(url: str, params: Any) -> str:
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
-async def _answered(session: Any, owner: Any, method: str, url: str, *, params: Any = None, data: Any = None,
-                    json: Any = None, headers: Any = None, **_: Any) -> SimulatedResponse:
+async def _answered(session: Any, owner: Any, method: str, url: str, schemes: Collection[str], *, params: Any = None,
+                    data: Any = None, json: Any = None, headers: Any = None, **_: Any) -> SimulatedResponse:
     """A request to the cluster host, answered by the bound server, or to a URL a fake answers."""
     parts = urlsplit(url)
     url = _with_params(url, params)
     query = parse_qsl(urlsplit(url).query, keep_blank_values=True)
-    service = services.find(url) if owner is None or f"{parts.scheme}://{parts.netloc}" != owner.host else None
+    service = services.find(url, schemes) if owner is None or f"{parts.scheme}://{parts.netloc}" != owner.host \
+        else None
     merged: dict[str, str] = {}
     for source in (getattr(session, "_default_headers", None), headers):
         if source:

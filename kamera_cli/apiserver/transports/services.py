@@ -15,11 +15,12 @@ matches meets the same refusal as before fakes by URL existed.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from kamera_cli.apiserver.transports.urllib3 import BodyRaw, body_bytes, check_guards, http_response
-from kamera_cli.model.services import ServiceRequest, ServiceResponse, UrlPattern
+from kamera_cli.model.services import HTTP_SCHEMES, ServiceRequest, ServiceResponse, UrlPattern
 
 __all__ = ["Handler", "absolute_url", "call", "find", "install_routes", "patch_urllib3", "serves_host"]
 
@@ -45,9 +46,12 @@ def install_routes(routes: Iterable[tuple[UrlPattern, Handler]]) -> Callable[[],
     return undo
 
 
-def find(url: str) -> Handler | None:
-    """The fake that answers ``url`` (absolute), or None: then the request stays blocked."""
-    if not _routes:
+def find(url: str, schemes: Collection[str] = HTTP_SCHEMES) -> Handler | None:
+    """The fake that answers ``url`` (absolute), or None: then the request stays blocked.
+
+    ``schemes``: those the calling client sends HTTP requests to; a URL of another scheme is the
+    client's own to refuse (httpx's ``UnsupportedProtocol`` for ``tcp://``), never answered."""
+    if not _routes or urlsplit(url).scheme.lower() not in schemes:
         return None
     with _lock:
         routes = list(_routes)

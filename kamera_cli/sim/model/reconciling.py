@@ -15,7 +15,6 @@ from kamera_cli.explore import Footprint, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import covers
 from kamera_cli.sim.footprints import actor_reads, process_of, step_footprint
-from kamera_cli.sim.journal import object_names
 from kamera_cli.sim.labels import Finding, StepLabel
 from kamera_cli.sim.model.acts import ACTORS, Act, join_notes
 from kamera_cli.sim.model.core import ModelCore
@@ -153,7 +152,8 @@ class ReconcileSteps(ModelCore):
                         PendingItem(act.controller, ns, name, clock + 1, RESTART,
                                     relist=getattr(ctrl.factory, "relists", False))
                         for ns, name in (restart(run.snapshot) if restart
-                                         else object_names(run.snapshot, ctrl.for_kind))
+                                         else self.triggers.listed(act.controller,
+                                                                   run.snapshot.objects_of(ctrl.for_kind)))
                     )
             elif act.fault.kind == "stale":
                 seen.update(dict(act.fault.lags))
