@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -187,3 +188,24 @@ def test_a_failed_quiescence_still_fences_the_threads_still_running(tmp_path: Pa
         release.set()
         record.thread.join(5)
     assert isinstance(seen[-1], ThreadOutlived)
+
+
+def test_a_thread_started_below_threading_reads_the_clock_without_becoming_a_dummy_thread() -> None:
+    """``threading.current_thread()`` on such a thread makes a ``_DummyThread`` that ``threading.enumerate()``
+    lists for good; the budget once read a freed ``pthread_t`` from one (SIGSEGV). The fence asks
+    whether the calling thread is fenced without making one."""
+    import _thread
+
+    done = threading.Event()
+    seen: list[float] = []
+
+    def run() -> None:
+        seen.append(time.time())
+        done.set()
+
+    before = {t.ident for t in threading.enumerate()}
+    with sandboxed(VirtualClock(1000.0), b"step"):
+        _thread.start_new_thread(run, ())
+        assert done.wait(5)
+    assert seen == [1000.0]  # not fenced: the step's virtual clock
+    assert {t.ident for t in threading.enumerate()} - before == set()

@@ -38,7 +38,6 @@ import random
 import signal
 import socket
 import sys
-import threading
 import time
 import traceback
 import uuid
@@ -51,7 +50,7 @@ from typing import Any
 from kamera_cli.adapters.sandbox.addresses import faked_address, format_address, is_local_name
 from kamera_cli.adapters.sandbox.child_processes import ProcessAttempt, ProcessRefused, command_line
 from kamera_cli.adapters.sandbox.observed import NetworkAttempt, NetworkBlocked, SandboxRun, VirtualClock
-from kamera_cli.adapters.sandbox.threads import is_fenced, note_thread_attempt, stop_if_outlived
+from kamera_cli.adapters.sandbox.threads import fenced_here, note_thread_attempt, stop_if_outlived
 
 __all__ = [
     "NetworkAttempt",
@@ -102,7 +101,7 @@ def _run() -> SandboxRun | None:
     abandoned at its budget): its clock reads and random draws must never be counted in, or change
     what, whichever step happens to run when it wakes; it gets the real ones."""
     run = _ACTIVE
-    if run is not None and is_fenced(threading.current_thread()):
+    if run is not None and fenced_here():
         return None
     return run
 

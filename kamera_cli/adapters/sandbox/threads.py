@@ -46,8 +46,8 @@ from types import FrameType
 from kamera_cli.adapters.sandbox.modules import is_user_file
 
 __all__ = ["QUIESCE_SECONDS", "StrayThread", "ThreadCallRefused", "ThreadOutlived", "ThreadWatch", "fence_thread",
-           "is_fenced", "note_thread_attempt", "refuse_thread_request", "stop_if_outlived", "unfenced_threads",
-           "watching_threads"]
+           "fenced_here", "is_fenced", "note_thread_attempt", "refuse_thread_request", "stop_if_outlived",
+           "unfenced_threads", "watching_threads"]
 
 #: how long, in wall-clock seconds, kamera waits at a step's end for the threads it started to end
 QUIESCE_SECONDS = 0.25
@@ -65,6 +65,8 @@ _STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 _KAMERA_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 _real_start = threading.Thread.start
+#: the threads ``threading`` knows by ident (its own ``_active``; read, never written)
+_ACTIVE_THREADS: dict[int, threading.Thread] = getattr(threading, "_active", {})
 _real_monotonic = time.monotonic
 _real_sleep = time.sleep
 _THREADING_FILE = os.path.join(_STDLIB_DIR, "threading.py")
@@ -378,10 +380,19 @@ def stop_if_outlived(what: str) -> None:
     whichever step runs when it wakes (one used to sleep in a later program's step, which took the
     sleep for its own thread's, parked it and failed the program).
     """
-    record = _record_of(threading.current_thread())
-    if record is not None and record.outlived:
+    if fenced_here():
+        record = _record_of(threading.current_thread())
+        shown = record.shown if record is not None else "?"
         raise ThreadOutlived(f"kamera: {what} refused, and the thread stopped: it outlived the step that started "
-                             f"it ({record.shown})")
+                             f"it ({shown})")
+
+
+def fenced_here() -> bool:
+    """``is_fenced`` of the calling thread, without ``threading.current_thread()``: on a thread started
+    below ``threading`` (``_thread.start_new_thread``, a C extension's) that would make a ``_DummyThread``,
+    which ``threading.enumerate()`` lists for good once its thread ended.  Such a thread carries no record."""
+    thread = _ACTIVE_THREADS.get(threading.get_ident())
+    return thread is not None and is_fenced(thread)
 
 
 def _waited_for(watch: ThreadWatch) -> bool:
