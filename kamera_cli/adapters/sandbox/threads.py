@@ -380,19 +380,27 @@ def stop_if_outlived(what: str) -> None:
     whichever step runs when it wakes (one used to sleep in a later program's step, which took the
     sleep for its own thread's, parked it and failed the program).
     """
-    if fenced_here():
-        record = _record_of(threading.current_thread())
-        shown = record.shown if record is not None else "?"
+    record = _fenced_record()
+    if record is not None:
         raise ThreadOutlived(f"kamera: {what} refused, and the thread stopped: it outlived the step that started "
-                             f"it ({shown})")
+                             f"it ({record.shown})")
 
 
 def fenced_here() -> bool:
-    """``is_fenced`` of the calling thread, without ``threading.current_thread()``: on a thread started
-    below ``threading`` (``_thread.start_new_thread``, a C extension's) that would make a ``_DummyThread``,
-    which ``threading.enumerate()`` lists for good once its thread ended.  Such a thread carries no record."""
+    """``is_fenced`` of the calling thread (asked at every clock read and random draw of a step)."""
+    return _fenced_record() is not None
+
+
+def _fenced_record() -> _Record | None:
+    """The calling thread's record when it is fenced.  Without ``threading.current_thread()``: on a thread
+    started below ``threading`` (``_thread.start_new_thread``, a C extension's) that would make a
+    ``_DummyThread``, which ``threading.enumerate()`` lists for good once its thread ended (such a thread
+    carries no record); and nothing at all while no recorded thread may still run."""
+    if not _OUTSTANDING:
+        return None
     thread = _ACTIVE_THREADS.get(threading.get_ident())
-    return thread is not None and is_fenced(thread)
+    record = _record_of(thread) if thread is not None else None
+    return record if record is not None and record.outlived else None
 
 
 def _waited_for(watch: ThreadWatch) -> bool:
