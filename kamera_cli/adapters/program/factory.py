@@ -32,6 +32,14 @@ from typing import Any
 from kamera_cli.adapters.asyncio.loop import run_async
 from kamera_cli.adapters.program import parking as program_parking
 from kamera_cli.adapters.program import primitives as program_primitives
+from kamera_cli.adapters.program.ending import (
+    ProgramCrashed,
+    ProgramEnded,
+    ProgramResult,
+    ProgramThreaded,
+    ProgramUnwatched,
+    ScriptExited,
+)
 from kamera_cli.adapters.program.memo import MemoEntry, ProgramMemo, Tape, log_key, pattern
 from kamera_cli.adapters.program.session import Entry, ProgramDiverged, ProgramParked, Session, watch_content
 from kamera_cli.adapters.program.threads import ProgramDeadlocked, Threads
@@ -53,48 +61,6 @@ PROGRAM_KEY = "program"
 _PROGRAM_HINT = "write `def main():` (no parameters): kamera calls it once per start, and it runs until it blocks"
 _SWEEP_HINT = "write `def main():` (no parameters): kamera calls it once per tick"
 _HANDLER_HINT = "write `def handle(event_type, obj):` (event_type is ADDED, MODIFIED or DELETED)"
-
-
-@dataclass(frozen=True, slots=True)
-class ProgramResult(Result):
-    """A step's result with what is kept for the key until its next step (None: unchanged)."""
-
-    memory: str | None = None
-    #: what the step did, for its story line (replaces the plain "requeue" note)
-    note: str = ""
-
-
-class ProgramThreaded(Exception):
-    """A thread kamera does not schedule used the API, a watch or a sleep: one started below
-    ``threading.Thread`` (``_thread``); or an async program blocked while it has several tasks."""
-
-    controller_fault = True
-
-
-class ProgramCrashed(Exception):
-    """An exception escaped a program's ``main()`` (its cause): a real process would exit there."""
-
-    controller_fault = True
-
-
-class ProgramUnwatched(Exception):
-    """A program waits on a watch of a kind that its scenario entry does not list in ``watches``."""
-
-    controller_fault = True
-
-
-class ScriptExited(Exception):
-    """A script called ``sys.exit`` with a failing code: its process would exit with that status."""
-
-    def __init__(self, code: object) -> None:
-        super().__init__(f"sys.exit({code!r})")
-        self.code = code
-
-
-class ProgramEnded(Exception):
-    """A program's ``main()`` returned: the process would exit, and nothing would handle later events."""
-
-    controller_fault = True
 
 
 class ProgramFactory(EntrypointLoader):
