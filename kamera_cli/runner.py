@@ -278,6 +278,7 @@ def explore(scenario: Scenario, *, overrides: Overrides | None = None,
         judge = Judge(scenario, model, search, sim, coverage)
         checks = judge.checks()
         sim.warnings.extend(model.trace_notes())
+        sim.warnings.extend(model.part_notes())
         elapsed = time.monotonic() - started
         work = (cast(list[list[tuple[int, int]]], list(search.worker_reports)) if search.worker_reports
                 else [[(r.stats.executions, r.stats.memo_hits) for r in sim.runtimes]])

@@ -244,11 +244,13 @@ class Simulation:
         assert self._containment is not None
         host = self._containment.host
         counts = Counter(kind.kind for kind in kinds)
-        for i, kind in enumerate(kinds):
-            label = kind.kind if counts[kind.kind] == 1 else f"{kind.kind}.{kind.group or 'core'}"
-            part = replace(spec, name=f"{spec.name}/{label}", for_kind=kind)
+        labels = [kind.kind if counts[kind.kind] == 1 else f"{kind.kind}.{kind.group or 'core'}" for kind in kinds]
+        names = [f"{spec.name}/{label}" for label in labels]
+        for i, (kind, name) in enumerate(zip(kinds, names, strict=True)):
+            part = replace(spec, name=name, for_kind=kind)
             own = factory if i == 0 else load_kopf_operator(
                 spec.kopf, base, scenario=self.scenario.name, controller=part.name, host=host, env=_view(spec))
+            own.other_parts = tuple(n for n in names if n != name)
             self._wire(part, own, client, base, wirings)
 
     def _wire(self, spec: Any, factory: Any, client: Any, base: Path, wirings: list[Wiring]) -> None:

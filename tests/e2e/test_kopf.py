@@ -229,6 +229,34 @@ def test_an_operator_handling_several_resources_runs_as_one_controller_per_resou
     assert {"op/Widget", "op/ConfigMap"} <= actors, actors
 
 
+def test_a_part_that_changes_a_module_global_says_the_other_parts_do_not_see_it(tmp_path: Path) -> None:
+    """The shape of an operator that keeps its custom resources' specs in a module-level dict for its
+    Namespace or Secret handlers (failk8s-operator's secret copier): in kopf's one process the other
+    part reads what the first put there; in kamera each part has its own copy of the modules, so the
+    result may be false, and a note says which global and which parts."""
+    result = _unbound(tmp_path, """
+        import kopf, kubernetes
+        kubernetes.config.load_kube_config()
+        known = {}
+        settings = {"prefix": "from-"}  # read, never changed: no note
+        @kopf.on.create("example.com", "v1", "widgets")
+        def widget(name, namespace, **_):
+            known[name] = namespace
+            kubernetes.client.CoreV1Api().create_namespaced_config_map(
+                namespace, {"metadata": {"name": settings["prefix"] + name}})
+        @kopf.on.create("v1", "configmaps")
+        def configmap(name, namespace, **_):
+            if known:
+                kubernetes.client.CoreV1Api().patch_namespaced_config_map(
+                    name, namespace, {"metadata": {"annotations": {"seen": "yes"}}})
+    """)
+    assert result.verdict is Verdict.PASSED, (result.error, [c.message for c in result.checks])
+    (note,) = [n for n in result.notes if "module-level" in n]
+    assert note.startswith("controller 'op/Widget' changed the module-level operator.known, which the operator's "
+                           "other parts (op/ConfigMap) do not see: kopf runs them in one process"), note
+    assert "settings" not in note
+
+
 def test_an_operator_installed_as_a_package_runs_from_a_scenario_elsewhere(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``kopf run -m widgetop.main`` of an operator installed in site-packages, checked from a scenario

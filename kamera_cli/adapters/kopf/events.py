@@ -41,7 +41,7 @@ from kamera_cli.adapters.sandbox.calls import call_sandboxed
 from kamera_cli.adapters.sandbox.fence import EMPTY_PLAN, VirtualClock, sandboxed
 from kamera_cli.adapters.sandbox.frames import user_traceback
 from kamera_cli.adapters.sandbox.loading import IMPORT_EPOCH, IMPORT_SEED, ReconcilerFactory, ReconcileShape
-from kamera_cli.adapters.sandbox.modules import is_user_file
+from kamera_cli.adapters.sandbox.modules import is_user_file, module_state
 from kamera_cli.adapters.sandbox.values import Remembering, Request, Result, retry_failure
 from kamera_cli.errors import EntrypointError
 
@@ -123,6 +123,12 @@ class KopfOperator(ReconcilerFactory):
     stops_gracefully: bool = False
     #: (registry, whether a handler of it may see the time): ``_handlers_see_time``'s answer
     _seen_time: tuple[Any, bool] | None = None
+    #: the other parts of an operator run as one controller per resource (set by the simulator); kopf
+    #: runs them in one process, kamera each with its own copy of the modules
+    other_parts: tuple[str, ...] = ()
+    #: what this part's steps changed at module level that the other parts do not see, for the result's
+    #: notes (``_step``)
+    unshared: dict[str, None]
 
     def __init__(self, module: str, base_dir: Any, *, scenario: str, controller: str, host: str,
                  env: Any = None) -> None:
@@ -131,6 +137,7 @@ class KopfOperator(ReconcilerFactory):
         self.resource = None
         self.index_resources = []
         self.discovered = {}
+        self.unshared = {}
         reason = supported()
         if reason is not None:
             raise EntrypointError(reason, scenario=scenario, controller=controller)
@@ -441,11 +448,24 @@ class KopfOperator(ReconcilerFactory):
                 kept.append(run_async(self._process(request)))
             return delays
 
-        delays = self.run_logged(run)
+        before = module_state(self.module_set.modules.values()) if self.other_parts else None
+        try:
+            delays = self.run_logged(run)
+        finally:
+            if before is not None:
+                self._unshared(before)
         memory = kept[0] if kept else None
         if delays:
             return Remembering(requeue_after=max(1.0, min(delays)), retry=True, memory=memory)
         return Remembering(memory=memory)
+
+    def _unshared(self, before: dict[str, Any]) -> None:
+        """A module global one part's handlers change (a dict of configs its create handler fills) is what
+        another part's handlers read in kopf's one process, and here they read their own copy: say so,
+        since a result that depends on it may be false (docs/controllers.md, "kopf operators")."""
+        after = module_state(self.module_set.modules.values())
+        for name in sorted(name for name in {*before, *after} if before.get(name) != after.get(name)):
+            self.unshared.setdefault(name)
 
     # -- the object's memo between steps ------------------------------------------------------------------------
     def restore_memo(self, memo: Any, remembered: str) -> None:

@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kamera_cli.adapters.sandbox.modules import module_state
+
 __all__ = ["Recorder", "Segment", "StepTrace", "module_state"]
 
 #: the standard library's logging package: its handlers' and module's locks guard only output
@@ -145,38 +147,3 @@ class Recorder:
     def ignored(file: str) -> bool:
         """A library lock whose order no program can observe (logging's)."""
         return file.startswith(_LOGGING_DIR)
-
-_CODE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
-
-
-def module_state(modules: Iterable[types.ModuleType]) -> dict[str, Any]:
-    """What the program's modules hold at module level, one level deep: each global's identity and, for
-    a container or an object with attributes, the identities of what it holds. Cheap enough for every
-    segment of a program with threads; it sees a rebinding or a change to a module-level dict, list,
-    set or object of the program's own classes, not a change deeper down."""
-    modules = tuple(modules)
-    own = {module.__name__ for module in modules}
-    out: dict[str, Any] = {}
-    for module in modules:
-        where = os.path.splitext(os.path.basename(getattr(module, "__file__", None) or module.__name__))[0]
-        for name, value in list(vars(module).items()):
-            if name.startswith("__") or isinstance(value, _CODE):
-                continue
-            out[f"{where}.{name}"] = (id(value), _shallow(value, own))
-    return out
-
-
-def _shallow(value: Any, own: set[str]) -> Any:
-    """What a module-level value holds, by identity: a builtin container's items, or the attributes of
-    an object of the program's own classes (a library's objects — the API client with its
-    ``last_response`` — are taken as opaque)."""
-    if isinstance(value, dict):
-        return tuple((id(k), id(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)) or type(value).__name__ == "deque":
-        return tuple(map(id, value))
-    if isinstance(value, (set, frozenset)):
-        return tuple(sorted(map(id, value)))
-    attributes = getattr(value, "__dict__", None) if type(value).__module__ in own else None
-    if isinstance(attributes, dict):
-        return tuple((k, id(v)) for k, v in attributes.items())
-    return None

@@ -15,16 +15,19 @@ import contextlib
 import functools
 import importlib
 import os
+import re
 import sys
 import sysconfig
-from collections.abc import Callable, Iterator
+import types
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["ModuleSet", "OwnPackageFake", "OwnPackageFakeMissing", "add_own_package_fake", "is_user_file"]
+__all__ = ["ModuleSet", "OwnPackageFake", "OwnPackageFakeMissing", "add_own_package_fake", "is_user_file",
+           "module_state"]
 
 
 def _forms(path: str) -> set[str]:
@@ -281,3 +284,45 @@ class ModuleSet:
         for name, module in self.displaced.items():
             sys.modules.setdefault(name, module)
         self.displaced.clear()
+
+
+#: the name a file entry point is imported under (``loading._file_module_name``): its stem, then a digest
+_FILE_ENTRY = re.compile(r"kamera_user_(\w+?)_[0-9a-f]{16}")
+_CODE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
+
+
+def module_state(modules: Iterable[types.ModuleType]) -> dict[str, Any]:
+    """What the user's modules hold at module level, one level deep: each global's identity and, for
+    a container or an object with attributes, the identities of what it holds. Cheap enough for every
+    segment of a program with threads (and every step of a kopf operator run as several parts); it
+    sees a rebinding or a change to a module-level dict, list, set or object of the modules' own
+    classes, not a change deeper down."""
+    modules = tuple(modules)
+    own = {module.__name__ for module in modules}
+    out: dict[str, Any] = {}
+    for module in modules:
+        # by the name it was imported under, so that two ``functions.py`` of two packages stay apart; a file
+        # entry point's by its stem (the name kamera imports it under depends on the scenario's path)
+        entry = _FILE_ENTRY.fullmatch(module.__name__)
+        where = entry.group(1) if entry else module.__name__
+        for name, value in list(vars(module).items()):
+            if name.startswith("__") or isinstance(value, _CODE):
+                continue
+            out[f"{where}.{name}"] = (id(value), _shallow(value, own))
+    return out
+
+
+def _shallow(value: Any, own: set[str]) -> Any:
+    """What a module-level value holds, by identity: a builtin container's items, or the attributes of
+    an object of the program's own classes (a library's objects — the API client with its
+    ``last_response`` — are taken as opaque)."""
+    if isinstance(value, dict):
+        return tuple((id(k), id(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)) or type(value).__name__ == "deque":
+        return tuple(map(id, value))
+    if isinstance(value, (set, frozenset)):
+        return tuple(sorted(map(id, value)))
+    attributes = getattr(value, "__dict__", None) if type(value).__module__ in own else None
+    if isinstance(attributes, dict):
+        return tuple((k, id(v)) for k, v in attributes.items())
+    return None

@@ -46,6 +46,17 @@ class KubeModel(ReconcileSteps, OutsideSteps):
                 "assumes threads share changing Python objects only under locks, docs/semantics.md)"
                 for name, factory in sorted(self._programs.items()) for why in getattr(factory, "untraced", {})]
 
+    def part_notes(self) -> list[str]:
+        """The parts of a kopf operator run as one controller per resource whose steps changed a module
+        global: kopf's one process would share it with the other parts, kamera's copies do not
+        (docs/controllers.md, "kopf operators")."""
+        return [f"controller {name!r} changed the module-level {', '.join(changed)}, which the operator's "
+                f"other parts ({', '.join(parts)}) do not see: kopf runs them in one process, kamera each with "
+                "its own copy of the operator's modules, so an outcome that depends on it may be false"
+                for name, controller in sorted(self.controllers.items())
+                if (parts := getattr(controller.factory, "other_parts", ()))
+                and (changed := list(getattr(controller.factory, "unshared", {})))]
+
     def initial_states(self) -> Sequence[SimState]:
         # a controller that tells a listing from an update (kopf) gets its first events as a listing
         items = [PendingItem(c, ns, n, self._start_clock + self._first_ticks.get(c, 0),
