@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from kamera_cli.errors import UsageError
@@ -77,6 +77,13 @@ class Transition(Generic[S]):
     for partial-order reduction (``None``: unknown, the step is dependent on every other);
     ``cause`` says why a step has none (counted by cause in ``SearchStats.global_causes``, so a
     user sees what made the search fall back to full expansion).
+
+    ``settle``: a model whose footprints cost work of their own (kamera runs a clock-reading step
+    again at later instants to find its window) may leave both to be worked out on first use, and a
+    reducible model's ``footprint`` then reads them through ``settled()``. Most transitions are never
+    asked: a state with one enabled process is not reduced, and a step into a state already seen
+    passes no future on. The answer is a function of the step alone, so asking later gives what
+    asking at once would have.
     """
 
     state: S
@@ -84,6 +91,18 @@ class Transition(Generic[S]):
     findings: tuple[object, ...] = ()
     footprint: Footprint | None = None
     cause: str = ""
+    settle: Callable[[], tuple[Footprint | None, str]] | None = field(default=None, compare=False, repr=False)
+
+    def settled(self) -> Footprint | None:
+        """The footprint (``cause`` is set too), worked out now if the model left it for later."""
+        work = self.settle
+        if work is not None:
+            footprint, cause = work()
+            # a value fixed when the step was taken, computed once: not a change of the transition
+            object.__setattr__(self, "footprint", footprint)
+            object.__setattr__(self, "cause", cause)
+            object.__setattr__(self, "settle", None)
+        return self.footprint
 
 
 class Model(Protocol[S, A]):

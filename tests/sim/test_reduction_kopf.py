@@ -394,3 +394,27 @@ def test_a_stored_backoff_keeps_the_distance_to_the_jump(monkeypatch: pytest.Mon
     assert bool(exact.search.livelocks) == bool(unclocked.search.livelocks)
     assert {f.key for f in exact.search.findings} == {f.key for f in unclocked.search.findings}
     assert unclocked.search.stats.states == exact.search.stats.states
+
+
+def test_a_clock_window_is_worked_out_only_where_the_reduction_asks(tmp_path: Path) -> None:
+    """A kopf step's window runs the step again at later instants (up to a dozen runs). Worked out when
+    the step was taken, it cost the search of one object whose handler always fails (kopf retrying it
+    with its backoff; the shape of an operator found calling a kopf function that does not exist) 197
+    reconciles where the unreduced search ran 101, for the same 51 states (that operator's own: 1,253
+    against 101): at a state with one process nothing is reordered and no window is asked for. Now
+    the same states, verdict and findings with no more runs than the unreduced search (seen failing
+    with the window worked out at once)."""
+    scenario = load_scenario(_scenario(tmp_path, """
+import kopf
+
+@kopf.on.create("example.com", "v1", "widgets", id="make")
+def make(spec, name, namespace, **_):
+    raise RuntimeError("no such helper")
+""", objects=1))
+    reduced, full = run_with(scenario, "persistent"), run_with(scenario, "none")
+    assert reduced.result.stats.states == full.result.stats.states
+    assert reduced.result.verdict == full.result.verdict
+    assert [(c.name, c.verdict, c.message) for c in reduced.result.checks] == [
+        (c.name, c.verdict, c.message) for c in full.result.checks]
+    assert reduced.result.stats.reconciles <= full.result.stats.reconciles, (
+        reduced.result.stats.reconciles, full.result.stats.reconciles)

@@ -193,7 +193,7 @@ class KubeModel(ReconcileSteps, OutsideSteps):
         state.snapshot.forget_derived()
 
     def footprint(self, state: SimState, act: Act, transition: Transition[SimState]) -> Footprint | None:
-        return transition.footprint
+        return transition.settled()
 
     def unit(self, state: SimState, process: Hashable) -> Hashable:
         """The reduction's unit of a reconcile request: the object at the root of its object's

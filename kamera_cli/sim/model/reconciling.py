@@ -6,6 +6,7 @@ programs' threads); the protocol around it is ``kube.py``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -201,7 +202,7 @@ class ReconcileSteps(ModelCore):
             outcomes=state.outcomes if not act.choice or not ctrl.native else tuple(sorted(
                 {**dict(state.outcomes), f"{act.namespace}/{act.name}": act.choice}.items())),
         )
-        footprint, cause = self._reconcile_footprint(
+        footprint, cause, settle = self._reconcile_footprint(
             state, act, run, mapped, listed, new_items,
             lambda later: ctrl.run(state.snapshot, item, later, None, None, act.choice, remembered),
             (owner, memory_key, memory != state.memory) if owner else None, faults)
@@ -216,7 +217,7 @@ class ReconcileSteps(ModelCore):
                 note=label_note, error=run.error_text, log=run.output, reads=reads)
             if self.share_labels:
                 self._labels[label_key] = label
-        return Transition(new_state, label, tuple(findings), footprint, cause)
+        return Transition(new_state, label, tuple(findings), footprint, cause, settle)
 
     def _tick_instant(self, item: PendingItem, clock: int) -> int:
         """The instant a step runs at: ``clock``, except for a timer's tick or a daemon's wake-up
@@ -260,48 +261,59 @@ class ReconcileSteps(ModelCore):
                              new_items: Sequence[PendingItem],
                              run_at: Callable[[int], ReconcileRun],
                              memo: tuple[str, str, bool] | None = None,
-                             faults: FaultBook | None = None) -> tuple[Footprint | None, str]:
-        """The step's footprint, or ``None`` with the cause that makes it global (docs/semantics.md).
+                             faults: FaultBook | None = None) -> Worked:
+        """The step's footprint, or ``None`` with the cause that makes it global (docs/semantics.md);
+        with a third part when its clock window needs the step run again at later instants: then the
+        footprint and cause are that part's answer, worked out only if the search asks
+        (``Transition.settle``: most steps' are never asked, and each answer costs up to a dozen runs).
 
         ``memo``: the framework's per-object memory the step read (owner, object key) and whether it
         changed it. ``faults``: the perturbation bookkeeping after the step."""
         if not self.footprints:
-            return None, "reduction off"
+            return None, "reduction off", None
         cause = self._global_state(state)
         if cause:
-            return None, cause
+            return None, cause, None
         if not mapped:
-            return None, "a watch mapper failed"
+            return None, "a watch mapper failed", None
         crash = act.fault is not None and act.fault.kind == "crash"
         regions = run.crash_regions if crash and run.crash_regions is not None else run.regions
         if regions is None:
-            return None, "the step crashed or never returned"
+            return None, "the step crashed or never returned", None
         if crash and (run.down or act.controller in self._programs):
             return None, ("a crash after which the process never started again" if run.down
-                          else "a program's crash")
+                          else "a program's crash"), None
         ctrl = self.controllers[act.controller]
         native = ctrl.native
         windowed = bool(getattr(ctrl.factory, "windowed", False))
         if run.requeue_after is not None and not native and not windowed:
-            return None, "the step set a timer"
+            return None, "the step set a timer", None
         if act.controller in self._programs:
             # its position after the step, up to renaming, is the same wherever the step runs, unless the
             # program observed the clock, its seed or the server's history (docs/semantics.md)
             if run.memory is None or ctrl.factory.exact_position(run.memory):
-                return None, "a program that observed the clock, its random seed or the server's history"
+                return None, "a program that observed the clock, its random seed or the server's history", None
         elif getattr(ctrl.factory, "time_dependent", False) and not windowed:
-            return None, "time-dependent controller (a program)"
+            return None, "time-dependent controller (a program)", None
         window: int | None = None
+        later: Callable[[], int] | None = None
+        narrow = ""
         if run.clocked or run.requeue_after is not None or windowed:
             item = next(p for p in state.pending if p.key == (act.controller, act.namespace, act.name))
-            if act.fault is not None and not self._instant_free(item, run):
+            free = self._instant_free(item, run)
+            if act.fault is not None and not free:
                 # its window would be found by running the perturbed step again at each instant
-                return None, "a perturbed kopf step whose outcome depends on the instant it runs at"
-            window = self._window(act.controller, item, run, max(state.clock, item.ready_at), run_at,
-                                  lambda: stored_texts(state.snapshot, ctrl.for_kind, item))
-            if window < 2:
-                return None, ("a built-in's outcome depends on the instant it runs at" if native else
-                              "a kopf step's outcome depends on the instant it runs at")
+                return None, "a perturbed kopf step whose outcome depends on the instant it runs at", None
+            at = max(state.clock, item.ready_at)
+            if free:
+                window = self._window(act.controller, item, run, at, run_at)
+            else:
+                later = functools.partial(self._window, act.controller, item, run, at, run_at,
+                                          lambda: stored_texts(state.snapshot, ctrl.for_kind, item))
+            narrow = ("a built-in's outcome depends on the instant it runs at" if native else
+                      "a kopf step's outcome depends on the instant it runs at")
+            if window is not None and window < 2:
+                return None, narrow, None
         extra: set[Any] = set()
         wakes: set[Hashable] = {process_of(i.controller, i.namespace, i.name) for i in new_items}
         for w in run.writes:
@@ -315,7 +327,7 @@ class ReconcileSteps(ModelCore):
         footprint = step_footprint(self.registry, self.process(act), regions, run.writes, listed, wakes,
                                    run.claims, self.index_marks)
         if footprint is None:
-            return None, "a list of an unknown collection"
+            return _after_window(later, narrow, None, "a list of an unknown collection")
         read, writes = self.stale.tokens(act.controller, state.faults, faults or state.faults, run.writes, act.fault)
         extra |= read
         trace = (self._programs[act.controller].step_trace(run.memory)
@@ -338,7 +350,7 @@ class ReconcileSteps(ModelCore):
         if extra or writes or window is not None:
             footprint = Footprint(footprint.process, footprint.reads | extra, footprint.writes | writes,
                                   footprint.marks, footprint.wakes, window)
-        return footprint, ""
+        return _after_window(later, narrow, footprint, "")
 
     def _woken_threads(self, state: SimState, act: Act, after: str) -> frozenset[Hashable]:
         """The processes of a program that its step enables: a thread the next step may choose that this
@@ -374,3 +386,27 @@ class ReconcileSteps(ModelCore):
         if run.memo_serial:
             self._windows[key] = window
         return window
+
+
+#: a footprint worked out later (``Transition.settle``)
+Settle = Callable[[], tuple[Footprint | None, str]]
+#: a step's footprint and cause, or a placeholder of both with the work that gives them
+Worked = tuple[Footprint | None, str, Settle | None]
+
+
+def _after_window(later: Callable[[], int] | None, narrow: str, footprint: Footprint | None, cause: str) -> Worked:
+    """``footprint`` and ``cause``, once a window ``later`` works out is known to be wide enough
+    (``narrow`` is the cause when it is not, and comes first, as it did when the window was found
+    before the rest)."""
+    if later is None:
+        return footprint, cause, None
+
+    def settle() -> tuple[Footprint | None, str]:
+        window = later()
+        if window < 2:
+            return None, narrow
+        if footprint is None:
+            return None, cause
+        return replace(footprint, window=window), ""
+
+    return None, "", settle
