@@ -133,7 +133,6 @@ class _Observed:
         self.is_converged = model.is_converged
         self.actions = model.actions
         self.process = model.process
-        self.footprint = model.footprint
         # the reduction's time horizon and units: without them the supervised search deferred work
         # past a pending timer and weighed requests one by one (tests/e2e/test_observed_model.py)
         self.horizon = model.horizon
@@ -145,6 +144,13 @@ class _Observed:
     def successor(self, state: SimState, act: Any) -> Any:
         self._on_step(act.describe())
         return self._model.successor(state, act)
+
+    def footprint(self, state: SimState, act: Any, transition: ex.Transition[SimState]) -> ex.Footprint | None:
+        if transition.settle is not None:
+            # working out its clock window runs that step again at later instants: a worker that dies
+            # there died in that step, not in the last one announced (``Transition.settle``)
+            self._on_step(act.describe())
+        return self._model.footprint(state, act, transition)
 
 
 # ---------------------------------------------------------------------------- public API
