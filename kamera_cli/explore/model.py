@@ -80,8 +80,8 @@ class Transition(Generic[S]):
 
     ``settle``: a model whose footprints cost work of their own (kamera runs a clock-reading step
     again at later instants to find its window) may leave both to be worked out on first use, and a
-    reducible model's ``footprint`` then reads them through ``settled()``. Most transitions are never
-    asked: a state with one enabled process is not reduced, and a step into a state already seen
+    reducible model's ``footprint`` then reads them through ``settled()``. Many transitions are never
+    asked: a state with one enabled step is not reduced, and a step into a state already seen
     passes no future on. The answer is a function of the step alone, so asking later gives what
     asking at once would have.
     """
