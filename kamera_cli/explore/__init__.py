@@ -22,6 +22,7 @@ from kamera_cli.explore.model import (
     Model,
     Property,
     PropertyKind,
+    Settle,
     Tallied,
     Transition,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "Reduction",
     "SearchResult",
     "SearchSettings",
+    "Settle",
     "Stats",
     "Strategy",
     "Tallied",

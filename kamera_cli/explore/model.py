@@ -66,6 +66,10 @@ class Footprint:
                     and not (other.writes | other.marks).isdisjoint(self.reads))
 
 
+#: a transition's footprint and cause, worked out when first asked for (``Transition.settle``)
+Settle = Callable[[], tuple[Footprint | None, str]]
+
+
 @dataclass(frozen=True, slots=True)
 class Transition(Generic[S]):
     """The outcome of taking one action.
@@ -91,7 +95,7 @@ class Transition(Generic[S]):
     findings: tuple[object, ...] = ()
     footprint: Footprint | None = None
     cause: str = ""
-    settle: Callable[[], tuple[Footprint | None, str]] | None = field(default=None, compare=False, repr=False)
+    settle: Settle | None = field(default=None, compare=False, repr=False)
 
     def settled(self) -> Footprint | None:
         """The footprint (``cause`` is set too), worked out now if the model left it for later."""

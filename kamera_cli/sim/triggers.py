@@ -85,19 +85,7 @@ class Triggers:
         meta = obj.get("metadata") or {}
         ns = str(meta.get("namespace") or "")
         name = str(meta.get("name") or "")
-        out: list[tuple[str, str, str]] = []
-        for w in self._for.get(kind, ()):
-            if w.timer is not None:
-                mode = w.timer(before, after)
-                if not mode:
-                    continue
-                if mode == "spawn" and spawns is not None:
-                    spawns.add((w.controller, ns, name))
-                elif mode == "stop":
-                    if stops is None:
-                        continue
-                    stops.add((w.controller, ns, name))
-            out.append((w.controller, ns, name))
+        out = self._own_kind(kind, before, after, ns, name, spawns, stops)
         for w in self._owns.get(kind, ()):
             for version in (before, after):
                 for ref in _owner_refs(version):
@@ -117,16 +105,33 @@ class Triggers:
         """(namespace, name) of the objects a restarted ``controller`` enqueues from its first list: its
         own kind's, each passed through its event filter as an added object (a metacontroller parent
         outside its selector is never enqueued, as at the start), sorted."""
-        out = set()
+        out: set[tuple[str, str]] = set()
         for obj in snapshot_objects:
-            for w in self._for.get(_kind_of(obj), ()):
-                if w.controller != controller:
-                    continue
-                if w.timer is not None and w.timer(None, obj) in ("", "stop"):
-                    continue
-                meta = obj.get("metadata") or {}
-                out.add((str(meta.get("namespace") or ""), str(meta.get("name") or "")))
+            meta = obj.get("metadata") or {}
+            ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+            requests = self._own_kind(_kind_of(obj), None, obj, ns, name)
+            out.update((ns, name) for c, _ns, _n in requests if c == controller)
         return sorted(out)
+
+    def _own_kind(self, kind: KindRef, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
+                  ns: str, name: str, spawns: set[tuple[str, str, str]] | None = None,
+                  stops: set[tuple[str, str, str]] | None = None) -> list[tuple[str, str, str]]:
+        """The requests of the controllers *for* the object's kind, through their event filters
+        (``requests`` says what ``spawns`` and ``stops`` collect)."""
+        out: list[tuple[str, str, str]] = []
+        for w in self._for.get(kind, ()):
+            if w.timer is not None:
+                mode = w.timer(before, after)
+                if not mode:
+                    continue
+                if mode == "spawn" and spawns is not None:
+                    spawns.add((w.controller, ns, name))
+                elif mode == "stop":
+                    if stops is None:
+                        continue
+                    stops.add((w.controller, ns, name))
+            out.append((w.controller, ns, name))
+        return out
 
     @staticmethod
     def _is_for(w: Wiring, ref: Mapping[str, Any]) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from kamera_cli.apiserver.storage.snapshot import is_record
-from kamera_cli.explore import Footprint, Transition
+from kamera_cli.explore import Footprint, Settle, Transition
 from kamera_cli.model.objects import KindRef, ObjectRef
 from kamera_cli.model.scenario import covers
 from kamera_cli.sim.footprints import actor_reads, process_of, step_footprint
@@ -306,7 +306,7 @@ class ReconcileSteps(ModelCore):
                 return None, "a perturbed kopf step whose outcome depends on the instant it runs at", None
             at = max(state.clock, item.ready_at)
             if free:
-                window = self._window(act.controller, item, run, at, run_at)
+                window = _free_window(item, run, at)
             else:
                 later = functools.partial(self._window, act.controller, item, run, at, run_at,
                                           lambda: stored_texts(state.snapshot, ctrl.for_kind, item))
@@ -373,10 +373,7 @@ class ReconcileSteps(ModelCore):
         is run again at the next instant only, which shows whether it made an instant from the clock
         (docs/semantics.md, "kopf", *Its window*); otherwise at each of the next ``CLOCK_WINDOW``."""
         if self._instant_free(item, run):
-            # no read of the clock could change what it did: only its requeue's due instant can move
-            if run.requeue_after is None:
-                return LONG_WINDOW
-            return max(0, item.due_after(clock, run.requeue_after) - clock - 1) if item.anchored else 0
+            return _free_window(item, run, clock)
         key = (controller, run.memo_serial, clock, item.ready_at if item.anchored else None)
         if run.memo_serial and key in self._windows:
             return self._windows[key]
@@ -388,8 +385,6 @@ class ReconcileSteps(ModelCore):
         return window
 
 
-#: a footprint worked out later (``Transition.settle``)
-Settle = Callable[[], tuple[Footprint | None, str]]
 #: a step's footprint and cause, or a placeholder of both with the work that gives them
 Worked = tuple[Footprint | None, str, Settle | None]
 
@@ -410,3 +405,11 @@ def _after_window(later: Callable[[], int] | None, narrow: str, footprint: Footp
         return replace(footprint, window=window), ""
 
     return None, "", settle
+
+
+def _free_window(item: PendingItem, run: ReconcileRun, clock: int) -> int:
+    """The window of a step no read of the clock could change (``_instant_free``): only its requeue's
+    due instant can move."""
+    if run.requeue_after is None:
+        return LONG_WINDOW
+    return max(0, item.due_after(clock, run.requeue_after) - clock - 1) if item.anchored else 0
